@@ -1,0 +1,122 @@
+package daemon
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Mode is how the daemon talks to clients.
+type Mode string
+
+// The two endpoints (seed 001 §3).
+const (
+	ModeStdio  Mode = "stdio"
+	ModeSocket Mode = "socket"
+)
+
+// maxSocketPath is sun_path's size on Linux minus the terminating NUL
+// (macOS has 104): a longer path would be silently truncated by bind.
+const maxSocketPath = 107
+
+// Config is the daemon's configuration, read from the environment.
+type Config struct {
+	Mode Mode
+	// SocketPath is where the socket is bound (socket mode).
+	SocketPath string
+	// SocketDirIsOurs: the path is hearth's default, so its directory is
+	// created 0700 and checked to be ours. A user-chosen MCP_SOCKET_PATH's
+	// directory is left as it is (it may be /tmp).
+	SocketDirIsOurs bool
+	// SocketMode is the socket file's permission (0600 unless MCP_SOCKET_MODE).
+	SocketMode os.FileMode
+	// ReadyFile is written when serving starts and removed on exit; empty: none.
+	ReadyFile string
+	// DrainTimeout bounds how long shutdown waits for running calls.
+	DrainTimeout time.Duration
+	// QueueDepth bounds one connection's queued requests.
+	QueueDepth int
+	// LogLevel is the stderr log level (debug, info, warn, error).
+	LogLevel string
+}
+
+// Getenv reads one variable; tests pass a map's lookup.
+type Getenv func(string) string
+
+// LoadConfig reads the configuration for mode from the environment.
+func LoadConfig(mode Mode, getenv Getenv) (Config, error) {
+	c := Config{Mode: mode, SocketMode: 0o600, DrainTimeout: 10 * time.Second, LogLevel: "info"}
+	if v := getenv("HEARTH_LOG_LEVEL"); v != "" {
+		switch v {
+		case "debug", "info", "warn", "error":
+			c.LogLevel = v
+		default:
+			return c, fmt.Errorf("HEARTH_LOG_LEVEL=%q: want debug, info, warn or error", v)
+		}
+	}
+	if v := getenv("HEARTH_DRAIN_TIMEOUT"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return c, fmt.Errorf("HEARTH_DRAIN_TIMEOUT=%q: want a positive duration such as 10s", v)
+		}
+		c.DrainTimeout = d
+	}
+	if v := getenv("HEARTH_QUEUE_DEPTH"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 1<<20 {
+			return c, fmt.Errorf("HEARTH_QUEUE_DEPTH=%q: want an integer from 1 to 1048576", v)
+		}
+		c.QueueDepth = n
+	}
+	path, ours, err := SocketPath(getenv)
+	if err != nil {
+		return c, err
+	}
+	c.SocketPath, c.SocketDirIsOurs = path, ours
+	if v := getenv("MCP_SOCKET_MODE"); v != "" {
+		m, err := strconv.ParseUint(v, 8, 32)
+		if err != nil || m > 0o777 {
+			return c, fmt.Errorf("MCP_SOCKET_MODE=%q: want an octal permission such as 0600", v)
+		}
+		c.SocketMode = os.FileMode(m)
+	}
+	switch v := getenv("MCP_READY_FILE"); {
+	case v != "":
+		c.ReadyFile = v
+	case mode == ModeSocket:
+		c.ReadyFile = filepath.Join(filepath.Dir(c.SocketPath), "hearthd.ready")
+	default:
+		// A stdio daemon is one editor's private copy: writing the shared
+		// readiness file would claim a socket daemon is up when none is.
+	}
+	return c, nil
+}
+
+// SocketPath returns the socket path the daemon binds and the shim dials
+// (DESIGN.md §6), and whether it is hearth's own default location.
+func SocketPath(getenv Getenv) (path string, ours bool, err error) {
+	if v := getenv("MCP_SOCKET_PATH"); v != "" {
+		path = v
+	} else if dir := getenv("XDG_RUNTIME_DIR"); dir != "" && filepath.IsAbs(dir) {
+		path, ours = filepath.Join(dir, "hearth", "hearthd.sock"), true
+	} else {
+		path, ours = filepath.Join(os.TempDir(), fmt.Sprintf("hearth-%d", os.Getuid()), "hearthd.sock"), true
+	}
+	if !filepath.IsAbs(path) {
+		abs, err := filepath.Abs(path)
+		if err != nil {
+			return "", false, fmt.Errorf("socket path %q: %w", path, err)
+		}
+		path = abs
+	}
+	if len(path) > maxSocketPath {
+		return "", false, fmt.Errorf("socket path %s is %d bytes; Unix sockets allow at most %d: set MCP_SOCKET_PATH to a shorter path", path, len(path), maxSocketPath)
+	}
+	if strings.ContainsRune(path, 0) {
+		return "", false, fmt.Errorf("socket path contains a NUL byte")
+	}
+	return path, ours, nil
+}

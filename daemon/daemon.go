@@ -1,0 +1,224 @@
+// Package daemon is hearthd: it wires the tool families into one registry and
+// serves it over stdio or a Unix socket, with the lifecycle of seed 003 and
+// DESIGN.md §6 (readiness, single instance, graceful drain, final counters).
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/hearth-mcp/hearth/pkg/mcp"
+	"github.com/hearth-mcp/hearth/pkg/tool"
+	"github.com/hearth-mcp/hearth/pkg/version"
+)
+
+const instructions = "hearth is one shared MCP backend for every editor and agent of this user. " +
+	"Tools return JSON: content[0].text and structuredContent carry the same object; failures set isError " +
+	"and carry a stable code (INVALID_REQUEST, NOT_FOUND, TOOL_TIMEOUT, ...). daemon_status reports the daemon's health."
+
+// Daemon is one hearthd process's server.
+type Daemon struct {
+	cfg      Config
+	log      *zap.Logger
+	reg      *tool.Registry
+	srv      *mcp.Server
+	families []tool.Family
+	started  time.Time
+	running  atomic.Bool
+
+	// Stdin and Stdout are the stdio endpoint (os.Stdin/os.Stdout unless a test sets them).
+	Stdin  io.ReadCloser
+	Stdout io.Writer
+}
+
+// New opens the families and builds the registry. On error every family
+// opened so far is closed again.
+func New(cfg Config, log *zap.Logger, env tool.Env, openers []tool.Opener) (*Daemon, error) {
+	d := &Daemon{cfg: cfg, log: log, reg: tool.NewRegistry(version.Tooling()), Stdin: os.Stdin, Stdout: os.Stdout}
+	if err := d.reg.Add(d.statusTool()); err != nil {
+		return nil, err
+	}
+	for _, open := range openers {
+		fam, err := open(env)
+		if err != nil {
+			d.closeFamilies()
+			return nil, err
+		}
+		d.families = append(d.families, fam)
+		for _, t := range fam.Tools() {
+			if err := d.reg.Add(t); err != nil {
+				d.closeFamilies()
+				return nil, err
+			}
+		}
+	}
+	d.srv = mcp.New(mcp.Options{
+		Registry:     d.reg,
+		Name:         "hearth",
+		Version:      version.Version,
+		Instructions: instructions,
+		Log:          log,
+		QueueDepth:   cfg.QueueDepth,
+		DrainTimeout: cfg.DrainTimeout,
+	})
+	return d, nil
+}
+
+// Registry is the daemon's tool registry.
+func (d *Daemon) Registry() *tool.Registry { return d.reg }
+
+// Server is the daemon's protocol server (for its counters).
+func (d *Daemon) Server() *mcp.Server { return d.srv }
+
+func (d *Daemon) closeFamilies() {
+	for i := len(d.families) - 1; i >= 0; i-- {
+		if err := d.families[i].Close(); err != nil {
+			d.log.Error("closing a tool family failed", zap.Error(err))
+		}
+	}
+	d.families = nil
+}
+
+// ErrNoTools and ErrRunning are seed 003's refusals to start.
+var (
+	ErrNoTools = errors.New("cannot start the server with zero tools registered")
+	ErrRunning = errors.New("the server is already running")
+)
+
+// Run serves until ctx is cancelled (a signal) or, in stdio mode, stdin ends
+// or stdout breaks. It then drains, cleans up and logs the final counters.
+func (d *Daemon) Run(ctx context.Context) error {
+	if d.reg.Len() == 0 {
+		return ErrNoTools
+	}
+	if !d.running.CompareAndSwap(false, true) {
+		return ErrRunning
+	}
+	defer d.running.Store(false)
+	defer d.closeFamilies()
+	d.started = time.Now()
+	switch d.cfg.Mode {
+	case ModeSocket:
+		return d.runSocket(ctx)
+	case ModeStdio:
+		return d.runStdio(ctx)
+	}
+	return fmt.Errorf("unknown mode %q", d.cfg.Mode)
+}
+
+func (d *Daemon) runStdio(ctx context.Context) error {
+	if d.cfg.ReadyFile != "" {
+		if err := writeReadyFile(d.cfg.ReadyFile, time.Now()); err != nil {
+			return err
+		}
+		defer os.Remove(d.cfg.ReadyFile)
+	}
+	d.log.Info("mcp:ready mode=stdio", zap.String("mode", "stdio"), zap.Int("tools", d.reg.Len()))
+	err := d.srv.Serve(ctx, mcp.Conn{Reader: d.Stdin, Writer: d.Stdout, CloseRead: d.Stdin.Close, Client: tool.Client{PID: os.Getppid()}})
+	reason := "stdin closed"
+	switch {
+	case errors.Is(err, mcp.ErrWriteFailed):
+		reason, err = "stdout closed", nil // the client went away: a clean exit
+	case ctx.Err() != nil:
+		reason = "signal"
+	}
+	d.logShutdown("stdio", reason)
+	return err
+}
+
+func (d *Daemon) runSocket(ctx context.Context) error {
+	ln, err := listen(d.cfg)
+	if err != nil {
+		return err
+	}
+	// The socket file is unlinked by ln.close at the very end, after the
+	// drain, not when accepting stops.
+	ln.SetUnlinkOnClose(false)
+	defer ln.close()
+	if d.cfg.ReadyFile != "" {
+		if err := writeReadyFile(d.cfg.ReadyFile, time.Now()); err != nil {
+			return err
+		}
+		defer os.Remove(d.cfg.ReadyFile)
+	}
+	d.log.Info("mcp:ready mode=socket path="+d.cfg.SocketPath,
+		zap.String("mode", "socket"), zap.String("path", d.cfg.SocketPath), zap.Int("tools", d.reg.Len()))
+
+	var conns sync.WaitGroup
+	acceptDone := make(chan struct{})
+	go func() {
+		defer close(acceptDone)
+		d.accept(ctx, ln.UnixListener, &conns)
+	}()
+	<-ctx.Done()
+	ln.UnixListener.Close() // stop accepting; sessions see ctx and drain
+	<-acceptDone
+
+	waited := make(chan struct{})
+	go func() { conns.Wait(); close(waited) }()
+	bound := d.cfg.DrainTimeout + mcp.DefaultAbandonGrace + 2*time.Second
+	select {
+	case <-waited:
+	case <-time.After(bound):
+		d.log.Warn("some connections did not finish draining", zap.Duration("waited", bound))
+	}
+	d.logShutdown("socket", "signal")
+	return nil
+}
+
+// accept serves every connection whose peer is our own uid.
+func (d *Daemon) accept(ctx context.Context, ln *net.UnixListener, conns *sync.WaitGroup) {
+	uid := os.Getuid()
+	backoff := 5 * time.Millisecond
+	for {
+		c, err := ln.AcceptUnix()
+		if err != nil {
+			if ctx.Err() != nil || errors.Is(err, net.ErrClosed) {
+				return
+			}
+			// EMFILE and friends: wait and try again rather than spin or die.
+			d.log.Error("accept failed", zap.Error(err), zap.Duration("retry_in", backoff))
+			time.Sleep(backoff)
+			backoff = min(backoff*2, time.Second)
+			continue
+		}
+		backoff = 5 * time.Millisecond
+		p, err := peerOf(c)
+		if err != nil || p.UID != uid {
+			d.log.Warn("refused a connection from another user",
+				zap.Int("peer_uid", p.UID), zap.Int("peer_pid", p.PID), zap.Int("uid", uid), zap.Error(err))
+			c.Close()
+			continue
+		}
+		conns.Add(1)
+		go func() {
+			defer conns.Done()
+			defer c.Close()
+			err := d.srv.Serve(ctx, mcp.Conn{Reader: c, Writer: c, CloseRead: c.CloseRead, Client: tool.Client{PID: p.PID}})
+			if err != nil && !errors.Is(err, mcp.ErrWriteFailed) {
+				d.log.Debug("connection ended", zap.Error(err))
+			}
+		}()
+	}
+}
+
+func (d *Daemon) logShutdown(mode, reason string) {
+	c := d.srv.Counters()
+	d.log.Info("mcp:shutdown mode="+mode,
+		zap.String("mode", mode),
+		zap.String("reason", reason),
+		zap.Uint64("total_requests", c.Requests),
+		zap.Uint64("total_errors", c.Errors),
+		zap.Uint64("panics", c.Panics),
+		zap.Uint64("connections_total", c.ConnectionsAll),
+		zap.Float64("uptime_seconds", time.Since(d.started).Seconds()))
+}

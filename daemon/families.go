@@ -1,0 +1,10 @@
+package daemon
+
+import "github.com/hearth-mcp/hearth/pkg/tool"
+
+// Families lists the tool families hearthd wires, in one place (the CoreDNS
+// plugin.cfg pattern): adding a family touches this list and nothing else.
+// daemon_status is built in.
+func Families() []tool.Opener {
+	return []tool.Opener{}
+}

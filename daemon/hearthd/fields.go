@@ -1,0 +1,5 @@
+package main
+
+import "go.uber.org/zap"
+
+func errField(err error) zap.Field { return zap.Error(err) }

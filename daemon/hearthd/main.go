@@ -1,0 +1,102 @@
+// Command hearthd is the hearth daemon: one warm MCP backend per user.
+//
+//	hearthd                 serve on MCP_ENDPOINT (stdio unless set to socket)
+//	hearthd serve           serve on the Unix socket
+//	hearthd stdio           serve one client on stdin/stdout
+//	hearthd version         print the version
+//
+// Configuration is read from the environment; README.md lists the variables.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/hearth-mcp/hearth/daemon"
+	"github.com/hearth-mcp/hearth/pkg/tool"
+	"github.com/hearth-mcp/hearth/pkg/version"
+)
+
+const usage = `usage: hearthd [command]
+
+commands:
+  (none)    serve on MCP_ENDPOINT: "stdio" (the default) or "socket"
+  serve     serve every client of this user on the Unix socket
+  stdio     serve one client on stdin/stdout; exits when stdin closes
+  version   print the version and exit
+  help      print this help
+
+The socket is $XDG_RUNTIME_DIR/hearth/hearthd.sock (or /tmp/hearth-<uid>/hearthd.sock),
+unless MCP_SOCKET_PATH is set. See README.md for every variable.
+`
+
+func main() { os.Exit(run(os.Args[1:])) }
+
+func run(args []string) int {
+	cmd := ""
+	if len(args) > 0 {
+		cmd = args[0]
+	}
+	switch cmd {
+	case "":
+		switch ep := os.Getenv("MCP_ENDPOINT"); ep {
+		case "", "stdio":
+			return serve(daemon.ModeStdio)
+		case "socket":
+			return serve(daemon.ModeSocket)
+		default:
+			fmt.Fprintf(os.Stderr, "hearthd: MCP_ENDPOINT=%q: want \"stdio\" or \"socket\"\n", ep)
+			return 2
+		}
+	case "serve":
+		return serve(daemon.ModeSocket)
+	case "stdio":
+		return serve(daemon.ModeStdio)
+	case "version", "--version":
+		fmt.Println("hearthd", version.Tooling())
+		return 0
+	case "help", "-h", "--help":
+		fmt.Print(usage)
+		return 0
+	}
+	fmt.Fprintf(os.Stderr, "hearthd: unknown command %q\n\n%s", cmd, usage)
+	return 2
+}
+
+func serve(mode daemon.Mode) int {
+	cfg, err := daemon.LoadConfig(mode, os.Getenv)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "hearthd:", err)
+		return 2
+	}
+	log, err := daemon.NewLogger(cfg.LogLevel)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "hearthd:", err)
+		return 2
+	}
+	// Take SIGPIPE ourselves: a broken stdout then fails a write (a clean
+	// exit) instead of killing the process, and children still start with
+	// the default disposition, which an ignored signal would not give them.
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+
+	env := tool.Env{Getenv: os.Getenv, Log: log, Version: version.Tooling()}
+	d, err := daemon.New(cfg, log, env, daemon.Families())
+	if err != nil {
+		log.Error("hearthd could not start", errField(err))
+		return 1
+	}
+	if err := d.Run(ctx); err != nil {
+		log.Error("hearthd stopped with an error", errField(err))
+		if errors.Is(err, daemon.ErrAlreadyRunning) {
+			fmt.Fprintln(os.Stderr, "hearthd:", err)
+		}
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,144 @@
+//go:build unix
+
+package daemon
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// ErrAlreadyRunning reports that another daemon holds the socket's lock.
+var ErrAlreadyRunning = errors.New("another hearthd is already serving this socket")
+
+// socketListener is a bound socket and the single-instance lock that makes
+// binding it safe.
+type socketListener struct {
+	*net.UnixListener
+	path string
+	lock *os.File
+}
+
+// listen takes the single-instance lock beside the socket, removes a stale
+// socket, and binds a new one whose mode is never wider than asked, not even
+// for an instant.
+//
+// The lock comes first (DESIGN.md §8): whoever holds it may unlink and bind
+// unconditionally, and an old instance can never unlink a newer one's socket.
+func listen(cfg Config) (*socketListener, error) {
+	dir := filepath.Dir(cfg.SocketPath)
+	if err := prepareDir(dir, cfg.SocketDirIsOurs); err != nil {
+		return nil, err
+	}
+	lockPath := cfg.SocketPath + ".lock"
+	lock, err := os.OpenFile(lockPath, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("open lock file %s: %w", lockPath, err)
+	}
+	if err := unix.Flock(int(lock.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		holder, _ := os.ReadFile(lockPath)
+		lock.Close()
+		if errors.Is(err, unix.EWOULDBLOCK) {
+			pid := strings.TrimSpace(string(holder))
+			if pid == "" {
+				pid = "unknown"
+			}
+			return nil, fmt.Errorf("%w (socket %s, pid %s); stop it first or set MCP_SOCKET_PATH to serve elsewhere", ErrAlreadyRunning, cfg.SocketPath, pid)
+		}
+		return nil, fmt.Errorf("lock %s: %w", lockPath, err)
+	}
+	_ = lock.Truncate(0)
+	_, _ = lock.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+
+	if err := removeStale(cfg.SocketPath); err != nil {
+		lock.Close()
+		return nil, err
+	}
+	// umask is process-wide; the daemon binds before it starts serving
+	// anything, so no other file is being created meanwhile.
+	old := syscall.Umask(0o177)
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: cfg.SocketPath, Net: "unix"})
+	syscall.Umask(old)
+	if err != nil {
+		lock.Close()
+		return nil, fmt.Errorf("bind %s: %w", cfg.SocketPath, err)
+	}
+	if cfg.SocketMode != 0o600 {
+		if err := os.Chmod(cfg.SocketPath, cfg.SocketMode); err != nil {
+			ln.Close()
+			lock.Close()
+			return nil, fmt.Errorf("chmod %s to %#o: %w", cfg.SocketPath, cfg.SocketMode, err)
+		}
+	}
+	return &socketListener{UnixListener: ln, path: cfg.SocketPath, lock: lock}, nil
+}
+
+// close stops accepting, unlinks the socket and releases the lock, in that
+// order, so a successor can never find our socket file without our lock.
+func (l *socketListener) close() {
+	l.UnixListener.Close() // also unlinks: net.ListenUnix sets unlink-on-close
+	_ = os.Remove(l.path)
+	l.lock.Close()
+}
+
+// prepareDir makes sure the socket's directory exists. hearth's own default
+// directory must be a real directory owned by us with no access for others:
+// in a shared /tmp another user could create it first and receive every
+// editor's traffic.
+func prepareDir(dir string, ours bool) error {
+	if ours {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return fmt.Errorf("create socket directory %s: %w", dir, err)
+		}
+		fi, err := os.Lstat(dir)
+		if err != nil {
+			return fmt.Errorf("socket directory %s: %w", dir, err)
+		}
+		if !fi.IsDir() {
+			return fmt.Errorf("socket directory %s is not a directory (a symlink?); refusing to use it", dir)
+		}
+		st, ok := fi.Sys().(*syscall.Stat_t)
+		if ok && int(st.Uid) != os.Getuid() {
+			return fmt.Errorf("socket directory %s belongs to uid %d, not to you (uid %d); refusing to use it", dir, st.Uid, os.Getuid())
+		}
+		if fi.Mode().Perm()&0o077 != 0 {
+			if err := os.Chmod(dir, 0o700); err != nil {
+				return fmt.Errorf("restrict socket directory %s to 0700: %w", dir, err)
+			}
+		}
+		return nil
+	}
+	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return fmt.Errorf("create socket directory %s: %w", dir, err)
+		}
+	}
+	return nil
+}
+
+// removeStale deletes a leftover socket file (we hold the lock, so nobody is
+// serving it). Anything that is not a socket is left alone: it is not ours.
+func removeStale(path string) error {
+	fi, err := os.Lstat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("socket path %s: %w", path, err)
+	}
+	if fi.Mode().Type() != fs.ModeSocket {
+		return fmt.Errorf("%s exists and is not a socket; refusing to replace it", path)
+	}
+	if err := os.Remove(path); err != nil {
+		return fmt.Errorf("remove stale socket %s: %w", path, err)
+	}
+	return nil
+}

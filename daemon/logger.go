@@ -1,0 +1,31 @@
+package daemon
+
+import (
+	"os"
+	"time"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+)
+
+// NewLogger returns the daemon's logger: JSON lines on stderr, ISO-8601 UTC
+// timestamps, and no sampling (zap's production default drops lines past
+// 100 a second, which would hide the very bursts worth reading).
+func NewLogger(level string) (*zap.Logger, error) {
+	cfg := zap.NewProductionConfig()
+	cfg.Sampling = nil
+	cfg.OutputPaths = []string{"stderr"}
+	cfg.ErrorOutputPaths = []string{"stderr"}
+	cfg.EncoderConfig.TimeKey = "ts"
+	cfg.EncoderConfig.EncodeTime = func(t time.Time, enc zapcore.PrimitiveArrayEncoder) {
+		enc.AppendString(t.UTC().Format("2006-01-02T15:04:05.000Z"))
+	}
+	if err := cfg.Level.UnmarshalText([]byte(level)); err != nil {
+		return nil, err
+	}
+	return cfg.Build()
+}
+
+// writeStderr is for the few messages that must reach a person even before
+// the logger exists.
+func writeStderr(msg string) { _, _ = os.Stderr.WriteString(msg + "\n") }

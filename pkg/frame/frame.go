@@ -1,0 +1,179 @@
+// Package frame reads and writes newline-delimited JSON (NDJSON) frames: one
+// UTF-8 JSON value per '\n'-terminated line, in both directions (DESIGN.md §3).
+//
+// The reader enforces the size guard before anything is parsed: a line longer
+// than the limit is consumed and discarded in bounded memory and reported as
+// [ErrTooLarge], and the stream stays usable for the next line. The writer
+// guarantees that a frame never contains a raw newline, so one frame is always
+// one line.
+package frame
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"sync"
+)
+
+// MaxLine is the largest accepted line in bytes, not counting the newline (1 MiB).
+const MaxLine = 1 << 20
+
+// ErrTooLarge reports a line over the reader's limit. The line has been
+// discarded; the next Read returns the following line.
+var ErrTooLarge = errors.New("payload_too_large")
+
+// Reader splits a byte stream into lines of at most a fixed size.
+type Reader struct {
+	br    *bufio.Reader
+	limit int
+	buf   []byte
+}
+
+// NewReader returns a Reader with the MaxLine limit.
+func NewReader(r io.Reader) *Reader { return NewReaderSize(r, MaxLine) }
+
+// NewReaderSize returns a Reader that rejects lines longer than limit bytes.
+func NewReaderSize(r io.Reader, limit int) *Reader {
+	return &Reader{br: bufio.NewReaderSize(r, 64<<10), limit: limit}
+}
+
+// Read returns the next non-blank line without its terminator (a trailing '\r'
+// is kept: JSON treats it as whitespace). The slice is valid until the next
+// call. It returns ErrTooLarge for an over-long line (and can be called again),
+// io.EOF at the end of the stream, or the underlying read error. A final line
+// without a newline is returned as a line; EOF follows.
+func (r *Reader) Read() ([]byte, error) {
+	for {
+		line, err := r.readLine()
+		if err != nil {
+			return nil, err
+		}
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue // blank lines separate nothing; skip them rather than answer them
+		}
+		return line, nil
+	}
+}
+
+func (r *Reader) readLine() ([]byte, error) {
+	r.buf = r.buf[:0]
+	tooLarge := false
+	for {
+		chunk, err := r.br.ReadSlice('\n')
+		n := len(chunk)
+		if err == nil {
+			n-- // the newline does not count towards the limit
+		}
+		if !tooLarge && len(r.buf)+n > r.limit {
+			tooLarge = true // keep reading to the newline, keeping nothing
+			r.buf = r.buf[:0]
+		}
+		if !tooLarge {
+			r.buf = append(r.buf, chunk...)
+		}
+		switch {
+		case err == nil: // chunk ends with '\n'
+			if tooLarge {
+				return nil, ErrTooLarge
+			}
+			return r.buf[:len(r.buf)-1], nil
+		case errors.Is(err, bufio.ErrBufferFull):
+			continue
+		case errors.Is(err, io.EOF):
+			if tooLarge {
+				return nil, ErrTooLarge
+			}
+			if len(r.buf) > 0 {
+				return r.buf, nil
+			}
+			return nil, io.EOF
+		default:
+			return nil, err
+		}
+	}
+}
+
+// Writer writes frames to a stream. It is safe for concurrent use; each frame
+// is written whole. Writes are buffered until Flush, so a caller that knows
+// more frames follow can batch them into one system call.
+type Writer struct {
+	mu  sync.Mutex
+	bw  *bufio.Writer
+	err error
+}
+
+// NewWriter returns a Writer on w.
+func NewWriter(w io.Writer) *Writer { return &Writer{bw: bufio.NewWriterSize(w, 32<<10)} }
+
+// WriteRaw writes one frame from JSON text. Text containing a raw newline
+// (only possible between tokens, since JSON strings escape it) is compacted
+// first; text that is not valid JSON is refused.
+func (w *Writer) WriteRaw(msg []byte) error {
+	if bytes.IndexByte(msg, '\n') >= 0 || bytes.IndexByte(msg, '\r') >= 0 {
+		var c bytes.Buffer
+		if err := json.Compact(&c, msg); err != nil {
+			return err
+		}
+		msg = c.Bytes()
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err != nil {
+		return w.err
+	}
+	if _, err := w.bw.Write(msg); err != nil {
+		w.err = err
+		return err
+	}
+	if err := w.bw.WriteByte('\n'); err != nil {
+		w.err = err
+		return err
+	}
+	return nil
+}
+
+// Write marshals v as one frame. HTML characters are not escaped: clients get
+// the text as it is.
+func (w *Writer) Write(v any) error {
+	b, err := Marshal(v)
+	if err != nil {
+		return err
+	}
+	return w.WriteRaw(b)
+}
+
+// Flush sends buffered frames to the stream.
+func (w *Writer) Flush() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err != nil {
+		return w.err
+	}
+	if err := w.bw.Flush(); err != nil {
+		w.err = err
+		return err
+	}
+	return nil
+}
+
+// Err returns the first write error, after which every write fails.
+func (w *Writer) Err() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.err
+}
+
+// Marshal encodes v as compact JSON without HTML escaping and without the
+// trailing newline json.Encoder adds.
+func Marshal(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	out := b.Bytes()
+	return out[:len(out)-1], nil
+}

@@ -1,0 +1,154 @@
+package frame
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+	"testing/iotest"
+)
+
+func readAll(t *testing.T, r *Reader) (lines []string, tooLarge int) {
+	t.Helper()
+	for {
+		line, err := r.Read()
+		switch {
+		case errors.Is(err, ErrTooLarge):
+			lines = append(lines, "<too large>")
+			tooLarge++
+		case errors.Is(err, io.EOF):
+			return lines, tooLarge
+		case err != nil:
+			t.Fatalf("Read: %v", err)
+		default:
+			lines = append(lines, string(line))
+		}
+	}
+}
+
+func TestReaderLimits(t *testing.T) {
+	const limit = 16
+	exact := strings.Repeat("x", limit)
+	over := strings.Repeat("y", limit+1)
+	cases := []struct {
+		name string
+		in   string
+		want []string
+	}{
+		{"simple", "a\nb\n", []string{"a", "b"}},
+		{"no final newline", "a\nb", []string{"a", "b"}},
+		{"blank lines skipped", "\n  \na\n\r\n", []string{"a"}},
+		{"exactly the limit is accepted", exact + "\nz\n", []string{exact, "z"}},
+		{"one over is rejected and the stream goes on", over + "\nz\n", []string{"<too large>", "z"}},
+		{"over at EOF", over, []string{"<too large>"}},
+		{"crlf kept for JSON to ignore", "a\r\n", []string{"a\r"}},
+		{"huge line then more", strings.Repeat("q", 10*limit) + "\nok\n", []string{"<too large>", "ok"}},
+		{"two oversized in a row", over + "\n" + over + "\nok", []string{"<too large>", "<too large>", "ok"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			// One byte at a time exercises every chunk boundary.
+			for _, src := range []io.Reader{strings.NewReader(c.in), iotest.OneByteReader(strings.NewReader(c.in))} {
+				got, _ := readAll(t, NewReaderSize(src, limit))
+				if strings.Join(got, "|") != strings.Join(c.want, "|") {
+					t.Fatalf("got %q, want %q", got, c.want)
+				}
+			}
+		})
+	}
+}
+
+func TestReaderMiB(t *testing.T) {
+	exact := bytes.Repeat([]byte("a"), MaxLine)
+	over := bytes.Repeat([]byte("b"), MaxLine+1)
+	in := bytes.Join([][]byte{exact, over, []byte("{}")}, []byte("\n"))
+	got, tooLarge := readAll(t, NewReader(bytes.NewReader(in)))
+	if len(got) != 3 || len(got[0]) != MaxLine || tooLarge != 1 || got[2] != "{}" {
+		t.Fatalf("got %d lines (first %d bytes), %d too large", len(got), len(got[0]), tooLarge)
+	}
+}
+
+func TestReaderPassesErrors(t *testing.T) {
+	boom := errors.New("boom")
+	r := NewReader(io.MultiReader(strings.NewReader("a\n"), iotest.ErrReader(boom)))
+	if line, err := r.Read(); err != nil || string(line) != "a" {
+		t.Fatalf("first: %q %v", line, err)
+	}
+	if _, err := r.Read(); !errors.Is(err, boom) {
+		t.Fatalf("want boom, got %v", err)
+	}
+}
+
+func TestWriterOneLinePerFrame(t *testing.T) {
+	var out bytes.Buffer
+	w := NewWriter(&out)
+	if err := w.WriteRaw([]byte("{\n  \"a\": \"x\\ny\"\r\n}")); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write(map[string]any{"html": "<&>", "nl": "a\nb"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.WriteRaw([]byte("{\n bad")); err == nil {
+		t.Fatal("invalid JSON with a newline must be refused")
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	want := "{\"a\":\"x\\ny\"}\n{\"html\":\"<&>\",\"nl\":\"a\\nb\"}\n"
+	if out.String() != want {
+		t.Fatalf("got %q\nwant %q", out.String(), want)
+	}
+}
+
+type failWriter struct{}
+
+func (failWriter) Write([]byte) (int, error) { return 0, io.ErrClosedPipe }
+
+func TestWriterStickyError(t *testing.T) {
+	w := NewWriter(failWriter{})
+	_ = w.Write("x")
+	if err := w.Flush(); !errors.Is(err, io.ErrClosedPipe) {
+		t.Fatalf("flush: %v", err)
+	}
+	if err := w.Write("y"); !errors.Is(err, io.ErrClosedPipe) {
+		t.Fatalf("later write: %v", err)
+	}
+}
+
+// FuzzReader checks that whatever the bytes, the reader never returns a line
+// over its limit, never returns a line with a newline in it, and always ends.
+func FuzzReader(f *testing.F) {
+	f.Add([]byte("{\"a\":1}\n{}\n"), 8)
+	f.Add([]byte("xxxxxxxxxxxxxxxxxxxxxxxx\nok"), 4)
+	f.Add([]byte("\n\n\r\n"), 1)
+	f.Fuzz(func(t *testing.T, data []byte, limit int) {
+		if limit < 1 || limit > 1<<16 {
+			t.Skip()
+		}
+		r := NewReaderSize(iotest.HalfReader(bytes.NewReader(data)), limit)
+		total := 0
+		for i := 0; ; i++ {
+			if i > len(data)+1 {
+				t.Fatal("reader did not end")
+			}
+			line, err := r.Read()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if errors.Is(err, ErrTooLarge) {
+				continue
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(line) > limit || bytes.IndexByte(line, '\n') >= 0 || len(bytes.TrimSpace(line)) == 0 {
+				t.Fatalf("bad line %q (limit %d)", line, limit)
+			}
+			total += len(line)
+		}
+		if total > len(data) {
+			t.Fatal("returned more bytes than were read")
+		}
+	})
+}

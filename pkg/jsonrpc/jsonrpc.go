@@ -1,0 +1,242 @@
+// Package jsonrpc parses and builds JSON-RPC 2.0 messages for hearth's
+// connections. It answers every malformed frame with an error value instead of
+// failing the stream, keeps request ids verbatim so replies echo exactly what
+// the client sent, and compares ids as strings (1 and "1" are the same request).
+package jsonrpc
+
+import (
+	"bytes"
+	"encoding/json"
+	"unicode/utf8"
+)
+
+// Standard and hearth error codes. The -320xx codes are hearth's own server
+// errors; docs/protocol.md lists when each is sent.
+const (
+	CodeParseError     = -32700
+	CodeInvalidRequest = -32600
+	CodeMethodNotFound = -32601
+	CodeInvalidParams  = -32602
+	CodeInternalError  = -32603
+	CodeStoreError     = -32000 // seed 003: store unreachable
+	CodeOverloaded     = -32001 // the connection's queue is full (non-tool requests)
+	CodeShuttingDown   = -32002 // the daemon is draining; the request was not run
+	CodeToolError      = -32003 // a plain (seed 001) method failed under the tool contract
+	CodeLost           = -32004 // the shim lost the daemon while the request was in flight
+	CodeCancelled      = -32800 // $/cancelRequest of a non-tool request
+)
+
+// Kind says what a message is.
+type Kind int
+
+// The kinds of message.
+const (
+	Request Kind = iota + 1
+	Notification
+	Response
+)
+
+// ID is a request id kept as the client's JSON text. The zero ID is null.
+type ID struct{ raw json.RawMessage }
+
+// RawID returns an ID from JSON text (a string or an integer).
+func RawID(raw []byte) ID { return ID{raw: json.RawMessage(raw)} }
+
+// IsNull reports whether the id is null (absent or unknown).
+func (id ID) IsNull() bool { return len(id.raw) == 0 }
+
+// Raw is the id's JSON text ("null" for the zero ID).
+func (id ID) Raw() []byte {
+	if id.IsNull() {
+		return []byte("null")
+	}
+	return id.raw
+}
+
+// Key is the canonical string form used to match cancellations: a string id's
+// value, or a number id's digits. The spec's String(id).
+func (id ID) Key() string { return Key(id.raw) }
+
+// Key canonicalises raw id JSON (see ID.Key). Invalid text yields "".
+func Key(raw []byte) string {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return ""
+	}
+	if raw[0] == '"' {
+		var s string
+		if json.Unmarshal(raw, &s) != nil {
+			return ""
+		}
+		return s
+	}
+	return string(raw)
+}
+
+func (id ID) MarshalJSON() ([]byte, error) { return id.Raw(), nil }
+
+// Message is one parsed frame.
+type Message struct {
+	Kind   Kind
+	ID     ID
+	Method string
+	Params json.RawMessage // nil when absent
+	Result json.RawMessage // responses only
+	Error  json.RawMessage // responses only
+}
+
+// Error is a JSON-RPC error object.
+type Error struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+	Data    any    `json:"data,omitempty"`
+}
+
+func (e *Error) Error() string { return e.Message }
+
+// ParseError is a frame that cannot be served, with the id to answer (null
+// when the id itself could not be read).
+type ParseError struct {
+	ID  ID
+	Err *Error
+}
+
+// Parse classifies one frame. A frame that is not a valid JSON-RPC 2.0
+// message yields a ParseError to send back, never a panic or a stream error.
+func Parse(line []byte) (*Message, *ParseError) {
+	if !utf8.Valid(line) {
+		return nil, &ParseError{Err: &Error{Code: CodeParseError, Message: "Parse error: the frame is not valid UTF-8"}}
+	}
+	trimmed := bytes.TrimSpace(line)
+	if len(trimmed) > 0 && trimmed[0] == '[' {
+		if !json.Valid(trimmed) {
+			return nil, parseErr("Parse error: the frame is not valid JSON")
+		}
+		return nil, &ParseError{Err: &Error{Code: CodeInvalidRequest, Message: "Invalid Request: batches (JSON arrays) are not supported; send one message per line"}}
+	}
+	if len(trimmed) == 0 || trimmed[0] != '{' {
+		if !json.Valid(trimmed) {
+			return nil, parseErr("Parse error: the frame is not valid JSON")
+		}
+		return nil, invalid(ID{}, "Invalid Request: a message must be a JSON object")
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(trimmed, &fields); err != nil {
+		return nil, parseErr("Parse error: " + shorten(err.Error()))
+	}
+
+	m := &Message{}
+	rawID, hasID := fields["id"]
+	if hasID {
+		if !validID(rawID) {
+			return nil, invalid(ID{}, "Invalid Request: id must be a string or an integer")
+		}
+		m.ID = ID{raw: rawID}
+	}
+	if v, ok := fields["jsonrpc"]; !ok || !bytes.Equal(v, []byte(`"2.0"`)) {
+		return nil, invalid(m.ID, `Invalid Request: "jsonrpc" must be "2.0"`)
+	}
+	rawMethod, hasMethod := fields["method"]
+	if !hasMethod {
+		result, hasResult := fields["result"]
+		errObj, hasError := fields["error"]
+		if hasID && hasResult != hasError {
+			m.Kind, m.Result, m.Error = Response, result, errObj
+			return m, nil
+		}
+		return nil, invalid(m.ID, `Invalid Request: a request needs "method"`)
+	}
+	if len(rawMethod) == 0 || rawMethod[0] != '"' || json.Unmarshal(rawMethod, &m.Method) != nil {
+		return nil, invalid(m.ID, `Invalid Request: "method" must be a string`)
+	}
+	if p, ok := fields["params"]; ok {
+		if len(p) == 0 || (p[0] != '{' && p[0] != '[') {
+			return nil, invalid(m.ID, `Invalid Request: "params" must be an object or an array`)
+		}
+		m.Params = p
+	}
+	if hasID {
+		m.Kind = Request
+	} else {
+		m.Kind = Notification
+	}
+	return m, nil
+}
+
+// validID accepts a JSON string or an integer literal (no fraction, no
+// exponent). Null, booleans, objects, arrays and fractions are refused: MCP
+// says an id is a string or an integer, and a float id cannot be echoed and
+// matched reliably.
+func validID(raw []byte) bool {
+	if len(raw) == 0 {
+		return false
+	}
+	switch c := raw[0]; {
+	case c == '"':
+		return true // json.Unmarshal of the map already checked it is a valid string
+	case c == '-' || (c >= '0' && c <= '9'):
+		return bytes.IndexAny(raw, ".eE") < 0
+	}
+	return false
+}
+
+func parseErr(msg string) *ParseError {
+	return &ParseError{Err: &Error{Code: CodeParseError, Message: msg}}
+}
+
+func invalid(id ID, msg string) *ParseError {
+	return &ParseError{ID: id, Err: &Error{Code: CodeInvalidRequest, Message: msg}}
+}
+
+func shorten(s string) string {
+	if len(s) > 200 {
+		return s[:200] + "…"
+	}
+	return s
+}
+
+// TooLargeFrame is the reply to a line over the 1 MiB guard (DESIGN.md §3): a
+// JSON-RPC error whose data is seed 001's payload_too_large object.
+const TooLargeFrame = `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"payload_too_large","data":{"ok":false,"reason":"validation_failed","errors":[{"path":"","msg":"payload_too_large"}]}}}`
+
+// ResultFrame builds a response frame from a result's JSON text.
+func ResultFrame(id ID, result []byte) []byte {
+	b := make([]byte, 0, len(result)+48)
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = append(b, id.Raw()...)
+	b = append(b, `,"result":`...)
+	b = append(b, result...)
+	return append(b, '}')
+}
+
+// ErrorFrame builds an error response frame.
+func ErrorFrame(id ID, e *Error) []byte {
+	errJSON, err := json.Marshal(e)
+	if err != nil { // Data did not marshal: send the error without it
+		errJSON, _ = json.Marshal(&Error{Code: e.Code, Message: e.Message})
+	}
+	b := make([]byte, 0, len(errJSON)+48)
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = append(b, id.Raw()...)
+	b = append(b, `,"error":`...)
+	b = append(b, errJSON...)
+	return append(b, '}')
+}
+
+// NotificationFrame builds a notification frame.
+func NotificationFrame(method string, params any) ([]byte, error) {
+	p, err := json.Marshal(params)
+	if err != nil {
+		return nil, err
+	}
+	b := make([]byte, 0, len(p)+len(method)+40)
+	b = append(b, `{"jsonrpc":"2.0","method":`...)
+	name, err := json.Marshal(method)
+	if err != nil {
+		return nil, err
+	}
+	b = append(b, name...)
+	b = append(b, `,"params":`...)
+	b = append(b, p...)
+	return append(b, '}'), nil
+}

@@ -1,0 +1,200 @@
+// Package mcp serves the Model Context Protocol over one NDJSON connection at a
+// time: a [Server] holds what all connections share (the tool registry,
+// counters, per-tool statistics) and Serve runs one connection's session.
+//
+// Each session has one FIFO: requests run one at a time in arrival order and
+// responses leave in request order, while the reader stays free to take
+// cancellations for the request in flight (DESIGN.md §3). Every malformed frame
+// gets an error reply in its place in that order, and the session goes on.
+package mcp
+
+import (
+	"context"
+	"errors"
+	"io"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/hearth-mcp/hearth/pkg/stats"
+	"github.com/hearth-mcp/hearth/pkg/tool"
+)
+
+// Protocol versions this server speaks, newest first. An unknown version asked
+// for in initialize is answered with the newest (the client then decides).
+var ProtocolVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
+
+// Defaults for Options.
+const (
+	DefaultQueueDepth   = 1024
+	DefaultPageSize     = 100
+	DefaultDrainTimeout = 10 * time.Second
+	// DefaultAbandonGrace is how long a session waits, after a call's deadline
+	// or cancellation, for its handler to return before answering without it.
+	// It covers the supervisor's SIGTERM grace, so a child is dead when the
+	// client hears TOOL_TIMEOUT.
+	DefaultAbandonGrace = 5 * time.Second
+)
+
+// Options configure a Server.
+type Options struct {
+	Registry     *tool.Registry
+	Name         string // serverInfo.name
+	Version      string // serverInfo.version
+	Instructions string
+	Log          *zap.Logger
+	// QueueDepth bounds the requests one connection may have queued or running;
+	// more are answered QUEUE_OVERLOADED (in order). Zero: DefaultQueueDepth.
+	QueueDepth int
+	// PageSize is the number of tools per tools/list page. Zero: DefaultPageSize.
+	PageSize int
+	// DrainTimeout bounds how long a draining session lets running calls finish.
+	DrainTimeout time.Duration
+	// AbandonGrace: see DefaultAbandonGrace.
+	AbandonGrace time.Duration
+}
+
+// Server is shared by every connection of a daemon.
+type Server struct {
+	opts Options
+	log  *zap.Logger
+
+	requests atomic.Uint64
+	errors   atomic.Uint64
+	panics   atomic.Uint64
+	sessions atomic.Int64
+	total    atomic.Uint64
+
+	statsMu sync.Mutex
+	tools   map[string]*toolStats
+}
+
+type toolStats struct {
+	calls, errors atomic.Uint64
+	latency       stats.Histogram
+}
+
+// New returns a Server. It does not check the registry; the daemon refuses to
+// start with zero tools before it accepts anyone.
+func New(opts Options) *Server {
+	if opts.QueueDepth <= 0 {
+		opts.QueueDepth = DefaultQueueDepth
+	}
+	if opts.PageSize <= 0 {
+		opts.PageSize = DefaultPageSize
+	}
+	if opts.DrainTimeout <= 0 {
+		opts.DrainTimeout = DefaultDrainTimeout
+	}
+	if opts.AbandonGrace <= 0 {
+		opts.AbandonGrace = DefaultAbandonGrace
+	}
+	if opts.Log == nil {
+		opts.Log = zap.NewNop()
+	}
+	if opts.Name == "" {
+		opts.Name = "hearth"
+	}
+	return &Server{opts: opts, log: opts.Log, tools: map[string]*toolStats{}}
+}
+
+// Registry is the registry the server serves.
+func (s *Server) Registry() *tool.Registry { return s.opts.Registry }
+
+// Conn is one transport connection.
+type Conn struct {
+	Reader io.Reader
+	Writer io.Writer
+	// CloseRead interrupts a blocked Read when the session must drain (a socket's
+	// read half, or stdin). Nil when the transport cannot.
+	CloseRead func() error
+	// Client is what the transport knows of the peer (its pid from SO_PEERCRED).
+	Client tool.Client
+}
+
+// ErrWriteFailed reports that the peer stopped reading (broken pipe, closed
+// socket). The session ended because nothing more could be delivered.
+var ErrWriteFailed = errors.New("mcp: writing to the client failed")
+
+// Serve runs one connection until its input ends, writing fails, or ctx is
+// cancelled. On end of input every request already read is answered. On ctx
+// cancellation the session drains: it stops reading, answers queued requests
+// with a shutting-down error, lets the running call finish within the drain
+// timeout, then returns.
+func (s *Server) Serve(ctx context.Context, c Conn) error {
+	s.sessions.Add(1)
+	s.total.Add(1)
+	defer s.sessions.Add(-1)
+	sess := newSession(s, c)
+	return sess.run(ctx)
+}
+
+// Counters are the server-wide counts since start.
+type Counters struct {
+	Requests       uint64 `json:"requests"`
+	Errors         uint64 `json:"errors"`
+	Panics         uint64 `json:"panics"`
+	Connections    int64  `json:"connections"`
+	ConnectionsAll uint64 `json:"connections_total"`
+}
+
+// Counters returns the current counts.
+func (s *Server) Counters() Counters {
+	return Counters{
+		Requests:       s.requests.Load(),
+		Errors:         s.errors.Load(),
+		Panics:         s.panics.Load(),
+		Connections:    s.sessions.Load(),
+		ConnectionsAll: s.total.Load(),
+	}
+}
+
+// ToolCounters are one tool's figures since start.
+type ToolCounters struct {
+	Name   string  `json:"name"`
+	Calls  uint64  `json:"calls"`
+	Errors uint64  `json:"errors"`
+	P50ms  float64 `json:"p50_ms"`
+	P99ms  float64 `json:"p99_ms"`
+}
+
+// ToolCounters returns every registered tool's figures, sorted by name; tools
+// never called show zeros.
+func (s *Server) ToolCounters() []ToolCounters {
+	var out []ToolCounters
+	for _, e := range s.opts.Registry.List() {
+		tc := ToolCounters{Name: e.Name}
+		s.statsMu.Lock()
+		st := s.tools[e.Name]
+		s.statsMu.Unlock()
+		if st != nil {
+			tc.Calls = st.calls.Load()
+			tc.Errors = st.errors.Load()
+			tc.P50ms = ms(st.latency.Quantile(0.50))
+			tc.P99ms = ms(st.latency.Quantile(0.99))
+		}
+		out = append(out, tc)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+func (s *Server) recordCall(name string, d time.Duration, failed bool) {
+	s.statsMu.Lock()
+	st := s.tools[name]
+	if st == nil {
+		st = &toolStats{}
+		s.tools[name] = st
+	}
+	s.statsMu.Unlock()
+	st.calls.Add(1)
+	if failed {
+		st.errors.Add(1)
+	}
+	st.latency.Record(d)
+}

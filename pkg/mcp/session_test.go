@@ -1,0 +1,528 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hearth-mcp/hearth/pkg/frame"
+	"github.com/hearth-mcp/hearth/pkg/jsonrpc"
+)
+
+// TestBadInputTable sends every kind of bad frame on one connection; each gets
+// a clear error in its place and the connection keeps serving (a ping after
+// each row is answered).
+func TestBadInputTable(t *testing.T) {
+	srv, _ := newTestServer(t, Options{})
+	c := startSession(t, srv)
+
+	// Before initialize: refused, but ping works.
+	c.send(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+	if r := c.recv(); errCode(r) != jsonrpc.CodeInvalidRequest || r["id"] != 1.0 {
+		t.Fatalf("request before initialize: %v", r)
+	}
+	c.initialize()
+
+	pad := func(n int) string {
+		head := `{"jsonrpc":"2.0","id":"big","method":"ping","params":{"pad":"`
+		tail := `"}}`
+		return head + strings.Repeat("x", n-len(head)-len(tail)) + tail
+	}
+	deep := `{"jsonrpc":"2.0","id":5,"method":"ping","params":{"a":` + strings.Repeat("[", 100000) + strings.Repeat("]", 100000) + `}}`
+	rows := []struct {
+		name  string
+		frame string
+		check func(m map[string]any) bool
+	}{
+		{"malformed JSON", `{"jsonrpc":"2.0","id":2,`, func(m map[string]any) bool { return errCode(m) == -32700 && m["id"] == nil }},
+		{"1 MiB + 1 line", pad(frame.MaxLine + 1), func(m map[string]any) bool {
+			b, _ := json.Marshal(m)
+			return string(b) == `{"error":{"code":-32600,"data":{"errors":[{"msg":"payload_too_large","path":""}],"ok":false,"reason":"validation_failed"},"message":"payload_too_large"},"id":null,"jsonrpc":"2.0"}`
+		}},
+		{"exactly 1 MiB line is accepted", pad(frame.MaxLine), func(m map[string]any) bool { return m["id"] == "big" && m["result"] != nil }},
+		{"batch array", `[{"jsonrpc":"2.0","id":3,"method":"ping"}]`, func(m map[string]any) bool { return errCode(m) == -32600 && m["id"] == nil }},
+		{"non-object", `"ping"`, func(m map[string]any) bool { return errCode(m) == -32600 }},
+		{"missing jsonrpc", `{"id":4,"method":"ping"}`, func(m map[string]any) bool { return errCode(m) == -32600 && m["id"] == 4.0 }},
+		{"id null", `{"jsonrpc":"2.0","id":null,"method":"ping"}`, func(m map[string]any) bool { return errCode(m) == -32600 && m["id"] == nil }},
+		{"id object", `{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}`, func(m map[string]any) bool { return errCode(m) == -32600 }},
+		{"id bool", `{"jsonrpc":"2.0","id":true,"method":"ping"}`, func(m map[string]any) bool { return errCode(m) == -32600 }},
+		{"unknown method", `{"jsonrpc":"2.0","id":6,"method":"no/such"}`, func(m map[string]any) bool { return errCode(m) == -32601 && m["id"] == 6.0 }},
+		{"unknown tool", `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"nope"}}`, func(m map[string]any) bool { return errCode(m) == -32602 }},
+		{"unknown argument", `{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"echo","arguments":{"text":"a","bogus":1}}}`, func(m map[string]any) bool {
+			p, isErr := toolPayload(t, m)
+			return isErr && p["code"] == "INVALID_REQUEST" && strings.Contains(p["message"].(string), "bogus")
+		}},
+		{"ill-typed argument", `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"echo","arguments":{"text":5}}}`, func(m map[string]any) bool {
+			p, isErr := toolPayload(t, m)
+			return isErr && p["code"] == "INVALID_REQUEST" && strings.Contains(p["message"].(string), "/text")
+		}},
+		{"arguments not an object", `{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"echo","arguments":[1]}}`, func(m map[string]any) bool {
+			p, isErr := toolPayload(t, m)
+			return isErr && p["code"] == "INVALID_REQUEST"
+		}},
+		{"100 000-deep nesting", deep, func(m map[string]any) bool { return errCode(m) == -32700 }},
+		{"invalid UTF-8", "{\"jsonrpc\":\"2.0\",\"id\":11,\"method\":\"ping\",\"params\":{\"s\":\"\xc3\x28\"}}", func(m map[string]any) bool { return errCode(m) == -32700 }},
+		{"params not structured", `{"jsonrpc":"2.0","id":12,"method":"ping","params":"x"}`, func(m map[string]any) bool { return errCode(m) == -32600 }},
+		{"second initialize", `{"jsonrpc":"2.0","id":13,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}`, func(m map[string]any) bool { return errCode(m) == -32600 }},
+		{"bad log level", `{"jsonrpc":"2.0","id":14,"method":"logging/setLevel","params":{"level":"loud"}}`, func(m map[string]any) bool { return errCode(m) == -32602 }},
+		{"bad cursor", `{"jsonrpc":"2.0","id":15,"method":"tools/list","params":{"cursor":"zzz"}}`, func(m map[string]any) bool { return errCode(m) == -32602 }},
+	}
+	for i, row := range rows {
+		c.send(row.frame)
+		m := c.recv()
+		if !row.check(m) {
+			t.Errorf("%s: unexpected reply %v", row.name, m)
+		}
+		c.sendf(`{"jsonrpc":"2.0","id":"after-%d","method":"ping"}`, i)
+		if r := c.recv(); r["id"] != fmt.Sprintf("after-%d", i) || r["result"] == nil {
+			t.Fatalf("%s: connection stopped serving: %v", row.name, r)
+		}
+	}
+	if srv.Counters().Errors == 0 {
+		t.Fatal("errors were not counted")
+	}
+}
+
+func TestErrorRepliesAreSmall(t *testing.T) {
+	srv, _ := newTestServer(t, Options{})
+	c := startSession(t, srv)
+	c.initialize()
+	big := strings.Repeat("é", 200000) // over maxLength, ~400 KB
+	c.sendf(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":%q}}}`, big)
+	m := c.recv()
+	b, _ := json.Marshal(m)
+	if len(b) > 1024 {
+		t.Fatalf("error reply is %d bytes", len(b))
+	}
+	p, isErr := toolPayload(t, m)
+	if !isErr || p["code"] != "INVALID_REQUEST" {
+		t.Fatalf("got %v", p)
+	}
+}
+
+func TestInitializeNegotiatesVersion(t *testing.T) {
+	for _, tc := range []struct{ asked, want string }{
+		{"2025-11-25", "2025-11-25"}, {"2025-06-18", "2025-06-18"}, {"2025-03-26", "2025-03-26"},
+		{"2024-11-05", "2024-11-05"}, {"1999-01-01", "2025-11-25"}, {"", "2025-11-25"},
+	} {
+		srv, _ := newTestServer(t, Options{Version: "9.9", Instructions: "be kind"})
+		c := startSession(t, srv)
+		c.sendf(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":%q,"capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`, tc.asked)
+		r := c.recv()["result"].(map[string]any)
+		if r["protocolVersion"] != tc.want {
+			t.Errorf("asked %q got %v", tc.asked, r["protocolVersion"])
+		}
+		if r["serverInfo"].(map[string]any)["version"] != "9.9" || r["instructions"] != "be kind" {
+			t.Errorf("serverInfo/instructions: %v", r)
+		}
+		caps := r["capabilities"].(map[string]any)
+		if caps["tools"] == nil || caps["logging"] == nil {
+			t.Errorf("capabilities: %v", caps)
+		}
+	}
+}
+
+func TestToolsListPagination(t *testing.T) {
+	srv, _ := newTestServer(t, Options{PageSize: 3})
+	c := startSession(t, srv)
+	c.initialize()
+	var names []string
+	cursor := ""
+	for pages := 0; ; pages++ {
+		if pages > 10 {
+			t.Fatal("pagination does not end")
+		}
+		if cursor == "" {
+			c.send(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+		} else {
+			c.sendf(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"cursor":%q}}`, cursor)
+		}
+		r := c.recv()["result"].(map[string]any)
+		for _, tl := range r["tools"].([]any) {
+			def := tl.(map[string]any)
+			names = append(names, def["name"].(string))
+			if def["schemaVersion"] != 1.0 || def["toolingVersion"] != "test+0" || def["annotations"] == nil || def["inputSchema"] == nil {
+				t.Fatalf("definition lacks contract fields: %v", def)
+			}
+		}
+		next, _ := r["nextCursor"].(string)
+		if next == "" {
+			break
+		}
+		cursor = next
+	}
+	if len(names) != srv.Registry().Len() {
+		t.Fatalf("listed %d of %d tools: %v", len(names), srv.Registry().Len(), names)
+	}
+	for i := 1; i < len(names); i++ {
+		if names[i-1] >= names[i] {
+			t.Fatalf("not sorted or duplicated: %v", names)
+		}
+	}
+}
+
+func TestResponsesInRequestOrder(t *testing.T) {
+	srv, _ := newTestServer(t, Options{})
+	c := startSession(t, srv)
+	c.initialize()
+	// A slow call first, fast ones after: the fast replies must wait their turn.
+	c.send(`{"jsonrpc":"2.0","id":0,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":100}}}`)
+	for i := 1; i <= 200; i++ {
+		if i%2 == 0 {
+			c.sendf(`{"jsonrpc":"2.0","id":%d,"method":"ping"}`, i)
+		} else {
+			c.sendf(`{"jsonrpc":"2.0","id":"%d","method":"tools/call","params":{"name":"echo","arguments":{"text":"t%d"}}}`, i, i)
+		}
+	}
+	for i := 0; i <= 200; i++ {
+		r := c.recv()
+		if got := fmt.Sprint(r["id"]); got != fmt.Sprint(i) {
+			t.Fatalf("reply %d has id %v", i, r["id"])
+		}
+	}
+}
+
+func TestCancelledNotificationSendsNothing(t *testing.T) {
+	srv, tt := newTestServer(t, Options{})
+	c := startSession(t, srv)
+	c.initialize()
+	c.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"block"}}`)
+	c.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":1}}}`) // queued
+	waitFor(t, func() bool { return tt.count("block") == 1 })
+	// The queued one first: cancelling 1 first would let 2 start.
+	c.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2}}`)
+	c.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"1","reason":"user"}}`) // "1" matches 1
+	c.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":999}}`)                 // unknown: ignored
+	c.send(`{"jsonrpc":"2.0","id":3,"method":"ping"}`)
+	if r := c.recv(); r["id"] != 3.0 {
+		t.Fatalf("expected only the ping's reply, got %v", r)
+	}
+	if n := tt.count("sleep"); n != 0 {
+		t.Fatalf("a cancelled queued request started (%d)", n)
+	}
+}
+
+func TestCancelRequestRepliesOnce(t *testing.T) {
+	srv, tt := newTestServer(t, Options{})
+	c := startSession(t, srv)
+	c.initialize()
+	c.send(`{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"block","_meta":{"progressToken":"p"}}}`)
+	c.send(`{"jsonrpc":"2.0","id":"b","method":"tools/call","params":{"name":"sleep","arguments":{"ms":1}}}`)
+	c.send(`{"jsonrpc":"2.0","id":"c","method":"ping"}`)
+	waitFor(t, func() bool { return tt.count("block") == 1 })
+	c.send(`{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":"b"}}`) // queued: never starts, one CANCELLED
+	c.send(`{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":"a"}}`)
+	c.send(`{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":"a"}}`) // twice: still one reply
+	c.send(`{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":"c"}}`)
+	for _, id := range []string{"a", "b"} {
+		r := c.recv()
+		if r["id"] != id {
+			t.Fatalf("want reply for %s, got %v", id, r)
+		}
+		p, isErr := toolPayload(t, r)
+		if !isErr || p["code"] != "CANCELLED" {
+			t.Fatalf("%s: %v", id, p)
+		}
+	}
+	r := c.recv()
+	if r["id"] != "c" || (r["result"] == nil && errCode(r) != jsonrpc.CodeCancelled) {
+		t.Fatalf("ping c: %v", r)
+	}
+	c.send(`{"jsonrpc":"2.0","id":"d","method":"ping"}`)
+	if r := c.recv(); r["id"] != "d" {
+		t.Fatalf("extra frame after cancellation: %v", r)
+	}
+	if tt.count("sleep") != 0 {
+		t.Fatal("cancelled queued request started")
+	}
+}
+
+func TestProgressCoalescedAndNeverAfterResponse(t *testing.T) {
+	srv, _ := newTestServer(t, Options{})
+	c := startSession(t, srv)
+	c.initialize()
+	start := time.Now()
+	c.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"progress","arguments":{"steps":300,"every_ms":3},"_meta":{"progressToken":42}}}`)
+	var progress []float64
+	for {
+		m := c.recv()
+		if m["method"] == "notifications/progress" {
+			p := m["params"].(map[string]any)
+			if p["progressToken"] != 42.0 || p["total"] != 300.0 {
+				t.Fatalf("bad progress params %v", p)
+			}
+			progress = append(progress, p["progress"].(float64))
+			continue
+		}
+		if m["id"] != 1.0 {
+			t.Fatalf("unexpected %v", m)
+		}
+		break
+	}
+	elapsed := time.Since(start)
+	c.send(`{"jsonrpc":"2.0","id":2,"method":"ping"}`)
+	if r := c.recv(); r["id"] != 2.0 {
+		t.Fatalf("a frame came after the response: %v", r)
+	}
+	if len(progress) < 2 {
+		t.Fatalf("only %d progress notifications", len(progress))
+	}
+	for i := 1; i < len(progress); i++ {
+		if progress[i] <= progress[i-1] {
+			t.Fatalf("progress not strictly increasing: %v", progress)
+		}
+	}
+	// At most one per 250 ms window, plus the first.
+	if limit := int(elapsed/progressInterval) + 1; len(progress) > limit {
+		t.Fatalf("%d notifications in %v (limit %d)", len(progress), elapsed, limit)
+	}
+}
+
+func TestNoProgressWithoutToken(t *testing.T) {
+	srv, _ := newTestServer(t, Options{})
+	c := startSession(t, srv)
+	c.initialize()
+	c.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"progress","arguments":{"steps":3,"every_ms":1}}}`)
+	if m := c.recv(); m["id"] != 1.0 {
+		t.Fatalf("got %v", m)
+	}
+}
+
+func TestTimeout(t *testing.T) {
+	srv, _ := newTestServer(t, Options{})
+	c := startSession(t, srv)
+	c.initialize()
+	c.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow_timeout"}}`)
+	p, isErr := toolPayload(t, c.recv())
+	if !isErr || p["code"] != "TOOL_TIMEOUT" || p["timeoutMs"] != 50.0 {
+		t.Fatalf("default timeout: %v", p)
+	}
+	c.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"slow_timeout","arguments":{"timeout_ms":20}}}`)
+	p, isErr = toolPayload(t, c.recv())
+	if !isErr || p["code"] != "TOOL_TIMEOUT" || p["timeoutMs"] != 20.0 {
+		t.Fatalf("overridden timeout: %v", p)
+	}
+}
+
+func TestPanicIsInternalErrorAndServingGoesOn(t *testing.T) {
+	srv, _ := newTestServer(t, Options{})
+	c := startSession(t, srv)
+	c.initialize()
+	c.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"panic"}}`)
+	r := c.recv()
+	if errCode(r) != -32603 || r["error"].(map[string]any)["message"] != "Internal error: string: boom" {
+		t.Fatalf("panic reply: %v", r)
+	}
+	c.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"still here"}}}`)
+	if p, _ := toolPayload(t, c.recv()); p["text"] != "still here" {
+		t.Fatalf("after panic: %v", p)
+	}
+	if srv.Counters().Panics != 1 {
+		t.Fatalf("panics %d", srv.Counters().Panics)
+	}
+}
+
+func TestErrorTable(t *testing.T) {
+	srv, _ := newTestServer(t, Options{})
+	c := startSession(t, srv)
+	c.initialize()
+	c.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"store_down"}}`)
+	r := c.recv()
+	if errCode(r) != -32000 || r["error"].(map[string]any)["message"] != "Database connection failed. Please check SQLite is running." {
+		t.Fatalf("store error: %v", r)
+	}
+	c.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"not_found"}}`)
+	if p, isErr := toolPayload(t, c.recv()); !isErr || p["code"] != "NOT_FOUND" || p["hint"] != "make one" {
+		t.Fatalf("not found: %v", p)
+	}
+	c.send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"secret_fail"}}`)
+	m := c.recv()
+	b, _ := json.Marshal(m)
+	if strings.Contains(string(b), "hunter2") {
+		t.Fatalf("secret leaked: %s", b)
+	}
+	if p, isErr := toolPayload(t, m); !isErr || p["code"] != "INTERNAL" {
+		t.Fatalf("internal: %v", p)
+	}
+}
+
+func TestQueueOverloadedInOrder(t *testing.T) {
+	srv, tt := newTestServer(t, Options{QueueDepth: 2})
+	c := startSession(t, srv)
+	c.initialize()
+	c.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"block"}}`)
+	waitFor(t, func() bool { return tt.count("block") == 1 })
+	c.send(`{"jsonrpc":"2.0","id":2,"method":"ping"}`)
+	c.send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{}}}`)
+	c.send(`{"jsonrpc":"2.0","id":4,"method":"ping"}`)
+	time.Sleep(50 * time.Millisecond) // let the reader take all three before release
+	close(tt.release)
+	if r := c.recv(); r["id"] != 1.0 {
+		t.Fatalf("1: %v", r)
+	}
+	if r := c.recv(); r["id"] != 2.0 || r["result"] == nil {
+		t.Fatalf("2: %v", r)
+	}
+	r := c.recv()
+	if p, isErr := toolPayload(t, r); r["id"] != 3.0 || !isErr || p["code"] != "QUEUE_OVERLOADED" {
+		t.Fatalf("3: %v", r)
+	}
+	if r := c.recv(); r["id"] != 4.0 || errCode(r) != jsonrpc.CodeOverloaded {
+		t.Fatalf("4: %v", r)
+	}
+	c.send(`{"jsonrpc":"2.0","id":5,"method":"ping"}`)
+	if r := c.recv(); r["id"] != 5.0 || r["result"] == nil {
+		t.Fatalf("after overload: %v", r)
+	}
+}
+
+func TestPlainMethodWithoutInitialize(t *testing.T) {
+	srv, _ := newTestServer(t, Options{})
+	c := startSession(t, srv)
+	c.send(`{"jsonrpc":"2.0","id":1,"method":"plain","params":{"x":7}}`)
+	r := c.recv()
+	res := r["result"].(map[string]any)
+	if res["ok"] != true || res["x"] != 7.0 {
+		t.Fatalf("plain: %v", r)
+	}
+	c.send(`{"jsonrpc":"2.0","id":2,"method":"plain","params":{"y":7}}`)
+	if r := c.recv(); errCode(r) != -32602 {
+		t.Fatalf("plain with bad params: %v", r)
+	}
+	c.send(`{"jsonrpc":"2.0","id":3,"method":"echo","params":{}}`) // not a plain method
+	if r := c.recv(); errCode(r) != -32600 {
+		t.Fatalf("non-plain tool as method: %v", r)
+	}
+}
+
+func TestLoggingLevel(t *testing.T) {
+	srv, _ := newTestServer(t, Options{})
+	c := startSession(t, srv)
+	c.initialize()
+	c.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"logger"}}`)
+	m := c.recv()
+	if m["method"] != "notifications/message" || m["params"].(map[string]any)["data"] != "error line" {
+		t.Fatalf("default level should pass errors only: %v", m)
+	}
+	c.recv() // the response
+	c.send(`{"jsonrpc":"2.0","id":2,"method":"logging/setLevel","params":{"level":"debug"}}`)
+	c.recv()
+	c.send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"logger"}}`)
+	if m := c.recv(); m["params"].(map[string]any)["data"] != "debug line" {
+		t.Fatalf("debug not sent after setLevel: %v", m)
+	}
+}
+
+func TestEOFAnswersEverythingRead(t *testing.T) {
+	srv, _ := newTestServer(t, Options{})
+	c := startSession(t, srv)
+	c.initialize()
+	c.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":50}}}`)
+	c.send(`{"jsonrpc":"2.0","id":2,"method":"ping"}`)
+	c.in.Close()
+	if r := c.recv(); r["id"] != 1.0 {
+		t.Fatal(r)
+	}
+	if r := c.recv(); r["id"] != 2.0 {
+		t.Fatal(r)
+	}
+	select {
+	case err := <-c.done:
+		if err != nil {
+			t.Fatalf("Serve: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Serve did not return after EOF")
+	}
+}
+
+func TestDrainFinishesRunningCallAndRefusesQueued(t *testing.T) {
+	srv, tt := newTestServer(t, Options{})
+	c := startSession(t, srv)
+	c.initialize()
+	c.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":200}}}`)
+	c.send(`{"jsonrpc":"2.0","id":2,"method":"ping"}`)
+	waitFor(t, func() bool { return tt.count("sleep") == 1 })
+	c.cancel() // the daemon is stopping
+	r := c.recv()
+	if p, isErr := toolPayload(t, r); isErr || p["slept"] != 200.0 {
+		t.Fatalf("running call should finish: %v", r)
+	}
+	if r := c.recv(); r["id"] != 2.0 || errCode(r) != jsonrpc.CodeShuttingDown {
+		t.Fatalf("queued call should be refused: %v", r)
+	}
+	select {
+	case <-c.done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Serve did not return after drain")
+	}
+}
+
+func TestDrainTimeoutCancelsStuckCall(t *testing.T) {
+	srv, tt := newTestServer(t, Options{DrainTimeout: 50 * time.Millisecond})
+	c := startSession(t, srv)
+	c.initialize()
+	c.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"block"}}`)
+	waitFor(t, func() bool { return tt.count("block") == 1 })
+	c.cancel()
+	if r := c.recv(); errCode(r) != jsonrpc.CodeShuttingDown {
+		t.Fatalf("stuck call after drain timeout: %v", r)
+	}
+}
+
+func TestDuplicatePendingID(t *testing.T) {
+	srv, tt := newTestServer(t, Options{})
+	c := startSession(t, srv)
+	c.initialize()
+	c.send(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"block"}}`)
+	waitFor(t, func() bool { return tt.count("block") == 1 })
+	c.send(`{"jsonrpc":"2.0","id":"7","method":"ping"}`)
+	close(tt.release)
+	if r := c.recv(); r["id"] != 7.0 || r["result"] == nil {
+		t.Fatal(r)
+	}
+	if r := c.recv(); errCode(r) != -32600 {
+		t.Fatalf("duplicate id: %v", r)
+	}
+}
+
+func TestToolCounters(t *testing.T) {
+	srv, _ := newTestServer(t, Options{})
+	c := startSession(t, srv)
+	c.initialize()
+	for i := 0; i < 3; i++ {
+		c.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"x"}}}`)
+		c.recv()
+	}
+	c.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"not_found"}}`)
+	c.recv()
+	byName := map[string]ToolCounters{}
+	for _, tc := range srv.ToolCounters() {
+		byName[tc.Name] = tc
+	}
+	if e := byName["echo"]; e.Calls != 3 || e.Errors != 0 {
+		t.Fatalf("echo: %+v", e)
+	}
+	if nf := byName["not_found"]; nf.Calls != 1 || nf.Errors != 1 {
+		t.Fatalf("not_found: %+v", nf)
+	}
+	if byName["panic"].Calls != 0 {
+		t.Fatal("uncalled tool has calls")
+	}
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not reached in 10s")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+var _ = context.Background

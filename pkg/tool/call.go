@@ -1,0 +1,107 @@
+package tool
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// Level is an MCP logging level (RFC 5424 severities), lowest first.
+type Level int
+
+// The MCP logging levels in increasing severity.
+const (
+	LevelDebug Level = iota
+	LevelInfo
+	LevelNotice
+	LevelWarning
+	LevelError
+	LevelCritical
+	LevelAlert
+	LevelEmergency
+)
+
+var levelNames = [...]string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
+
+func (l Level) String() string {
+	if l < 0 || int(l) >= len(levelNames) {
+		return fmt.Sprintf("Level(%d)", int(l))
+	}
+	return levelNames[l]
+}
+
+// ParseLevel maps an MCP level name to a Level.
+func ParseLevel(s string) (Level, bool) {
+	for i, n := range levelNames {
+		if n == s {
+			return Level(i), true
+		}
+	}
+	return 0, false
+}
+
+// Client describes who is calling, as far as the daemon knows.
+type Client struct {
+	// Cwd is the client's working directory, from the shim's $/hearth/hello.
+	// Empty when unknown (a client connected without the shim).
+	Cwd string
+	// PID is the client's process id from the hello, or the socket peer's pid.
+	PID int
+	// Name and Version come from the client's initialize clientInfo.
+	Name, Version string
+	// Roots are the client's declared MCP roots as file paths, when known.
+	Roots []string
+}
+
+// Reporter carries a call's side messages back to its client. The protocol layer
+// implements it: progress is coalesced and never sent after the call's response.
+type Reporter interface {
+	Progress(progress, total float64, message string)
+	Log(level Level, logger string, data any)
+}
+
+// Call is what a handler is handed: its validated arguments and a way to talk
+// back while it runs.
+type Call struct {
+	// Tool is the name of the tool being called.
+	Tool string
+	// Args is the arguments object, already validated against the input schema.
+	Args json.RawMessage
+	// Client is the caller.
+	Client Client
+
+	reporter Reporter
+}
+
+// NewCall builds a Call; the protocol layer and tests use it.
+func NewCall(name string, args json.RawMessage, client Client, r Reporter) *Call {
+	if len(args) == 0 {
+		args = json.RawMessage("{}")
+	}
+	return &Call{Tool: name, Args: args, Client: client, reporter: r}
+}
+
+// Bind decodes the arguments into v (a pointer to a struct whose json tags
+// match the schema). The arguments were validated already, so an error here
+// means the struct and the schema disagree: a bug, reported as INVALID_REQUEST.
+func (c *Call) Bind(v any) error {
+	if err := json.Unmarshal(c.Args, v); err != nil {
+		return Errorf(InvalidRequest, "arguments do not fit %s: %v", c.Tool, err)
+	}
+	return nil
+}
+
+// Progress reports how far the call has come (progress strictly increasing;
+// total 0 when unknown). Reports are coalesced to at most 4 a second and are
+// dropped when the client asked for none or the call has been answered.
+func (c *Call) Progress(progress, total float64, message string) {
+	if c.reporter != nil {
+		c.reporter.Progress(progress, total, message)
+	}
+}
+
+// Log sends a notifications/message to the client when its level allows.
+func (c *Call) Log(level Level, logger string, data any) {
+	if c.reporter != nil {
+		c.reporter.Log(level, logger, data)
+	}
+}

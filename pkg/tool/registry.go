@@ -1,0 +1,266 @@
+package tool
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+var namePattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+// Definition is a tool as tools/list shows it: the MCP fields plus the
+// contract's schemaVersion and toolingVersion (seed 004 §2.1).
+type Definition struct {
+	Name           string          `json:"name"`
+	Title          string          `json:"title,omitempty"`
+	Description    string          `json:"description"`
+	InputSchema    json.RawMessage `json:"inputSchema"`
+	Annotations    Annotations     `json:"annotations"`
+	SchemaVersion  int             `json:"schemaVersion"`
+	ToolingVersion string          `json:"toolingVersion"`
+}
+
+// Entry is a registered tool with its compiled input schema.
+type Entry struct {
+	Tool
+	schema     *jsonschema.Schema
+	definition Definition
+}
+
+// Definition returns the tool's tools/list definition.
+func (e *Entry) Definition() Definition { return e.definition }
+
+// Registry holds the tools a daemon serves. Add all tools before serving; after
+// that the registry is only read and is safe for concurrent use.
+type Registry struct {
+	mu             sync.RWMutex
+	toolingVersion string
+	byName         map[string]*Entry
+	sorted         []*Entry
+}
+
+// NewRegistry returns an empty registry whose definitions carry toolingVersion.
+func NewRegistry(toolingVersion string) *Registry {
+	return &Registry{toolingVersion: toolingVersion, byName: map[string]*Entry{}}
+}
+
+// Add checks t against the tool contract and registers it.
+func (r *Registry) Add(t Tool) error {
+	e, err := compile(t, r.toolingVersion)
+	if err != nil {
+		return fmt.Errorf("tool %q: %w", t.Name, err)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, dup := r.byName[t.Name]; dup {
+		return fmt.Errorf("tool %q: registered twice", t.Name)
+	}
+	r.byName[t.Name] = e
+	i := sort.Search(len(r.sorted), func(i int) bool { return r.sorted[i].Name >= t.Name })
+	r.sorted = append(r.sorted, nil)
+	copy(r.sorted[i+1:], r.sorted[i:])
+	r.sorted[i] = e
+	return nil
+}
+
+// Lookup finds a tool by name.
+func (r *Registry) Lookup(name string) (*Entry, bool) {
+	r.mu.RLock()
+	e, ok := r.byName[name]
+	r.mu.RUnlock()
+	return e, ok
+}
+
+// List returns the tools sorted by name.
+func (r *Registry) List() []*Entry {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return append([]*Entry(nil), r.sorted...)
+}
+
+// Len is the number of registered tools.
+func (r *Registry) Len() int {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return len(r.sorted)
+}
+
+// ToolingVersion is the build version every definition carries.
+func (r *Registry) ToolingVersion() string { return r.toolingVersion }
+
+// refuseLoader keeps tool schemas self-contained: nothing is ever fetched.
+type refuseLoader struct{}
+
+func (refuseLoader) Load(url string) (any, error) {
+	return nil, fmt.Errorf("tool schemas must be self-contained; refusing to load %s", url)
+}
+
+func compile(t Tool, toolingVersion string) (*Entry, error) {
+	if !namePattern.MatchString(t.Name) {
+		return nil, errors.New("name must be 1-64 letters, digits, '_' or '-'")
+	}
+	if strings.TrimSpace(t.Description) == "" {
+		return nil, errors.New("description is empty")
+	}
+	if t.SchemaVersion < 1 {
+		return nil, errors.New("schemaVersion must be a positive integer")
+	}
+	if t.Handler == nil {
+		return nil, errors.New("no handler")
+	}
+	if t.Timeout < 0 {
+		return nil, errors.New("negative timeout")
+	}
+	var shape struct {
+		Schema               string                     `json:"$schema"`
+		Type                 any                        `json:"type"`
+		AdditionalProperties any                        `json:"additionalProperties"`
+		Properties           map[string]json.RawMessage `json:"properties"`
+	}
+	if err := json.Unmarshal(t.InputSchema, &shape); err != nil {
+		return nil, fmt.Errorf("inputSchema is not a JSON object: %w", err)
+	}
+	if shape.Schema != "" && shape.Schema != "https://json-schema.org/draft/2020-12/schema" {
+		return nil, fmt.Errorf("inputSchema $schema must be Draft 2020-12, got %q", shape.Schema)
+	}
+	if shape.Type != "object" {
+		return nil, errors.New(`inputSchema must have "type":"object"`)
+	}
+	if shape.AdditionalProperties != false {
+		return nil, errors.New(`inputSchema must have "additionalProperties":false (unknown arguments are rejected, never ignored)`)
+	}
+	for name, raw := range shape.Properties {
+		var p struct {
+			Description string `json:"description"`
+			Type        any    `json:"type"`
+		}
+		if err := json.Unmarshal(raw, &p); err != nil {
+			return nil, fmt.Errorf("property %q: %w", name, err)
+		}
+		if strings.TrimSpace(p.Description) == "" {
+			return nil, fmt.Errorf("property %q has no description", name)
+		}
+		if name == t.TimeoutArg && p.Type != "integer" {
+			return nil, fmt.Errorf("timeout argument %q must be an integer (milliseconds)", name)
+		}
+	}
+	if t.TimeoutArg != "" {
+		if _, ok := shape.Properties[t.TimeoutArg]; !ok {
+			return nil, fmt.Errorf("timeout argument %q is not in the input schema", t.TimeoutArg)
+		}
+	}
+
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(t.InputSchema))
+	if err != nil {
+		return nil, fmt.Errorf("inputSchema: %w", err)
+	}
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	c.UseLoader(refuseLoader{})
+	loc := "hearth:tool/" + t.Name + ".json"
+	if err := c.AddResource(loc, doc); err != nil {
+		return nil, fmt.Errorf("inputSchema: %w", err)
+	}
+	sch, err := c.Compile(loc)
+	if err != nil {
+		return nil, fmt.Errorf("inputSchema does not compile: %w", err)
+	}
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, t.InputSchema); err != nil {
+		return nil, fmt.Errorf("inputSchema: %w", err)
+	}
+	e := &Entry{Tool: t, schema: sch}
+	e.InputSchema = compact.Bytes()
+	e.definition = Definition{
+		Name:           t.Name,
+		Title:          t.Title,
+		Description:    t.Description,
+		InputSchema:    e.InputSchema,
+		Annotations:    t.Annotations,
+		SchemaVersion:  t.SchemaVersion,
+		ToolingVersion: toolingVersion,
+	}
+	return e, nil
+}
+
+// maxReportedViolations bounds an INVALID_REQUEST reply: errors never echo a
+// large input back.
+const maxReportedViolations = 10
+
+// CheckArgs validates a call's raw arguments against the tool's input schema.
+// Missing arguments (nil or JSON null) count as {}. It returns the arguments to
+// hand the handler, or an INVALID_REQUEST error naming what is wrong.
+func (e *Entry) CheckArgs(raw json.RawMessage) (json.RawMessage, *Error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+		raw = json.RawMessage("{}")
+	}
+	if raw[0] != '{' {
+		return nil, Errorf(InvalidRequest, "arguments of %s must be a JSON object", e.Name)
+	}
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return nil, Errorf(InvalidRequest, "arguments of %s are not valid JSON: %s", e.Name, truncate(err.Error(), 200))
+	}
+	if err := e.schema.Validate(inst); err != nil {
+		vs := SchemaViolations(err)
+		msgs := make([]string, 0, len(vs))
+		for i, v := range vs {
+			if i == 3 {
+				msgs = append(msgs, fmt.Sprintf("and %d more", len(vs)-3))
+				break
+			}
+			msgs = append(msgs, v.String())
+		}
+		if len(vs) > maxReportedViolations {
+			vs = vs[:maxReportedViolations]
+		}
+		return nil, &Error{
+			Code:    InvalidRequest,
+			Message: "invalid arguments for " + e.Name + ": " + strings.Join(msgs, "; "),
+			Fields:  map[string]any{"errors": vs},
+		}
+	}
+	return raw, nil
+}
+
+// Timeout returns the time limit for one call with the given (validated) arguments.
+func (e *Entry) CallTimeout(args json.RawMessage) time.Duration {
+	d := e.Timeout
+	if d == 0 {
+		d = DefaultTimeout
+	}
+	if e.TimeoutArg == "" {
+		return d
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(args, &m) != nil {
+		return d
+	}
+	if raw, ok := m[e.TimeoutArg]; ok {
+		var ms int64
+		if json.Unmarshal(raw, &ms) == nil && ms > 0 {
+			return time.Duration(ms) * time.Millisecond
+		}
+	}
+	return d
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	// Cut on a rune boundary.
+	for n > 0 && n < len(s) && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return s[:n] + "…"
+}

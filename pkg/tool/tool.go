@@ -1,0 +1,84 @@
+package tool
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// DefaultTimeout bounds a call whose tool declares no timeout of its own.
+const DefaultTimeout = 60 * time.Second
+
+// Tool is one tool's definition and handler.
+type Tool struct {
+	// Name is the stable identifier clients call (letters, digits, '_' and '-').
+	Name string
+	// Title is a short human-readable name (optional).
+	Title string
+	// Description says what the tool does, for the model and the user.
+	Description string
+	// InputSchema is a Draft 2020-12 JSON Schema with "type":"object" and
+	// "additionalProperties":false; every property has a description. It must be
+	// self-contained: no $ref outside the document.
+	InputSchema json.RawMessage
+	// SchemaVersion is the tool's monotonic contract version (seed 004 §2): bump it
+	// when argument names or meanings, defaults, result shape, error codes or
+	// cancellation/timeout semantics change. A snapshot test pins it.
+	SchemaVersion int
+	// Annotations are the MCP behaviour hints.
+	Annotations Annotations
+	// Timeout is the default time limit of one call; zero means DefaultTimeout.
+	Timeout time.Duration
+	// TimeoutArg names an integer argument (milliseconds) that overrides Timeout
+	// for one call, when the tool's schema declares it. Empty: not overridable.
+	TimeoutArg string
+	// PlainMethod also serves the tool as a plain JSON-RPC method of the same name
+	// whose params are the arguments and whose result is the tool's result object
+	// (seed 001 compatibility). Such methods work without an MCP initialize.
+	PlainMethod bool
+	// Handler does the work. It must return promptly once ctx is done.
+	Handler Handler
+}
+
+// Annotations are MCP tool annotations. All four are always sent, so a client
+// never falls back to the protocol's pessimistic defaults by accident.
+type Annotations struct {
+	ReadOnly    bool `json:"readOnlyHint"`
+	Destructive bool `json:"destructiveHint"`
+	Idempotent  bool `json:"idempotentHint"`
+	OpenWorld   bool `json:"openWorldHint"`
+}
+
+// Handler runs one call. It returns the result object (anything that marshals to
+// a JSON object) or an error:
+//   - a *[Error]: an isError result carrying its code, message and fields;
+//   - a *[RPCError]: a JSON-RPC error response (store unavailable, seed 003);
+//   - ctx.Err() after cancellation or timeout: the protocol layer answers with
+//     CANCELLED or TOOL_TIMEOUT as the contract says;
+//   - any other error: an isError result with code INTERNAL, logged.
+type Handler func(ctx context.Context, call *Call) (any, error)
+
+// Family is a group of tools sharing state (a catalog, a store). The daemon
+// opens each family once at start, adds its tools to the registry and closes it
+// on shutdown.
+type Family interface {
+	Tools() []Tool
+	Close() error
+}
+
+// Opener opens a family with the daemon's environment.
+type Opener func(Env) (Family, error)
+
+// Env is what the daemon hands a family when it opens it.
+type Env struct {
+	// Home is the data directory ($HEARTH_HOME), already checked by the version guard.
+	Home string
+	// Getenv reads the daemon's configuration (os.Getenv in production).
+	Getenv func(string) string
+	// Log writes structured logs to the daemon's stderr.
+	Log *zap.Logger
+	// Version is the daemon's build version (for toolingVersion and reports).
+	Version string
+}
