@@ -26,7 +26,16 @@ type Definition struct {
 	Annotations    Annotations     `json:"annotations"`
 	SchemaVersion  int             `json:"schemaVersion"`
 	ToolingVersion string          `json:"toolingVersion"`
+	// Meta repeats the two versions under MCP's _meta, because SDK clients
+	// (the TypeScript one among them) drop unknown top-level tool fields.
+	Meta map[string]any `json:"_meta"`
 }
+
+// Keys of the versions in a definition's _meta (docs/decisions/0002).
+const (
+	MetaSchemaVersion  = "dev.hearth/schemaVersion"
+	MetaToolingVersion = "dev.hearth/toolingVersion"
+)
 
 // Entry is a registered tool with its compiled input schema.
 type Entry struct {
@@ -187,6 +196,7 @@ func compile(t Tool, toolingVersion string) (*Entry, error) {
 		Annotations:    t.Annotations,
 		SchemaVersion:  t.SchemaVersion,
 		ToolingVersion: toolingVersion,
+		Meta:           map[string]any{MetaSchemaVersion: t.SchemaVersion, MetaToolingVersion: toolingVersion},
 	}
 	return e, nil
 }

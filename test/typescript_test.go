@@ -1,0 +1,68 @@
+package test
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
+
+// TestTypeScriptSDKOverStdio runs test/ts/client.mjs, which drives hearthd
+// through the official @modelcontextprotocol/sdk StdioClientTransport.
+func TestTypeScriptSDKOverStdio(t *testing.T) {
+	node, err := exec.LookPath("node")
+	needOrSkip(t, err == nil, "node")
+	_, err = os.Stat(filepath.Join("ts", "node_modules", "@modelcontextprotocol", "sdk"))
+	needOrSkip(t, err == nil, "test/ts/node_modules (npm ci in test/ts)")
+
+	cmd := exec.Command(node, "ts/client.mjs", bin.hearthd, "stdio")
+	cmd.Env = append(os.Environ(), "HEARTH_HOME="+t.TempDir())
+	out, err := cmd.Output()
+	if err != nil {
+		stderr := ""
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = string(ee.Stderr)
+		}
+		t.Fatalf("client.mjs: %v\n%s", err, stderr)
+	}
+	var got struct {
+		Server struct{ Name string }
+		Tools  []struct {
+			Name        string
+			Meta        map[string]any
+			Annotations map[string]any
+		}
+		Status struct {
+			IsError    bool
+			Structured map[string]any
+			Text       string
+		}
+		Bad struct {
+			IsError bool
+			Text    string
+		}
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("client output %q: %v", out, err)
+	}
+	if got.Server.Name != "hearth" || len(got.Tools) == 0 {
+		t.Fatalf("server/tools: %+v", got)
+	}
+	for _, tl := range got.Tools {
+		if tl.Meta["dev.hearth/schemaVersion"] == nil || tl.Annotations == nil {
+			t.Fatalf("tool %s lacks contract fields through the TS SDK: %+v", tl.Name, tl)
+		}
+	}
+	if got.Status.IsError || got.Status.Structured["mode"] != "stdio" {
+		t.Fatalf("daemon_status: %+v", got.Status)
+	}
+	var text map[string]any
+	if err := json.Unmarshal([]byte(got.Status.Text), &text); err != nil || text["mode"] != "stdio" {
+		t.Fatalf("content[0].text is not the same JSON: %q", got.Status.Text)
+	}
+	var bad map[string]any
+	if !got.Bad.IsError || json.Unmarshal([]byte(got.Bad.Text), &bad) != nil || bad["code"] != "INVALID_REQUEST" {
+		t.Fatalf("unknown argument: %+v", got.Bad)
+	}
+}
