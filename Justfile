@@ -1,0 +1,29 @@
+# hearth recipes. `just` is optional: each recipe only names the plain go
+# command it runs (npm's rust-just package ships `just` if you want it).
+
+commit := `git rev-parse --short HEAD 2>/dev/null || echo dev`
+ldflags := "-X github.com/hearth-mcp/hearth/pkg/version.Commit=" + commit
+
+# Build both binaries into ./bin
+build:
+    go build -ldflags "{{ldflags}}" -o bin/ ./daemon/hearthd
+
+# Unit and end-to-end tests (the README's test command)
+test:
+    go test ./...
+
+# End-to-end tests only, verbose
+e2e:
+    go test -count=1 -v ./test/
+
+# Benchmarks against the targets and the go-sdk peer
+bench:
+    go test ./test/bench -run '^$' -bench . -benchtime 20000x
+
+# Run the daemon on its embedded defaults (Unix socket)
+run:
+    go run ./daemon/hearthd serve
+
+# Install the binaries into $GOBIN
+install:
+    go install -ldflags "{{ldflags}}" ./daemon/hearthd
