@@ -5,8 +5,9 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"time"
+
+	"github.com/hearth-mcp/hearth/pkg/endpoint"
 )
 
 // Mode is how the daemon talks to clients.
@@ -17,10 +18,6 @@ const (
 	ModeStdio  Mode = "stdio"
 	ModeSocket Mode = "socket"
 )
-
-// maxSocketPath is sun_path's size on Linux minus the terminating NUL
-// (macOS has 104): a longer path would be silently truncated by bind.
-const maxSocketPath = 107
 
 // Config is the daemon's configuration, read from the environment.
 type Config struct {
@@ -41,6 +38,10 @@ type Config struct {
 	QueueDepth int
 	// LogLevel is the stderr log level (debug, info, warn, error).
 	LogLevel string
+	// IdleTimeout ends a socket daemon that has had no client for this long
+	// (HEARTH_IDLE_TIMEOUT; the shim sets it for daemons it autostarts).
+	// Zero: serve until stopped.
+	IdleTimeout time.Duration
 }
 
 // Getenv reads one variable; tests pass a map's lookup.
@@ -64,6 +65,13 @@ func LoadConfig(mode Mode, getenv Getenv) (Config, error) {
 		}
 		c.DrainTimeout = d
 	}
+	if v := getenv("HEARTH_IDLE_TIMEOUT"); v != "" && v != "0" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			return c, fmt.Errorf("HEARTH_IDLE_TIMEOUT=%q: want a duration such as 10m, or 0 for never", v)
+		}
+		c.IdleTimeout = d
+	}
 	if v := getenv("HEARTH_QUEUE_DEPTH"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > 1<<20 {
@@ -71,7 +79,7 @@ func LoadConfig(mode Mode, getenv Getenv) (Config, error) {
 		}
 		c.QueueDepth = n
 	}
-	path, ours, err := SocketPath(getenv)
+	path, ours, err := endpoint.SocketPath(endpoint.Getenv(getenv))
 	if err != nil {
 		return c, err
 	}
@@ -93,30 +101,4 @@ func LoadConfig(mode Mode, getenv Getenv) (Config, error) {
 		// readiness file would claim a socket daemon is up when none is.
 	}
 	return c, nil
-}
-
-// SocketPath returns the socket path the daemon binds and the shim dials
-// (DESIGN.md §6), and whether it is hearth's own default location.
-func SocketPath(getenv Getenv) (path string, ours bool, err error) {
-	if v := getenv("MCP_SOCKET_PATH"); v != "" {
-		path = v
-	} else if dir := getenv("XDG_RUNTIME_DIR"); dir != "" && filepath.IsAbs(dir) {
-		path, ours = filepath.Join(dir, "hearth", "hearthd.sock"), true
-	} else {
-		path, ours = filepath.Join(os.TempDir(), fmt.Sprintf("hearth-%d", os.Getuid()), "hearthd.sock"), true
-	}
-	if !filepath.IsAbs(path) {
-		abs, err := filepath.Abs(path)
-		if err != nil {
-			return "", false, fmt.Errorf("socket path %q: %w", path, err)
-		}
-		path = abs
-	}
-	if len(path) > maxSocketPath {
-		return "", false, fmt.Errorf("socket path %s is %d bytes; Unix sockets allow at most %d: set MCP_SOCKET_PATH to a shorter path", path, len(path), maxSocketPath)
-	}
-	if strings.ContainsRune(path, 0) {
-		return "", false, fmt.Errorf("socket path contains a NUL byte")
-	}
-	return path, ours, nil
 }

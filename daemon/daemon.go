@@ -154,12 +154,24 @@ func (d *Daemon) runSocket(ctx context.Context) error {
 		zap.String("mode", "socket"), zap.String("path", d.cfg.SocketPath), zap.Int("tools", d.reg.Len()))
 
 	var conns sync.WaitGroup
+	idle := newIdleTimer(d.cfg.IdleTimeout)
+	// serveCtx ends serving on a signal or when the idle timeout passes; every
+	// session drains when it is cancelled.
+	serveCtx, stopServing := context.WithCancel(ctx)
+	defer stopServing()
 	acceptDone := make(chan struct{})
 	go func() {
 		defer close(acceptDone)
-		d.accept(ctx, ln.UnixListener, &conns)
+		d.accept(serveCtx, ln.UnixListener, &conns, idle)
 	}()
-	<-ctx.Done()
+	reason := "signal"
+	select {
+	case <-ctx.Done():
+	case <-idle.expired():
+		reason = "idle"
+		d.log.Info("no client for the idle timeout; stopping", zap.Duration("idle_timeout", d.cfg.IdleTimeout))
+	}
+	stopServing()
 	ln.UnixListener.Close() // stop accepting; sessions see ctx and drain
 	<-acceptDone
 
@@ -171,12 +183,12 @@ func (d *Daemon) runSocket(ctx context.Context) error {
 	case <-time.After(bound):
 		d.log.Warn("some connections did not finish draining", zap.Duration("waited", bound))
 	}
-	d.logShutdown("socket", "signal")
+	d.logShutdown("socket", reason)
 	return nil
 }
 
 // accept serves every connection whose peer is our own uid.
-func (d *Daemon) accept(ctx context.Context, ln *net.UnixListener, conns *sync.WaitGroup) {
+func (d *Daemon) accept(ctx context.Context, ln *net.UnixListener, conns *sync.WaitGroup, idle *idleTimer) {
 	uid := os.Getuid()
 	backoff := 5 * time.Millisecond
 	for {
@@ -200,8 +212,10 @@ func (d *Daemon) accept(ctx context.Context, ln *net.UnixListener, conns *sync.W
 			continue
 		}
 		conns.Add(1)
+		idle.connected()
 		go func() {
 			defer conns.Done()
+			defer idle.disconnected()
 			defer c.Close()
 			err := d.srv.Serve(ctx, mcp.Conn{Reader: c, Writer: c, CloseRead: c.CloseRead, Client: tool.Client{PID: p.PID}})
 			if err != nil && !errors.Is(err, mcp.ErrWriteFailed) {

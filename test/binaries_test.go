@@ -20,6 +20,7 @@ import (
 var bin struct {
 	dir     string
 	hearthd string
+	hearth  string
 }
 
 func TestMain(m *testing.M) {
@@ -32,9 +33,12 @@ func TestMain(m *testing.M) {
 	os.Chmod(dir, 0o755)
 	bin.dir = dir
 	bin.hearthd = filepath.Join(dir, "hearthd")
-	if out, err := exec.Command("go", "build", "-o", bin.hearthd, "github.com/hearth-mcp/hearth/daemon/hearthd").CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "building hearthd: %v\n%s", err, out)
-		os.Exit(1)
+	bin.hearth = filepath.Join(dir, "hearth") // beside hearthd, where the shim looks first
+	for out, pkg := range map[string]string{bin.hearthd: "github.com/hearth-mcp/hearth/daemon/hearthd", bin.hearth: "github.com/hearth-mcp/hearth/shim/hearth"} {
+		if o, err := exec.Command("go", "build", "-o", out, pkg).CombinedOutput(); err != nil {
+			fmt.Fprintf(os.Stderr, "building %s: %v\n%s", pkg, err, o)
+			os.Exit(1)
+		}
 	}
 	code := m.Run()
 	os.RemoveAll(dir)

@@ -3,7 +3,9 @@ package test
 import (
 	"context"
 	"net"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -80,4 +82,24 @@ func TestGoSDKOverSocket(t *testing.T) {
 	}
 	exerciseSession(t, &mcp.IOTransport{Reader: conn, Writer: conn}, "socket")
 	d.stop(t)
+}
+
+// shimEnv is the environment of a shim (and the daemon it autostarts) in a
+// private runtime and state directory.
+func shimEnv(t *testing.T, extra ...string) (env []string, runtime, state string) {
+	t.Helper()
+	runtime = shortTempDir(t)
+	state = t.TempDir()
+	env = append(os.Environ(), "XDG_RUNTIME_DIR="+runtime, "XDG_STATE_HOME="+state, "HEARTH_HOME="+filepath.Join(state, "home"),
+		"MCP_SOCKET_PATH=", "MCP_READY_FILE=", "HEARTH_NO_AUTOSTART=", "HEARTH_DAEMON=", "HEARTH_IDLE_TIMEOUT=")
+	env = append(env, extra...)
+	t.Cleanup(func() { killDaemonsIn(runtime) })
+	return env, runtime, state
+}
+
+func TestGoSDKThroughShim(t *testing.T) {
+	env, _, _ := shimEnv(t)
+	cmd := exec.Command(bin.hearth)
+	cmd.Env = env
+	exerciseSession(t, &mcp.CommandTransport{Command: cmd}, "socket")
 }

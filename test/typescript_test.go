@@ -11,13 +11,25 @@ import (
 // TestTypeScriptSDKOverStdio runs test/ts/client.mjs, which drives hearthd
 // through the official @modelcontextprotocol/sdk StdioClientTransport.
 func TestTypeScriptSDKOverStdio(t *testing.T) {
+	runTypeScriptClient(t, append(os.Environ(), "HEARTH_HOME="+t.TempDir()), "stdio", bin.hearthd, "stdio")
+}
+
+// TestTypeScriptSDKThroughShim: the same session through `hearth`, which
+// autostarts the socket daemon.
+func TestTypeScriptSDKThroughShim(t *testing.T) {
+	env, _, _ := shimEnv(t)
+	runTypeScriptClient(t, env, "socket", bin.hearth)
+}
+
+func runTypeScriptClient(t *testing.T, env []string, wantMode string, command ...string) {
+	t.Helper()
 	node, err := exec.LookPath("node")
 	needOrSkip(t, err == nil, "node")
 	_, err = os.Stat(filepath.Join("ts", "node_modules", "@modelcontextprotocol", "sdk"))
 	needOrSkip(t, err == nil, "test/ts/node_modules (npm ci in test/ts)")
 
-	cmd := exec.Command(node, "ts/client.mjs", bin.hearthd, "stdio")
-	cmd.Env = append(os.Environ(), "HEARTH_HOME="+t.TempDir())
+	cmd := exec.Command(node, append([]string{"ts/client.mjs"}, command...)...)
+	cmd.Env = env
 	out, err := cmd.Output()
 	if err != nil {
 		stderr := ""
@@ -54,11 +66,11 @@ func TestTypeScriptSDKOverStdio(t *testing.T) {
 			t.Fatalf("tool %s lacks contract fields through the TS SDK: %+v", tl.Name, tl)
 		}
 	}
-	if got.Status.IsError || got.Status.Structured["mode"] != "stdio" {
+	if got.Status.IsError || got.Status.Structured["mode"] != wantMode {
 		t.Fatalf("daemon_status: %+v", got.Status)
 	}
 	var text map[string]any
-	if err := json.Unmarshal([]byte(got.Status.Text), &text); err != nil || text["mode"] != "stdio" {
+	if err := json.Unmarshal([]byte(got.Status.Text), &text); err != nil || text["mode"] != wantMode {
 		t.Fatalf("content[0].text is not the same JSON: %q", got.Status.Text)
 	}
 	var bad map[string]any

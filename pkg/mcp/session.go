@@ -252,6 +252,11 @@ func (s *session) notify(msg *jsonrpc.Message) {
 		if json.Unmarshal(msg.Params, &p) == nil {
 			s.cancelRequest(jsonrpc.Key(p.ID), cancelWithReply)
 		}
+	case "$/hearth/tooLarge":
+		// The shim read a line over the guard and discarded it; the client
+		// must still get the payload_too_large reply, in its place.
+		s.srv.requests.Add(1)
+		s.enqueueAnswer([]byte(jsonrpc.TooLargeFrame))
 	case "notifications/initialized":
 		// Nothing to do: requests are served once initialize has been answered.
 	case "$/hearth/hello":

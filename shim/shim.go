@@ -1,0 +1,380 @@
+//go:build unix
+
+package shim
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/hearth-mcp/hearth/pkg/endpoint"
+	"github.com/hearth-mcp/hearth/pkg/frame"
+	"github.com/hearth-mcp/hearth/pkg/jsonrpc"
+	"github.com/hearth-mcp/hearth/pkg/version"
+)
+
+// Tunables of the relay.
+const (
+	// maxDaemonLine bounds one frame from the daemon; its replies are far
+	// smaller, but a show_file of a 1 MiB file grows when JSON-escaped.
+	maxDaemonLine = 64 << 20
+	// reconnectAttempts bound how long the shim tries to get a daemon back.
+	reconnectAttempts = 6
+	// drainWait bounds how long, after the client's stdin ends, the shim
+	// waits for the replies still owed.
+	drainWait = 30 * time.Second
+)
+
+// CodeLost is the JSON-RPC error for a request the daemon never answered.
+const CodeLost = jsonrpc.CodeLost
+
+// Options configure a shim run.
+type Options struct {
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+	Getenv func(string) string
+}
+
+// Shim relays one client's session.
+type Shim struct {
+	opts            Options
+	getenv          func(string) string
+	socket          string
+	socketDirIsOurs bool
+	noAutostart     bool
+	out             *frame.Writer
+
+	mu      sync.Mutex // conn, gen, closing, ended; held while writing to the daemon
+	conn    *net.UnixConn
+	gen     int
+	closing bool // the client's stdin has ended
+	ended   bool
+	exit    int
+	done    chan struct{}
+
+	imu         sync.Mutex // the client's session state
+	inflight    map[string]json.RawMessage
+	initFrame   []byte // the client's initialize, replayed after a reconnect
+	initialized bool
+	replayID    string // the replayed initialize's id: its reply is swallowed
+	replays     int
+}
+
+// Run relays until the client's stdin ends (exit 0) or the daemon cannot be
+// reached (exit 1). Only JSON-RPC frames are ever written to Stdout.
+func Run(opts Options) int {
+	s := &Shim{
+		opts:     opts,
+		getenv:   opts.Getenv,
+		out:      frame.NewWriter(opts.Stdout),
+		inflight: map[string]json.RawMessage{},
+		done:     make(chan struct{}),
+	}
+	path, ours, err := endpoint.SocketPath(endpoint.Getenv(s.getenv))
+	if err != nil {
+		s.say("%v", err)
+		return 1
+	}
+	s.socket, s.socketDirIsOurs = path, ours
+	s.noAutostart = s.getenv("HEARTH_NO_AUTOSTART") != ""
+
+	conn, err := s.connect()
+	if err != nil {
+		s.say("cannot reach the hearth daemon at %s: %v", s.socket, err)
+		return 1
+	}
+	s.mu.Lock()
+	s.attach(conn)
+	s.mu.Unlock()
+	s.readClient()
+	<-s.done
+	return s.exit
+}
+
+func (s *Shim) say(format string, args ...any) {
+	fmt.Fprintf(s.opts.Stderr, "hearth: "+format+"\n", args...)
+}
+
+// attach makes c the current connection and greets the daemon; s.mu is held.
+func (s *Shim) attach(c *net.UnixConn) {
+	s.conn = c
+	s.gen++
+	cwd, _ := os.Getwd()
+	hello, _ := jsonrpc.NotificationFrame("$/hearth/hello", map[string]any{
+		"cwd": cwd, "pid": os.Getppid(), "shim_pid": os.Getpid(), "version": version.Tooling(),
+	})
+	s.writeDaemonLocked(hello)
+	go s.readDaemon(c, s.gen)
+}
+
+func (s *Shim) writeDaemonLocked(line []byte) error {
+	if s.conn == nil {
+		return net.ErrClosed
+	}
+	buf := make([]byte, 0, len(line)+1)
+	buf = append(append(buf, line...), '\n')
+	_, err := s.conn.Write(buf)
+	return err
+}
+
+// readClient forwards the client's frames, noting what a reconnect needs.
+func (s *Shim) readClient() {
+	r := frame.NewReader(s.opts.Stdin)
+	for {
+		line, err := r.Read()
+		if errors.Is(err, frame.ErrTooLarge) {
+			// Discarded here; the daemon answers payload_too_large in order.
+			note, _ := jsonrpc.NotificationFrame("$/hearth/tooLarge", map[string]any{})
+			s.forward(note)
+			continue
+		}
+		if err != nil {
+			s.clientEnded()
+			return
+		}
+		s.forward(line)
+	}
+}
+
+// note records requests in flight and the session's initialize. It runs
+// under s.mu together with the write, so a reconnect sees every request
+// either as sent to the old daemon (and lost) or not yet sent at all.
+func (s *Shim) note(line []byte) {
+	msg, perr := jsonrpc.Parse(line)
+	if perr != nil {
+		return // the daemon answers it
+	}
+	s.imu.Lock()
+	defer s.imu.Unlock()
+	switch msg.Kind {
+	case jsonrpc.Request:
+		s.inflight[msg.ID.Key()] = append(json.RawMessage(nil), msg.ID.Raw()...)
+		if msg.Method == "initialize" {
+			s.initFrame = append([]byte(nil), line...)
+		}
+	case jsonrpc.Notification:
+		switch msg.Method {
+		case "notifications/initialized":
+			s.initialized = true
+		case "notifications/cancelled":
+			// MCP: no reply will come; the request is no longer owed.
+			var p struct {
+				RequestID json.RawMessage `json:"requestId"`
+			}
+			if json.Unmarshal(msg.Params, &p) == nil {
+				delete(s.inflight, jsonrpc.Key(p.RequestID))
+			}
+		}
+	}
+}
+
+func (s *Shim) forward(line []byte) {
+	s.mu.Lock()
+	if s.ended {
+		s.mu.Unlock()
+		return
+	}
+	s.note(line)
+	err := s.writeDaemonLocked(line)
+	gen := s.gen
+	s.mu.Unlock()
+	if err != nil {
+		s.lost(gen)
+	}
+}
+
+// readDaemon relays the daemon's frames to the client until the connection ends.
+func (s *Shim) readDaemon(c *net.UnixConn, gen int) {
+	r := frame.NewReaderSize(c, maxDaemonLine)
+	for {
+		line, err := r.Read()
+		if errors.Is(err, frame.ErrTooLarge) {
+			s.say("dropped a frame over %d bytes from the daemon", maxDaemonLine)
+			continue
+		}
+		if err != nil {
+			s.lost(gen)
+			return
+		}
+		if s.settle(line) {
+			continue
+		}
+		if err := s.out.WriteRaw(line); err == nil {
+			err = s.out.Flush()
+		}
+		if err != nil { // the client stopped reading: nothing left to do
+			s.finish(0)
+			return
+		}
+		s.maybeDone()
+	}
+}
+
+// settle marks a response as delivered; it reports whether the frame is the
+// reply to a replayed initialize, which the client must not see.
+func (s *Shim) settle(line []byte) (swallow bool) {
+	msg, perr := jsonrpc.Parse(line)
+	if perr != nil || msg.Kind != jsonrpc.Response {
+		return false
+	}
+	key := msg.ID.Key()
+	s.imu.Lock()
+	defer s.imu.Unlock()
+	if s.replayID != "" && key == s.replayID {
+		s.replayID = ""
+		return true
+	}
+	delete(s.inflight, key)
+	return false
+}
+
+// clientEnded: stdin is done. Half-close so the daemon answers what it owes,
+// then end once every reply is out (bounded by drainWait).
+func (s *Shim) clientEnded() {
+	s.mu.Lock()
+	s.closing = true
+	if s.conn != nil {
+		_ = s.conn.CloseWrite()
+	}
+	s.mu.Unlock()
+	s.maybeDone()
+	go func() {
+		select {
+		case <-s.done:
+		case <-time.After(drainWait):
+			s.say("gave up waiting for the daemon's last replies after %v", drainWait)
+			s.mu.Lock()
+			owed := s.takeInflight()
+			s.mu.Unlock()
+			s.answerLost(owed, "the hearth daemon did not answer before the client closed")
+			s.finish(0)
+		}
+	}()
+}
+
+func (s *Shim) maybeDone() {
+	s.mu.Lock()
+	closing := s.closing
+	s.mu.Unlock()
+	if !closing {
+		return
+	}
+	s.imu.Lock()
+	owed := len(s.inflight)
+	s.imu.Unlock()
+	if owed == 0 {
+		s.finish(0)
+	}
+}
+
+func (s *Shim) finish(code int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ended {
+		return
+	}
+	s.ended = true
+	s.exit = code
+	if s.conn != nil {
+		s.conn.Close()
+	}
+	close(s.done)
+}
+
+// lost handles the end of connection gen: reconnect (replaying the session
+// and failing what was in flight), or, after stdin ended, finish.
+func (s *Shim) lost(gen int) {
+	s.mu.Lock()
+	if gen != s.gen || s.ended {
+		s.mu.Unlock()
+		return
+	}
+	if s.conn != nil {
+		s.conn.Close()
+		s.conn = nil
+	}
+	if s.closing {
+		owed := s.takeInflight()
+		s.mu.Unlock()
+		s.answerLost(owed, "the hearth daemon went away before answering; the request may be retried")
+		s.finish(0)
+		return
+	}
+	var err error
+	for attempt := 0; attempt < reconnectAttempts; attempt++ {
+		if attempt > 0 {
+			time.Sleep(time.Duration(50<<attempt) * time.Millisecond) // 100 ms … 1.6 s
+		}
+		var c *net.UnixConn
+		if c, err = s.connect(); err == nil {
+			owed := s.takeInflight() // before anything new can reach the new daemon
+			s.attach(c)
+			s.replay()
+			s.mu.Unlock()
+			s.answerLost(owed, "the hearth daemon restarted while this request was in flight; it was not completed and may be retried")
+			return
+		}
+		if errors.Is(err, errNotOurs) {
+			break
+		}
+	}
+	owed := s.takeInflight()
+	s.mu.Unlock()
+	s.say("lost the hearth daemon at %s and could not get it back: %v", s.socket, err)
+	s.answerLost(owed, "the hearth daemon went away and could not be restarted")
+	s.finish(1)
+}
+
+// replay re-sends the client's initialize (under a private id whose reply is
+// swallowed) and initialized, so the new daemon serves the same session; s.mu is held.
+func (s *Shim) replay() {
+	s.imu.Lock()
+	initFrame, initialized := s.initFrame, s.initialized
+	s.imu.Unlock()
+	if initFrame == nil {
+		return
+	}
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(initFrame, &fields) != nil {
+		return
+	}
+	s.imu.Lock()
+	s.replays++
+	s.replayID = "hearth-shim-replay-" + strconv.Itoa(s.replays)
+	id, _ := json.Marshal(s.replayID)
+	s.imu.Unlock()
+	fields["id"] = id
+	b, _ := json.Marshal(fields)
+	s.writeDaemonLocked(b)
+	if initialized {
+		n, _ := jsonrpc.NotificationFrame("notifications/initialized", map[string]any{})
+		s.writeDaemonLocked(n)
+	}
+}
+
+// takeInflight empties the set of requests owed to the client; s.mu is held.
+func (s *Shim) takeInflight() []json.RawMessage {
+	s.imu.Lock()
+	defer s.imu.Unlock()
+	ids := make([]json.RawMessage, 0, len(s.inflight))
+	for k, id := range s.inflight {
+		ids = append(ids, id)
+		delete(s.inflight, k)
+	}
+	return ids
+}
+
+// answerLost fails requests the daemon will never answer.
+func (s *Shim) answerLost(ids []json.RawMessage, why string) {
+	for _, id := range ids {
+		s.out.WriteRaw(jsonrpc.ErrorFrame(jsonrpc.RawID(id), &jsonrpc.Error{Code: CodeLost, Message: why}))
+	}
+	s.out.Flush()
+}
