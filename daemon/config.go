@@ -32,6 +32,9 @@ type Config struct {
 	SocketMode os.FileMode
 	// ReadyFile is written when serving starts and removed on exit; empty: none.
 	ReadyFile string
+	// ReadyFileDefault: ReadyFile was not chosen by MCP_READY_FILE, so it
+	// follows the socket (beside a socket systemd passes, too).
+	ReadyFileDefault bool
 	// DrainTimeout bounds how long shutdown waits for running calls.
 	DrainTimeout time.Duration
 	// QueueDepth bounds one connection's queued requests.
@@ -96,6 +99,7 @@ func LoadConfig(mode Mode, getenv Getenv) (Config, error) {
 		c.ReadyFile = v
 	case mode == ModeSocket:
 		c.ReadyFile = filepath.Join(filepath.Dir(c.SocketPath), "hearthd.ready")
+		c.ReadyFileDefault = true
 	default:
 		// A stdio daemon is one editor's private copy: writing the shared
 		// readiness file would claim a socket daemon is up when none is.

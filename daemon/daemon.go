@@ -34,6 +34,9 @@ type Daemon struct {
 	families []tool.Family
 	started  time.Time
 	running  atomic.Bool
+	// acceptHealthy is false while accept keeps failing; the systemd
+	// watchdog is only fed while it is true.
+	acceptHealthy atomic.Bool
 
 	// Stdin and Stdout are the stdio endpoint (os.Stdin/os.Stdout unless a test sets them).
 	Stdin  io.ReadCloser
@@ -44,6 +47,7 @@ type Daemon struct {
 // opened so far is closed again.
 func New(cfg Config, log *zap.Logger, env tool.Env, openers []tool.Opener) (*Daemon, error) {
 	d := &Daemon{cfg: cfg, log: log, reg: tool.NewRegistry(version.Tooling()), Stdin: os.Stdin, Stdout: os.Stdout}
+	d.acceptHealthy.Store(true)
 	if err := d.reg.Add(d.statusTool()); err != nil {
 		return nil, err
 	}
@@ -136,13 +140,10 @@ func (d *Daemon) runStdio(ctx context.Context) error {
 }
 
 func (d *Daemon) runSocket(ctx context.Context) error {
-	ln, err := listen(d.cfg)
+	ln, err := d.socket()
 	if err != nil {
 		return err
 	}
-	// The socket file is unlinked by ln.close at the very end, after the
-	// drain, not when accepting stops.
-	ln.SetUnlinkOnClose(false)
 	defer ln.close()
 	if d.cfg.ReadyFile != "" {
 		if err := writeReadyFile(d.cfg.ReadyFile, time.Now()); err != nil {
@@ -150,8 +151,11 @@ func (d *Daemon) runSocket(ctx context.Context) error {
 		}
 		defer os.Remove(d.cfg.ReadyFile)
 	}
-	d.log.Info("mcp:ready mode=socket path="+d.cfg.SocketPath,
-		zap.String("mode", "socket"), zap.String("path", d.cfg.SocketPath), zap.Int("tools", d.reg.Len()))
+	d.log.Info("mcp:ready mode=socket path="+ln.path,
+		zap.String("mode", "socket"), zap.String("path", ln.path), zap.Bool("socket_activated", ln.activated),
+		zap.Int("tools", d.reg.Len()))
+	d.notify("READY=1")
+	defer d.notify("STOPPING=1")
 
 	var conns sync.WaitGroup
 	idle := newIdleTimer(d.cfg.IdleTimeout)
@@ -164,6 +168,7 @@ func (d *Daemon) runSocket(ctx context.Context) error {
 		defer close(acceptDone)
 		d.accept(serveCtx, ln.UnixListener, &conns, idle)
 	}()
+	go d.watchdog(serveCtx, d.acceptHealthy.Load)
 	reason := "signal"
 	select {
 	case <-ctx.Done():
@@ -197,6 +202,7 @@ func (d *Daemon) accept(ctx context.Context, ln *net.UnixListener, conns *sync.W
 			if ctx.Err() != nil || errors.Is(err, net.ErrClosed) {
 				return
 			}
+			d.acceptHealthy.Store(false)
 			// EMFILE and friends: wait and try again rather than spin or die.
 			d.log.Error("accept failed", zap.Error(err), zap.Duration("retry_in", backoff))
 			time.Sleep(backoff)
@@ -204,6 +210,7 @@ func (d *Daemon) accept(ctx context.Context, ln *net.UnixListener, conns *sync.W
 			continue
 		}
 		backoff = 5 * time.Millisecond
+		d.acceptHealthy.Store(true)
 		p, err := peerOf(c)
 		if err != nil || p.UID != uid {
 			d.log.Warn("refused a connection from another user",

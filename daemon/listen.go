@@ -23,8 +23,33 @@ var ErrAlreadyRunning = errors.New("another hearthd is already serving this sock
 // binding it safe.
 type socketListener struct {
 	*net.UnixListener
-	path string
-	lock *os.File
+	path      string
+	lock      *os.File // nil when socket-activated
+	activated bool     // systemd owns the socket file
+}
+
+// socket returns the listening socket: the one systemd passed, else one we
+// bind ourselves under the single-instance lock.
+func (d *Daemon) socket() (*socketListener, error) {
+	ul, err := activated()
+	if err != nil {
+		return nil, err
+	}
+	if ul != nil {
+		path := ul.Addr().String()
+		if d.cfg.ReadyFileDefault {
+			d.cfg.ReadyFile = filepath.Join(filepath.Dir(path), "hearthd.ready")
+		}
+		return &socketListener{UnixListener: ul, path: path, activated: true}, nil
+	}
+	ln, err := listen(d.cfg)
+	if err != nil {
+		return nil, err
+	}
+	// The socket file is unlinked by close at the very end, after the drain,
+	// not when accepting stops.
+	ln.SetUnlinkOnClose(false)
+	return ln, nil
 }
 
 // listen takes the single-instance lock beside the socket, removes a stale
@@ -84,7 +109,10 @@ func listen(cfg Config) (*socketListener, error) {
 // close stops accepting, unlinks the socket and releases the lock, in that
 // order, so a successor can never find our socket file without our lock.
 func (l *socketListener) close() {
-	l.UnixListener.Close() // also unlinks: net.ListenUnix sets unlink-on-close
+	l.UnixListener.Close()
+	if l.activated {
+		return // systemd's socket: it stays for the next activation
+	}
 	_ = os.Remove(l.path)
 	l.lock.Close()
 }

@@ -34,7 +34,11 @@ func TestMain(m *testing.M) {
 	bin.dir = dir
 	bin.hearthd = filepath.Join(dir, "hearthd")
 	bin.hearth = filepath.Join(dir, "hearth") // beside hearthd, where the shim looks first
-	for out, pkg := range map[string]string{bin.hearthd: "github.com/hearth-mcp/hearth/daemon/hearthd", bin.hearth: "github.com/hearth-mcp/hearth/shim/hearth"} {
+	for out, pkg := range map[string]string{
+		bin.hearthd:                   "github.com/hearth-mcp/hearth/daemon/hearthd",
+		bin.hearth:                    "github.com/hearth-mcp/hearth/shim/hearth",
+		filepath.Join(dir, "rawping"): "github.com/hearth-mcp/hearth/test/internal/rawping",
+	} {
 		if o, err := exec.Command("go", "build", "-o", out, pkg).CombinedOutput(); err != nil {
 			fmt.Fprintf(os.Stderr, "building %s: %v\n%s", pkg, err, o)
 			os.Exit(1)

@@ -17,10 +17,6 @@ func TestOtherUserRefused(t *testing.T) {
 		t.Skip("needs root to run a client as nobody")
 	}
 	rawping := filepath.Join(bin.dir, "rawping")
-	if out, err := exec.Command("go", "build", "-o", rawping, "github.com/hearth-mcp/hearth/test/internal/rawping").CombinedOutput(); err != nil {
-		t.Fatalf("build rawping: %v\n%s", err, out)
-	}
-	os.Chmod(rawping, 0o755)
 	dir := shortTempDir(t)
 	os.Chmod(dir, 0o755)
 	sock := filepath.Join(dir, "open.sock")

@@ -3,6 +3,7 @@
 //	hearthd                 serve on MCP_ENDPOINT (stdio unless set to socket)
 //	hearthd serve           serve on the Unix socket
 //	hearthd stdio           serve one client on stdin/stdout
+//	hearthd install-service write and enable the systemd user units
 //	hearthd version         print the version
 //
 // Configuration is read from the environment; README.md lists the variables.
@@ -27,6 +28,8 @@ commands:
   (none)    serve on MCP_ENDPOINT: "stdio" (the default) or "socket"
   serve     serve every client of this user on the Unix socket
   stdio     serve one client on stdin/stdout; exits when stdin closes
+  install-service [--dry-run]
+            write the systemd user units (and enable the socket if systemctl --user works)
   version   print the version and exit
   help      print this help
 
@@ -56,6 +59,8 @@ func run(args []string) int {
 		return serve(daemon.ModeSocket)
 	case "stdio":
 		return serve(daemon.ModeStdio)
+	case "install-service":
+		return installService(args[1:], os.Stdout, os.Stderr)
 	case "version", "--version":
 		fmt.Println("hearthd", version.Tooling())
 		return 0

@@ -1,0 +1,113 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+
+	"github.com/hearth-mcp/hearth/deploy/systemd"
+)
+
+// installService writes hearth's systemd user units with this binary's
+// absolute path and, where `systemctl --user` works, enables the socket.
+// (It runs systemctl itself: a one-shot CLI step, not a tool's child, so it
+// does not go through the tool supervisor.)
+func installService(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("install-service", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	dryRun := fs.Bool("dry-run", false, "print the units instead of writing them")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "hearthd install-service: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	self, err := os.Executable()
+	if err == nil {
+		self, err = filepath.EvalSymlinks(self)
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "hearthd install-service: cannot find this binary's path:", err)
+		return 1
+	}
+	units, err := systemd.Render(self)
+	if err != nil {
+		fmt.Fprintln(stderr, "hearthd install-service:", err)
+		return 1
+	}
+	dir, err := unitDir()
+	if err != nil {
+		fmt.Fprintln(stderr, "hearthd install-service:", err)
+		return 1
+	}
+	if *dryRun {
+		for _, u := range units {
+			fmt.Fprintf(stdout, "# %s\n%s\n", filepath.Join(dir, u.Name), u.Content)
+		}
+		return 0
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		fmt.Fprintln(stderr, "hearthd install-service:", err)
+		return 1
+	}
+	for _, u := range units {
+		path := filepath.Join(dir, u.Name)
+		if err := writeAtomic(path, []byte(u.Content)); err != nil {
+			fmt.Fprintln(stderr, "hearthd install-service:", err)
+			return 1
+		}
+		fmt.Fprintln(stdout, "wrote", path)
+	}
+	systemctl, err := exec.LookPath("systemctl")
+	if err != nil {
+		fmt.Fprintln(stdout, "systemctl not found: enable the socket yourself with `systemctl --user enable --now hearthd.socket`")
+		return 0
+	}
+	for _, step := range [][]string{{"--user", "daemon-reload"}, {"--user", "enable", "--now", "hearthd.socket"}} {
+		out, err := exec.Command(systemctl, step...).CombinedOutput()
+		if err != nil {
+			fmt.Fprintf(stderr, "hearthd install-service: systemctl %v failed: %v\n%s", step, err, out)
+			fmt.Fprintln(stderr, "the units are written; enable them in a session with a user manager: systemctl --user enable --now hearthd.socket")
+			return 1
+		}
+	}
+	fmt.Fprintln(stdout, "enabled hearthd.socket: the daemon starts on the first connection")
+	return 0
+}
+
+// unitDir is $XDG_CONFIG_HOME/systemd/user, else ~/.config/systemd/user.
+func unitDir() (string, error) {
+	if v := os.Getenv("XDG_CONFIG_HOME"); v != "" && filepath.IsAbs(v) {
+		return filepath.Join(v, "systemd", "user"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", errors.New("no XDG_CONFIG_HOME and no home directory")
+	}
+	return filepath.Join(home, ".config", "systemd", "user"), nil
+}
+
+func writeAtomic(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}

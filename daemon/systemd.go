@@ -1,0 +1,72 @@
+package daemon
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/coreos/go-systemd/v22/activation"
+	sd "github.com/coreos/go-systemd/v22/daemon"
+	"go.uber.org/zap"
+)
+
+// activated returns the listening socket systemd passed (socket activation),
+// or nil when the daemon was not socket-activated. activation.Listeners
+// unsets LISTEN_* so no child inherits them.
+func activated() (*net.UnixListener, error) {
+	lns, err := activation.Listeners()
+	if err != nil {
+		return nil, fmt.Errorf("socket activation: %w", err)
+	}
+	for _, ln := range lns {
+		if ul, ok := ln.(*net.UnixListener); ok {
+			// systemd owns the socket file: never unlink it (Close of a
+			// FileListener does not, but be explicit).
+			ul.SetUnlinkOnClose(false)
+			return ul, nil
+		}
+		if ln != nil {
+			ln.Close()
+		}
+	}
+	if len(lns) > 0 {
+		return nil, fmt.Errorf("socket activation passed %d sockets but no Unix stream socket", len(lns))
+	}
+	return nil, nil
+}
+
+// notify sends one sd_notify state; outside systemd it does nothing.
+func (d *Daemon) notify(state string) {
+	if _, err := sd.SdNotify(false, state); err != nil {
+		d.log.Warn("sd_notify failed", zap.String("state", state), zap.Error(err))
+	}
+}
+
+// watchdog pings systemd at half of WATCHDOG_USEC, but only while healthy()
+// says the accept loop is working, so a wedged daemon is restarted, and keeps
+// STATUS= current. It returns when ctx ends.
+func (d *Daemon) watchdog(ctx context.Context, healthy func() bool) {
+	interval, err := sd.SdWatchdogEnabled(false)
+	if err != nil {
+		d.log.Warn("reading the systemd watchdog settings failed", zap.Error(err))
+	}
+	tick := 5 * time.Second // STATUS= refresh when there is no watchdog
+	if interval > 0 {
+		tick = interval / 2
+	}
+	t := time.NewTicker(tick)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		c := d.srv.Counters()
+		d.notify(fmt.Sprintf("STATUS=serving %d clients; %d requests, %d errors since start", c.Connections, c.Requests, c.Errors))
+		if interval > 0 && healthy() {
+			d.notify(sd.SdNotifyWatchdog)
+		}
+	}
+}
