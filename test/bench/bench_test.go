@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -23,6 +24,7 @@ var bins struct {
 	once      sync.Once
 	err       error
 	hearthd   string
+	hearth    string
 	sdkserver string
 }
 
@@ -36,7 +38,12 @@ func build(b *testing.B) {
 		}
 		bins.hearthd = filepath.Join(dir, "hearthd")
 		bins.sdkserver = filepath.Join(dir, "sdkserver")
-		for out, pkg := range map[string]string{bins.hearthd: "github.com/hearth-mcp/hearth/daemon/hearthd", bins.sdkserver: "github.com/hearth-mcp/hearth/test/bench/internal/sdkserver"} {
+		bins.hearth = filepath.Join(dir, "hearth")
+		for out, pkg := range map[string]string{
+			bins.hearthd:   "github.com/hearth-mcp/hearth/daemon/hearthd",
+			bins.hearth:    "github.com/hearth-mcp/hearth/shim/hearth",
+			bins.sdkserver: "github.com/hearth-mcp/hearth/test/bench/internal/sdkserver",
+		} {
 			if o, err := exec.Command("go", "build", "-o", out, pkg).CombinedOutput(); err != nil {
 				bins.err = fmt.Errorf("build %s: %v\n%s", pkg, err, o)
 				return
@@ -50,6 +57,12 @@ func build(b *testing.B) {
 
 // startSocketDaemon runs `hearthd serve` in a temp runtime dir.
 func startSocketDaemon(b *testing.B) string {
+	sock, _ := startSocketDaemonIn(b)
+	return sock
+}
+
+// startSocketDaemonIn also returns the runtime dir (XDG_RUNTIME_DIR) it uses.
+func startSocketDaemonIn(b *testing.B) (string, string) {
 	b.Helper()
 	build(b)
 	dir, _ := os.MkdirTemp("", "hb")
@@ -66,7 +79,7 @@ func startSocketDaemon(b *testing.B) string {
 	ready := filepath.Join(dir, "hearth", "hearthd.ready")
 	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(5 * time.Millisecond) {
 		if _, err := os.Stat(ready); err == nil {
-			return filepath.Join(dir, "hearth", "hearthd.sock")
+			return filepath.Join(dir, "hearth", "hearthd.sock"), dir
 		}
 		if time.Now().After(deadline) {
 			b.Fatal("hearthd not ready")
@@ -241,4 +254,73 @@ func BenchmarkToolCallVsGoSDK(b *testing.B) {
 	sping, _ := quantiles(b, "gosdk-ping-", sPing)
 	b.ReportMetric(sp50/hp50, "call-speedup-x")
 	b.ReportMetric(sping/hping, "ping-speedup-x")
+}
+
+// attach runs one client session against a fresh process: initialize answered,
+// tools/list answered, stdin closed, process exited. It returns the time taken
+// and the process's resident set size (kB) sampled while attached.
+func attach(b *testing.B, env []string, path string, args ...string) (time.Duration, int) {
+	t0 := time.Now()
+	cmd := exec.Command(path, args...)
+	cmd.Env = env
+	in, _ := cmd.StdinPipe()
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	c := newConn(struct {
+		io.Reader
+		io.Writer
+	}{out, in})
+	c.roundTrip(b, initLine)
+	c.w.WriteString(initedLine + "\n")
+	c.roundTrip(b, `{"jsonrpc":"2.0","id":3,"method":"tools/list"}`)
+	rss := rssKB(cmd.Process.Pid)
+	in.Close()
+	if err := cmd.Wait(); err != nil {
+		b.Fatalf("%s exited with %v", path, err)
+	}
+	return time.Since(t0), rss
+}
+
+func rssKB(pid int) int {
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		if strings.HasPrefix(line, "VmRSS:") {
+			var kb int
+			fmt.Sscanf(strings.TrimPrefix(line, "VmRSS:"), "%d", &kb)
+			return kb
+		}
+	}
+	return 0
+}
+
+// BenchmarkShimAttach: exec hearth against a warm daemon, initialize,
+// tools/list, exit; and the same with `hearthd stdio` started cold, in one
+// run. Targets: shim attach ≤ 5 ms median, shim RSS ≤ 4 MB.
+func BenchmarkShimAttach(b *testing.B) {
+	_, runtime := startSocketDaemonIn(b)
+	shimEnv := append(os.Environ(), "XDG_RUNTIME_DIR="+runtime, "MCP_SOCKET_PATH=", "HEARTH_NO_AUTOSTART=1")
+	coldEnv := append(os.Environ(), "HEARTH_HOME="+b.TempDir(), "HEARTH_LOG_LEVEL=warn")
+	shim := make([]time.Duration, 0, b.N)
+	cold := make([]time.Duration, 0, b.N)
+	maxRSS, maxColdRSS := 0, 0
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		d, rss := attach(b, shimEnv, bins.hearth)
+		shim = append(shim, d)
+		maxRSS = max(maxRSS, rss)
+		d, rss = attach(b, coldEnv, bins.hearthd, "stdio")
+		cold = append(cold, d)
+		maxColdRSS = max(maxColdRSS, rss)
+	}
+	b.StopTimer()
+	sp50, _ := quantiles(b, "shim-attach-", shim)
+	cp50, _ := quantiles(b, "cold-stdio-attach-", cold)
+	b.ReportMetric(float64(maxRSS), "shim-max-RSS-kB")
+	b.ReportMetric(float64(maxColdRSS), "cold-stdio-max-RSS-kB")
+	b.ReportMetric(cp50/sp50, "attach-speedup-x")
 }
