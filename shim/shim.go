@@ -63,9 +63,14 @@ type Shim struct {
 	inflight    map[string]json.RawMessage
 	initFrame   []byte // the client's initialize, replayed after a reconnect
 	initialized bool
-	replayID    string // the replayed initialize's id: its reply is swallowed
+	replayID    string        // the reconnect probe's id: its reply is swallowed
+	replayAck   chan struct{} // closed when the probe's reply arrives
 	replays     int
 }
+
+// probeWait bounds how long a reconnect waits for the new daemon to answer
+// its probe before trying again.
+const probeWait = 5 * time.Second
 
 // Run relays until the client's stdin ends (exit 0) or the daemon cannot be
 // reached (exit 1). Only JSON-RPC frames are ever written to Stdout.
@@ -102,8 +107,9 @@ func (s *Shim) say(format string, args ...any) {
 	fmt.Fprintf(s.opts.Stderr, "hearth: "+format+"\n", args...)
 }
 
-// attach makes c the current connection and greets the daemon; s.mu is held.
-func (s *Shim) attach(c *net.UnixConn) {
+// attach makes c the current connection and greets the daemon; s.mu is
+// held. The returned channel is closed if the connection ends.
+func (s *Shim) attach(c *net.UnixConn) <-chan struct{} {
 	s.conn = c
 	s.gen++
 	cwd, _ := os.Getwd()
@@ -111,7 +117,9 @@ func (s *Shim) attach(c *net.UnixConn) {
 		"cwd": cwd, "pid": os.Getppid(), "shim_pid": os.Getpid(), "version": version.Tooling(),
 	})
 	s.writeDaemonLocked(hello)
-	go s.readDaemon(c, s.gen)
+	dead := make(chan struct{})
+	go s.readDaemon(c, s.gen, dead)
+	return dead
 }
 
 func (s *Shim) writeDaemonLocked(line []byte) error {
@@ -191,7 +199,7 @@ func (s *Shim) forward(line []byte) {
 }
 
 // readDaemon relays the daemon's frames to the client until the connection ends.
-func (s *Shim) readDaemon(c *net.UnixConn, gen int) {
+func (s *Shim) readDaemon(c *net.UnixConn, gen int, dead chan struct{}) {
 	r := frame.NewReaderSize(c, maxDaemonLine)
 	for {
 		line, err := r.Read()
@@ -200,6 +208,7 @@ func (s *Shim) readDaemon(c *net.UnixConn, gen int) {
 			continue
 		}
 		if err != nil {
+			close(dead)
 			s.lost(gen)
 			return
 		}
@@ -229,6 +238,7 @@ func (s *Shim) settle(line []byte) (swallow bool) {
 	defer s.imu.Unlock()
 	if s.replayID != "" && key == s.replayID {
 		s.replayID = ""
+		close(s.replayAck)
 		return true
 	}
 	delete(s.inflight, key)
@@ -313,17 +323,30 @@ func (s *Shim) lost(gen int) {
 			time.Sleep(time.Duration(50<<attempt) * time.Millisecond) // 100 ms … 1.6 s
 		}
 		var c *net.UnixConn
-		if c, err = s.connect(); err == nil {
-			owed := s.takeInflight() // before anything new can reach the new daemon
-			s.attach(c)
-			s.replay()
+		if c, err = s.connect(); err != nil {
+			if errors.Is(err, errNotOurs) {
+				break
+			}
+			continue
+		}
+		owed := s.takeInflight() // before anything new can reach the new daemon
+		dead := s.attach(c)
+		ack := s.replay()
+		// The connection counts only once the daemon has answered: a
+		// daemon that was dying can still accept from its backlog.
+		select {
+		case <-ack:
 			s.mu.Unlock()
 			s.answerLost(owed, "the hearth daemon restarted while this request was in flight; it was not completed and may be retried")
 			return
+		case <-dead:
+			err = errors.New("the new connection closed before the daemon answered")
+		case <-time.After(probeWait):
+			err = fmt.Errorf("the daemon did not answer within %v", probeWait)
 		}
-		if errors.Is(err, errNotOurs) {
-			break
-		}
+		s.restoreInflight(owed)
+		c.Close()
+		s.conn = nil
 	}
 	owed := s.takeInflight()
 	s.mu.Unlock()
@@ -333,29 +356,41 @@ func (s *Shim) lost(gen int) {
 }
 
 // replay re-sends the client's initialize (under a private id whose reply is
-// swallowed) and initialized, so the new daemon serves the same session; s.mu is held.
-func (s *Shim) replay() {
+// swallowed) and initialized, so the new daemon serves the same session; a
+// client that never initialized gets a ping instead. Either is the probe
+// whose answer proves the connection; the returned channel closes then.
+// s.mu is held.
+func (s *Shim) replay() <-chan struct{} {
 	s.imu.Lock()
 	initFrame, initialized := s.initFrame, s.initialized
-	s.imu.Unlock()
-	if initFrame == nil {
-		return
-	}
-	var fields map[string]json.RawMessage
-	if json.Unmarshal(initFrame, &fields) != nil {
-		return
-	}
-	s.imu.Lock()
 	s.replays++
 	s.replayID = "hearth-shim-replay-" + strconv.Itoa(s.replays)
+	s.replayAck = make(chan struct{})
+	ack := s.replayAck
 	id, _ := json.Marshal(s.replayID)
 	s.imu.Unlock()
+
+	var fields map[string]json.RawMessage
+	if initFrame == nil || json.Unmarshal(initFrame, &fields) != nil {
+		s.writeDaemonLocked([]byte(`{"jsonrpc":"2.0","id":` + string(id) + `,"method":"ping"}`))
+		return ack
+	}
 	fields["id"] = id
 	b, _ := json.Marshal(fields)
 	s.writeDaemonLocked(b)
 	if initialized {
 		n, _ := jsonrpc.NotificationFrame("notifications/initialized", map[string]any{})
 		s.writeDaemonLocked(n)
+	}
+	return ack
+}
+
+// restoreInflight puts back requests taken for a reconnect that failed.
+func (s *Shim) restoreInflight(ids []json.RawMessage) {
+	s.imu.Lock()
+	defer s.imu.Unlock()
+	for _, id := range ids {
+		s.inflight[jsonrpc.Key(id)] = id
 	}
 }
 
