@@ -5,7 +5,6 @@ package shim
 import (
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -26,7 +25,7 @@ const startWait = 5 * time.Second
 const defaultIdleTimeout = "10m"
 
 // connect dials the daemon, starting one if nobody serves the socket.
-func (s *Shim) connect() (*net.UnixConn, error) {
+func (s *Shim) connect() (*conn, error) {
 	c, err := dial(s.socket)
 	if err == nil {
 		return c, nil
@@ -40,7 +39,7 @@ func (s *Shim) connect() (*net.UnixConn, error) {
 // autostart starts `hearthd serve` detached, one starter at a time: shims
 // that lose the race for the start lock find the winner's daemon instead of
 // starting their own (gopls's -remote=auto handles the same race with a lock).
-func (s *Shim) autostart() (*net.UnixConn, error) {
+func (s *Shim) autostart() (*conn, error) {
 	dir := filepath.Dir(s.socket)
 	if s.socketDirIsOurs {
 		if err := os.MkdirAll(dir, 0o700); err != nil {

@@ -5,10 +5,8 @@ package shim
 import (
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"syscall"
-	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -17,10 +15,21 @@ import (
 // retried, never autostarted around.
 var errNotOurs = errors.New("not ours")
 
+// conn is the shim's end of the daemon socket. It is built on raw system
+// calls rather than package net so the shim links no libc: a static binary
+// starts faster and keeps a smaller resident set, and thousands may run.
+type conn struct {
+	*os.File
+	fd int
+}
+
+// CloseWrite half-closes: the daemon sees end of input and answers what it owes.
+func (c *conn) CloseWrite() error { return unix.Shutdown(c.fd, unix.SHUT_WR) }
+
 // dial connects to the daemon's socket after checking the file is ours, then
 // checks that the process that accepted is ours too (SO_PEERCRED). Another
 // user's socket could otherwise receive every frame the editor sends.
-func dial(path string) (*net.UnixConn, error) {
+func dial(path string) (*conn, error) {
 	var st syscall.Stat_t
 	if err := syscall.Stat(path, &st); err != nil {
 		return nil, err
@@ -29,33 +38,31 @@ func dial(path string) (*net.UnixConn, error) {
 	if int(st.Uid) != uid {
 		return nil, fmt.Errorf("%w: socket %s belongs to uid %d, not to you (uid %d); refusing to connect", errNotOurs, path, st.Uid, uid)
 	}
-	c, err := net.DialTimeout("unix", path, 2*time.Second)
+	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
-		return nil, err
+		return nil, os.NewSyscallError("socket", err)
 	}
-	uc := c.(*net.UnixConn)
-	raw, err := uc.SyscallConn()
+	// A Unix-domain connect completes at once (or fails at once), so a
+	// blocking connect cannot hang.
+	if err := unix.Connect(fd, &unix.SockaddrUnix{Name: path}); err != nil {
+		unix.Close(fd)
+		return nil, os.NewSyscallError("connect", err)
+	}
+	cred, err := unix.GetsockoptUcred(fd, unix.SOL_SOCKET, unix.SO_PEERCRED)
 	if err != nil {
-		uc.Close()
-		return nil, err
-	}
-	var cred *unix.Ucred
-	var credErr error
-	if err := raw.Control(func(fd uintptr) {
-		cred, credErr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
-	}); err != nil {
-		uc.Close()
-		return nil, err
-	}
-	if credErr != nil {
-		uc.Close()
-		return nil, fmt.Errorf("reading the daemon's credentials: %w", credErr)
+		unix.Close(fd)
+		return nil, fmt.Errorf("reading the daemon's credentials: %w", err)
 	}
 	if int(cred.Uid) != uid {
-		uc.Close()
+		unix.Close(fd)
 		return nil, fmt.Errorf("%w: the process serving %s runs as uid %d, not as you (uid %d); refusing to talk to it", errNotOurs, path, cred.Uid, uid)
 	}
-	return uc, nil
+	// Non-blocking, so the runtime poller owns it and Close interrupts a Read.
+	if err := unix.SetNonblock(fd, true); err != nil {
+		unix.Close(fd)
+		return nil, os.NewSyscallError("setnonblock", err)
+	}
+	return &conn{File: os.NewFile(uintptr(fd), path), fd: fd}, nil
 }
 
 // absent reports whether a dial error means "nobody is serving there", the

@@ -4,15 +4,21 @@ package shim
 
 import (
 	"errors"
-	"net"
+	"os"
 	"syscall"
 )
 
 var errNotOurs = errors.New("not ours")
 
+type conn struct {
+	*os.File
+}
+
+func (c *conn) CloseWrite() error { return errors.New("unsupported") }
+
 // dial refuses off Linux: without a peer-credential check the shim cannot
 // know the daemon is the user's own, and it never sends a byte unchecked.
-func dial(path string) (*net.UnixConn, error) {
+func dial(path string) (*conn, error) {
 	return nil, errors.New("the daemon's credentials can only be checked on Linux so far; refusing to connect")
 }
 

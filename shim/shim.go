@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"strconv"
 	"sync"
@@ -52,7 +51,7 @@ type Shim struct {
 	out             *frame.Writer
 
 	mu      sync.Mutex // conn, gen, closing, ended; held while writing to the daemon
-	conn    *net.UnixConn
+	conn    *conn
 	gen     int
 	closing bool // the client's stdin has ended
 	ended   bool
@@ -109,7 +108,7 @@ func (s *Shim) say(format string, args ...any) {
 
 // attach makes c the current connection and greets the daemon; s.mu is
 // held. The returned channel is closed if the connection ends.
-func (s *Shim) attach(c *net.UnixConn) <-chan struct{} {
+func (s *Shim) attach(c *conn) <-chan struct{} {
 	s.conn = c
 	s.gen++
 	cwd, _ := os.Getwd()
@@ -124,7 +123,7 @@ func (s *Shim) attach(c *net.UnixConn) <-chan struct{} {
 
 func (s *Shim) writeDaemonLocked(line []byte) error {
 	if s.conn == nil {
-		return net.ErrClosed
+		return os.ErrClosed
 	}
 	buf := make([]byte, 0, len(line)+1)
 	buf = append(append(buf, line...), '\n')
@@ -199,7 +198,7 @@ func (s *Shim) forward(line []byte) {
 }
 
 // readDaemon relays the daemon's frames to the client until the connection ends.
-func (s *Shim) readDaemon(c *net.UnixConn, gen int, dead chan struct{}) {
+func (s *Shim) readDaemon(c *conn, gen int, dead chan struct{}) {
 	r := frame.NewReaderSize(c, maxDaemonLine)
 	for {
 		line, err := r.Read()
@@ -322,7 +321,7 @@ func (s *Shim) lost(gen int) {
 		if attempt > 0 {
 			time.Sleep(time.Duration(50<<attempt) * time.Millisecond) // 100 ms … 1.6 s
 		}
-		var c *net.UnixConn
+		var c *conn
 		if c, err = s.connect(); err != nil {
 			if errors.Is(err, errNotOurs) {
 				break
