@@ -221,14 +221,21 @@ func (e *Entry) CheckArgs(raw json.RawMessage) (json.RawMessage, *Error) {
 		return nil, Errorf(InvalidRequest, "arguments of %s are not valid JSON: %s", e.Name, truncate(err.Error(), 200))
 	}
 	if err := e.schema.Validate(inst); err != nil {
-		vs := SchemaViolations(err)
+		vs := schemaViolations(err, e.ArgMessages)
 		msgs := make([]string, 0, len(vs))
 		for i, v := range vs {
 			if i == 3 {
 				msgs = append(msgs, fmt.Sprintf("and %d more", len(vs)-3))
 				break
 			}
+			if isOverride(e.ArgMessages, v.Msg) {
+				msgs = append(msgs, v.Msg) // a seed-fixed message stands alone
+				continue
+			}
 			msgs = append(msgs, v.String())
+		}
+		if len(vs) == 1 && isOverride(e.ArgMessages, vs[0].Msg) {
+			return nil, &Error{Code: InvalidRequest, Message: vs[0].Msg, Fields: map[string]any{"errors": vs}}
 		}
 		if len(vs) > maxReportedViolations {
 			vs = vs[:maxReportedViolations]
@@ -273,4 +280,13 @@ func truncate(s string, n int) string {
 		n--
 	}
 	return s[:n] + "…"
+}
+
+func isOverride(m map[string]string, msg string) bool {
+	for _, v := range m {
+		if v == msg {
+			return true
+		}
+	}
+	return false
 }

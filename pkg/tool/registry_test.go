@@ -177,3 +177,22 @@ func TestSchemaViolationsSortedAndPointers(t *testing.T) {
 		t.Fatalf("%v", vs)
 	}
 }
+
+func TestArgMessages(t *testing.T) {
+	tl := valid()
+	tl.InputSchema = json.RawMessage(`{"type":"object","additionalProperties":false,"properties":{"text":{"type":"string","maxLength":5,"description":"t"}}}`)
+	tl.ArgMessages = map[string]string{"/text maxLength": "content exceeds max length"}
+	r := NewRegistry("v")
+	if err := r.Add(tl); err != nil {
+		t.Fatal(err)
+	}
+	e, _ := r.Lookup("t")
+	_, err := e.CheckArgs(json.RawMessage(`{"text":"123456"}`))
+	if err == nil || err.Message != "content exceeds max length" {
+		t.Fatalf("override: %v", err)
+	}
+	_, err = e.CheckArgs(json.RawMessage(`{"text":5}`))
+	if err == nil || !strings.Contains(err.Message, "/text") || err.Message == "content exceeds max length" {
+		t.Fatalf("other violations keep the validator's words: %v", err)
+	}
+}

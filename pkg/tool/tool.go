@@ -34,6 +34,11 @@ type Tool struct {
 	// TimeoutArg names an integer argument (milliseconds) that overrides Timeout
 	// for one call, when the tool's schema declares it. Empty: not overridable.
 	TimeoutArg string
+	// ArgMessages replaces the validator's wording for specific argument
+	// violations, where a seed fixes the message a client sees. The key is the
+	// argument's JSON Pointer and the failing keyword, joined by a space:
+	// {"/text maxLength": "content exceeds max length"}.
+	ArgMessages map[string]string
 	// PlainMethod also serves the tool as a plain JSON-RPC method of the same name
 	// whose params are the arguments and whose result is the tool's result object
 	// (seed 001 compatibility). Such methods work without an MCP initialize.

@@ -34,7 +34,11 @@ const maxViolationMsg = 200
 // SchemaViolations flattens a jsonschema validation error into its leaves,
 // sorted by path then message, duplicates removed. Any other error becomes one
 // violation at the root.
-func SchemaViolations(err error) []Violation {
+func SchemaViolations(err error) []Violation { return schemaViolations(err, nil) }
+
+// schemaViolations is SchemaViolations with messages overridden by
+// "<pointer> <keyword>" keys (see Tool.ArgMessages).
+func schemaViolations(err error, override map[string]string) []Violation {
 	var ve *jsonschema.ValidationError
 	if !errors.As(err, &ve) {
 		return []Violation{{Path: "", Msg: truncate(err.Error(), maxViolationMsg)}}
@@ -43,10 +47,14 @@ func SchemaViolations(err error) []Violation {
 	var walk func(e *jsonschema.ValidationError)
 	walk = func(e *jsonschema.ValidationError) {
 		if len(e.Causes) == 0 {
-			out = append(out, Violation{
-				Path: Pointer(e.InstanceLocation),
-				Msg:  truncate(e.ErrorKind.LocalizedString(printer), maxViolationMsg),
-			})
+			path := Pointer(e.InstanceLocation)
+			msg := truncate(e.ErrorKind.LocalizedString(printer), maxViolationMsg)
+			if kw := e.ErrorKind.KeywordPath(); len(kw) > 0 && override != nil {
+				if m, ok := override[path+" "+kw[len(kw)-1]]; ok {
+					msg = m
+				}
+			}
+			out = append(out, Violation{Path: path, Msg: msg})
 			return
 		}
 		for _, c := range e.Causes {
