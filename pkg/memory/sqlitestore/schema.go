@@ -1,0 +1,97 @@
+package sqlitestore
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+)
+
+// SchemaVersion is the on-disk format this build writes, kept in PRAGMA
+// user_version. Entry i of migrations moves a database from version i to i+1
+// inside one transaction, so a crash mid-migration leaves the old format whole.
+const SchemaVersion = 1
+
+var migrations = []string{
+	// 0 → 1: memories, their tags, their chunks and the chunks' full-text index.
+	`
+CREATE TABLE memories (
+	id        INTEGER PRIMARY KEY,
+	uid       TEXT    NOT NULL UNIQUE,
+	workspace TEXT    NOT NULL,
+	text      TEXT    NOT NULL,
+	source    TEXT    NOT NULL DEFAULT '',
+	tags      TEXT    NOT NULL DEFAULT '[]', -- JSON array, as given
+	ts        INTEGER NOT NULL,              -- metadata time, Unix ms
+	added     INTEGER NOT NULL,              -- when stored, Unix ms
+	chunks    INTEGER NOT NULL
+);
+CREATE INDEX memories_workspace_ts ON memories(workspace, ts);
+CREATE INDEX memories_ts ON memories(ts);
+
+CREATE TABLE memory_tags (
+	tag       TEXT    NOT NULL,
+	memory_id INTEGER NOT NULL REFERENCES memories(id) ON DELETE CASCADE,
+	PRIMARY KEY (tag, memory_id)
+) WITHOUT ROWID;
+CREATE INDEX memory_tags_memory ON memory_tags(memory_id);
+
+CREATE TABLE chunks (
+	id        INTEGER PRIMARY KEY,
+	memory_id INTEGER NOT NULL REFERENCES memories(id) ON DELETE CASCADE,
+	seq       INTEGER NOT NULL,
+	text      TEXT    NOT NULL,
+	embedding BLOB,   -- little-endian float32s, sqlite-vec's layout
+	model     TEXT    -- the model that computed embedding
+);
+CREATE INDEX chunks_memory ON chunks(memory_id);
+CREATE INDEX chunks_pending ON chunks(id) WHERE embedding IS NULL;
+
+-- External-content FTS5 index over chunks.text. New chunks are indexed by the
+-- store with one INSERT ... SELECT per transaction, not by a trigger: FTS5
+-- flushes its pending terms at every statement savepoint, and a per-row
+-- trigger made that one flush (and index segment) per chunk. Deletes use a
+-- trigger, so a cascade delete from memories keeps the index in step.
+CREATE VIRTUAL TABLE chunks_fts USING fts5(
+	text, content='chunks', content_rowid='id',
+	tokenize='unicode61 remove_diacritics 2'
+);
+-- Per-term document counts, to leave out of a query the terms too common to rank.
+CREATE VIRTUAL TABLE chunks_vocab USING fts5vocab(chunks_fts, row);
+CREATE TRIGGER chunks_fts_delete AFTER DELETE ON chunks BEGIN
+	INSERT INTO chunks_fts(chunks_fts, rowid, text) VALUES ('delete', old.id, old.text);
+END;
+`,
+}
+
+// migrate brings db to SchemaVersion, refusing a database written by a newer build.
+func migrate(ctx context.Context, db *sql.DB) error {
+	if len(migrations) != SchemaVersion {
+		panic("sqlitestore: SchemaVersion and migrations disagree")
+	}
+	var v int
+	if err := db.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&v); err != nil {
+		return fmt.Errorf("read schema version: %w", err)
+	}
+	if v > SchemaVersion {
+		return fmt.Errorf("schema version %d is newer than this build's %d", v, SchemaVersion)
+	}
+	for ; v < SchemaVersion; v++ {
+		tx, err := db.BeginTx(ctx, nil)
+		if err != nil {
+			return fmt.Errorf("migrate to %d: %w", v+1, err)
+		}
+		if _, err := tx.ExecContext(ctx, migrations[v]); err != nil {
+			tx.Rollback()
+			return fmt.Errorf("migrate to %d: %w", v+1, err)
+		}
+		// PRAGMA takes no bound parameters; v+1 is our own integer.
+		if _, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA user_version = %d`, v+1)); err != nil {
+			tx.Rollback()
+			return fmt.Errorf("migrate to %d: %w", v+1, err)
+		}
+		if err := tx.Commit(); err != nil {
+			return fmt.Errorf("migrate to %d: %w", v+1, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,788 @@
+// Package sqlitestore is the embedded memory store: one SQLite file in WAL mode
+// through modernc.org/sqlite (pure Go, no cgo), FTS5 with bm25() for lexical
+// ranking and sqlite-vec's vec_distance_cosine for vectors.
+//
+// Durability: every add is a committed transaction with synchronous=FULL, so an
+// answered add survives SIGKILL and also power loss. (In WAL mode NORMAL would
+// already survive a killed process, since the WAL is written before commit
+// returns; FULL adds the fsync that survives the machine going down.)
+//
+// Throughput: one fsync per commit bounds a lone writer to the disk's fsync
+// rate. Concurrent adds are group-committed: one goroutine owns the write
+// connection and commits every add waiting at that moment in one transaction,
+// answering each only after the commit. Many clients thus share fsyncs; no add
+// is ever answered before it is on disk.
+//
+// Vectors are BLOBs in the chunks table, ranked by brute-force
+// vec_distance_cosine over the chunks that pass the filters in the same SQL
+// query. A vec0 KNN index would be faster on large stores but cannot apply our
+// filters (tags, dates) before its top-k.
+package sqlitestore
+
+import (
+	"context"
+	"database/sql"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hearth-mcp/hearth/pkg/memory/terms"
+
+	"github.com/google/uuid"
+	_ "modernc.org/sqlite"     // database/sql driver "sqlite"
+	_ "modernc.org/sqlite/vec" // sqlite-vec functions on every connection
+
+	"github.com/hearth-mcp/hearth/pkg/memory/store"
+)
+
+// maxBatch bounds one group commit, so a burst cannot hold the write lock long.
+const maxBatch = 256
+
+// Store is the SQLite memory store.
+type Store struct {
+	path string
+	w    *sql.DB // exactly one connection: SQLite has one writer anyway
+	r    *sql.DB // readers; WAL lets them run beside the writer
+
+	// chunks approximates the number of chunks without a count(*) per search
+	// (see selective); the writer keeps it current.
+	chunks atomic.Int64
+	// docFreq caches the document frequency of expensive (common) terms.
+	docFreq docFreqCache
+
+	adds     chan *addRequest
+	closing  chan struct{}
+	stopped  chan struct{}
+	closeErr error
+	once     sync.Once
+}
+
+type addRequest struct {
+	ctx  context.Context
+	m    store.NewMemory
+	done chan addResult // buffered: the writer never blocks on an abandoned Add
+}
+
+type addResult struct {
+	id  string
+	err error
+}
+
+var _ store.Store = (*Store)(nil)
+
+func dsn(path string, extra ...string) string {
+	p := []string{
+		"_pragma=busy_timeout(10000)",
+		"_pragma=foreign_keys(1)",
+		"_pragma=synchronous(FULL)",
+		"_pragma=cache_size(-32768)", // 32 MiB per connection
+	}
+	return path + "?" + strings.Join(append(p, extra...), "&")
+}
+
+// Open opens (creating if needed) the store at path and brings its schema up to
+// date. Every error wraps store.ErrUnavailable: a file that is not a database,
+// is corrupt or cannot be created makes the store unavailable, not the daemon.
+func Open(ctx context.Context, path string) (*Store, error) {
+	s, err := open(ctx, path)
+	if err != nil {
+		return nil, fmt.Errorf("%w: open sqlite store %s: %w", store.ErrUnavailable, path, err)
+	}
+	return s, nil
+}
+
+func open(ctx context.Context, path string) (*Store, error) {
+	w, err := sql.Open("sqlite", dsn(path, "_pragma=journal_mode(WAL)", "_txlock=immediate"))
+	if err != nil {
+		return nil, err
+	}
+	w.SetMaxOpenConns(1)
+	w.SetConnMaxIdleTime(0)
+	var mode string
+	if err := w.QueryRowContext(ctx, `PRAGMA journal_mode`).Scan(&mode); err != nil {
+		w.Close()
+		return nil, err
+	}
+	if mode != "wal" {
+		w.Close()
+		return nil, fmt.Errorf("journal_mode is %q, want wal", mode)
+	}
+	if err := migrate(ctx, w); err != nil {
+		w.Close()
+		return nil, err
+	}
+	// Touch every table once so a file whose header is fine but whose schema
+	// pages are damaged fails here rather than on the first call.
+	var n int64
+	if err := w.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM sqlite_master) + (SELECT count(*) FROM (SELECT 1 FROM memories LIMIT 1)) + (SELECT count(*) FROM (SELECT 1 FROM chunks_fts LIMIT 1))`).Scan(&n); err != nil {
+		w.Close()
+		return nil, err
+	}
+	r, err := sql.Open("sqlite", dsn(path, "_pragma=query_only(1)"))
+	if err != nil {
+		w.Close()
+		return nil, err
+	}
+	r.SetMaxOpenConns(4)
+	r.SetMaxIdleConns(4)
+	s := &Store{
+		path:    path,
+		w:       w,
+		r:       r,
+		adds:    make(chan *addRequest),
+		closing: make(chan struct{}),
+		stopped: make(chan struct{}),
+	}
+	var chunks int64
+	if err := w.QueryRowContext(ctx, `SELECT count(*) FROM chunks`).Scan(&chunks); err != nil {
+		r.Close()
+		w.Close()
+		return nil, err
+	}
+	s.chunks.Store(chunks)
+	go s.writer()
+	return s, nil
+}
+
+// Path is the database file.
+func (s *Store) Path() string { return s.path }
+
+// Close stops the writer, then closes both pools. Adds still waiting fail.
+func (s *Store) Close() error {
+	s.once.Do(func() {
+		close(s.closing)
+		<-s.stopped
+		s.closeErr = errors.Join(s.r.Close(), s.w.Close())
+	})
+	return s.closeErr
+}
+
+// fail turns a database error into the store's error: the caller's own
+// cancellation stays a context error, everything else is the engine failing.
+// Our SQL is fixed and user values are bound parameters, so an error here is
+// never the request's fault.
+func fail(ctx context.Context, op string, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return fmt.Errorf("%w: sqlite %s: %w", store.ErrUnavailable, op, err)
+}
+
+func (s *Store) isClosed() bool {
+	select {
+	case <-s.closing:
+		return true
+	default:
+		return false
+	}
+}
+
+var errClosed = fmt.Errorf("%w: store closed", store.ErrUnavailable)
+
+// Add queues m for the writer and waits until it is committed.
+func (s *Store) Add(ctx context.Context, m store.NewMemory) (string, error) {
+	if len(m.Chunks) == 0 {
+		return "", errors.New("add memory: no chunks")
+	}
+	if m.Vectors != nil && len(m.Vectors) != len(m.Chunks) {
+		return "", fmt.Errorf("add memory: %d vectors for %d chunks", len(m.Vectors), len(m.Chunks))
+	}
+	req := &addRequest{ctx: ctx, m: m, done: make(chan addResult, 1)}
+	select {
+	case s.adds <- req:
+	case <-ctx.Done():
+		return "", ctx.Err()
+	case <-s.closing:
+		return "", errClosed
+	}
+	// Once handed over, the writer always answers (commit, failure or close).
+	select {
+	case res := <-req.done:
+		return res.id, res.err
+	case <-ctx.Done():
+		// The add may still commit; the caller will not be told it did.
+		return "", ctx.Err()
+	}
+}
+
+// writer owns the write connection and group-commits adds.
+func (s *Store) writer() {
+	defer close(s.stopped)
+	for {
+		var batch []*addRequest
+		select {
+		case req := <-s.adds:
+			batch = append(batch, req)
+		case <-s.closing:
+			return
+		}
+	drain:
+		for len(batch) < maxBatch {
+			select {
+			case req := <-s.adds:
+				batch = append(batch, req)
+			default:
+				break drain
+			}
+		}
+		s.commit(batch)
+	}
+}
+
+func (s *Store) commit(batch []*addRequest) {
+	// The batch's transaction is not bound to any one caller's context: one
+	// client cancelling must not roll back another's add.
+	ctx := context.Background()
+	live := batch[:0]
+	for _, req := range batch {
+		if err := req.ctx.Err(); err != nil {
+			req.done <- addResult{err: err}
+			continue
+		}
+		live = append(live, req)
+	}
+	if len(live) == 0 {
+		return
+	}
+	ids := make([]string, len(live))
+	err := func() error {
+		tx, err := s.w.BeginTx(ctx, nil)
+		if err != nil {
+			return err
+		}
+		defer tx.Rollback()
+		ins, err := prepareInserts(ctx, tx)
+		if err != nil {
+			return err
+		}
+		defer ins.close()
+		var first int64 = -1
+		for i, req := range live {
+			id, chunk0, err := ins.memory(ctx, req.m)
+			if err != nil {
+				return err
+			}
+			if first < 0 {
+				first = chunk0
+			}
+			ids[i] = id
+		}
+		// Index the batch's chunks in one statement (see the schema's comment).
+		if _, err := tx.ExecContext(ctx, `INSERT INTO chunks_fts(rowid, text) SELECT id, text FROM chunks WHERE id >= ?`, first); err != nil {
+			return err
+		}
+		return tx.Commit()
+	}()
+	if err == nil {
+		for _, req := range live {
+			s.chunks.Add(int64(len(req.m.Chunks)))
+		}
+	}
+	for i, req := range live {
+		if err != nil {
+			req.done <- addResult{err: fail(ctx, "add", err)}
+		} else {
+			req.done <- addResult{id: ids[i]}
+		}
+	}
+}
+
+// inserts are the statements of one group commit, prepared once per batch.
+type inserts struct {
+	memory_, tag, chunk *sql.Stmt
+}
+
+func prepareInserts(ctx context.Context, tx *sql.Tx) (*inserts, error) {
+	var ins inserts
+	var err error
+	if ins.memory_, err = tx.PrepareContext(ctx, `INSERT INTO memories(uid, workspace, text, source, tags, ts, added, chunks)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`); err != nil {
+		return nil, err
+	}
+	if ins.tag, err = tx.PrepareContext(ctx, `INSERT OR IGNORE INTO memory_tags(tag, memory_id) VALUES (?, ?)`); err != nil {
+		ins.close()
+		return nil, err
+	}
+	if ins.chunk, err = tx.PrepareContext(ctx, `INSERT INTO chunks(memory_id, seq, text, embedding, model)
+		VALUES (?, ?, ?, ?, ?) RETURNING id`); err != nil {
+		ins.close()
+		return nil, err
+	}
+	return &ins, nil
+}
+
+func (ins *inserts) close() {
+	for _, st := range []*sql.Stmt{ins.memory_, ins.tag, ins.chunk} {
+		if st != nil {
+			st.Close()
+		}
+	}
+}
+
+// memory inserts one memory with its tags and chunks, and returns its id and
+// the row id of its first chunk.
+func (ins *inserts) memory(ctx context.Context, m store.NewMemory) (string, int64, error) {
+	id, err := uuid.NewV7() // time-ordered: new rows land at the end of the uid index
+	if err != nil {
+		return "", 0, err
+	}
+	tags := m.Metadata.Tags
+	if tags == nil {
+		tags = []string{}
+	}
+	tagsJSON, err := json.Marshal(tags)
+	if err != nil {
+		return "", 0, err
+	}
+	now := time.Now()
+	ts := m.Metadata.Time
+	if ts.IsZero() {
+		ts = now
+	}
+	var rowid int64
+	if err := ins.memory_.QueryRowContext(ctx, id.String(), m.Workspace, m.Text, m.Metadata.Source, string(tagsJSON),
+		ts.UnixMilli(), now.UnixMilli(), len(m.Chunks)).Scan(&rowid); err != nil {
+		return "", 0, err
+	}
+	for _, tag := range tags {
+		if _, err := ins.tag.ExecContext(ctx, tag, rowid); err != nil {
+			return "", 0, err
+		}
+	}
+	first := int64(-1)
+	for i, text := range m.Chunks {
+		var vec, model any
+		if m.Vectors != nil {
+			vec, model = blob(m.Vectors[i]), m.Model
+		}
+		var cid int64
+		if err := ins.chunk.QueryRowContext(ctx, rowid, i, text, vec, model).Scan(&cid); err != nil {
+			return "", 0, err
+		}
+		if first < 0 {
+			first = cid
+		}
+	}
+	return id.String(), first, nil
+}
+
+const memoryColumns = `m.uid, m.workspace, m.text, m.source, m.tags, m.ts, m.chunks`
+
+type scanner interface{ Scan(...any) error }
+
+func scanMemory(row scanner, extra ...any) (store.Memory, error) {
+	var m store.Memory
+	var tags string
+	var ts int64
+	dest := append([]any{&m.ID, &m.Workspace, &m.Text, &m.Metadata.Source, &tags, &ts, &m.Chunks}, extra...)
+	if err := row.Scan(dest...); err != nil {
+		return m, err
+	}
+	if err := json.Unmarshal([]byte(tags), &m.Metadata.Tags); err != nil {
+		return m, fmt.Errorf("tags of memory %s: %w", m.ID, err)
+	}
+	m.Metadata.Time = time.UnixMilli(ts).UTC()
+	return m, nil
+}
+
+// Get returns one memory.
+func (s *Store) Get(ctx context.Context, id string) (store.Memory, error) {
+	if s.isClosed() {
+		return store.Memory{}, errClosed
+	}
+	m, err := scanMemory(s.r.QueryRowContext(ctx, `SELECT `+memoryColumns+` FROM memories m WHERE m.uid = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return m, store.ErrNotFound
+	}
+	if err != nil {
+		return m, fail(ctx, "get", err)
+	}
+	return m, nil
+}
+
+// Delete removes a memory; its chunks, tags and index entries go with it.
+func (s *Store) Delete(ctx context.Context, id string) error {
+	if s.isClosed() {
+		return errClosed
+	}
+	var chunks int64
+	err := s.w.QueryRowContext(ctx, `DELETE FROM memories WHERE uid = ? RETURNING chunks`, id).Scan(&chunks)
+	if errors.Is(err, sql.ErrNoRows) {
+		return store.ErrNotFound
+	}
+	if err != nil {
+		return fail(ctx, "delete", err)
+	}
+	s.chunks.Add(-chunks)
+	return nil
+}
+
+// filterSQL appends the WHERE conditions shared by both rankings; m is the
+// memories table. Filters are part of the ranking query, so a limit of 10
+// means the 10 best memories that pass them.
+func filterSQL(q store.Query, where *strings.Builder, args *[]any) {
+	where.WriteString(` AND m.workspace = ?`)
+	*args = append(*args, q.Workspace)
+	f := q.Filters
+	if f.Source != "" {
+		where.WriteString(` AND m.source = ?`)
+		*args = append(*args, f.Source)
+	}
+	if !f.From.IsZero() {
+		where.WriteString(` AND m.ts >= ?`)
+		*args = append(*args, f.From.UnixMilli())
+	}
+	if !f.To.IsZero() {
+		where.WriteString(` AND m.ts <= ?`)
+		*args = append(*args, f.To.UnixMilli())
+	}
+	if tags := distinct(f.Tags); len(tags) > 0 {
+		where.WriteString(` AND m.id IN (SELECT memory_id FROM memory_tags WHERE tag IN (?` +
+			strings.Repeat(`, ?`, len(tags)-1) + `) GROUP BY memory_id HAVING count(*) = ?)`)
+		for _, t := range tags {
+			*args = append(*args, t)
+		}
+		*args = append(*args, len(tags))
+	}
+}
+
+func distinct(xs []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, x := range xs {
+		if !seen[x] {
+			seen[x] = true
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// matchExpr builds an FTS5 query in which every term is a quoted string (a
+// double quote inside is doubled), so nothing the user typed is FTS5 syntax.
+// The terms are OR-ed for recall. With several words, the whole phrase is
+// OR-ed in as well: bm25 sums over the query's phrases, so a chunk holding the
+// exact phrase outranks one where the words are scattered.
+func matchExpr(phrase, ts []string) string {
+	quote := func(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
+	var parts []string
+	if len(phrase) > 1 {
+		parts = append(parts, quote(strings.Join(phrase, " ")))
+	}
+	for _, t := range ts {
+		parts = append(parts, quote(t))
+	}
+	return strings.Join(parts, " OR ")
+}
+
+// minPruneChunks: below this many chunks scoring every match is cheap, and
+// document frequencies of a handful of rows say little.
+const minPruneChunks = 1000
+
+// selective returns the terms found in at most half of the chunks. FTS5's
+// bm25 gives a term in more than half of the rows an IDF of 1e-6, so it adds
+// nothing to a score that a rarer term of the query contributes to; but OR-ed
+// in, it makes the query score nearly every row.
+func (s *Store) selective(ctx context.Context, ts []string) ([]string, error) {
+	n := s.chunks.Load()
+	if n < minPruneChunks {
+		return ts, nil
+	}
+	var out []string
+	for _, t := range ts {
+		docs, err := s.docs(ctx, terms.Fold(t), n)
+		if err != nil {
+			return nil, err
+		}
+		if docs <= n/2 {
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
+
+// docs is how many chunks hold the folded term. fts5vocab counts by walking
+// the term's doclist, which costs milliseconds for the commonest terms, so
+// those counts are cached (until the store has grown by a quarter).
+func (s *Store) docs(ctx context.Context, term string, chunks int64) (int64, error) {
+	if d, ok := s.docFreq.get(term, chunks); ok {
+		return d, nil
+	}
+	var docs int64
+	// A term the tokenizer folds differently is not found, so it counts as rare and is kept.
+	err := s.r.QueryRowContext(ctx, `SELECT doc FROM chunks_vocab WHERE term = ?`, term).Scan(&docs)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return 0, err
+	}
+	if docs >= minPruneChunks/2 {
+		s.docFreq.put(term, docs, chunks)
+	}
+	return docs, nil
+}
+
+type docFreqCache struct {
+	mu sync.Mutex
+	m  map[string][2]int64 // term → {docs, chunk count when counted}
+}
+
+func (c *docFreqCache) get(term string, chunks int64) (int64, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.m[term]
+	if !ok || chunks > e[1]+e[1]/4 || chunks < e[1]-e[1]/4 {
+		return 0, false
+	}
+	return e[0], true
+}
+
+func (c *docFreqCache) put(term string, docs, chunks int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= 4096 {
+		c.m = map[string][2]int64{} // few terms are common enough to land here
+	}
+	c.m[term] = [2]int64{docs, chunks}
+}
+
+// recentCap bounds the work of a query made only of terms in more than half
+// of the chunks (see SearchLexical).
+const recentCap = 500
+
+// SearchLexical ranks by BM25 (FTS5's bm25() is lower-is-better; Score is its
+// negation).
+//
+// Terms too common to rank are left out of the query (see selective); if that
+// returns fewer than Limit memories the full query runs, so the answer is the
+// same. A query made only of such terms has no BM25 signal at all (every IDF
+// is 1e-6) and would score nearly every chunk: it ranks the recentCap newest
+// matching chunks that pass the filters instead.
+func (s *Store) SearchLexical(ctx context.Context, q store.Query, terms []string) ([]store.Hit, error) {
+	if len(terms) == 0 || q.Limit <= 0 {
+		return nil, nil
+	}
+	if s.isClosed() {
+		return nil, errClosed
+	}
+	sel, err := s.selective(ctx, terms)
+	if err != nil {
+		return nil, fail(ctx, "lexical search", err)
+	}
+	switch {
+	case len(sel) == 0:
+		return s.lexical(ctx, q, matchExpr(terms, terms), recentCap)
+	case len(sel) < len(terms):
+		hits, err := s.lexical(ctx, q, matchExpr(terms, sel), 0)
+		if err != nil || len(hits) == q.Limit {
+			return hits, err
+		}
+	}
+	return s.lexical(ctx, q, matchExpr(terms, terms), 0)
+}
+
+// lexical runs one BM25 ranking. With recent > 0 only the newest recent
+// matching chunks that pass the filters are scored.
+func (s *Store) lexical(ctx context.Context, q store.Query, match string, recent int) ([]store.Hit, error) {
+	var where strings.Builder
+	args := []any{match}
+	filterSQL(q, &where, &args)
+	var query string
+	if recent > 0 {
+		args = append(args, recent, q.Limit)
+		query = `WITH f AS MATERIALIZED (
+			SELECT chunks_fts.rowid AS cid, c.memory_id AS mid, bm25(chunks_fts) AS r
+			FROM chunks_fts CROSS JOIN chunks c ON c.id = chunks_fts.rowid
+			CROSS JOIN memories m ON m.id = c.memory_id
+			WHERE chunks_fts MATCH ?` + where.String() + `
+			ORDER BY chunks_fts.rowid DESC LIMIT ?)
+			SELECT mid, cid, min(r) AS r FROM f GROUP BY mid ORDER BY r LIMIT ?`
+	} else {
+		args = append(args, q.Limit)
+		// bm25() may not appear in an aggregate query, so the matches are
+		// materialized first and grouped by memory after. CROSS JOIN fixes the
+		// join order: left to itself the planner walks every memory of the
+		// workspace and probes the matches, slow whenever few chunks match.
+		query = `WITH f AS MATERIALIZED (SELECT rowid AS cid, bm25(chunks_fts) AS r FROM chunks_fts WHERE chunks_fts MATCH ?)
+			SELECT c.memory_id, c.id, min(f.r) AS r
+			FROM f CROSS JOIN chunks c ON c.id = f.cid
+			CROSS JOIN memories m ON m.id = c.memory_id
+			WHERE 1` + where.String() + `
+			GROUP BY c.memory_id ORDER BY r LIMIT ?`
+	}
+	return s.ranked(ctx, "lexical search", query, args, func(r float64) float64 { return -r })
+}
+
+// SearchVector ranks by cosine similarity (1 - vec_distance_cosine).
+func (s *Store) SearchVector(ctx context.Context, q store.Query, vec []float32, model string) ([]store.Hit, error) {
+	if len(vec) == 0 || q.Limit <= 0 {
+		return nil, nil
+	}
+	var where strings.Builder
+	b := blob(vec)
+	// The length test skips vectors of another dimension, which
+	// vec_distance_cosine would reject with an error for the whole query.
+	args := []any{b, model, len(b)}
+	filterSQL(q, &where, &args)
+	args = append(args, q.Limit)
+	query := `SELECT c.memory_id, c.id, min(vec_distance_cosine(c.embedding, ?)) AS d
+		FROM chunks c JOIN memories m ON m.id = c.memory_id
+		WHERE c.model = ? AND length(c.embedding) = ?` + where.String() + `
+		GROUP BY c.memory_id ORDER BY d LIMIT ?`
+	return s.ranked(ctx, "vector search", query, args, func(d float64) float64 { return 1 - d })
+}
+
+// ranked runs a ranking query returning (memory rowid, best chunk id, rank)
+// and loads each ranked memory whole, all in one read transaction.
+func (s *Store) ranked(ctx context.Context, op, query string, args []any, score func(float64) float64) ([]store.Hit, error) {
+	if s.isClosed() {
+		return nil, errClosed
+	}
+	tx, err := s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, fail(ctx, op, err)
+	}
+	defer tx.Rollback()
+	rows, err := tx.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, fail(ctx, op, err)
+	}
+	type ranked struct {
+		mid, cid int64
+		rank     float64
+	}
+	var rs []ranked
+	for rows.Next() {
+		var r ranked
+		if err := rows.Scan(&r.mid, &r.cid, &r.rank); err != nil {
+			rows.Close()
+			return nil, fail(ctx, op, err)
+		}
+		rs = append(rs, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fail(ctx, op, err)
+	}
+	rows.Close()
+	hits := make([]store.Hit, 0, len(rs))
+	for _, r := range rs {
+		var chunk string
+		m, err := scanMemory(tx.QueryRowContext(ctx,
+			`SELECT `+memoryColumns+`, c.text FROM memories m JOIN chunks c ON c.id = ? WHERE m.id = ?`,
+			r.cid, r.mid), &chunk)
+		if err != nil {
+			return nil, fail(ctx, op, err)
+		}
+		hits = append(hits, store.Hit{Memory: m, Score: score(r.rank), Chunk: chunk})
+	}
+	return hits, nil
+}
+
+// Pending lists chunks without a vector, oldest first.
+func (s *Store) Pending(ctx context.Context, limit int) ([]store.PendingChunk, error) {
+	if s.isClosed() {
+		return nil, errClosed
+	}
+	rows, err := s.r.QueryContext(ctx, `SELECT id, text FROM chunks WHERE embedding IS NULL ORDER BY id LIMIT ?`, limit)
+	if err != nil {
+		return nil, fail(ctx, "pending", err)
+	}
+	defer rows.Close()
+	var out []store.PendingChunk
+	for rows.Next() {
+		var p store.PendingChunk
+		if err := rows.Scan(&p.ID, &p.Text); err != nil {
+			return nil, fail(ctx, "pending", err)
+		}
+		out = append(out, p)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fail(ctx, "pending", err)
+	}
+	return out, nil
+}
+
+// SetVectors stores vectors for pending chunks in one transaction.
+func (s *Store) SetVectors(ctx context.Context, model string, vecs []store.ChunkVector) error {
+	if s.isClosed() {
+		return errClosed
+	}
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return fail(ctx, "set vectors", err)
+	}
+	defer tx.Rollback()
+	for _, v := range vecs {
+		if _, err := tx.ExecContext(ctx, `UPDATE chunks SET embedding = ?, model = ? WHERE id = ?`,
+			blob(v.Vector), model, v.ChunkID); err != nil {
+			return fail(ctx, "set vectors", err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fail(ctx, "set vectors", err)
+	}
+	return nil
+}
+
+// ForgetVectorsNotFrom marks chunks embedded by another model as pending.
+func (s *Store) ForgetVectorsNotFrom(ctx context.Context, model string) (int64, error) {
+	if s.isClosed() {
+		return 0, errClosed
+	}
+	res, err := s.w.ExecContext(ctx,
+		`UPDATE chunks SET embedding = NULL, model = NULL WHERE embedding IS NOT NULL AND model IS NOT ?`, model)
+	if err != nil {
+		return 0, fail(ctx, "forget vectors", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, fail(ctx, "forget vectors", err)
+	}
+	return n, nil
+}
+
+// Stats summarizes the store; SizeBytes counts the database and its WAL.
+func (s *Store) Stats(ctx context.Context) (store.Stats, error) {
+	var st store.Stats
+	if s.isClosed() {
+		return st, errClosed
+	}
+	var oldest, newest sql.NullInt64
+	var pages, pageSize int64
+	err := s.r.QueryRowContext(ctx, `SELECT
+		(SELECT count(*) FROM memories),
+		(SELECT count(*) FROM chunks),
+		(SELECT count(*) FROM (SELECT DISTINCT workspace FROM memories)),
+		(SELECT count(*) FROM chunks WHERE embedding IS NULL),
+		(SELECT min(ts) FROM memories),
+		(SELECT max(ts) FROM memories),
+		(SELECT page_count FROM pragma_page_count()),
+		(SELECT page_size FROM pragma_page_size())`).
+		Scan(&st.Memories, &st.Chunks, &st.Workspaces, &st.Pending, &oldest, &newest, &pages, &pageSize)
+	if err != nil {
+		return st, fail(ctx, "stats", err)
+	}
+	if oldest.Valid {
+		st.Oldest = time.UnixMilli(oldest.Int64).UTC()
+		st.Newest = time.UnixMilli(newest.Int64).UTC()
+	}
+	st.SizeBytes = pages * pageSize
+	if fi, err := os.Stat(s.path + "-wal"); err == nil {
+		st.SizeBytes += fi.Size()
+	}
+	return st, nil
+}
+
+// blob encodes a vector as sqlite-vec's float32 little-endian layout.
+func blob(v []float32) []byte {
+	b := make([]byte, 4*len(v))
+	for i, f := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(f))
+	}
+	return b
+}

@@ -1,0 +1,54 @@
+package terms
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestSplit(t *testing.T) {
+	tests := []struct {
+		in   string
+		want []string
+	}{
+		{"hello world", []string{"hello", "world"}},
+		{`"quoted" NEAR(a b) -x *`, []string{"quoted", "NEAR", "a", "b", "x"}},
+		{"Café café CAFE", []string{"Café"}},
+		{"***", nil},
+		{"", nil},
+		{"Привет мир", []string{"Привет", "мир"}},
+		{"c++ AND c#", []string{"c", "AND"}},
+	}
+	for _, tc := range tests {
+		if got := Split(tc.in); !slices.Equal(got, tc.want) {
+			t.Errorf("Split(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+	var many []string
+	for i := 0; i < 100; i++ {
+		many = append(many, fmt.Sprintf("t%d", i))
+	}
+	if got := Split(strings.Join(many, " ")); !slices.Equal(got, many[:MaxTerms]) {
+		t.Errorf("Split of 100 words kept %d, want the first %d", len(got), MaxTerms)
+	}
+}
+
+func TestSnippet(t *testing.T) {
+	tests := []struct {
+		text  string
+		terms []string
+		width int
+		want  string
+	}{
+		{"the quick brown fox", []string{"quick"}, 100, "the **quick** brown fox"},
+		{"Le Café ouvre", []string{"cafe"}, 100, "Le **Café** ouvre"},
+		{"no match here", []string{"zebra"}, 5, "no ma…"},
+		{strings.Repeat("x ", 50) + "target end", []string{"target"}, 20, "… x x **target** end"},
+	}
+	for _, tc := range tests {
+		if got := Snippet(tc.text, tc.terms, tc.width); got != tc.want {
+			t.Errorf("Snippet(%q, %q) = %q, want %q", tc.text, tc.terms, got, tc.want)
+		}
+	}
+}
