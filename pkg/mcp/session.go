@@ -48,6 +48,10 @@ type session struct {
 
 	queue       chan *entry
 	pendingExec atomic.Int64 // entries queued or running that will execute
+	// outstanding counts entries queued, running, or not yet written. Only
+	// the reader raises it, so when the reader sees zero, no reply is ahead
+	// of the frame it holds and it may answer that frame itself.
+	outstanding atomic.Int64
 
 	mu       sync.Mutex
 	inflight map[string]*entry
@@ -177,6 +181,9 @@ func (s *session) read() error {
 			s.log.Debug("dropped a response from the client", zap.String("id", msg.ID.Key()))
 		case jsonrpc.Request:
 			s.srv.requests.Add(1)
+			if s.answerInline(msg) {
+				continue
+			}
 			s.enqueue(msg)
 		}
 	}
@@ -190,10 +197,29 @@ func (s *session) enqueueAnswer(frame []byte) {
 // push queues an entry. It blocks only when the client floods far past
 // QueueDepth (backpressure), and gives up once the worker is gone.
 func (s *session) push(e *entry) {
+	s.outstanding.Add(1)
 	select {
 	case s.queue <- e:
 	case <-s.workerGone:
 	}
+}
+
+// inlineMethods are answered from memory at once: handing them to the worker
+// would cost a cross-thread wake-up that dominates their round trip.
+var inlineMethods = map[string]bool{"ping": true, "initialize": true, "tools/list": true, "logging/setLevel": true}
+
+// answerInline answers a cheap protocol request in the reader when nothing
+// is outstanding on the connection, so the reply cannot overtake another.
+func (s *session) answerInline(msg *jsonrpc.Message) bool {
+	if !inlineMethods[msg.Method] || s.outstanding.Load() != 0 || s.draining.Load() || s.writeFailed.Load() {
+		return false
+	}
+	e := &entry{id: msg.ID, key: msg.ID.Key(), method: msg.Method, params: msg.Params}
+	if reply := s.dispatch(e); reply != nil {
+		s.write(reply)
+	}
+	s.flush()
+	return true
 }
 
 func (s *session) enqueue(msg *jsonrpc.Message) {
@@ -341,6 +367,7 @@ func (s *session) handle(e *entry) {
 	if len(s.queue) == 0 {
 		s.flush()
 	}
+	s.outstanding.Add(-1) // after the write: the reader may now answer inline
 }
 
 func (s *session) execute(e *entry) {
