@@ -1,10 +1,15 @@
 package daemon
 
-import "github.com/hearth-mcp/hearth/pkg/tool"
+import (
+	"github.com/hearth-mcp/hearth/pkg/memory"
+	"github.com/hearth-mcp/hearth/pkg/tool"
+)
 
 // Families lists the tool families hearthd wires, in one place (the CoreDNS
 // plugin.cfg pattern): adding a family touches this list and nothing else.
 // daemon_status is built in.
 func Families() []tool.Opener {
-	return []tool.Opener{}
+	return []tool.Opener{
+		memory.Open, // add_memory, search_memory, get_stats, delete_memory
+	}
 }

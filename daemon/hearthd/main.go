@@ -17,7 +17,10 @@ import (
 	"os/signal"
 	"syscall"
 
+	"go.uber.org/zap"
+
 	"github.com/hearth-mcp/hearth/daemon"
+	"github.com/hearth-mcp/hearth/pkg/guard"
 	"github.com/hearth-mcp/hearth/pkg/tool"
 	"github.com/hearth-mcp/hearth/pkg/version"
 )
@@ -28,6 +31,9 @@ commands:
   (none)    serve on MCP_ENDPOINT: "stdio" (the default) or "socket"
   serve     serve every client of this user on the Unix socket
   stdio     serve one client on stdin/stdout; exits when stdin closes
+  migrate [--adopt]
+            convert the data in $HEARTH_HOME to this build's format (or adopt
+            data that has no format marker); back it up first
   install-service [--dry-run]
             write the systemd user units (and enable the socket if systemctl --user works)
   version   print the version and exit
@@ -59,6 +65,8 @@ func run(args []string) int {
 		return serve(daemon.ModeSocket)
 	case "stdio":
 		return serve(daemon.ModeStdio)
+	case "migrate":
+		return migrate(args[1:])
 	case "install-service":
 		return installService(args[1:], os.Stdout, os.Stderr)
 	case "version", "--version":
@@ -90,7 +98,27 @@ func serve(mode daemon.Mode) int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 
-	env := tool.Env{Getenv: os.Getenv, Log: log, Version: version.Tooling()}
+	// The version guard runs before any family opens a store (seed 000,
+	// REQ-MCP-004): a home in another format is refused untouched.
+	home, err := guard.Home(os.Getenv)
+	if err != nil {
+		log.Error("hearthd could not start", errField(err))
+		return 1
+	}
+	checked, err := guard.Check(home, version.Tooling())
+	var refusal *guard.Error
+	if errors.As(err, &refusal) {
+		log.Error("version guard refused to start", zap.String("home", home), zap.Int("exit_code", refusal.ExitCode), errField(err))
+		fmt.Fprintln(os.Stderr, "hearthd:", refusal.Message)
+		return refusal.ExitCode
+	}
+	if err != nil {
+		log.Error("version guard failed", zap.String("home", home), errField(err))
+		return 1
+	}
+	log.Info(checked.String(), zap.String("home", home), zap.String("format", checked.Format.String()))
+
+	env := tool.Env{Home: home, Getenv: os.Getenv, Log: log, Version: version.Tooling()}
 	d, err := daemon.New(cfg, log, env, daemon.Families())
 	if err != nil {
 		log.Error("hearthd could not start", errField(err))
@@ -103,5 +131,36 @@ func serve(mode daemon.Mode) int {
 		}
 		return 1
 	}
+	return 0
+}
+
+// migrate is the explicit step the version guard's refusals name.
+func migrate(args []string) int {
+	adopt := false
+	for _, a := range args {
+		switch a {
+		case "--adopt":
+			adopt = true
+		default:
+			fmt.Fprintf(os.Stderr, "hearthd migrate: unexpected argument %q (usage: hearthd migrate [--adopt])\n", a)
+			return 2
+		}
+	}
+	home, err := guard.Home(os.Getenv)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "hearthd migrate:", err)
+		return 1
+	}
+	msg, err := guard.Migrate(home, version.Tooling(), guard.MigrateOptions{Adopt: adopt})
+	var refusal *guard.Error
+	if errors.As(err, &refusal) {
+		fmt.Fprintln(os.Stderr, "hearthd migrate:", refusal.Message)
+		return refusal.ExitCode
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "hearthd migrate:", err)
+		return 1
+	}
+	fmt.Println(msg)
 	return 0
 }
