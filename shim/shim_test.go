@@ -1,0 +1,176 @@
+//go:build linux
+
+package shim
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hearth-mcp/hearth/pkg/frame"
+)
+
+func newTestShim(getenv map[string]string) (*Shim, *bytes.Buffer) {
+	var out bytes.Buffer
+	s := &Shim{
+		getenv:   func(k string) string { return getenv[k] },
+		out:      frame.NewWriter(&out),
+		inflight: map[string]json.RawMessage{},
+		done:     make(chan struct{}),
+	}
+	return s, &out
+}
+
+func TestNoteTracksRequestsInFlight(t *testing.T) {
+	s, _ := newTestShim(nil)
+	for _, line := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"x"}}`,
+		`{"jsonrpc":"2.0","id":7,"method":"ping"}`,
+		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"7"}}`, // no reply will come
+		`not json`,
+	} {
+		s.note([]byte(line))
+	}
+	if _, ok := s.inflight["a"]; !ok || len(s.inflight) != 2 || !s.initialized || s.initFrame == nil {
+		t.Fatalf("inflight %v initialized %v init %s", s.inflight, s.initialized, s.initFrame)
+	}
+	if s.settle([]byte(`{"jsonrpc":"2.0","id":"a","result":{}}`)) {
+		t.Fatal("an ordinary reply was swallowed")
+	}
+	if s.settle([]byte(`{"jsonrpc":"2.0","method":"notifications/progress","params":{}}`)) {
+		t.Fatal("a notification was swallowed")
+	}
+	if _, ok := s.inflight["a"]; ok {
+		t.Fatal("a answered but still in flight")
+	}
+	owed := s.takeInflight()
+	if len(owed) != 1 || string(owed[0]) != "1" || len(s.inflight) != 0 {
+		t.Fatalf("owed %s", owed)
+	}
+	s.restoreInflight(owed)
+	if len(s.inflight) != 1 {
+		t.Fatal("restore")
+	}
+}
+
+func TestAnswerLostEchoesIDs(t *testing.T) {
+	s, out := newTestShim(nil)
+	s.answerLost([]json.RawMessage{json.RawMessage(`"x"`), json.RawMessage(`42`)}, "gone")
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	want := []string{
+		`{"jsonrpc":"2.0","id":"x","error":{"code":-32004,"message":"gone"}}`,
+		`{"jsonrpc":"2.0","id":42,"error":{"code":-32004,"message":"gone"}}`,
+	}
+	if strings.Join(lines, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("%s", out.String())
+	}
+}
+
+// pipeConn gives replay a connection to write to.
+func pipeConn(t *testing.T) (*conn, *os.File) {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close(); w.Close() })
+	return &conn{File: w}, r
+}
+
+func readAll(t *testing.T, f *os.File, c *conn) string {
+	t.Helper()
+	c.File.Close()
+	var b bytes.Buffer
+	b.ReadFrom(f)
+	return b.String()
+}
+
+func TestReplayRewritesInitializeAndIsAProbe(t *testing.T) {
+	s, _ := newTestShim(nil)
+	s.note([]byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","clientInfo":{"name":"ed"}}}`))
+	s.note([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`))
+	c, r := pipeConn(t)
+	s.conn = c
+	ack := s.replay()
+	sent := readAll(t, r, c)
+	lines := strings.Split(strings.TrimSpace(sent), "\n")
+	if len(lines) != 2 || !strings.Contains(lines[0], `"id":"hearth-shim-replay-1"`) || !strings.Contains(lines[0], `"protocolVersion":"2025-06-18"`) ||
+		!strings.Contains(lines[1], "notifications/initialized") {
+		t.Fatalf("replayed:\n%s", sent)
+	}
+	if !s.settle([]byte(`{"jsonrpc":"2.0","id":"hearth-shim-replay-1","result":{}}`)) {
+		t.Fatal("the replay's reply reached the client")
+	}
+	select {
+	case <-ack:
+	default:
+		t.Fatal("probe not acknowledged")
+	}
+	if _, ok := s.inflight["1"]; !ok {
+		t.Fatal("the client's own initialize id must stay owed until answered")
+	}
+}
+
+func TestReplayWithoutInitializePings(t *testing.T) {
+	s, _ := newTestShim(nil)
+	c, r := pipeConn(t)
+	s.conn = c
+	s.replay()
+	if sent := readAll(t, r, c); !strings.Contains(sent, `"method":"ping"`) || !strings.Contains(sent, `hearth-shim-replay-1`) {
+		t.Fatalf("probe: %s", sent)
+	}
+}
+
+func TestDaemonEnv(t *testing.T) {
+	env := daemonEnv([]string{"PATH=/bin", "NOTIFY_SOCKET=/run/x", "LISTEN_FDS=1", "LISTEN_PID=9", "WATCHDOG_USEC=1", "HOME=/h"},
+		func(string) string { return "" })
+	got := strings.Join(env, " ")
+	if got != "PATH=/bin HOME=/h HEARTH_IDLE_TIMEOUT=10m" {
+		t.Fatalf("%s", got)
+	}
+	env = daemonEnv([]string{"HEARTH_IDLE_TIMEOUT=1h"}, func(k string) string {
+		if k == "HEARTH_IDLE_TIMEOUT" {
+			return "1h"
+		}
+		return ""
+	})
+	if strings.Join(env, " ") != "HEARTH_IDLE_TIMEOUT=1h" {
+		t.Fatalf("the user's idle timeout was overridden: %v", env)
+	}
+}
+
+func TestDaemonBinaryOrder(t *testing.T) {
+	s, _ := newTestShim(map[string]string{"HEARTH_DAEMON": "/opt/custom/hearthd"})
+	if got, err := s.daemonBinary(); err != nil || got != "/opt/custom/hearthd" {
+		t.Fatalf("HEARTH_DAEMON: %q %v", got, err)
+	}
+	dir := t.TempDir()
+	fake := filepath.Join(dir, "hearthd")
+	os.WriteFile(fake, []byte("#!/bin/sh\n"), 0o755)
+	t.Setenv("PATH", dir)
+	s, _ = newTestShim(nil)
+	// Beside the test binary there is no hearthd, so PATH is used.
+	if got, err := s.daemonBinary(); err != nil || got != fake {
+		t.Fatalf("PATH: %q %v", got, err)
+	}
+	t.Setenv("PATH", t.TempDir())
+	if _, err := s.daemonBinary(); err == nil || !strings.Contains(err.Error(), "HEARTH_DAEMON") {
+		t.Fatalf("not found: %v", err)
+	}
+}
+
+func TestDialRefusals(t *testing.T) {
+	if _, err := dial(filepath.Join(t.TempDir(), "none.sock")); !absent(err) {
+		t.Fatalf("missing socket should read as absent: %v", err)
+	}
+	notSock := filepath.Join(t.TempDir(), "file")
+	os.WriteFile(notSock, nil, 0o600)
+	if _, err := dial(notSock); err == nil {
+		t.Fatal("a regular file was dialed")
+	}
+}
