@@ -126,7 +126,7 @@ func (d *Daemon) runStdio(ctx context.Context) error {
 		}
 		defer os.Remove(d.cfg.ReadyFile)
 	}
-	d.log.Info("mcp:ready mode=stdio", zap.String("mode", "stdio"), zap.Int("tools", d.reg.Len()))
+	d.log.Info("mcp:ready mode=stdio"+d.readyFields(), zap.String("mode", "stdio"), zap.Int("tools", d.reg.Len()))
 	err := d.srv.Serve(ctx, mcp.Conn{Reader: d.Stdin, Writer: d.Stdout, CloseRead: d.Stdin.Close, Client: tool.Client{PID: os.Getppid()}})
 	reason := "stdin closed"
 	switch {
@@ -151,7 +151,7 @@ func (d *Daemon) runSocket(ctx context.Context) error {
 		}
 		defer os.Remove(d.cfg.ReadyFile)
 	}
-	d.log.Info("mcp:ready mode=socket path="+ln.path,
+	d.log.Info("mcp:ready mode=socket path="+ln.path+d.readyFields(),
 		zap.String("mode", "socket"), zap.String("path", ln.path), zap.Bool("socket_activated", ln.activated),
 		zap.Int("tools", d.reg.Len()))
 	d.notify("READY=1")
@@ -242,4 +242,31 @@ func (d *Daemon) logShutdown(mode, reason string) {
 		zap.Uint64("panics", c.Panics),
 		zap.Uint64("connections_total", c.ConnectionsAll),
 		zap.Float64("uptime_seconds", time.Since(d.started).Seconds()))
+}
+
+// readyFields are the families' additions to the readiness line.
+func (d *Daemon) readyFields() string {
+	var out string
+	for _, f := range d.families {
+		if desc, ok := f.(tool.Describer); ok {
+			for _, kv := range desc.ReadyFields() {
+				out += " " + kv
+			}
+		}
+	}
+	return out
+}
+
+// Reload asks every family that can to re-read its configuration (SIGHUP).
+// A family whose reload fails keeps serving what it had; the error is logged.
+func (d *Daemon) Reload() {
+	for _, f := range d.families {
+		if r, ok := f.(tool.Reloader); ok {
+			if err := r.Reload(); err != nil {
+				d.log.Error("reload failed; the previous state keeps serving", zap.String("family", fmt.Sprintf("%T", f)), zap.Error(err))
+			} else {
+				d.log.Info("reloaded", zap.String("family", fmt.Sprintf("%T", f)))
+			}
+		}
+	}
 }

@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"github.com/hearth-mcp/hearth/pkg/memory"
+	"github.com/hearth-mcp/hearth/pkg/schemas"
 	"github.com/hearth-mcp/hearth/pkg/tool"
 )
 
@@ -10,6 +11,7 @@ import (
 // daemon_status is built in.
 func Families() []tool.Opener {
 	return []tool.Opener{
-		memory.Open, // add_memory, search_memory, get_stats, delete_memory
+		schemas.Open, // list/get schemas and examples, validate_asset (+validate), validate_many, diff_assets, populate_backend
+		memory.Open,  // add_memory, search_memory, get_stats, delete_memory
 	}
 }

@@ -21,6 +21,7 @@ import (
 
 	"github.com/hearth-mcp/hearth/daemon"
 	"github.com/hearth-mcp/hearth/pkg/guard"
+	"github.com/hearth-mcp/hearth/pkg/schemas"
 	"github.com/hearth-mcp/hearth/pkg/tool"
 	"github.com/hearth-mcp/hearth/pkg/version"
 )
@@ -31,6 +32,9 @@ commands:
   (none)    serve on MCP_ENDPOINT: "stdio" (the default) or "socket"
   serve     serve every client of this user on the Unix socket
   stdio     serve one client on stdin/stdout; exits when stdin closes
+  validate <path|-> [--schema NAME]
+            validate one JSON file against the schema catalog, without a daemon
+            (exit 0 valid, 1 invalid, 2 unreadable)
   migrate [--adopt]
             convert the data in $HEARTH_HOME to this build's format (or adopt
             data that has no format marker); back it up first
@@ -65,6 +69,8 @@ func run(args []string) int {
 		return serve(daemon.ModeSocket)
 	case "stdio":
 		return serve(daemon.ModeStdio)
+	case "validate":
+		return schemas.ValidateCLI(args[1:], os.Stdout, os.Stderr, os.Getenv)
 	case "migrate":
 		return migrate(args[1:])
 	case "install-service":
@@ -124,6 +130,13 @@ func serve(mode daemon.Mode) int {
 		log.Error("hearthd could not start", errField(err))
 		return 1
 	}
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	go func() {
+		for range hup {
+			d.Reload()
+		}
+	}()
 	if err := d.Run(ctx); err != nil {
 		log.Error("hearthd stopped with an error", errField(err))
 		if errors.Is(err, daemon.ErrAlreadyRunning) {

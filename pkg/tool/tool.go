@@ -73,6 +73,18 @@ type Family interface {
 	Close() error
 }
 
+// Reloader is a family that can re-read its configuration on SIGHUP. A
+// failed reload must leave the old state serving.
+type Reloader interface {
+	Reload() error
+}
+
+// Describer is a family that adds key=value fields to the daemon's readiness
+// line (seed 001 §12: schemas_dir, examples_dir).
+type Describer interface {
+	ReadyFields() []string
+}
+
 // Opener opens a family with the daemon's environment.
 type Opener func(Env) (Family, error)
 

@@ -1,0 +1,115 @@
+package schemas
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync/atomic"
+
+	"go.uber.org/zap"
+
+	"github.com/hearth-mcp/hearth/pkg/backend"
+	"github.com/hearth-mcp/hearth/pkg/tool"
+)
+
+// DefaultMaxBatch is validate_many's cap unless MCP_MAX_BATCH says otherwise.
+const DefaultMaxBatch = 100
+
+// Family serves the schema tools from a catalog that SIGHUP can reload.
+type Family struct {
+	log        *zap.Logger
+	getenv     func(string) string
+	cat        atomic.Pointer[Catalog]
+	loadErr    atomic.Pointer[error]
+	backend    *backend.Client
+	backendErr error
+	maxBatch   int
+}
+
+// Dirs returns the schema and example roots in seed 001's priority:
+// SYN_SCHEMAS_DIR / SYN_EXAMPLES_DIR, else the submodule
+// libs/synesthetic-schemas/{jsonschema,examples} under the working directory,
+// else none (empty listings).
+func Dirs(getenv func(string) string) (schemasDir, examplesDir string) {
+	schemasDir, examplesDir = getenv("SYN_SCHEMAS_DIR"), getenv("SYN_EXAMPLES_DIR")
+	sub := filepath.Join("libs", "synesthetic-schemas")
+	if schemasDir == "" {
+		if fi, err := os.Stat(filepath.Join(sub, "jsonschema")); err == nil && fi.IsDir() {
+			schemasDir = filepath.Join(sub, "jsonschema")
+		}
+	}
+	if examplesDir == "" {
+		if fi, err := os.Stat(filepath.Join(sub, "examples")); err == nil && fi.IsDir() {
+			examplesDir = filepath.Join(sub, "examples")
+		}
+	}
+	return schemasDir, examplesDir
+}
+
+// Open loads the catalog. A catalog that fails to load does not stop the
+// daemon: the schema tools then say why, and the other families serve on.
+func Open(env tool.Env) (tool.Family, error) {
+	f := &Family{log: env.Log, getenv: env.Getenv, maxBatch: DefaultMaxBatch}
+	if f.log == nil {
+		f.log = zap.NewNop()
+	}
+	if v := env.Getenv("MCP_MAX_BATCH"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("MCP_MAX_BATCH=%q: want a positive integer", v)
+		}
+		f.maxBatch = n
+	}
+	f.backend, f.backendErr = backend.New(backend.ConfigFromEnv(env.Getenv), f.validateForBackend)
+	if f.backendErr != nil {
+		f.log.Error("populate_backend is disabled: bad backend configuration", zap.Error(f.backendErr))
+	}
+	if err := f.Reload(); err != nil {
+		f.log.Error("the schema catalog did not load; the schema tools will say so", zap.Error(err))
+	}
+	return f, nil
+}
+
+// Reload reads the roots again and swaps the catalog atomically. A catalog
+// that fails to load leaves the old one serving, and the error says why.
+func (f *Family) Reload() error {
+	schemasDir, examplesDir := Dirs(f.getenv)
+	c, err := Load(schemasDir, examplesDir, Options{})
+	if err != nil {
+		if f.cat.Load() == nil {
+			f.loadErr.Store(&err)
+		}
+		return err
+	}
+	f.cat.Store(c)
+	f.loadErr.Store(nil)
+	f.log.Info("schema catalog loaded", zap.String("schemas_dir", c.SchemasDir), zap.String("examples_dir", c.ExamplesDir),
+		zap.Int("schemas", len(c.Schemas())), zap.Int("examples", len(c.Examples("all"))))
+	return nil
+}
+
+// Catalog is the catalog being served (nil if none ever loaded).
+func (f *Family) Catalog() *Catalog { return f.cat.Load() }
+
+// Close releases nothing: the catalog is memory only.
+func (f *Family) Close() error { return nil }
+
+func (f *Family) catalog() (*Catalog, error) {
+	if c := f.cat.Load(); c != nil {
+		return c, nil
+	}
+	if e := f.loadErr.Load(); e != nil {
+		return nil, tool.Errorf(tool.CapabilityMissing, "the schema catalog did not load: %v", *e)
+	}
+	return nil, tool.Errorf(tool.CapabilityMissing, "the schema catalog is not loaded")
+}
+
+// ReadyFields names the roots on the daemon's readiness line (seed 001 §12).
+func (f *Family) ReadyFields() []string {
+	schemasDir, examplesDir := "", ""
+	if c := f.cat.Load(); c != nil {
+		schemasDir, examplesDir = c.SchemasDir, c.ExamplesDir
+	}
+	return []string{"schemas_dir=" + schemasDir, "examples_dir=" + examplesDir}
+}

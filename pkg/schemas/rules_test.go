@@ -1,0 +1,201 @@
+package schemas
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+)
+
+// smallRoot writes a schema root of our own: an asset schema that refers to a
+// part schema by $id.
+func smallRoot(t *testing.T) (string, string) {
+	t.Helper()
+	root := t.TempDir()
+	schemas, examples := filepath.Join(root, "jsonschema"), filepath.Join(root, "examples")
+	os.MkdirAll(schemas, 0o755)
+	os.MkdirAll(examples, 0o755)
+	os.WriteFile(filepath.Join(schemas, "part.schema.json"), []byte(`{"$id":"https://ex.test/2.1.0/part.schema.json","type":"object","properties":{"n":{"type":"number"}},"required":["n"],"additionalProperties":false}`), 0o644)
+	os.WriteFile(filepath.Join(schemas, "synesthetic-asset.schema.json"), []byte(`{"$id":"https://ex.test/2.1.0/synesthetic-asset.schema.json","type":"object","additionalProperties":false,
+		"properties":{"name":{"type":"string"},"parts":{"type":"array","items":{"$ref":"https://ex.test/2.1.0/part.schema.json"}},"a/b":{"type":"integer"}},"required":["name"]}`), 0o644)
+	os.WriteFile(filepath.Join(examples, "Part_Example.json"), []byte(`{"$schema":"jsonschema/part.schema.json","n":1}`), 0o644)
+	os.WriteFile(filepath.Join(examples, "Bad_Example.json"), []byte(`{"$schema":"jsonschema/part.schema.json","n":"x"}`), 0o644)
+	return schemas, examples
+}
+
+func smallFamily(t *testing.T, extra ...string) (*Family, func(string, any) map[string]any) {
+	s, e := smallRoot(t)
+	env := map[string]string{"SYN_SCHEMAS_DIR": s, "SYN_EXAMPLES_DIR": e}
+	for i := 0; i+1 < len(extra); i += 2 {
+		env[extra[i]] = extra[i+1]
+	}
+	fam, reg := openFamily(t, env)
+	return fam, func(name string, args any) map[string]any { return call(t, reg, name, args) }
+}
+
+func TestValidationErrorsSortedWithPointers(t *testing.T) {
+	_, c := smallFamily(t)
+	got := c("validate_asset", map[string]any{"schema": "synesthetic-asset", "asset": map[string]any{
+		"parts": []any{map[string]any{"n": "x"}, map[string]any{}}, "a/b": 1.5, "extra": true}})
+	b, _ := json.Marshal(got)
+	want := `{"errors":[{"msg":"additional properties 'extra' not allowed","path":""},{"msg":"missing property 'name'","path":""},` +
+		`{"msg":"got number, want integer","path":"/a~1b"},{"msg":"got string, want number","path":"/parts/0/n"},{"msg":"missing property 'n'","path":"/parts/1"}],"ok":false,"reason":"validation_failed"}`
+	if string(b) != want {
+		t.Fatalf("got  %s\nwant %s", b, want)
+	}
+	if r := c("validate_asset", map[string]any{"schema": "synesthetic-asset", "asset": map[string]any{"name": "x"}}); r["ok"] != true || r["errors"] != nil {
+		t.Fatalf("valid: %v", r)
+	}
+}
+
+func TestMissingOrUnknownSchema(t *testing.T) {
+	_, c := smallFamily(t)
+	for _, args := range []map[string]any{{"asset": 1}, {"asset": 1, "schema": ""}} {
+		r := c("validate_asset", args)
+		if r["ok"] != false || r["reason"] != "validation_failed" || !strings.Contains(mustJSON(r), "schema is required") {
+			t.Fatalf("%v: %v", args, r)
+		}
+	}
+	if r := c("validate_asset", map[string]any{"asset": 1, "schema": "ghost"}); !strings.Contains(mustJSON(r), "unknown schema: ghost") {
+		t.Fatalf("%v", r)
+	}
+}
+
+func mustJSON(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+func TestNestedAliasIgnoresSchemaRef(t *testing.T) {
+	_, c := smallFamily(t)
+	asset := map[string]any{"name": "x", "$schemaRef": "whatever://not/resolved"}
+	if r := c("validate_asset", map[string]any{"asset": asset, "schema": AliasNested}); r["ok"] != true {
+		t.Fatalf("alias: %v", r)
+	}
+	if r := c("validate_asset", map[string]any{"asset": asset, "schema": "synesthetic-asset"}); r["ok"] != false {
+		t.Fatalf("canonical must still see $schemaRef as content: %v", r)
+	}
+}
+
+func TestValidateAliasAndBatchCap(t *testing.T) {
+	_, c := smallFamily(t, "MCP_MAX_BATCH", "3")
+	a := c("validate_asset", map[string]any{"asset": map[string]any{}, "schema": "part"})
+	b := c("validate", map[string]any{"asset": map[string]any{}, "schema": "part"})
+	if mustJSON(a) != mustJSON(b) {
+		t.Fatalf("alias differs: %v vs %v", a, b)
+	}
+	r := c("validate_many", map[string]any{"schema": "part", "assets": []any{map[string]any{"n": 1}, map[string]any{"n": "x"}, 7}})
+	if mustJSON(r) != `{"ok":true,"results":[{"ok":true},{"errors":[{"msg":"got string, want number","path":"/n"}],"ok":false},{"errors":[{"msg":"got number, want object","path":""}],"ok":false}]}` {
+		t.Fatalf("validate_many: %s", mustJSON(r))
+	}
+	r = c("validate_many", map[string]any{"schema": "part", "assets": []any{1, 2, 3, 4}})
+	if r["ok"] != false || r["reason"] != "unsupported" {
+		t.Fatalf("over the cap: %v", r)
+	}
+}
+
+func TestGetExampleTraversalTable(t *testing.T) {
+	fam, c := smallFamily(t)
+	outside := t.TempDir()
+	os.WriteFile(filepath.Join(outside, "secret.json"), []byte(`{"n":1}`), 0o644)
+	os.Symlink(filepath.Join(outside, "secret.json"), filepath.Join(fam.Catalog().ExamplesDir, "link.json"))
+	for _, p := range []string{"../jsonschema/part.schema.json", "/etc/passwd", "a/../../x.json", "Part_Example.json\x00.txt",
+		`..\Part_Example.json`, "..%2fjsonschema%2fpart.schema.json", "%2e%2e/x.json", "link.json"} {
+		r := c("get_example", map[string]any{"path": p})
+		if r["ok"] != false || r["example"] != nil {
+			t.Errorf("%q was served: %v", p, r)
+		}
+	}
+	if r := c("get_example", map[string]any{"path": "Part_Example.json"}); r["ok"] != true || r["schema"] != "part" || r["validated"] != true {
+		t.Fatalf("good path: %v", r)
+	}
+	if r := c("get_example", map[string]any{"path": "Bad_Example.json"}); r["reason"] != "validation_failed" {
+		t.Fatalf("invalid example: %v", r)
+	}
+	if r := c("get_example", map[string]any{"path": "missing.json"}); r["reason"] != "not_found" {
+		t.Fatalf("missing: %v", r)
+	}
+	if r := c("list_examples", map[string]any{"component": "part"}); len(r["examples"].([]any)) != 2 {
+		t.Fatalf("by component: %v", r)
+	}
+}
+
+func TestRemoteRefNeverFetched(t *testing.T) {
+	var hits atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		w.Write([]byte(`{"type":"string"}`))
+	}))
+	defer srv.Close()
+	root := t.TempDir()
+	os.WriteFile(filepath.Join(root, "remote.schema.json"), []byte(`{"$ref":"`+srv.URL+`/s.json"}`), 0o644)
+	if _, err := Load(root, "", Options{}); err == nil || !strings.Contains(err.Error(), "no network") {
+		t.Fatalf("want a refusal, got %v", err)
+	}
+	if hits.Load() != 0 {
+		t.Fatal("the schema was fetched over the network")
+	}
+	os.WriteFile(filepath.Join(root, "remote.schema.json"), []byte(`{"$ref":"file:///etc/hosts"}`), 0o644)
+	if _, err := Load(root, "", Options{}); err == nil {
+		t.Fatal("a file outside the root was loaded")
+	}
+}
+
+func TestReloadKeepsOldCatalogOnFailure(t *testing.T) {
+	fam, c := smallFamily(t)
+	dir := fam.Catalog().SchemasDir
+	os.WriteFile(filepath.Join(dir, "broken.schema.json"), []byte(`{"type":`), 0o644)
+	if err := fam.Reload(); err == nil || !strings.Contains(err.Error(), "broken.schema.json") {
+		t.Fatalf("reload of a broken root: %v", err)
+	}
+	if r := c("list_schemas", map[string]any{}); len(r["schemas"].([]any)) != 2 {
+		t.Fatalf("old catalog not serving: %v", r)
+	}
+	os.WriteFile(filepath.Join(dir, "broken.schema.json"), []byte(`{"type":"string"}`), 0o644)
+	if err := fam.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	if r := c("list_schemas", map[string]any{}); len(r["schemas"].([]any)) != 3 {
+		t.Fatalf("new catalog: %v", r)
+	}
+}
+
+func TestDiffAssetsTool(t *testing.T) {
+	_, c := smallFamily(t)
+	r := c("diff_assets", map[string]any{"base": map[string]any{"a": 1, "b": []any{1}, "c": nil}, "new": map[string]any{"a": 2, "b": []any{1, 2}, "d": nil}})
+	want := `{"ok":true,"patch":[{"op":"replace","path":"/a","value":2},{"op":"replace","path":"/b","value":[1,2]},{"op":"remove","path":"/c"},{"op":"add","path":"/d","value":null}]}`
+	if mustJSON(r) != want {
+		t.Fatalf("got  %s\nwant %s", mustJSON(r), want)
+	}
+	if r := c("diff_assets", map[string]any{"base": 1}); r["tool_error"] == nil {
+		t.Fatalf("missing new: %v", r)
+	}
+}
+
+func TestPopulateBackend(t *testing.T) {
+	var posts atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		posts.Add(1)
+		w.WriteHeader(201)
+		w.Write([]byte(`{"id":"a-1"}`))
+	}))
+	defer srv.Close()
+	_, off := smallFamily(t)
+	if r := off("populate_backend", map[string]any{"asset": map[string]any{"name": "x"}}); r["reason"] != "unsupported" {
+		t.Fatalf("no backend: %v", r)
+	}
+	_, c := smallFamily(t, "SYN_BACKEND_URL", srv.URL)
+	if r := c("populate_backend", map[string]any{"asset": map[string]any{"name": 5}}); r["reason"] != "validation_failed" || posts.Load() != 0 {
+		t.Fatalf("invalid asset: %v (posts %d)", r, posts.Load())
+	}
+	if r := c("populate_backend", map[string]any{"asset": map[string]any{"name": "x"}, "validate_first": false}); r["reason"] != "validation_failed" || posts.Load() != 0 {
+		t.Fatalf("validate_first=false must be refused: %v", r)
+	}
+	if r := c("populate_backend", map[string]any{"asset": map[string]any{"name": "x"}}); r["ok"] != true || r["asset_id"] != "a-1" || posts.Load() != 1 {
+		t.Fatalf("good asset: %v", r)
+	}
+}

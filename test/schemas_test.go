@@ -1,0 +1,135 @@
+package test
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func corpus(t *testing.T) (schemasDir, examplesDir string) {
+	t.Helper()
+	root := filepath.Join("..", "..", "shared", "fixtures", "synesthetic-schemas")
+	_, err := os.Stat(root)
+	needOrSkip(t, err == nil, "../shared/fixtures/synesthetic-schemas")
+	abs, _ := filepath.Abs(root)
+	return filepath.Join(abs, "jsonschema"), filepath.Join(abs, "examples")
+}
+
+// TestSeed001ClientOverSocket: a seed-001 client sends plain JSON-RPC
+// methods, without initialize, and gets the seed's result objects; the
+// deprecated validate alias answers identically and logs its use.
+func TestSeed001ClientOverSocket(t *testing.T) {
+	s, e := corpus(t)
+	d := startDaemon(t, "SYN_SCHEMAS_DIR="+s, "SYN_EXAMPLES_DIR="+e)
+	if log := d.stderr.String(); !strings.Contains(log, "schemas_dir="+s) || !strings.Contains(log, "examples_dir="+e) {
+		t.Fatalf("readiness line lacks the roots:\n%s", log)
+	}
+	c := dialRaw(t, d.socket)
+	c.send(`{"jsonrpc":"2.0","id":1,"method":"list_schemas"}`)
+	var ls struct {
+		Result struct {
+			OK      bool `json:"ok"`
+			Schemas []struct{ Name string }
+		}
+	}
+	json.Unmarshal([]byte(c.recv()), &ls)
+	if !ls.Result.OK || len(ls.Result.Schemas) != 9 || ls.Result.Schemas[0].Name != "control" {
+		t.Fatalf("list_schemas: %+v", ls)
+	}
+	pretty, _ := os.ReadFile(filepath.Join(e, "SynestheticAsset_Example1.json"))
+	var asset bytes.Buffer
+	json.Compact(&asset, pretty) // one frame is one line
+	c.send(`{"jsonrpc":"2.0","id":2,"method":"validate_asset","params":{"schema":"nested-synesthetic-asset","asset":` + asset.String() + `}}`)
+	if line := c.recv(); line != `{"jsonrpc":"2.0","id":2,"result":{"ok":true}}` {
+		t.Fatalf("validate_asset: %s", line)
+	}
+	bad := `{"schema":"tone","asset":{"name":7}}`
+	c.send(`{"jsonrpc":"2.0","id":3,"method":"validate_asset","params":` + bad + `}`)
+	first := strings.Replace(c.recv(), `"id":3`, `"id":0`, 1)
+	c.send(`{"jsonrpc":"2.0","id":4,"method":"validate","params":` + bad + `}`)
+	second := strings.Replace(c.recv(), `"id":4`, `"id":0`, 1)
+	if first != second || !strings.Contains(first, `"reason":"validation_failed"`) {
+		t.Fatalf("alias differs or did not fail:\n%s\n%s", first, second)
+	}
+	c.send(`{"jsonrpc":"2.0","id":5,"method":"validate_asset","params":{"asset":{}}}`)
+	if line := c.recv(); !strings.Contains(line, "schema is required") {
+		t.Fatalf("missing schema: %s", line)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(d.stderr.String(), `"reason":"deprecated_alias"`) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no deprecation log:\n%s", d.stderr.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestSIGHUPReloadsCatalog: a schema added to the root is served after
+// SIGHUP; a broken one leaves the old catalog serving.
+func TestSIGHUPReloadsCatalog(t *testing.T) {
+	root := t.TempDir()
+	os.WriteFile(filepath.Join(root, "a.schema.json"), []byte(`{"type":"object"}`), 0o644)
+	d := startDaemon(t, "SYN_SCHEMAS_DIR="+root, "SYN_EXAMPLES_DIR=")
+	c := dialRaw(t, d.socket)
+	count := func() int {
+		c.send(`{"jsonrpc":"2.0","id":1,"method":"list_schemas"}`)
+		var r struct{ Result struct{ Schemas []any } }
+		json.Unmarshal([]byte(c.recv()), &r)
+		return len(r.Result.Schemas)
+	}
+	if n := count(); n != 1 {
+		t.Fatalf("%d schemas", n)
+	}
+	os.WriteFile(filepath.Join(root, "b.schema.json"), []byte(`{"type":"string"}`), 0o644)
+	d.cmd.Process.Signal(syscall.SIGHUP)
+	waitUntil(t, func() bool { return count() == 2 })
+	os.WriteFile(filepath.Join(root, "c.schema.json"), []byte(`{"type":`), 0o644)
+	d.cmd.Process.Signal(syscall.SIGHUP)
+	waitUntil(t, func() bool { return strings.Contains(d.stderr.String(), "reload failed") })
+	if n := count(); n != 2 {
+		t.Fatalf("a failed reload changed the catalog: %d", n)
+	}
+}
+
+func waitUntil(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met in 10s")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestValidateCommand: `hearthd validate` works without a daemon, with the
+// seed's exit codes.
+func TestValidateCommand(t *testing.T) {
+	s, e := corpus(t)
+	run := func(args ...string) int {
+		cmd := exec.Command(bin.hearthd, append([]string{"validate"}, args...)...)
+		cmd.Env = append(os.Environ(), "SYN_SCHEMAS_DIR="+s, "SYN_EXAMPLES_DIR="+e)
+		out, _ := cmd.Output()
+		if cmd.ProcessState.ExitCode() != 2 && !json.Valid(out) {
+			t.Fatalf("stdout is not the JSON result: %q", out)
+		}
+		return cmd.ProcessState.ExitCode()
+	}
+	if code := run(filepath.Join(e, "Tone_Example.json")); code != 0 {
+		t.Fatalf("valid example: exit %d", code)
+	}
+	bad := filepath.Join(t.TempDir(), "bad.json")
+	os.WriteFile(bad, []byte(`{"name":7}`), 0o644)
+	if code := run(bad, "--schema", "tone"); code != 1 {
+		t.Fatalf("invalid: exit %d", code)
+	}
+	if code := run(filepath.Join(t.TempDir(), "none.json")); code != 2 {
+		t.Fatalf("missing file: exit %d", code)
+	}
+}
