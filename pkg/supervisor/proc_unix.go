@@ -1,0 +1,42 @@
+//go:build unix
+
+package supervisor
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"syscall"
+)
+
+// prepare puts the child in a process group of its own, so the group can be
+// signalled as one: the child and everything it starts (unless it calls
+// setsid; only the service's cgroup catches that).
+func prepare(cmd *exec.Cmd) {
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Setpgid = true
+	setDeathSignal(cmd.SysProcAttr)
+}
+
+// terminate asks the group to stop; kill makes it. "No such process" means
+// it is gone already, which is the goal.
+func terminate(pgid int) { signalGroup(pgid, syscall.SIGTERM) }
+func kill(pgid int)      { signalGroup(pgid, syscall.SIGKILL) }
+
+func signalGroup(pgid int, sig syscall.Signal) {
+	if pgid <= 0 {
+		return
+	}
+	if err := syscall.Kill(-pgid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
+		_ = err // EPERM: the group is not ours any more (pid reuse); nothing to do
+	}
+}
+
+func exitStatus(state *os.ProcessState) (int, string) {
+	if ws, ok := state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return -1, ws.Signal().String()
+	}
+	return state.ExitCode(), ""
+}

@@ -1,0 +1,318 @@
+// Package supervisor is the one place in hearth that starts child processes
+// for tools (seed 004 Part 2). Every child runs in its own process group; on
+// cancellation or timeout the whole group gets SIGTERM, a grace period, then
+// SIGKILL, and after any exit the group is SIGKILLed again so no grandchild
+// outlives its request. A daemon-wide cap bounds how many children run at
+// once.
+package supervisor
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hearth-mcp/hearth/pkg/tool"
+)
+
+// Defaults.
+const (
+	DefaultGrace       = 2000 * time.Millisecond
+	DefaultMaxChildren = 8
+	DefaultOutputLimit = 64 << 10
+	// drainAfterKill bounds how long Run waits for output once the group is
+	// dead: only a child that escaped its group (setsid) can hold a pipe open.
+	drainAfterKill = time.Second
+)
+
+// Options configure a Supervisor.
+type Options struct {
+	MaxChildren int           // children running at once across the daemon
+	Grace       time.Duration // SIGTERM-to-SIGKILL grace unless a Spec says otherwise
+}
+
+// Supervisor runs children for tools.
+type Supervisor struct {
+	grace time.Duration
+	slots chan struct{}
+	mu    sync.Mutex
+	live  map[int]struct{} // process group ids
+}
+
+// New returns a Supervisor.
+func New(o Options) *Supervisor {
+	if o.MaxChildren <= 0 {
+		o.MaxChildren = DefaultMaxChildren
+	}
+	if o.Grace <= 0 {
+		o.Grace = DefaultGrace
+	}
+	return &Supervisor{grace: o.Grace, slots: make(chan struct{}, o.MaxChildren), live: map[int]struct{}{}}
+}
+
+// Spec describes one child.
+type Spec struct {
+	Path  string
+	Args  []string
+	Dir   string
+	Env   []string // nil: the daemon's environment; systemd's variables are always removed
+	Stdin io.Reader
+	// Grace overrides the supervisor's SIGTERM-to-SIGKILL grace.
+	Grace time.Duration
+	// OutputLimit is how many trailing bytes of stdout and of stderr are kept.
+	OutputLimit int
+	// OnLine, if set, is called with each stdout line (without its newline),
+	// in order, never after Run returns.
+	OnLine func(line []byte)
+}
+
+// Result is what became of a child.
+type Result struct {
+	ExitCode   int           // -1 when killed by a signal
+	Signal     string        // the signal that ended it, if any
+	Duration   time.Duration // from start to exit
+	Stdout     string        // trailing output, trimmed
+	Stderr     string
+	Killed     bool   // the supervisor stopped it
+	KillReason string // "cancel" or "timeout" when Killed
+}
+
+// Live is the number of children running now.
+func (s *Supervisor) Live() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.live)
+}
+
+// Run starts the child, waits for it, and returns its result. Cancelling ctx
+// (or its deadline) terminates the child's whole group. Waiting for a free
+// slot honours ctx: a deadline that passes in the queue is QUEUE_OVERLOADED.
+// A child that exits non-zero is a Result, not an error; errors are failures
+// to start, or ctx ending before a slot was free.
+func (s *Supervisor) Run(ctx context.Context, spec Spec) (Result, error) {
+	select {
+	case s.slots <- struct{}{}:
+	case <-ctx.Done():
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return Result{}, tool.Errorf(tool.QueueOverloaded, "every one of the %d child slots stayed busy until the call's deadline", cap(s.slots))
+		}
+		return Result{}, ctx.Err()
+	}
+	defer func() { <-s.slots }()
+	if err := ctx.Err(); err != nil {
+		return Result{}, err
+	}
+
+	grace := spec.Grace
+	if grace <= 0 {
+		grace = s.grace
+	}
+	limit := spec.OutputLimit
+	if limit <= 0 {
+		limit = DefaultOutputLimit
+	}
+	cmd := exec.Command(spec.Path, spec.Args...)
+	cmd.Dir = spec.Dir
+	cmd.Env = cleanEnv(spec.Env)
+	cmd.Stdin = spec.Stdin
+	prepare(cmd)
+
+	// Our own pipes: Run waits for the process, then the group's death, then
+	// the output, so a grandchild holding stdout cannot hold Run.
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return Result{}, err
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		outR.Close()
+		outW.Close()
+		return Result{}, err
+	}
+	cmd.Stdout, cmd.Stderr = outW, errW
+	started := time.Now()
+	err = start(cmd)
+	outW.Close()
+	errW.Close()
+	if err != nil {
+		outR.Close()
+		errR.Close()
+		return Result{}, fmt.Errorf("start %s: %w", spec.Path, err)
+	}
+	pid := cmd.Process.Pid
+	s.mu.Lock()
+	s.live[pid] = struct{}{}
+	s.mu.Unlock()
+
+	var gate callbackGate
+	stdout, stderr := newTail(limit), newTail(limit)
+	var readers sync.WaitGroup
+	readers.Add(2)
+	go func() { defer readers.Done(); readLines(outR, stdout, spec.OnLine, &gate) }()
+	go func() { defer readers.Done(); io.Copy(stderr, errR) }()
+
+	exited := make(chan struct{})
+	var killed, reason string
+	var killMu sync.Mutex
+	go func() {
+		select {
+		case <-exited:
+			return
+		case <-ctx.Done():
+		}
+		killMu.Lock()
+		killed, reason = "yes", "cancel"
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			reason = "timeout"
+		}
+		killMu.Unlock()
+		terminate(pid)
+		t := time.NewTimer(grace)
+		defer t.Stop()
+		select {
+		case <-exited:
+		case <-t.C:
+		}
+		kill(pid)
+	}()
+
+	state, waitErr := cmd.Process.Wait()
+	close(exited)
+	kill(pid) // grandchildren die with the request, however the leader ended
+	s.mu.Lock()
+	delete(s.live, pid)
+	s.mu.Unlock()
+
+	done := make(chan struct{})
+	go func() { readers.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(drainAfterKill):
+		// A child that escaped the group holds the pipe: stop listening.
+		outR.Close()
+		errR.Close()
+		<-done
+	}
+	gate.close() // no callback after this
+	outR.Close()
+	errR.Close()
+
+	res := Result{Duration: time.Since(started), Stdout: stdout.String(), Stderr: stderr.String()}
+	killMu.Lock()
+	res.Killed, res.KillReason = killed != "", reason
+	killMu.Unlock()
+	if waitErr != nil {
+		return res, fmt.Errorf("wait for %s: %w", spec.Path, waitErr)
+	}
+	res.ExitCode, res.Signal = exitStatus(state)
+	return res, nil
+}
+
+// Shutdown kills every live child group (graceful daemon shutdown): SIGTERM,
+// then SIGKILL when ctx ends or the grace passes.
+func (s *Supervisor) Shutdown(ctx context.Context) {
+	s.mu.Lock()
+	pids := make([]int, 0, len(s.live))
+	for pid := range s.live {
+		pids = append(pids, pid)
+	}
+	s.mu.Unlock()
+	for _, pid := range pids {
+		terminate(pid)
+	}
+	t := time.NewTimer(s.grace)
+	defer t.Stop()
+	for s.Live() > 0 {
+		select {
+		case <-ctx.Done():
+		case <-t.C:
+		case <-time.After(10 * time.Millisecond):
+			continue
+		}
+		break
+	}
+	for _, pid := range pids {
+		kill(pid)
+	}
+}
+
+// cleanEnv removes what systemd hands the daemon: a child must never notify,
+// feed the watchdog or take the listening sockets.
+func cleanEnv(env []string) []string {
+	if env == nil {
+		env = os.Environ()
+	}
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		if strings.HasPrefix(kv, "NOTIFY_SOCKET=") || strings.HasPrefix(kv, "WATCHDOG_") || strings.HasPrefix(kv, "LISTEN_") {
+			continue
+		}
+		out = append(out, kv)
+	}
+	return out
+}
+
+// callbackGate lets Run promise that no OnLine call happens after it returns.
+type callbackGate struct {
+	mu     sync.Mutex
+	closed bool
+}
+
+func (g *callbackGate) call(f func([]byte), line []byte) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if !g.closed {
+		f(line)
+	}
+}
+
+func (g *callbackGate) close() {
+	g.mu.Lock()
+	g.closed = true
+	g.mu.Unlock()
+}
+
+func readLines(r io.Reader, tail *tailBuffer, onLine func([]byte), gate *callbackGate) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	for {
+		line, err := br.ReadSlice('\n')
+		tail.Write(line)
+		if onLine != nil && len(line) > 0 && (err == nil || errors.Is(err, io.EOF)) {
+			gate.call(onLine, []byte(strings.TrimRight(string(line), "\r\n")))
+		}
+		if err != nil && !errors.Is(err, bufio.ErrBufferFull) {
+			return
+		}
+	}
+}
+
+// tailBuffer keeps the last n bytes written.
+type tailBuffer struct {
+	mu  sync.Mutex
+	n   int
+	buf []byte
+}
+
+func newTail(n int) *tailBuffer { return &tailBuffer{n: n} }
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if len(t.buf) > t.n {
+		t.buf = append(t.buf[:0], t.buf[len(t.buf)-t.n:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return strings.TrimSpace(strings.ToValidUTF8(string(t.buf), "�"))
+}
