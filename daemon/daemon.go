@@ -17,6 +17,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/hearth-mcp/hearth/pkg/mcp"
+	"github.com/hearth-mcp/hearth/pkg/supervisor"
 	"github.com/hearth-mcp/hearth/pkg/tool"
 	"github.com/hearth-mcp/hearth/pkg/version"
 )
@@ -31,6 +32,7 @@ type Daemon struct {
 	log      *zap.Logger
 	reg      *tool.Registry
 	srv      *mcp.Server
+	children *supervisor.Supervisor
 	families []tool.Family
 	started  time.Time
 	running  atomic.Bool
@@ -43,10 +45,15 @@ type Daemon struct {
 	Stdout io.Writer
 }
 
-// New opens the families and builds the registry. On error every family
-// opened so far is closed again.
-func New(cfg Config, log *zap.Logger, env tool.Env, openers []tool.Opener) (*Daemon, error) {
-	d := &Daemon{cfg: cfg, log: log, reg: tool.NewRegistry(version.Tooling()), Stdin: os.Stdin, Stdout: os.Stdout}
+// New opens the families and builds the registry. children is the daemon's
+// one subprocess supervisor (Families hands it to the families that start
+// children); on shutdown New's daemon kills whatever it still runs. On error
+// every family opened so far is closed again.
+func New(cfg Config, log *zap.Logger, env tool.Env, openers []tool.Opener, children *supervisor.Supervisor) (*Daemon, error) {
+	if children == nil {
+		children = supervisor.New(supervisor.Options{})
+	}
+	d := &Daemon{cfg: cfg, log: log, reg: tool.NewRegistry(version.Tooling()), Stdin: os.Stdin, Stdout: os.Stdout, children: children}
 	d.acceptHealthy.Store(true)
 	if err := d.reg.Add(d.statusTool()); err != nil {
 		return nil, err
@@ -109,6 +116,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}
 	defer d.running.Store(false)
 	defer d.closeFamilies()
+	defer d.stopChildren()
 	d.started = time.Now()
 	switch d.cfg.Mode {
 	case ModeSocket:
@@ -269,4 +277,15 @@ func (d *Daemon) Reload() {
 			}
 		}
 	}
+}
+
+// stopChildren kills every child group still running: after the drain, no
+// tool's subprocess outlives the daemon.
+func (d *Daemon) stopChildren() {
+	if n := d.children.Live(); n > 0 {
+		d.log.Info("stopping child processes still running", zap.Int("children", n))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), supervisor.DefaultGrace)
+	defer cancel()
+	d.children.Shutdown(ctx)
 }

@@ -3,13 +3,15 @@ package daemon
 import (
 	"github.com/hearth-mcp/hearth/pkg/memory"
 	"github.com/hearth-mcp/hearth/pkg/schemas"
+	"github.com/hearth-mcp/hearth/pkg/supervisor"
 	"github.com/hearth-mcp/hearth/pkg/tool"
 )
 
 // Families lists the tool families hearthd wires, in one place (the CoreDNS
 // plugin.cfg pattern): adding a family touches this list and nothing else.
-// daemon_status is built in.
-func Families() []tool.Opener {
+// daemon_status is built in. children is the daemon's one subprocess
+// supervisor, for families that start processes (none call os/exec).
+func Families(children *supervisor.Supervisor) []tool.Opener {
 	return []tool.Opener{
 		schemas.Open, // list/get schemas and examples, validate_asset (+validate), validate_many, diff_assets, populate_backend
 		memory.Open,  // add_memory, search_memory, get_stats, delete_memory

@@ -165,7 +165,7 @@ func TestRunRefusesZeroToolsAndTwice(t *testing.T) {
 		t.Fatalf("zero tools: %v", err)
 	}
 	cfg := socketConfig(t)
-	d, err := New(cfg, zap.NewNop(), tool.Env{}, nil)
+	d, err := New(cfg, zap.NewNop(), tool.Env{}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +198,7 @@ func waitReady(t *testing.T, path string) {
 
 func TestSocketLifecycle(t *testing.T) {
 	cfg := socketConfig(t)
-	d, err := New(cfg, zap.NewNop(), tool.Env{}, nil)
+	d, err := New(cfg, zap.NewNop(), tool.Env{}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,6 +23,7 @@ type statusResult struct {
 	Requests       uint64             `json:"requests"`
 	Errors         uint64             `json:"errors"`
 	Panics         uint64             `json:"panics"`
+	Children       int                `json:"children"`
 	Tools          []mcp.ToolCounters `json:"tools"`
 }
 
@@ -36,9 +37,9 @@ func (d *Daemon) statusTool() tool.Tool {
 		Name:  "daemon_status",
 		Title: "hearth daemon status",
 		Description: "Reports the hearth daemon's health: version, uptime, connections, request and error counts, " +
-			"and per tool the calls, errors and p50/p99 latency in milliseconds since the daemon started.",
+			"child processes running for tools, and per tool the calls, errors and p50/p99 latency in milliseconds since the daemon started.",
 		InputSchema:   json.RawMessage(`{"type":"object","additionalProperties":false,"properties":{}}`),
-		SchemaVersion: 1,
+		SchemaVersion: 2, // 2: the result gained "children"
 		Annotations:   tool.Annotations{ReadOnly: true, Idempotent: true},
 		Timeout:       5 * time.Second,
 		Handler: func(ctx context.Context, call *tool.Call) (any, error) {
@@ -54,6 +55,7 @@ func (d *Daemon) statusTool() tool.Tool {
 				Requests:       c.Requests,
 				Errors:         c.Errors,
 				Panics:         c.Panics,
+				Children:       d.children.Live(),
 				Tools:          d.srv.ToolCounters(),
 			}, nil
 		},

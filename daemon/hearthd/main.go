@@ -22,6 +22,7 @@ import (
 	"github.com/hearth-mcp/hearth/daemon"
 	"github.com/hearth-mcp/hearth/pkg/guard"
 	"github.com/hearth-mcp/hearth/pkg/schemas"
+	"github.com/hearth-mcp/hearth/pkg/supervisor"
 	"github.com/hearth-mcp/hearth/pkg/tool"
 	"github.com/hearth-mcp/hearth/pkg/version"
 )
@@ -125,7 +126,8 @@ func serve(mode daemon.Mode) int {
 	log.Info(checked.String(), zap.String("home", home), zap.String("format", checked.Format.String()))
 
 	env := tool.Env{Home: home, Getenv: os.Getenv, Log: log, Version: version.Tooling()}
-	d, err := daemon.New(cfg, log, env, daemon.Families())
+	children := supervisor.New(supervisor.Options{})
+	d, err := daemon.New(cfg, log, env, daemon.Families(children), children)
 	if err != nil {
 		log.Error("hearthd could not start", errField(err))
 		return 1
