@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"syscall"
+	"time"
 )
 
 // prepare puts the child in a process group of its own, so the group can be
@@ -39,4 +40,18 @@ func exitStatus(state *os.ProcessState) (int, string) {
 		return -1, ws.Signal().String()
 	}
 	return state.ExitCode(), ""
+}
+
+// awaitGroupGone waits, up to limit, until SIGKILL has finished every process
+// of the group: the signal is delivered asynchronously, and Run promises
+// that nothing of the request is alive when it returns.
+func awaitGroupGone(pgid int, limit time.Duration) bool {
+	deadline := time.Now().Add(limit)
+	for groupRunning(pgid) {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	return true
 }

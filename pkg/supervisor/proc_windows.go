@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"strconv"
 	"syscall"
+	"time"
 )
 
 // prepare starts the child in a new process group, so the console's Ctrl
@@ -30,3 +31,6 @@ func kill(pid int) {
 }
 
 func exitStatus(state *os.ProcessState) (int, string) { return state.ExitCode(), "" }
+
+// awaitGroupGone: taskkill /T /F returns once the tree is terminated.
+func awaitGroupGone(pid int, limit time.Duration) bool { return true }

@@ -185,6 +185,10 @@ func (s *Supervisor) Run(ctx context.Context, spec Spec) (Result, error) {
 	state, waitErr := cmd.Process.Wait()
 	close(exited)
 	kill(pid) // grandchildren die with the request, however the leader ended
+	// SIGKILL is delivered asynchronously: wait until it has done its work.
+	// Only a process stuck in the kernel outlasts the bound; the service's
+	// cgroup is the last line for that and for children that called setsid.
+	awaitGroupGone(pid, drainAfterKill)
 	s.mu.Lock()
 	delete(s.live, pid)
 	s.mu.Unlock()
