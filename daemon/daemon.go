@@ -65,6 +65,9 @@ func New(cfg Config, log *zap.Logger, env tool.Env, openers []tool.Opener, child
 			return nil, err
 		}
 		d.families = append(d.families, fam)
+		if rp, ok := fam.(tool.ResourceProvider); ok {
+			d.reg.AddResources(rp)
+		}
 		for _, t := range fam.Tools() {
 			if err := d.reg.Add(t); err != nil {
 				d.closeFamilies()
@@ -128,13 +131,14 @@ func (d *Daemon) Run(ctx context.Context) error {
 }
 
 func (d *Daemon) runStdio(ctx context.Context) error {
+	// The line, then the file: whoever sees the file finds the line written.
+	d.log.Info("mcp:ready mode=stdio"+d.readyFields(), zap.String("mode", "stdio"), zap.Int("tools", d.reg.Len()))
 	if d.cfg.ReadyFile != "" {
 		if err := writeReadyFile(d.cfg.ReadyFile, time.Now()); err != nil {
 			return err
 		}
 		defer os.Remove(d.cfg.ReadyFile)
 	}
-	d.log.Info("mcp:ready mode=stdio"+d.readyFields(), zap.String("mode", "stdio"), zap.Int("tools", d.reg.Len()))
 	err := d.srv.Serve(ctx, mcp.Conn{Reader: d.Stdin, Writer: d.Stdout, CloseRead: d.Stdin.Close, Client: tool.Client{PID: os.Getppid()}})
 	reason := "stdin closed"
 	switch {
@@ -153,15 +157,17 @@ func (d *Daemon) runSocket(ctx context.Context) error {
 		return err
 	}
 	defer ln.close()
+	// The line, then the file, then systemd: whoever sees one finds the
+	// ones before it done.
+	d.log.Info("mcp:ready mode=socket path="+ln.path+d.readyFields(),
+		zap.String("mode", "socket"), zap.String("path", ln.path), zap.Bool("socket_activated", ln.activated),
+		zap.Int("tools", d.reg.Len()))
 	if d.cfg.ReadyFile != "" {
 		if err := writeReadyFile(d.cfg.ReadyFile, time.Now()); err != nil {
 			return err
 		}
 		defer os.Remove(d.cfg.ReadyFile)
 	}
-	d.log.Info("mcp:ready mode=socket path="+ln.path+d.readyFields(),
-		zap.String("mode", "socket"), zap.String("path", ln.path), zap.Bool("socket_activated", ln.activated),
-		zap.Int("tools", d.reg.Len()))
 	d.notify("READY=1")
 	defer d.notify("STOPPING=1")
 

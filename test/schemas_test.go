@@ -2,6 +2,7 @@ package test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -10,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 func corpus(t *testing.T) (schemasDir, examplesDir string) {
@@ -131,5 +134,32 @@ func TestValidateCommand(t *testing.T) {
 	}
 	if code := run(filepath.Join(t.TempDir(), "none.json")); code != 2 {
 		t.Fatalf("missing file: exit %d", code)
+	}
+}
+
+// TestSchemaResourcesThroughGoSDK: schemas and examples are MCP resources,
+// listed and read through the official client via the shim.
+func TestSchemaResourcesThroughGoSDK(t *testing.T) {
+	s, e := corpus(t)
+	env, _, _ := shimEnv(t, "SYN_SCHEMAS_DIR="+s, "SYN_EXAMPLES_DIR="+e)
+	cs := shimSession(t, env)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var uris []string
+	for r, err := range cs.Resources(ctx, nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		uris = append(uris, r.URI)
+	}
+	if len(uris) != 24 { // nine schemas, fifteen examples
+		t.Fatalf("%d resources: %v", len(uris), uris)
+	}
+	res, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "hearth://schemas/tone"})
+	if err != nil || len(res.Contents) != 1 || !strings.Contains(res.Contents[0].Text, "tone.schema.json") {
+		t.Fatalf("read: %+v %v", res, err)
+	}
+	if _, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "hearth://examples/../jsonschema/tone.schema.json"}); err == nil {
+		t.Fatal("a traversal URI was served")
 	}
 }

@@ -13,17 +13,18 @@ import (
 // Standard and hearth error codes. The -320xx codes are hearth's own server
 // errors; docs/protocol.md lists when each is sent.
 const (
-	CodeParseError     = -32700
-	CodeInvalidRequest = -32600
-	CodeMethodNotFound = -32601
-	CodeInvalidParams  = -32602
-	CodeInternalError  = -32603
-	CodeStoreError     = -32000 // seed 003: store unreachable
-	CodeOverloaded     = -32001 // the connection's queue is full (non-tool requests)
-	CodeShuttingDown   = -32002 // the daemon is draining; the request was not run
-	CodeToolError      = -32003 // a plain (seed 001) method failed under the tool contract
-	CodeLost           = -32004 // the shim lost the daemon while the request was in flight
-	CodeCancelled      = -32800 // $/cancelRequest of a non-tool request
+	CodeParseError       = -32700
+	CodeInvalidRequest   = -32600
+	CodeMethodNotFound   = -32601
+	CodeInvalidParams    = -32602
+	CodeInternalError    = -32603
+	CodeStoreError       = -32000 // seed 003: store unreachable
+	CodeOverloaded       = -32001 // the connection's queue is full (non-tool requests)
+	CodeResourceNotFound = -32002 // MCP: resources/read of an unknown URI
+	CodeShuttingDown     = -32005 // the daemon is draining; the request was not run
+	CodeToolError        = -32003 // a plain (seed 001) method failed under the tool contract
+	CodeLost             = -32004 // the shim lost the daemon while the request was in flight
+	CodeCancelled        = -32800 // $/cancelRequest of a non-tool request
 )
 
 // Kind says what a message is.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"runtime/debug"
 	"slices"
@@ -36,6 +37,10 @@ func (s *session) dispatch(e *entry) []byte {
 		return s.callTool(e)
 	case "logging/setLevel":
 		return s.setLevel(e)
+	case "resources/list", "resources/read", "resources/templates/list":
+		if len(s.srv.opts.Registry.ResourceProviders()) > 0 {
+			return s.resources(e)
+		}
 	}
 	if plain {
 		return s.callPlain(e, entryTool)
@@ -109,14 +114,18 @@ func (s *session) initialize(e *entry) []byte {
 		Title   string `json:"title,omitempty"`
 		Version string `json:"version"`
 	}
+	caps := map[string]any{
+		"tools":   map[string]any{"listChanged": false},
+		"logging": map[string]any{},
+	}
+	if len(s.srv.opts.Registry.ResourceProviders()) > 0 {
+		caps["resources"] = map[string]any{"listChanged": false, "subscribe": false}
+	}
 	return s.result(e, map[string]any{
 		"protocolVersion": version,
-		"capabilities": map[string]any{
-			"tools":   map[string]any{"listChanged": false},
-			"logging": map[string]any{},
-		},
-		"serverInfo":   info{Name: s.srv.opts.Name, Title: "hearth", Version: s.srv.opts.Version},
-		"instructions": s.srv.opts.Instructions,
+		"capabilities":    caps,
+		"serverInfo":      info{Name: s.srv.opts.Name, Title: "hearth", Version: s.srv.opts.Version},
+		"instructions":    s.srv.opts.Instructions,
 	})
 }
 
@@ -385,4 +394,60 @@ func shortErr(err error) string {
 		s = s[:200] + "…"
 	}
 	return strings.TrimSpace(s)
+}
+
+// resources serves resources/list (paged like tools/list), resources/read
+// and resources/templates/list (hearth has no templates).
+func (s *session) resources(e *entry) []byte {
+	switch e.method {
+	case "resources/templates/list":
+		return jsonrpc.ResultFrame(e.id, []byte(`{"resourceTemplates":[]}`))
+	case "resources/read":
+		var p struct {
+			URI string `json:"uri"`
+		}
+		if err := decodeParams(e.params, &p); err != nil || p.URI == "" {
+			return s.fail(e, jsonrpc.CodeInvalidParams, `Invalid params: "uri" is required`, nil)
+		}
+		for _, rp := range s.srv.opts.Registry.ResourceProviders() {
+			text, mime, err := rp.ReadResource(p.URI)
+			if errors.Is(err, tool.ErrNoResource) {
+				continue
+			}
+			if err != nil {
+				s.log.Error("reading a resource failed", zap.String("uri", p.URI), zap.Error(err))
+				return s.fail(e, jsonrpc.CodeInternalError, "Internal error: the resource could not be read", nil)
+			}
+			return s.result(e, map[string]any{"contents": []map[string]string{{"uri": p.URI, "mimeType": mime, "text": text}}})
+		}
+		uri := p.URI
+		if len(uri) > 200 {
+			uri = uri[:200] + "…"
+		}
+		return s.fail(e, jsonrpc.CodeResourceNotFound, "Resource not found", map[string]string{"uri": uri})
+	}
+	var p struct {
+		Cursor *string `json:"cursor"`
+	}
+	if err := decodeParams(e.params, &p); err != nil {
+		return s.fail(e, jsonrpc.CodeInvalidParams, "Invalid params: "+err.Error(), nil)
+	}
+	var all []tool.Resource
+	for _, rp := range s.srv.opts.Registry.ResourceProviders() {
+		all = append(all, rp.Resources()...)
+	}
+	offset := 0
+	if p.Cursor != nil {
+		n, ok := decodeCursor(*p.Cursor)
+		if !ok || n > len(all) {
+			return s.fail(e, jsonrpc.CodeInvalidParams, "Invalid params: unknown cursor", nil)
+		}
+		offset = n
+	}
+	end := min(offset+s.srv.opts.PageSize, len(all))
+	res := map[string]any{"resources": append([]tool.Resource{}, all[offset:end]...)}
+	if end < len(all) {
+		res["nextCursor"] = encodeCursor(end)
+	}
+	return s.result(e, res)
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/hearth-mcp/hearth/pkg/frame"
 	"github.com/hearth-mcp/hearth/pkg/jsonrpc"
+	"github.com/hearth-mcp/hearth/pkg/tool"
 )
 
 // TestBadInputTable sends every kind of bad frame on one connection; each gets
@@ -526,3 +527,58 @@ func waitFor(t *testing.T, cond func() bool) {
 }
 
 var _ = context.Background
+
+type fakeResources struct{}
+
+func (fakeResources) Resources() []tool.Resource {
+	return []tool.Resource{{URI: "t://a", Name: "a", MimeType: "text/plain"}, {URI: "t://b", Name: "b"}, {URI: "t://c", Name: "c"}}
+}
+
+func (fakeResources) ReadResource(uri string) (string, string, error) {
+	if uri == "t://a" {
+		return "alpha", "text/plain", nil
+	}
+	return "", "", tool.ErrNoResource
+}
+
+func TestResources(t *testing.T) {
+	srv, _ := newTestServer(t, Options{PageSize: 2})
+	srv.Registry().AddResources(fakeResources{})
+	c := startSession(t, srv)
+	c.send(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25"}}`)
+	if caps := c.recv()["result"].(map[string]any)["capabilities"].(map[string]any); caps["resources"] == nil {
+		t.Fatalf("no resources capability: %v", caps)
+	}
+	c.send(`{"jsonrpc":"2.0","id":1,"method":"resources/list"}`)
+	r := c.recv()["result"].(map[string]any)
+	if len(r["resources"].([]any)) != 2 || r["nextCursor"] == nil {
+		t.Fatalf("page 1: %v", r)
+	}
+	c.sendf(`{"jsonrpc":"2.0","id":2,"method":"resources/list","params":{"cursor":%q}}`, r["nextCursor"])
+	if r := c.recv()["result"].(map[string]any); len(r["resources"].([]any)) != 1 || r["nextCursor"] != nil {
+		t.Fatalf("page 2: %v", r)
+	}
+	c.send(`{"jsonrpc":"2.0","id":3,"method":"resources/read","params":{"uri":"t://a"}}`)
+	got := c.recv()["result"].(map[string]any)["contents"].([]any)[0].(map[string]any)
+	if got["text"] != "alpha" || got["mimeType"] != "text/plain" || got["uri"] != "t://a" {
+		t.Fatalf("read: %v", got)
+	}
+	c.send(`{"jsonrpc":"2.0","id":4,"method":"resources/read","params":{"uri":"t://nope"}}`)
+	if m := c.recv(); errCode(m) != jsonrpc.CodeResourceNotFound {
+		t.Fatalf("unknown uri: %v", m)
+	}
+	c.send(`{"jsonrpc":"2.0","id":5,"method":"resources/templates/list"}`)
+	if m := c.recv(); m["result"] == nil {
+		t.Fatalf("templates: %v", m)
+	}
+}
+
+func TestNoResourcesNoCapability(t *testing.T) {
+	srv, _ := newTestServer(t, Options{})
+	c := startSession(t, srv)
+	c.initialize()
+	c.send(`{"jsonrpc":"2.0","id":1,"method":"resources/list"}`)
+	if m := c.recv(); errCode(m) != -32601 {
+		t.Fatalf("without providers resources/list is unknown: %v", m)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync/atomic"
 
 	"go.uber.org/zap"
@@ -112,4 +113,55 @@ func (f *Family) ReadyFields() []string {
 		schemasDir, examplesDir = c.SchemasDir, c.ExamplesDir
 	}
 	return []string{"schemas_dir=" + schemasDir, "examples_dir=" + examplesDir}
+}
+
+// Resource URIs: hearth://schemas/<name> and hearth://examples/<path>.
+const (
+	schemaURIPrefix  = "hearth://schemas/"
+	exampleURIPrefix = "hearth://examples/"
+)
+
+// Resources lists every schema and example as an MCP resource.
+func (f *Family) Resources() []tool.Resource {
+	c := f.cat.Load()
+	if c == nil {
+		return nil
+	}
+	var out []tool.Resource
+	for _, s := range c.Schemas() {
+		out = append(out, tool.Resource{URI: schemaURIPrefix + s.Name, Name: s.Name, Title: s.Name + " schema " + s.Version,
+			Description: "JSON Schema " + s.Path, MimeType: "application/schema+json"})
+	}
+	for _, e := range c.Examples("all") {
+		out = append(out, tool.Resource{URI: exampleURIPrefix + e.Path, Name: e.Path, Title: "example of " + e.Component,
+			Description: "Example document for the " + e.Component + " schema", MimeType: "application/json"})
+	}
+	return out
+}
+
+// ReadResource returns a schema's or an example's text; paths obey the same
+// traversal rules as get_example.
+func (f *Family) ReadResource(uri string) (string, string, error) {
+	c := f.cat.Load()
+	if c == nil {
+		return "", "", tool.ErrNoResource
+	}
+	if name, ok := strings.CutPrefix(uri, schemaURIPrefix); ok {
+		if s, found := c.byName[name]; found {
+			return string(s.raw), "application/schema+json", nil
+		}
+		return "", "", tool.ErrNoResource
+	}
+	if rel, ok := strings.CutPrefix(uri, exampleURIPrefix); ok && c.ExamplesDir != "" {
+		p, err := safeJoin(c.ExamplesDir, rel)
+		if err != nil {
+			return "", "", fmt.Errorf("%w: %v", tool.ErrNoResource, err)
+		}
+		raw, err := os.ReadFile(p)
+		if err != nil {
+			return "", "", fmt.Errorf("%w: %v", tool.ErrNoResource, err)
+		}
+		return string(raw), "application/json", nil
+	}
+	return "", "", tool.ErrNoResource
 }

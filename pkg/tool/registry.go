@@ -54,6 +54,21 @@ type Registry struct {
 	toolingVersion string
 	byName         map[string]*Entry
 	sorted         []*Entry
+	resources      []ResourceProvider
+}
+
+// AddResources registers a family that serves MCP resources.
+func (r *Registry) AddResources(p ResourceProvider) {
+	r.mu.Lock()
+	r.resources = append(r.resources, p)
+	r.mu.Unlock()
+}
+
+// ResourceProviders are the registered resource providers, in order.
+func (r *Registry) ResourceProviders() []ResourceProvider {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return append([]ResourceProvider(nil), r.resources...)
 }
 
 // NewRegistry returns an empty registry whose definitions carry toolingVersion.

@@ -3,6 +3,7 @@ package tool
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"time"
 
 	"go.uber.org/zap"
@@ -83,6 +84,27 @@ type Reloader interface {
 // line (seed 001 §12: schemas_dir, examples_dir).
 type Describer interface {
 	ReadyFields() []string
+}
+
+// Resource is one MCP resource a family serves.
+type Resource struct {
+	URI         string `json:"uri"`
+	Name        string `json:"name"`
+	Title       string `json:"title,omitempty"`
+	Description string `json:"description,omitempty"`
+	MimeType    string `json:"mimeType,omitempty"`
+}
+
+// ErrNoResource is what ReadResource returns for a URI it does not serve.
+var ErrNoResource = errors.New("no such resource")
+
+// ResourceProvider is a family that serves MCP resources (resources/list,
+// resources/read). Both methods must be safe for concurrent use.
+type ResourceProvider interface {
+	Resources() []Resource
+	// ReadResource returns the text and MIME type of one resource, or an
+	// error wrapping ErrNoResource.
+	ReadResource(uri string) (text, mimeType string, err error)
 }
 
 // Opener opens a family with the daemon's environment.
