@@ -1,7 +1,6 @@
 package daemon
 
 import (
-	"os"
 	"time"
 
 	"go.uber.org/zap"
@@ -25,7 +24,3 @@ func NewLogger(level string) (*zap.Logger, error) {
 	}
 	return cfg.Build()
 }
-
-// writeStderr is for the few messages that must reach a person even before
-// the logger exists.
-func writeStderr(msg string) { _, _ = os.Stderr.WriteString(msg + "\n") }

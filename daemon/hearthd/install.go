@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 
 	"github.com/hearth-mcp/hearth/deploy/systemd"
+	"github.com/hearth-mcp/hearth/pkg/atomicfile"
 )
 
 // installService writes hearth's systemd user units with this binary's
@@ -57,7 +58,7 @@ func installService(args []string, stdout, stderr io.Writer) int {
 	}
 	for _, u := range units {
 		path := filepath.Join(dir, u.Name)
-		if err := writeAtomic(path, []byte(u.Content)); err != nil {
+		if err := atomicfile.Write(path, []byte(u.Content), 0o644); err != nil {
 			fmt.Fprintln(stderr, "hearthd install-service:", err)
 			return 1
 		}
@@ -90,24 +91,4 @@ func unitDir() (string, error) {
 		return "", errors.New("no XDG_CONFIG_HOME and no home directory")
 	}
 	return filepath.Join(home, ".config", "systemd", "user"), nil
-}
-
-func writeAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }

@@ -109,18 +109,18 @@ func serve(mode daemon.Mode) int {
 	// REQ-MCP-004): a home in another format is refused untouched.
 	home, err := guard.Home(os.Getenv)
 	if err != nil {
-		log.Error("hearthd could not start", errField(err))
+		log.Error("hearthd could not start", zap.Error(err))
 		return 1
 	}
 	checked, err := guard.Check(home, version.Tooling())
 	var refusal *guard.Error
 	if errors.As(err, &refusal) {
-		log.Error("version guard refused to start", zap.String("home", home), zap.Int("exit_code", refusal.ExitCode), errField(err))
+		log.Error("version guard refused to start", zap.String("home", home), zap.Int("exit_code", refusal.ExitCode), zap.Error(err))
 		fmt.Fprintln(os.Stderr, "hearthd:", refusal.Message)
 		return refusal.ExitCode
 	}
 	if err != nil {
-		log.Error("version guard failed", zap.String("home", home), errField(err))
+		log.Error("version guard failed", zap.String("home", home), zap.Error(err))
 		return 1
 	}
 	log.Info(checked.String(), zap.String("home", home), zap.String("format", checked.Format.String()))
@@ -129,7 +129,7 @@ func serve(mode daemon.Mode) int {
 	children := supervisor.New(supervisor.Options{})
 	d, err := daemon.New(cfg, log, env, daemon.Families(children), children)
 	if err != nil {
-		log.Error("hearthd could not start", errField(err))
+		log.Error("hearthd could not start", zap.Error(err))
 		return 1
 	}
 	hup := make(chan os.Signal, 1)
@@ -140,7 +140,7 @@ func serve(mode daemon.Mode) int {
 		}
 	}()
 	if err := d.Run(ctx); err != nil {
-		log.Error("hearthd stopped with an error", errField(err))
+		log.Error("hearthd stopped with an error", zap.Error(err))
 		if errors.Is(err, daemon.ErrAlreadyRunning) {
 			fmt.Fprintln(os.Stderr, "hearthd:", err)
 		}

@@ -25,6 +25,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/hearth-mcp/hearth/pkg/atomicfile"
 )
 
 // Version is an on-disk format version, MAJOR.MINOR.
@@ -144,26 +146,7 @@ func readMarker(home string) (*marker, error) {
 
 // writeMarker writes the marker atomically: readers see no marker or a whole one.
 func writeMarker(home string, v Version, writtenBy string) error {
-	tmp, err := os.CreateTemp(home, ".format_version.*")
-	if err != nil {
-		return fmt.Errorf("write marker in %s: %w", home, err)
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := fmt.Fprintf(tmp, "%s\n%s\n", v, writtenBy); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write marker in %s: %w", home, err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write marker in %s: %w", home, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write marker in %s: %w", home, err)
-	}
-	if err := os.Rename(tmp.Name(), filepath.Join(home, MarkerName)); err != nil {
-		return fmt.Errorf("write marker in %s: %w", home, err)
-	}
-	return nil
+	return atomicfile.Write(filepath.Join(home, MarkerName), []byte(fmt.Sprintf("%s\n%s\n", v, writtenBy)), 0o600)
 }
 
 // storeEntries lists what in home is hearth data: every entry whose name does

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"go.uber.org/zap"
@@ -219,7 +220,7 @@ func (f *Family) validateMany(ctx context.Context, call *tool.Call) (any, error)
 		return nil, err
 	}
 	if len(a.Assets) > f.maxBatch {
-		return result{"ok": false, "reason": "unsupported", "detail": "batch of " + itoa(len(a.Assets)) + " assets exceeds MCP_MAX_BATCH=" + itoa(f.maxBatch)}, nil
+		return result{"ok": false, "reason": "unsupported", "detail": "batch of " + strconv.Itoa(len(a.Assets)) + " assets exceeds MCP_MAX_BATCH=" + strconv.Itoa(f.maxBatch)}, nil
 	}
 	c, err := f.catalog()
 	if err != nil {
@@ -297,13 +298,6 @@ func (f *Family) populateBackend(ctx context.Context, call *tool.Call) (any, err
 		return nil, err
 	}
 	return res, nil
-}
-
-func itoa(n int) string { return jsonNumber(n) }
-
-func jsonNumber(n int) string {
-	b, _ := json.Marshal(n)
-	return string(b)
 }
 
 func truncate(s string, n int) string {
