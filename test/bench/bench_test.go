@@ -95,7 +95,9 @@ type conn struct {
 
 func newConn(rw io.ReadWriter) *conn {
 	sc := bufio.NewScanner(rw)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	// Peers may answer with whole graphs: the official memory server's
+	// search_nodes returns every matching node, megabytes for a common word.
+	sc.Buffer(make([]byte, 1<<20), 256<<20)
 	return &conn{w: bufio.NewWriter(rw), sc: sc}
 }
 
