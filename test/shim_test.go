@@ -172,8 +172,10 @@ func TestShimSurvivesDaemonKill(t *testing.T) {
 	if len(pids) != 1 {
 		t.Fatalf("daemons: %v", pids)
 	}
-	// Freeze the daemon so requests stay in flight, then kill it.
+	// Freeze the daemon so requests stay in flight, then kill it. SIGSTOP is
+	// delivered asynchronously: wait until the kernel says it is stopped.
 	syscall.Kill(pids[0], syscall.SIGSTOP)
+	waitUntil(t, func() bool { return procState(pids[0]) == "T" })
 	a.send(`{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"daemon_status","arguments":{}}}`)
 	b.send(`{"jsonrpc":"2.0","id":"b10","method":"ping"}`)
 	time.Sleep(100 * time.Millisecond)
@@ -320,4 +322,18 @@ func TestAutostartedDaemonExitsWhenIdle(t *testing.T) {
 	if !strings.Contains(string(log), `"reason":"idle"`) {
 		t.Fatalf("log:\n%s", log)
 	}
+}
+
+// procState is a process's state letter from /proc (R, S, T, Z, ...).
+func procState(pid int) string {
+	stat, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return ""
+	}
+	s := string(stat)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(f) == 0 {
+		return ""
+	}
+	return f[0]
 }
