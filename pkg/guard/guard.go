@@ -1,175 +1,142 @@
 // Package guard is hearth's data-format version guard (seed 000, as DESIGN.md
-// §6 adapts it): before any store is opened, hearthd checks the marker
-// $HEARTH_HOME/.format_version under a file lock and refuses to run against
-// data in a format it does not read.
+// §6 adapts it). Before any store is opened, hearthd calls Check, which reads
+// the marker $HEARTH_HOME/.format_version under a file lock:
 //
-//   - fresh home: the marker is written (line 1 MAJOR.MINOR of the on-disk
-//     format, line 2 the full hearthd version that wrote it);
-//   - same MAJOR.MINOR: go on (a different hearthd patch release is fine);
-//   - different MAJOR.MINOR: exit 78 (EX_CONFIG) naming both versions and the
-//     explicit `hearthd migrate` step;
-//   - data present but no marker: exit 65 (EX_DATAERR).
+//   - fresh home (no marker, no data): the marker is written atomically;
+//     line 1 is the on-disk format MAJOR.MINOR, line 2 the full version of
+//     the hearthd that wrote it;
+//   - same MAJOR.MINOR: go on. A different hearthd release of the same format
+//     (a "patch" difference) is fine, and Check returns a Result to log;
+//   - another MAJOR.MINOR: a refusal with exit code 78 (EX_CONFIG) naming both
+//     versions and the explicit `hearthd migrate` step;
+//   - data present but no marker, or a marker that cannot be read: a refusal
+//     with exit code 65 (EX_DATAERR).
 //
-// There is no warning-only mode and no automatic migration: a mismatch always
-// stops the daemon, and only `hearthd migrate` changes the data.
+// "Data present" means any entry in the home whose name does not start with
+// a dot (memory.db, its -wal/-shm files, index/, or anything a user put
+// there). Dot entries are the guard's own (the marker, its temporary files,
+// the Windows lock file) or desktop litter such as .DS_Store; hearth keeps no
+// data under a dot name, so it must never add one.
+//
+// There is no warning-only mode and no automatic migration: nothing in the
+// environment weakens a refusal, a refusal leaves the home exactly as it was,
+// and only Migrate (`hearthd migrate`) changes data.
 package guard
 
 import (
-	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
-	"strconv"
 	"strings"
-
-	"github.com/hearth-mcp/hearth/pkg/atomicfile"
 )
 
-// Version is an on-disk format version, MAJOR.MINOR.
-type Version struct{ Major, Minor int }
+// Format is the on-disk format this build reads and writes, MAJOR.MINOR.
+// Bump Minor for a change an older hearthd must not open, Major for a
+// rewrite; either way add the step that converts the previous format to
+// migrations (migrate.go).
+const Format = "1.0"
 
-func (v Version) String() string { return fmt.Sprintf("%d.%d", v.Major, v.Minor) }
+// current is Format parsed; a malformed Format fails every test at init.
+var current = mustParse(Format)
 
-// ParseVersion reads "MAJOR.MINOR" (two non-negative integers).
-func ParseVersion(s string) (Version, error) {
-	major, minor, ok := strings.Cut(strings.TrimSpace(s), ".")
-	a, err1 := strconv.Atoi(major)
-	b, err2 := strconv.Atoi(minor)
-	if !ok || err1 != nil || err2 != nil || a < 0 || b < 0 {
-		return Version{}, fmt.Errorf("%q is not MAJOR.MINOR", s)
-	}
-	return Version{a, b}, nil
-}
-
-// Format is the on-disk format this build reads and writes. Bump Minor for a
-// change older builds must not touch, Major for a rewrite; either way add a
-// step to Migrations.
-var Format = Version{1, 0}
-
-// MarkerName is the marker file in the home directory.
+// MarkerName is the marker file inside the home directory.
 const MarkerName = ".format_version"
 
-// maxMarker bounds what is read of a marker: it is two short lines.
-const maxMarker = 4096
+// lockName is the lock file, used only where the directory itself cannot be
+// locked (Windows, NFS).
+const lockName = ".format_version.lock"
 
-// Exit codes (sysexits.h) the daemon exits with when the guard refuses.
+// Exit codes (sysexits.h) carried by a refusal. systemd's
+// RestartPreventExitStatus=65 78 keeps a refused daemon from restarting in a loop.
 const (
-	ExitDataErr = 65 // EX_DATAERR: data present but no readable marker
-	ExitConfig  = 78 // EX_CONFIG: the data is in another format
+	ExitDataErr = 65 // EX_DATAERR: data present without a readable marker
+	ExitConfig  = 78 // EX_CONFIG: the data is in a format this hearthd does not read
 )
 
-// Error is a refusal to run. The daemon prints Message and exits ExitCode.
+// Reasons a refusal gives, for structured logs.
+const (
+	ReasonFormatMismatch = "format_mismatch" // marker names another MAJOR.MINOR
+	ReasonNoMarker       = "no_marker"       // data present, no marker
+	ReasonBadMarker      = "bad_marker"      // marker empty, malformed, huge, not a file
+)
+
+// Error is a refusal to run: the daemon prints Message to stderr and exits
+// with ExitCode. Get it with errors.As.
 type Error struct {
-	ExitCode int
-	Message  string
+	ExitCode int    // ExitConfig or ExitDataErr
+	Reason   string // one of the Reason constants
+	Home     string // the data directory checked
+	Found    string // the format on disk ("" when there is no readable marker)
+	Want     string // the format this hearthd reads
+	Message  string // what happened and what the user can do, one paragraph
+	Err      error  // the underlying cause, if any
 }
 
 func (e *Error) Error() string { return e.Message }
+func (e *Error) Unwrap() error { return e.Err }
 
-// Result is what a passed check found, for the log (REQ-MCP-008).
+// Result is what a passed check found; the daemon logs it (REQ-MCP-008).
 type Result struct {
 	Home      string
 	Format    Version // the format on disk, equal to this build's
 	WrittenBy string  // the hearthd version that wrote the marker
-	Created   bool    // the home was fresh and the marker was written now
+	Build     string  // the hearthd version that ran this check
+	Created   bool    // the home was fresh and this check wrote the marker
 }
 
 func (r Result) String() string {
 	if r.Created {
-		return fmt.Sprintf("format_version check passed: fresh home %s, marker written (format %s)", r.Home, r.Format)
+		return fmt.Sprintf("format_version check passed: fresh home %s, marker written (format %s, hearthd %s)", r.Home, r.Format, r.Build)
 	}
-	return fmt.Sprintf("format_version check passed: home %s has format %s (written by hearthd %s)", r.Home, r.Format, r.WrittenBy)
+	return fmt.Sprintf("format_version check passed: home %s has format %s (written by hearthd %s, running hearthd %s)",
+		r.Home, r.Format, r.WrittenBy, r.Build)
 }
 
 // Home is the data directory: $HEARTH_HOME, else $XDG_DATA_HOME/hearth, else
-// ~/.local/share/hearth (REQ-MCP-006, with HEARTH_HOME for PIXELTABLE_HOME).
+// ~/.local/share/hearth (REQ-MCP-006, HEARTH_HOME in the place of the seed's
+// PIXELTABLE_HOME). A relative HEARTH_HOME is refused rather than resolved:
+// a daemon autostarted from another directory would find other data. A
+// relative XDG_DATA_HOME is ignored, as the XDG spec says.
 func Home(getenv func(string) string) (string, error) {
 	if v := getenv("HEARTH_HOME"); v != "" {
-		return filepath.Abs(v)
+		if !filepath.IsAbs(v) {
+			return "", fmt.Errorf("HEARTH_HOME=%q is not an absolute path; set it to one such as %s", v, filepath.Join(string(filepath.Separator)+"srv", "hearth"))
+		}
+		return filepath.Clean(v), nil
 	}
 	if v := getenv("XDG_DATA_HOME"); v != "" && filepath.IsAbs(v) {
 		return filepath.Join(v, "hearth"), nil
 	}
 	home := getenv("HOME")
-	if home == "" {
+	if !filepath.IsAbs(home) {
 		h, err := os.UserHomeDir()
-		if err != nil {
-			return "", errors.New("cannot find the data directory: set HEARTH_HOME")
+		if err != nil || !filepath.IsAbs(h) {
+			return "", fmt.Errorf("cannot find the data directory (no home directory): set HEARTH_HOME")
 		}
 		home = h
 	}
 	return filepath.Join(home, ".local", "share", "hearth"), nil
 }
 
-type marker struct {
-	format    Version
-	writtenBy string
+// Check runs the guard on home for the hearthd whose full version is build
+// (e.g. version.Tooling()). Call it before anything opens a store in home
+// (REQ-MCP-004). A refusal is an *Error carrying the exit code; any other
+// error (home not creatable, I/O) means the check could not run at all.
+func Check(home, build string) (Result, error) {
+	return check(home, current, build, migrations)
 }
 
-// readMarker returns the marker, or (nil, nil) when there is none.
-func readMarker(home string) (*marker, error) {
-	path := filepath.Join(home, MarkerName)
-	f, err := os.Open(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+func check(home string, want Version, build string, steps []Step) (Result, error) {
+	if err := validBuild(build); err != nil {
+		return Result{}, err
 	}
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
+	if !filepath.IsAbs(home) {
+		return Result{}, fmt.Errorf("data directory %q is not an absolute path", home)
 	}
-	defer f.Close()
-	b := make([]byte, maxMarker+1)
-	n, err := f.Read(b)
-	if err != nil && n == 0 {
-		return nil, fmt.Errorf("%s is empty", path)
-	}
-	if n > maxMarker {
-		return nil, fmt.Errorf("%s is over %d bytes; it is not a hearth marker", path, maxMarker)
-	}
-	sc := bufio.NewScanner(bytes.NewReader(b[:n]))
-	var lines []string
-	for sc.Scan() {
-		lines = append(lines, strings.TrimSpace(sc.Text()))
-	}
-	if len(lines) < 2 || lines[1] == "" {
-		return nil, fmt.Errorf("%s does not have its two lines (MAJOR.MINOR, then the hearthd version)", path)
-	}
-	v, err := ParseVersion(lines[0])
-	if err != nil {
-		return nil, fmt.Errorf("%s line 1: %w", path, err)
-	}
-	return &marker{format: v, writtenBy: lines[1]}, nil
-}
-
-// writeMarker writes the marker atomically: readers see no marker or a whole one.
-func writeMarker(home string, v Version, writtenBy string) error {
-	return atomicfile.Write(filepath.Join(home, MarkerName), []byte(fmt.Sprintf("%s\n%s\n", v, writtenBy)), 0o600)
-}
-
-// storeEntries lists what in home is hearth data: every entry whose name does
-// not start with "." (the marker, its lock and temporary files are hidden).
-func storeEntries(home string) ([]string, error) {
-	entries, err := os.ReadDir(home)
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", home, err)
-	}
-	var names []string
-	for _, e := range entries {
-		if !strings.HasPrefix(e.Name(), ".") {
-			names = append(names, e.Name())
-		}
-	}
-	sort.Strings(names)
-	return names, nil
-}
-
-// Check runs the guard on home for a hearthd whose full version is
-// writtenBy. It must run before any store in home is opened (REQ-MCP-004).
-// A refusal is an *Error carrying the exit code.
-func Check(home, writtenBy string) (Result, error) {
+	// Creating the directory is the only change made before the lock; it
+	// happens only when there is no home at all, so a refused home (which
+	// exists) is untouched.
 	if err := os.MkdirAll(home, 0o700); err != nil {
 		return Result{}, fmt.Errorf("create data directory %s: %w", home, err)
 	}
@@ -181,41 +148,68 @@ func Check(home, writtenBy string) (Result, error) {
 
 	m, err := readMarker(home)
 	if err != nil {
-		return Result{}, &Error{ExitCode: ExitDataErr, Message: fmt.Sprintf(
-			"hearth cannot read the format marker of its data: %v. Restore the file, or move %s aside to start afresh.", err, home)}
+		return Result{}, refuseBadMarker(home, want, err)
 	}
 	if m == nil {
-		data, err := storeEntries(home)
+		data, err := dataEntries(home)
 		if err != nil {
 			return Result{}, err
 		}
 		if len(data) > 0 {
-			return Result{}, &Error{ExitCode: ExitDataErr, Message: fmt.Sprintf(
-				"%s holds hearth data (%s) but no %s marker, so hearthd cannot tell which format it is in. "+
-					"If it was written by a hearthd of format %s, adopt it with `hearthd migrate --adopt`; otherwise move it aside.",
-				home, strings.Join(data, ", "), MarkerName, Format)}
+			return Result{}, refuseNoMarker(home, want, data)
 		}
-		if err := writeMarker(home, Format, writtenBy); err != nil {
+		if err := writeMarker(home, want, build); err != nil {
 			return Result{}, err
 		}
-		return Result{Home: home, Format: Format, WrittenBy: writtenBy, Created: true}, nil
+		return Result{Home: home, Format: want, WrittenBy: build, Build: build, Created: true}, nil
 	}
-	if m.format != Format {
-		return Result{}, mismatch(home, m)
+	if m.format != want {
+		return Result{}, refuseMismatch(home, m, want, build, steps)
 	}
-	return Result{Home: home, Format: m.format, WrittenBy: m.writtenBy}, nil
+	return Result{Home: home, Format: m.format, WrittenBy: m.writtenBy, Build: build}, nil
 }
 
-func mismatch(home string, m *marker) *Error {
-	what := fmt.Sprintf("the data in %s is in format %s (written by hearthd %s), but this hearthd reads format %s.",
-		home, m.format, m.writtenBy, Format)
+func refuseMismatch(home string, m *marker, want Version, build string, steps []Step) *Error {
+	what := fmt.Sprintf("hearthd %s will not start: the data in %s is in format %s (written by hearthd %s), but this hearthd reads format %s. Nothing was changed.",
+		build, home, m.format, m.writtenBy, want)
 	var todo string
-	if newer(m.format, Format) {
-		todo = "It was written by a newer hearthd: upgrade hearthd, or restore a backup made for this version."
-	} else {
-		todo = "Back it up, then run `hearthd migrate` to convert it explicitly; hearthd never migrates on its own."
+	switch _, err := plan(steps, m.format, want); {
+	case m.format.newer(want):
+		todo = fmt.Sprintf("The data is newer than this hearthd: upgrade hearthd to a release that reads format %s, or restore a backup made for format %s (`hearthd migrate` only converts older data forward).",
+			m.format, want)
+	case err != nil:
+		todo = fmt.Sprintf("`hearthd migrate` cannot convert it (%v): restore a backup made for format %s, or move %s aside to start afresh.",
+			err, want, home)
+	default:
+		todo = "Back it up, then run `hearthd migrate` to convert it explicitly; hearthd never converts data on its own."
 	}
-	return &Error{ExitCode: ExitConfig, Message: "hearthd will not start: " + what + " " + todo}
+	return &Error{ExitCode: ExitConfig, Reason: ReasonFormatMismatch, Home: home, Found: m.format.String(), Want: want.String(),
+		Message: what + " " + todo}
 }
 
-func newer(a, b Version) bool { return a.Major > b.Major || (a.Major == b.Major && a.Minor > b.Minor) }
+func refuseNoMarker(home string, want Version, data []string) *Error {
+	return &Error{ExitCode: ExitDataErr, Reason: ReasonNoMarker, Home: home, Want: want.String(), Message: fmt.Sprintf(
+		"hearthd will not start: %s holds data (%s) but no %s marker, so hearthd cannot tell which format it is in. Nothing was changed. "+
+			"If that data was written by a hearthd of format %s, back it up and mark it with `hearthd migrate --adopt`; otherwise move it aside or set HEARTH_HOME to another directory.",
+		home, list(data), MarkerName, want)}
+}
+
+func refuseBadMarker(home string, want Version, err error) error {
+	var bad *badMarker
+	if !errors.As(err, &bad) {
+		return err // I/O: the check could not run, which says nothing about the data
+	}
+	return &Error{ExitCode: ExitDataErr, Reason: ReasonBadMarker, Home: home, Want: want.String(), Err: err, Message: fmt.Sprintf(
+		"hearthd will not start: %v. Nothing was changed. Restore the marker from a backup; if the data in %s is known to be in format %s, "+
+			"rewrite the marker with `hearthd migrate --adopt`.", err, home, want)}
+}
+
+// list names at most a few entries, so a home with thousands of files still
+// gets a one-line message.
+func list(names []string) string {
+	const max = 5
+	if len(names) <= max {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(names[:max], ", "), len(names)-max)
+}

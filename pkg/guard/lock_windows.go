@@ -10,21 +10,29 @@ import (
 	"golang.org/x/sys/windows"
 )
 
-// lock takes the guard's exclusive lock in home with LockFileEx (the Windows
-// counterpart of flock, released when the handle closes or the process dies).
-func lock(home string) (func(), error) {
-	path := filepath.Join(home, ".format_version.lock")
+// lock takes the guard's exclusive lock in home (REQ-MCP-005) with
+// LockFileEx, the Windows counterpart of flock: it waits, and the system
+// releases it when the handle closes or the process dies. A directory
+// handle cannot carry a byte-range lock, so Windows uses a hidden lock file
+// in home (the one trace a refused check leaves there).
+func lock(home string) (unlock func(), err error) {
+	path := filepath.Join(home, lockName)
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
-		return nil, fmt.Errorf("open guard lock %s: %w", path, err)
+		return nil, fmt.Errorf("open guard lock: %w", err)
 	}
+	h := windows.Handle(f.Fd())
 	var ol windows.Overlapped
-	if err := windows.LockFileEx(windows.Handle(f.Fd()), windows.LOCKFILE_EXCLUSIVE_LOCK, 0, 1, 0, &ol); err != nil {
+	if err := windows.LockFileEx(h, windows.LOCKFILE_EXCLUSIVE_LOCK, 0, 1, 0, &ol); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
 	return func() {
-		windows.UnlockFileEx(windows.Handle(f.Fd()), 0, 1, 0, &ol)
+		windows.UnlockFileEx(h, 0, 1, 0, &ol) // closing the handle would release it too
 		f.Close()
 	}, nil
 }
+
+// syncDir is a no-op: Windows cannot open a directory for FlushFileBuffers,
+// and NTFS journals the rename itself.
+func syncDir(string) error { return nil }

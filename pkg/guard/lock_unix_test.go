@@ -1,0 +1,79 @@
+//go:build unix
+
+package guard
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// On Unix the guard locks the home directory itself and creates no lock file.
+const lockLeavesFile = false
+
+// The lock is an exclusive flock on the home directory: another open file
+// description cannot take it while the guard holds it, and can after.
+func TestREQ_MCP_005_LockIsExclusive(t *testing.T) {
+	home := t.TempDir()
+	unlock, err := lock(home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	probe, err := os.Open(home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer probe.Close()
+	if err := unix.Flock(int(probe.Fd()), unix.LOCK_EX|unix.LOCK_NB); !errors.Is(err, unix.EWOULDBLOCK) {
+		t.Fatalf("while the guard holds the lock, a second flock got %v, want EWOULDBLOCK", err)
+	}
+	unlock()
+	if err := unix.Flock(int(probe.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		t.Fatalf("after unlock: %v", err)
+	}
+	unix.Flock(int(probe.Fd()), unix.LOCK_UN)
+	if _, err := os.Lstat(filepath.Join(home, lockName)); err == nil {
+		t.Fatal("a lock file was created although the directory could be locked")
+	}
+}
+
+// A FIFO named like the marker is refused without being opened (opening it
+// would block the daemon's start for ever).
+func TestMarkerFIFOIsRefused(t *testing.T) {
+	home := t.TempDir()
+	if err := unix.Mkfifo(filepath.Join(home, MarkerName), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Check(home, build)
+	if ge := refusal(t, err); ge.ExitCode != ExitDataErr || ge.Reason != ReasonBadMarker {
+		t.Fatalf("%+v", ge)
+	}
+}
+
+// The fallback for file systems that cannot flock a directory (NFS) is an
+// exclusive flock on a hidden file in home, which is not data.
+func TestREQ_MCP_005_FallbackLockFileIsExclusive(t *testing.T) {
+	home := t.TempDir()
+	unlock, err := lockFile(home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	probe, err := os.OpenFile(filepath.Join(home, lockName), os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer probe.Close()
+	if err := unix.Flock(int(probe.Fd()), unix.LOCK_EX|unix.LOCK_NB); !errors.Is(err, unix.EWOULDBLOCK) {
+		t.Fatalf("while held, a second flock got %v, want EWOULDBLOCK", err)
+	}
+	unlock()
+	if err := unix.Flock(int(probe.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		t.Fatalf("after unlock: %v", err)
+	}
+	if names, err := dataEntries(home); err != nil || len(names) != 0 {
+		t.Fatalf("the lock file counts as data: %v %v", names, err)
+	}
+}
