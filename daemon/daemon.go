@@ -139,7 +139,14 @@ func (d *Daemon) runStdio(ctx context.Context) error {
 		}
 		defer os.Remove(d.cfg.ReadyFile)
 	}
-	err := d.srv.Serve(ctx, mcp.Conn{Reader: d.Stdin, Writer: d.Stdout, CloseRead: d.Stdin.Close, Client: tool.Client{PID: os.Getppid()}})
+	// A stdio daemon was started by its one client, so it inherited the
+	// client's working directory (decisions/0007); a socket daemon has no such
+	// thing and learns each client's directory from the shim's hello.
+	client := tool.Client{PID: os.Getppid()}
+	if wd, err := os.Getwd(); err == nil {
+		client.Cwd = wd
+	}
+	err := d.srv.Serve(ctx, mcp.Conn{Reader: d.Stdin, Writer: d.Stdout, CloseRead: d.Stdin.Close, Client: client})
 	reason := "stdin closed"
 	switch {
 	case errors.Is(err, mcp.ErrWriteFailed):

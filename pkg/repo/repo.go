@@ -1,0 +1,139 @@
+// Package repo finds the repository a tool call is about (seed 002 §6, shared
+// by the clarification and workspace families): the call's repo_path when it
+// gives one, else the client's directory walked up to the first directory
+// holding .git.
+//
+// The client's directory is the shim's $/hearth/hello cwd, else the first of
+// the client's MCP roots, else (for a stdio daemon, which the client started)
+// the one the daemon layer recorded at start. The socket daemon's own working
+// directory is never used: it is not the user's.
+package repo
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/hearth-mcp/hearth/pkg/tool"
+)
+
+// ErrNotFound is wrapped by every failure to find a repository.
+var ErrNotFound = errors.New("no git repository found")
+
+// Error says why no repository was found, with what was tried.
+type Error struct {
+	// Path is the directory or repo_path that was tried ("" when the client's
+	// directory is unknown).
+	Path string
+	// Reason is a one-line explanation for the client.
+	Reason string
+	// Explicit is true when Path came from the call's repo_path.
+	Explicit bool
+	err      error
+}
+
+func (e *Error) Error() string { return e.Reason }
+func (e *Error) Unwrap() error { return ErrNotFound }
+
+// Find returns the absolute, symlink-free root of the repository for a call.
+//
+// An explicit repoPath must name an existing directory; it is used as it is
+// (a repository without .git is the caller's choice), and a relative one is
+// resolved against the client's directory. Without repoPath, the client's
+// directory is walked up to the first directory holding .git (a directory or,
+// for worktrees and submodules, a file).
+func Find(repoPath string, c tool.Client) (string, error) {
+	start := ClientDir(c)
+	if repoPath != "" {
+		if strings.ContainsRune(repoPath, 0) {
+			return "", &Error{Path: repoPath, Explicit: true, Reason: "repo_path contains a NUL byte"}
+		}
+		p := repoPath
+		if !filepath.IsAbs(p) {
+			if start == "" {
+				return "", &Error{Path: repoPath, Explicit: true, Reason: fmt.Sprintf("repo_path %q is relative and the client's directory is unknown: give an absolute path", repoPath)}
+			}
+			p = filepath.Join(start, p)
+		}
+		dir, err := realDir(p)
+		if err != nil {
+			return "", &Error{Path: repoPath, Explicit: true, Reason: fmt.Sprintf("repo_path %s: %s", repoPath, err), err: err}
+		}
+		return dir, nil
+	}
+	if start == "" {
+		return "", &Error{Reason: "the client's working directory is unknown (connect through the hearth shim, declare MCP roots, or give repo_path)"}
+	}
+	dir, err := realDir(start)
+	if err != nil {
+		return "", &Error{Path: start, Reason: fmt.Sprintf("the client's directory %s: %s", start, err), err: err}
+	}
+	root, ok := WalkUp(dir)
+	if !ok {
+		return "", &Error{Path: start, Reason: fmt.Sprintf("no git repository found at or above %s", start)}
+	}
+	return root, nil
+}
+
+// ClientDir is the client's working directory as far as the daemon knows it,
+// or "" when it does not.
+func ClientDir(c tool.Client) string {
+	if filepath.IsAbs(c.Cwd) {
+		return filepath.Clean(c.Cwd)
+	}
+	for _, r := range c.Roots {
+		if filepath.IsAbs(r) {
+			return filepath.Clean(r)
+		}
+	}
+	return ""
+}
+
+// WalkUp returns the first directory at or above dir that holds .git.
+func WalkUp(dir string) (string, bool) {
+	for {
+		if _, err := os.Lstat(filepath.Join(dir, ".git")); err == nil {
+			return dir, true
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", false
+		}
+		dir = parent
+	}
+}
+
+// realDir resolves p to an absolute path without symlinks and checks that it
+// is a directory, with an error a user can act on.
+func realDir(p string) (string, error) {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return "", err
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return "", errors.New("no such directory")
+		}
+		return "", reason(err)
+	}
+	fi, err := os.Stat(real)
+	if err != nil {
+		return "", reason(err)
+	}
+	if !fi.IsDir() {
+		return "", errors.New("not a directory")
+	}
+	return real, nil
+}
+
+// reason strips the path an *os.PathError repeats, keeping the OS's words.
+func reason(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
