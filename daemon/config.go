@@ -45,6 +45,12 @@ type Config struct {
 	// (HEARTH_IDLE_TIMEOUT; the shim sets it for daemons it autostarts).
 	// Zero: serve until stopped.
 	IdleTimeout time.Duration
+	// KillGrace is how long a cancelled or timed-out child's process group
+	// has between SIGTERM and SIGKILL (HEARTH_KILL_GRACE, default 2s).
+	KillGrace time.Duration
+	// MaxChildren caps the child processes running at once across the
+	// daemon (HEARTH_MAX_CHILDREN, default 8); more wait in a queue.
+	MaxChildren int
 }
 
 // Getenv reads one variable; tests pass a map's lookup.
@@ -81,6 +87,20 @@ func LoadConfig(mode Mode, getenv Getenv) (Config, error) {
 			return c, fmt.Errorf("HEARTH_QUEUE_DEPTH=%q: want an integer from 1 to 1048576", v)
 		}
 		c.QueueDepth = n
+	}
+	if v := getenv("HEARTH_KILL_GRACE"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 || d > time.Minute {
+			return c, fmt.Errorf("HEARTH_KILL_GRACE=%q: want a duration from 1ms to 1m such as 2s", v)
+		}
+		c.KillGrace = d
+	}
+	if v := getenv("HEARTH_MAX_CHILDREN"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 1024 {
+			return c, fmt.Errorf("HEARTH_MAX_CHILDREN=%q: want an integer from 1 to 1024", v)
+		}
+		c.MaxChildren = n
 	}
 	path, ours, err := endpoint.SocketPath(endpoint.Getenv(getenv))
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"github.com/hearth-mcp/hearth/pkg/schemas"
 	"github.com/hearth-mcp/hearth/pkg/supervisor"
 	"github.com/hearth-mcp/hearth/pkg/tool"
+	"github.com/hearth-mcp/hearth/pkg/workspace"
 )
 
 // Families lists the tool families hearthd wires, in one place (the CoreDNS
@@ -15,5 +16,6 @@ func Families(children *supervisor.Supervisor) []tool.Opener {
 	return []tool.Opener{
 		schemas.Open, // list/get schemas and examples, validate_asset (+validate), validate_many, diff_assets, populate_backend
 		memory.Open,  // add_memory, search_memory, get_stats, delete_memory
+		workspace.Opener(children, workspace.Options{}), // index_build, index_status, search, show_file, check_status, workspace_status
 	}
 }

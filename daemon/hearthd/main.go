@@ -25,6 +25,7 @@ import (
 	"github.com/hearth-mcp/hearth/pkg/supervisor"
 	"github.com/hearth-mcp/hearth/pkg/tool"
 	"github.com/hearth-mcp/hearth/pkg/version"
+	"github.com/hearth-mcp/hearth/pkg/workspace"
 )
 
 const usage = `usage: hearthd [command]
@@ -39,6 +40,8 @@ commands:
   migrate [--adopt]
             convert the data in $HEARTH_HOME to this build's format (or adopt
             data that has no format marker); back it up first
+  index-worker --repo DIR --out FILE ...
+            build one code index (run by the daemon for index_build, not by hand)
   install-service [--dry-run]
             write the systemd user units (and enable the socket if systemctl --user works)
   version   print the version and exit
@@ -74,6 +77,9 @@ func run(args []string) int {
 		return schemas.ValidateCLI(args[1:], os.Stdout, os.Stderr, os.Getenv)
 	case "migrate":
 		return migrate(args[1:])
+	case workspace.WorkerCommand:
+		// The daemon runs its own binary as the index builder (index_build).
+		return workspace.RunWorker(args[1:], os.Stdin, os.Stdout, os.Stderr)
 	case "install-service":
 		return installService(args[1:], os.Stdout, os.Stderr)
 	case "version", "--version":
@@ -126,7 +132,7 @@ func serve(mode daemon.Mode) int {
 	log.Info(checked.String(), zap.String("home", home), zap.String("format", checked.Format.String()))
 
 	env := tool.Env{Home: home, Getenv: os.Getenv, Log: log, Version: version.Tooling()}
-	children := supervisor.New(supervisor.Options{})
+	children := supervisor.New(supervisor.Options{Grace: cfg.KillGrace, MaxChildren: cfg.MaxChildren})
 	d, err := daemon.New(cfg, log, env, daemon.Families(children), children)
 	if err != nil {
 		log.Error("hearthd could not start", zap.Error(err))

@@ -320,3 +320,13 @@ func (t *tailBuffer) String() string {
 	defer t.mu.Unlock()
 	return strings.TrimSpace(strings.ToValidUTF8(string(t.buf), "�"))
 }
+
+// LookPath finds a program in PATH, so that families can report whether a
+// tool is present without importing os/exec themselves.
+func LookPath(name string) (string, error) { return exec.LookPath(name) }
+
+// Grace is the supervisor's default SIGTERM-to-SIGKILL grace period.
+func (s *Supervisor) Grace() time.Duration { return s.grace }
+
+// MaxChildren is the cap on children running at once.
+func (s *Supervisor) MaxChildren() int { return cap(s.slots) }

@@ -77,7 +77,7 @@ func Build(ctx context.Context, path string, meta Meta, entries []Entry, prev *I
 			progress(i, len(entries))
 			lastTick = time.Now()
 		}
-		content, size, mtime, keep := readEntry(e, prev)
+		content, size, mtime, reused, keep := readEntry(e, prev)
 		if !keep {
 			meta.Skipped++
 			continue
@@ -93,6 +93,9 @@ func Build(ctx context.Context, path string, meta Meta, entries []Entry, prev *I
 		w.Write(content)
 		pb.add(int32(n), content)
 		meta.Bytes += int64(len(content))
+		if reused {
+			meta.Reused++
+		}
 		n++
 	}
 	meta.Files = n
@@ -142,22 +145,22 @@ func Build(ctx context.Context, path string, meta Meta, entries []Entry, prev *I
 // readEntry returns a file's content (from prev when unchanged), or keep
 // false for a file that is not indexed: gone, not regular, too large,
 // binary, unreadable.
-func readEntry(e Entry, prev *Index) (content []byte, size, mtime int64, keep bool) {
+func readEntry(e Entry, prev *Index) (content []byte, size, mtime int64, reused, keep bool) {
 	fi, err := os.Lstat(e.Abs)
 	if err != nil || !fi.Mode().IsRegular() || fi.Size() > MaxFileSize {
-		return nil, 0, 0, false
+		return nil, 0, 0, false, false
 	}
 	size, mtime = fi.Size(), fi.ModTime().UnixNano()
 	if prev != nil {
 		if i, ok := prev.lookup(e.Rel); ok {
 			if f := prev.file(i); f.Size == size && f.MTime == mtime {
-				return f.content, size, mtime, true
+				return f.content, size, mtime, true, true
 			}
 		}
 	}
 	f, err := os.Open(e.Abs)
 	if err != nil {
-		return nil, 0, 0, false
+		return nil, 0, 0, false, false
 	}
 	defer f.Close()
 	// Read one byte more than the stat said, to notice a file that grew.
@@ -167,18 +170,18 @@ func readEntry(e Entry, prev *Index) (content []byte, size, mtime int64, keep bo
 	case nil: // it grew since the stat: read the rest, within the limit
 		rest, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1-int64(k)))
 		if err != nil || k+len(rest) > MaxFileSize {
-			return nil, 0, 0, false
+			return nil, 0, 0, false, false
 		}
 		b = append(b[:k], rest...)
 	case io.ErrUnexpectedEOF, io.EOF:
 		b = b[:k]
 	default:
-		return nil, 0, 0, false
+		return nil, 0, 0, false, false
 	}
 	if bytes.IndexByte(b[:min(len(b), binarySniff)], 0) >= 0 {
-		return nil, 0, 0, false
+		return nil, 0, 0, false, false
 	}
-	return b, int64(len(b)), mtime, true
+	return b, int64(len(b)), mtime, false, true
 }
 
 // fold maps ASCII upper-case letters to lower case and every other byte to itself.

@@ -50,6 +50,7 @@ type Meta struct {
 	Files   int       `json:"files"`    // files indexed
 	Bytes   int64     `json:"bytes"`    // bytes of content indexed
 	Skipped int       `json:"skipped"`  // listed files left out (binary, too large, unreadable)
+	Reused  int       `json:"reused"`   // files taken unchanged from the previous index
 	Source  string    `json:"source"`   // "git" (git ls-files) or "walk"
 }
 
