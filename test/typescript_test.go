@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -76,5 +77,53 @@ func runTypeScriptClient(t *testing.T, env []string, wantMode string, command ..
 	var bad map[string]any
 	if !got.Bad.IsError || json.Unmarshal([]byte(got.Bad.Text), &bad) != nil || bad["code"] != "INVALID_REQUEST" {
 		t.Fatalf("unknown argument: %+v", got.Bad)
+	}
+}
+
+// TestTypeScriptSDKWorkspace: the TypeScript SDK, started in a repository,
+// builds its index with progress, searches and reads a file through the
+// shim; then it aborts a large build (notifications/cancelled) and the
+// daemon's children are gone.
+func TestTypeScriptSDKWorkspace(t *testing.T) {
+	node, err := exec.LookPath("node")
+	needOrSkip(t, err == nil, "node")
+	_, err = os.Stat(filepath.Join("ts", "node_modules", "@modelcontextprotocol", "sdk"))
+	needOrSkip(t, err == nil, "test/ts/node_modules (npm ci in test/ts)")
+	repo, big := gitRepo(t), goSrc(t)
+	env, _, _ := shimEnv(t, "REPO="+repo, "BIG="+big)
+	script, _ := filepath.Abs(filepath.Join("ts", "workspace.mjs"))
+	cmd := exec.Command(node, script, bin.hearth)
+	cmd.Env = env
+	out, err := cmd.Output()
+	if err != nil {
+		stderr := ""
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = string(ee.Stderr)
+		}
+		t.Fatalf("workspace.mjs: %v\n%s", err, stderr)
+	}
+	var got struct {
+		Build      map[string]any
+		BuildError bool
+		Progress   []float64
+		Search     struct{ Hits []struct{ Path string } }
+		Show       struct{ Text string }
+		Aborted    string
+		Live       int
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("output %q: %v", out, err)
+	}
+	if got.BuildError || got.Build["repo"] != repo || got.Build["files"] != 3.0 || len(got.Progress) == 0 {
+		t.Fatalf("index_build: %+v", got)
+	}
+	if len(got.Search.Hits) != 3 || got.Search.Hits[0].Path != "greet.go" || got.Search.Hits[2].Path != "main.go" {
+		t.Fatalf("search: %+v", got.Search)
+	}
+	if got.Show.Text != "3\t// Greeting is what main prints.\n" {
+		t.Fatalf("show_file: %q", got.Show.Text)
+	}
+	if !strings.Contains(strings.ToLower(got.Aborted), "enough") || got.Live != 0 {
+		t.Fatalf("aborted build: %q, live children %d", got.Aborted, got.Live)
 	}
 }
