@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // corpus lists the Go files of this repository (a real, varied code base).
@@ -54,7 +55,7 @@ func build(t testing.TB, entries []Entry, prev *Index) (*Index, string) {
 	return ix, path
 }
 
-// bruteForce is the reference: every file, every line, no index.
+// bruteForce is the reference: every file, every line, the regexp alone.
 func bruteForce(t *testing.T, entries []Entry, q Query) []Hit {
 	re, err := Compile(q)
 	if err != nil {
@@ -66,7 +67,24 @@ func bruteForce(t *testing.T, entries []Entry, q Query) []Hit {
 		if q.Path != nil && !q.Path(e.Rel) {
 			continue
 		}
-		matchFile(FileInfo{Path: e.Rel, content: b}, re, Query{Limit: 1 << 30, Context: q.Context}, &hits)
+		lines := strings.Split(string(b), "\n")
+		if strings.HasSuffix(string(b), "\n") {
+			lines = lines[:len(lines)-1] // a final newline ends the last line
+		}
+		for i, l := range lines {
+			loc := re.FindStringIndex(l)
+			if loc == nil {
+				continue
+			}
+			h := Hit{Path: e.Rel, Line: i + 1, Column: utf8.RuneCountInString(l[:loc[0]]) + 1, Text: text([]byte(l)), Before: []string{}, After: []string{}}
+			for j := max(0, i-q.Context); j < i; j++ {
+				h.Before = append(h.Before, text([]byte(lines[j])))
+			}
+			for j := i + 1; j < len(lines) && j <= i+q.Context; j++ {
+				h.After = append(h.After, text([]byte(lines[j])))
+			}
+			hits = append(hits, h)
+		}
 	}
 	if len(hits) > q.Limit {
 		hits = hits[:q.Limit]
@@ -100,6 +118,11 @@ func TestSearchAgreesWithBruteForce(t *testing.T) {
 		{Pattern: "RFC 6902"}, {Pattern: "ünïcödé"}, {Pattern: "…"}, {Pattern: "NoSuchIdentifierAnywhereXyz"},
 		{Pattern: `(?s)import.*fmt`, Regex: true}, {Pattern: `a+b+c+`, Regex: true},
 		{Pattern: `Registry`, Path: func(p string) bool { return strings.HasPrefix(p, "pkg/tool/") }},
+		// The literal scanner and the regexp prefilter.
+		{Pattern: "Context"}, {Pattern: "context.CONTEXT"}, {Pattern: "zz"}, {Pattern: "QQ"}, {Pattern: "json:\"", CaseSensitive: true},
+		{Pattern: `t\.Fatal`, Regex: true}, {Pattern: `(?i:FUNC) \w+`, Regex: true, CaseSensitive: true},
+		{Pattern: "\n"}, {Pattern: "a\nb"}, {Pattern: `\s+$`, Regex: true}, {Pattern: "café"}, {Pattern: "Ünïcödé"},
+		{Pattern: `deadline\s+exceeded|Timeout`, Regex: true}, {Pattern: `^\s*//\s*[A-Z]\w+ (is|are) `, Regex: true},
 	}
 	for _, q := range queries {
 		for _, limit := range []int{1, 7, 100000} {
@@ -280,4 +303,57 @@ func BenchmarkBuildGOROOT(b *testing.B) {
 	b.ReportMetric(float64(m.Bytes)*float64(b.N)/1e6/b.Elapsed().Seconds(), "MB/s")
 	fi, _ := os.Stat(path)
 	b.ReportMetric(float64(fi.Size())/float64(m.Bytes), "index/content")
+}
+
+// goSearchQueries mirrors test/bench's fixed query set.
+var goSearchQueries = []Query{
+	{Pattern: "ListenAndServe"},
+	{Pattern: "func main()"},
+	{Pattern: "errors.New(\""},
+	{Pattern: "sync.Mutex"},
+	{Pattern: "goroutine leak"},
+	{Pattern: "TODO(rsc)"},
+	{Pattern: "x509.ParseCertificate"},
+	{Pattern: "atomic.AddInt64"},
+	{Pattern: `func \(\w+ \*Server\) \w+`, Regex: true},
+	{Pattern: `deadline\s+exceeded`, Regex: true},
+	{Pattern: `^package (http|tls)$`, Regex: true},
+	{Pattern: `fmt\.Errorf\("[a-z]+: %w"`, Regex: true},
+}
+
+// BenchmarkSearchGOROOT: each query of the fixed set over an index of Go's
+// source tree, limit 20 and 2 context lines as the search tool's defaults.
+func BenchmarkSearchGOROOT(b *testing.B) {
+	root := filepath.Join(runtimeGOROOT(), "src")
+	var es []Entry
+	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			rel, _ := filepath.Rel(root, p)
+			es = append(es, Entry{Rel: filepath.ToSlash(rel), Abs: p})
+		}
+		return nil
+	})
+	path := filepath.Join(b.TempDir(), "x.idx")
+	if _, err := Build(context.Background(), path, Meta{}, es, nil, nil); err != nil {
+		b.Fatal(err)
+	}
+	ix, err := Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ix.Close()
+	for _, q := range goSearchQueries {
+		q.Limit, q.Context = 20, 2
+		b.Run(q.Pattern, func(b *testing.B) {
+			var st Stats
+			for i := 0; i < b.N; i++ {
+				_, st, err = ix.Search(context.Background(), q)
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(st.Candidates), "candidates")
+			b.ReportMetric(float64(st.Scanned), "scanned")
+		})
+	}
 }

@@ -64,10 +64,10 @@ func Compile(q Query) (*regexp.Regexp, error) {
 }
 
 // Search finds lines matching q, in path order, one hit per line, at most
-// q.Limit. Matches are always verified against the content: the index only
-// narrows which files are read.
+// q.Limit. A match never spans lines. Matches are always verified against
+// the content: the index only narrows which files are read.
 func (ix *Index) Search(ctx context.Context, q Query) ([]Hit, Stats, error) {
-	re, err := Compile(q)
+	m, err := newMatcher(q)
 	if err != nil {
 		return nil, Stats{}, err
 	}
@@ -75,7 +75,7 @@ func (ix *Index) Search(ctx context.Context, q Query) ([]Hit, Stats, error) {
 		q.Limit = 1
 	}
 	var st Stats
-	cands, all := ix.candidates(re)
+	cands, all := ix.candidates(m.re)
 	st.Indexed = !all
 	if all {
 		st.Candidates = ix.n
@@ -96,8 +96,7 @@ func (ix *Index) Search(ctx context.Context, q Query) ([]Hit, Stats, error) {
 			continue
 		}
 		st.Scanned++
-		more := matchFile(f, re, q, &hits)
-		if more {
+		if m.matchFile(f, q, &hits) {
 			st.Truncated = true
 			break
 		}
@@ -107,29 +106,40 @@ func (ix *Index) Search(ctx context.Context, q Query) ([]Hit, Stats, error) {
 
 // matchFile appends f's matching lines to hits; it reports true when the
 // limit was reached with a further match left.
-func matchFile(f FileInfo, re *regexp.Regexp, q Query, hits *[]Hit) bool {
+func (m *matcher) matchFile(f FileInfo, q Query, hits *[]Hit) bool {
 	c := f.content
+	m.start()
 	pos, line, counted := 0, 1, 0
-	for pos <= len(c) {
-		loc := re.FindIndex(c[pos:])
-		if loc == nil {
+	for pos < len(c) {
+		at := m.next(c, pos)
+		if at < 0 {
 			return false
 		}
-		m := pos + loc[0]
+		start := bytes.LastIndexByte(c[:at], '\n') + 1
+		end := len(c)
+		if e := bytes.IndexByte(c[at:], '\n'); e >= 0 {
+			end = at + e
+		}
+		col := at
+		if !m.exact {
+			// The candidate came from a prefilter or from a match that may
+			// run past the line: the line alone decides.
+			loc := m.re.FindIndex(c[start:end])
+			if loc == nil {
+				pos = end + 1
+				continue
+			}
+			col = start + loc[0]
+		}
 		if len(*hits) == q.Limit {
 			return true
 		}
-		line += bytes.Count(c[counted:m], nl)
-		counted = m
-		start := bytes.LastIndexByte(c[:m], '\n') + 1
-		end := len(c)
-		if e := bytes.IndexByte(c[m:], '\n'); e >= 0 {
-			end = m + e
-		}
+		line += bytes.Count(c[counted:start], nl)
+		counted = start
 		*hits = append(*hits, Hit{
 			Path:   f.Path,
 			Line:   line,
-			Column: utf8.RuneCount(c[start:m]) + 1,
+			Column: utf8.RuneCount(c[start:col]) + 1,
 			Text:   text(c[start:end]),
 			Before: linesBefore(c, start, q.Context),
 			After:  linesAfter(c, end, q.Context),
