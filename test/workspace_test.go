@@ -419,4 +419,3 @@ func processesMentioning(s string) []string {
 	}
 	return out
 }
-
