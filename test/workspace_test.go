@@ -419,3 +419,26 @@ func processesMentioning(s string) []string {
 	}
 	return out
 }
+
+// TestRootsChooseTheRepository: an editor that starts the shim in / but
+// declares its workspace folder as an MCP root gets that repository.
+func TestRootsChooseTheRepository(t *testing.T) {
+	repo := gitRepo(t)
+	env, _, _ := shimEnv(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.Command(bin.hearth)
+	cmd.Env = env
+	cmd.Dir = "/"
+	client := mcp.NewClient(&mcp.Implementation{Name: "e2e-roots", Version: "1"}, nil)
+	client.AddRoots(&mcp.Root{URI: "file://" + filepath.Join(repo, "docs"), Name: "docs"})
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	w := structured(t, callTool(t, cs, "workspace_status", map[string]any{}))
+	if w["repo"] != repo {
+		t.Fatalf("workspace_status: %v", w)
+	}
+}

@@ -242,6 +242,9 @@ func newTestServer(t *testing.T, opts Options) (*Server, *testTools) {
 			_ = c.Bind(&a)
 			return map[string]any{"ok": true, "x": a.X}, nil
 		}})
+	add(tool.Tool{Name: "whoami", Handler: func(ctx context.Context, c *tool.Call) (any, error) {
+		return map[string]any{"cwd": c.Client.Cwd, "roots": c.Client.Roots}, nil
+	}})
 	if opts.Registry == nil {
 		opts.Registry = reg
 	}

@@ -94,6 +94,9 @@ func (s *session) initialize(e *entry) []byte {
 			Name    string `json:"name"`
 			Version string `json:"version"`
 		} `json:"clientInfo"`
+		Capabilities struct {
+			Roots json.RawMessage `json:"roots"`
+		} `json:"capabilities"`
 	}
 	if err := decodeParams(e.params, &p); err != nil {
 		return s.fail(e, jsonrpc.CodeInvalidParams, "Invalid params: "+err.Error(), nil)
@@ -108,6 +111,7 @@ func (s *session) initialize(e *entry) []byte {
 	s.mu.Lock()
 	s.client.Name, s.client.Version = p.ClientInfo.Name, p.ClientInfo.Version
 	s.mu.Unlock()
+	s.rootsCapable.Store(len(p.Capabilities.Roots) > 0 && string(p.Capabilities.Roots) != "null")
 	s.initialized.Store(true)
 	type info struct {
 		Name    string `json:"name"`
@@ -203,6 +207,7 @@ func (s *session) invoke(e *entry, t *tool.Entry, args json.RawMessage, rep *rep
 	timeout := t.CallTimeout(args)
 	ctx, cancel := context.WithTimeout(e.ctx, timeout)
 	defer cancel()
+	s.awaitRoots(ctx)
 	call := tool.NewCall(t.Name, args, s.clientInfo(), rep)
 	done := make(chan outcome, 1)
 	go func() {

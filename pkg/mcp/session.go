@@ -5,6 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net/url"
+	"path"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -58,7 +62,12 @@ type session struct {
 	client   tool.Client
 
 	initialized atomic.Bool
-	logLevel    atomic.Int32
+	// rootsCapable: the client declared the roots capability, so the
+	// session asks it for roots/list (its workspace folders).
+	rootsCapable atomic.Bool
+	rootsAsked   atomic.Int64
+	rootsWait    chan struct{} // under mu: closed when the latest roots/list is answered
+	logLevel     atomic.Int32
 	draining    atomic.Bool
 	writeFailed atomic.Bool
 
@@ -177,8 +186,7 @@ func (s *session) read() error {
 		case jsonrpc.Notification:
 			s.notify(msg)
 		case jsonrpc.Response:
-			// hearth sends no requests to clients yet; a stray response is dropped.
-			s.log.Debug("dropped a response from the client", zap.String("id", msg.ID.Key()))
+			s.response(msg)
 		case jsonrpc.Request:
 			s.srv.requests.Add(1)
 			if s.answerInline(msg) {
@@ -283,8 +291,12 @@ func (s *session) notify(msg *jsonrpc.Message) {
 		// must still get the payload_too_large reply, in its place.
 		s.srv.requests.Add(1)
 		s.enqueueAnswer([]byte(jsonrpc.TooLargeFrame))
-	case "notifications/initialized":
-		// Nothing to do: requests are served once initialize has been answered.
+	case "notifications/initialized", "notifications/roots/list_changed":
+		// Requests are served once initialize has been answered; what is
+		// left is to learn the client's workspace.
+		if s.rootsCapable.Load() {
+			s.requestRoots()
+		}
 	case "$/hearth/hello":
 		var p struct {
 			Cwd     string `json:"cwd"`
@@ -304,6 +316,107 @@ func (s *session) notify(msg *jsonrpc.Message) {
 	default:
 		// Unknown notifications are ignored, as JSON-RPC requires.
 	}
+}
+
+// rootsIDPrefix marks the ids of the session's own roots/list requests.
+const rootsIDPrefix = "hearth-roots-"
+
+// requestRoots asks the client for its roots (MCP roots/list). The answer
+// arrives as a response, handled by the reader.
+func (s *session) requestRoots() {
+	n := s.rootsAsked.Add(1)
+	s.mu.Lock()
+	s.rootsWait = make(chan struct{})
+	s.mu.Unlock()
+	b, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": rootsIDPrefix + strconv.FormatInt(n, 10), "method": "roots/list"})
+	if err != nil {
+		return
+	}
+	s.write(b)
+	s.flush()
+}
+
+// response handles a response from the client: only answers to the
+// session's own roots/list requests are expected; anything else is dropped.
+func (s *session) response(msg *jsonrpc.Message) {
+	var id string
+	if json.Unmarshal(msg.ID.Raw(), &id) != nil || !strings.HasPrefix(id, rootsIDPrefix) {
+		s.log.Debug("dropped a response from the client", zap.String("id", msg.ID.Key()))
+		return
+	}
+	// Answers to an older request are stale once a newer one was sent.
+	if n, err := strconv.ParseInt(strings.TrimPrefix(id, rootsIDPrefix), 10, 64); err != nil || n != s.rootsAsked.Load() {
+		return
+	}
+	defer s.rootsAnswered()
+	if len(msg.Error) > 0 {
+		s.log.Debug("the client refused roots/list", zap.ByteString("error", msg.Error))
+		return
+	}
+	var r struct {
+		Roots []struct {
+			URI string `json:"uri"`
+		} `json:"roots"`
+	}
+	if json.Unmarshal(msg.Result, &r) != nil {
+		s.log.Debug("malformed roots/list result", zap.ByteString("result", msg.Result))
+		return
+	}
+	roots := make([]string, 0, len(r.Roots))
+	for _, root := range r.Roots {
+		if p, ok := fileURIPath(root.URI); ok {
+			roots = append(roots, p)
+		}
+	}
+	s.mu.Lock()
+	s.client.Roots = roots
+	s.mu.Unlock()
+}
+
+// rootsAnswered releases calls waiting for the roots.
+func (s *session) rootsAnswered() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.rootsWait != nil {
+		close(s.rootsWait)
+		s.rootsWait = nil
+	}
+}
+
+// rootsWaitMax bounds how long a tool call waits for the client to answer
+// roots/list: long enough for any live client, short enough that one that
+// never answers costs a single call this much once.
+const rootsWaitMax = 2 * time.Second
+
+// awaitRoots lets a tool call that arrives right after initialization wait
+// until the client has said what its roots are, so the repository it works
+// on does not depend on a race.
+func (s *session) awaitRoots(ctx context.Context) {
+	s.mu.Lock()
+	ch := s.rootsWait
+	s.mu.Unlock()
+	if ch == nil {
+		return
+	}
+	t := time.NewTimer(rootsWaitMax)
+	defer t.Stop()
+	select {
+	case <-ch:
+	case <-ctx.Done():
+	case <-t.C:
+		s.log.Info("the client did not answer roots/list; going on without its roots", zap.Duration("waited", rootsWaitMax))
+		s.rootsAnswered()
+	}
+}
+
+// fileURIPath returns the local path of a file:// URI (MCP roots are file
+// URIs); ok is false for anything else.
+func fileURIPath(uri string) (string, bool) {
+	u, err := url.Parse(uri)
+	if err != nil || u.Scheme != "file" || (u.Host != "" && u.Host != "localhost") || !path.IsAbs(u.Path) {
+		return "", false
+	}
+	return path.Clean(u.Path), true
 }
 
 func (s *session) cancelRequest(key string, mode int32) {

@@ -582,3 +582,78 @@ func TestNoResourcesNoCapability(t *testing.T) {
 		t.Fatalf("without providers resources/list is unknown: %v", m)
 	}
 }
+
+// TestRootsFromTheClient: a client declaring the roots capability is asked
+// for roots/list after notifications/initialized and again when it says
+// they changed; tools see the file roots as paths. Answers to an older
+// request, errors and non-file URIs change nothing.
+func TestRootsFromTheClient(t *testing.T) {
+	srv, _ := newTestServer(t, Options{})
+	c := startSession(t, srv)
+	c.send(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"roots":{"listChanged":true}},"clientInfo":{"name":"test","version":"1"}}}`)
+	c.recv()
+	c.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	req := c.recv()
+	if req["method"] != "roots/list" || req["id"] != "hearth-roots-1" {
+		t.Fatalf("want a roots/list request, got %v", req)
+	}
+	// A call sent before the answer waits for it.
+	c.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"whoami","arguments":{}}}`)
+	time.Sleep(50 * time.Millisecond)
+	c.send(`{"jsonrpc":"2.0","id":"hearth-roots-1","result":{"roots":[{"uri":"file:///home/u/my%20project","name":"p"},{"uri":"https://example.com/x"},{"uri":"file://otherhost/x"}]}}`)
+	p, _ := toolPayload(t, c.recvResponse())
+	if roots, _ := p["roots"].([]any); len(roots) != 1 || roots[0] != "/home/u/my project" {
+		t.Fatalf("roots: %v", p)
+	}
+
+	c.send(`{"jsonrpc":"2.0","method":"notifications/roots/list_changed"}`)
+	if req := c.recv(); req["method"] != "roots/list" || req["id"] != "hearth-roots-2" {
+		t.Fatalf("want a second roots/list, got %v", req)
+	}
+	c.send(`{"jsonrpc":"2.0","id":"hearth-roots-1","result":{"roots":[{"uri":"file:///stale"}]}}`)
+	c.send(`{"jsonrpc":"2.0","id":"hearth-roots-2","error":{"code":-32601,"message":"no"}}`)
+	c.send(`{"jsonrpc":"2.0","id":"someone-else","result":{}}`)
+	c.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"whoami","arguments":{}}}`)
+	p, _ = toolPayload(t, c.recvResponse())
+	if roots, _ := p["roots"].([]any); len(roots) != 1 || roots[0] != "/home/u/my project" {
+		t.Fatalf("roots after stale/error answers: %v", p)
+	}
+	c.send(`{"jsonrpc":"2.0","id":"hearth-roots-2","result":{"roots":[{"uri":"file:///srv/repo/"}]}}`)
+	c.send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"whoami","arguments":{}}}`)
+	p, _ = toolPayload(t, c.recvResponse())
+	if roots, _ := p["roots"].([]any); len(roots) != 1 || roots[0] != "/srv/repo" {
+		t.Fatalf("roots after the change: %v", p)
+	}
+}
+
+// TestNoRootsRequestWithoutTheCapability: a client that did not declare
+// roots is never sent a request it cannot answer.
+func TestNoRootsRequestWithoutTheCapability(t *testing.T) {
+	srv, _ := newTestServer(t, Options{})
+	c := startSession(t, srv)
+	c.initialize()
+	c.send(`{"jsonrpc":"2.0","method":"notifications/roots/list_changed"}`)
+	c.send(`{"jsonrpc":"2.0","id":1,"method":"ping"}`)
+	if m := c.recv(); m["id"] != 1.0 {
+		t.Fatalf("want only the ping's answer, got %v", m)
+	}
+}
+
+// TestRootsNeverAnswered: a client that declares roots and never answers
+// costs one call the bounded wait, then calls go on without roots.
+func TestRootsNeverAnswered(t *testing.T) {
+	srv, _ := newTestServer(t, Options{})
+	c := startSession(t, srv)
+	c.send(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"roots":{}},"clientInfo":{"name":"test","version":"1"}}}`)
+	c.recv()
+	c.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	if req := c.recv(); req["method"] != "roots/list" {
+		t.Fatalf("want roots/list, got %v", req)
+	}
+	for id := 1; id <= 2; id++ {
+		c.sendf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"whoami","arguments":{}}}`, id)
+		if p, isErr := toolPayload(t, c.recvResponse()); isErr || p["roots"] != nil {
+			t.Fatalf("call %d: %v", id, p)
+		}
+	}
+}

@@ -3,10 +3,11 @@
 // gives one, else the client's directory walked up to the first directory
 // holding .git.
 //
-// The client's directory is the shim's $/hearth/hello cwd, else the first of
-// the client's MCP roots, else (for a stdio daemon, which the client started)
-// the one the daemon layer recorded at start. The socket daemon's own working
-// directory is never used: it is not the user's.
+// The client's directory is the first of the client's MCP roots (the
+// workspace it declares: an editor may start its servers anywhere), else the
+// shim's $/hearth/hello cwd, else (for a stdio daemon, which the client
+// started) the one the daemon layer recorded at start. The socket daemon's
+// own working directory is never used: it is not the user's.
 package repo
 
 import (
@@ -80,13 +81,13 @@ func Find(repoPath string, c tool.Client) (string, error) {
 // ClientDir is the client's working directory as far as the daemon knows it,
 // or "" when it does not.
 func ClientDir(c tool.Client) string {
-	if filepath.IsAbs(c.Cwd) {
-		return filepath.Clean(c.Cwd)
-	}
 	for _, r := range c.Roots {
 		if filepath.IsAbs(r) {
 			return filepath.Clean(r)
 		}
+	}
+	if filepath.IsAbs(c.Cwd) {
+		return filepath.Clean(c.Cwd)
 	}
 	return ""
 }

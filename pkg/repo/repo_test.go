@@ -41,6 +41,15 @@ func TestFindUsesRootsWhenThereIsNoHello(t *testing.T) {
 	}
 }
 
+func TestRootsComeBeforeTheHello(t *testing.T) {
+	// An editor started the shim in / but declared its workspace as a root.
+	root := tree(t)
+	got, err := Find("", tool.Client{Cwd: "/", Roots: []string{filepath.Join(root, "a")}})
+	if err != nil || got != root {
+		t.Fatalf("Find = %q, %v; want %q", got, err, root)
+	}
+}
+
 func TestFindAcceptsAGitFile(t *testing.T) {
 	// Worktrees and submodules have a .git file, not a directory.
 	root, _ := filepath.EvalSymlinks(t.TempDir())
