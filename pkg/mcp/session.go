@@ -68,8 +68,8 @@ type session struct {
 	rootsAsked   atomic.Int64
 	rootsWait    chan struct{} // under mu: closed when the latest roots/list is answered
 	logLevel     atomic.Int32
-	draining    atomic.Bool
-	writeFailed atomic.Bool
+	draining     atomic.Bool
+	writeFailed  atomic.Bool
 
 	base      context.Context // parent of every call; cancelled when the session gives up
 	cancelAll context.CancelFunc
