@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"github.com/hearth-mcp/hearth/pkg/clarify"
 	"github.com/hearth-mcp/hearth/pkg/memory"
 	"github.com/hearth-mcp/hearth/pkg/schemas"
 	"github.com/hearth-mcp/hearth/pkg/supervisor"
@@ -16,6 +17,7 @@ func Families(children *supervisor.Supervisor) []tool.Opener {
 	return []tool.Opener{
 		schemas.Open, // list/get schemas and examples, validate_asset (+validate), validate_many, diff_assets, populate_backend
 		memory.Open,  // add_memory, search_memory, get_stats, delete_memory
+		clarify.Open, // require_clarification, read_architecture
 		workspace.Opener(children, workspace.Options{}), // index_build, index_status, search, show_file, check_status, workspace_status
 	}
 }
