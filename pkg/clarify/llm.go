@@ -303,4 +303,3 @@ func extractPrompt(intention string, answers [][4]string) string {
 	b, _ := json.Marshal(map[string]any{"user_intention": intention, "answers": list})
 	return string(b)
 }
-
