@@ -38,7 +38,17 @@ func TestClarificationSeedExamples(t *testing.T) {
 	if r["status"] != "needs_clarification" || len(r["questions"].([]any)) != 2 {
 		t.Fatalf("7.2 turn 1: %v", r)
 	}
-	r = structured(t, callTool(t, cs, "require_clarification", map[string]any{"user_intention": "Add authentication", "session_id": r["session_id"],
+	// The second turn comes from another editor's connection: a session
+	// belongs to whoever holds its id.
+	cmd2 := exec.Command(bin.hearth)
+	cmd2.Env = env
+	cmd2.Dir = repo
+	other, err := mcp.NewClient(&mcp.Implementation{Name: "e2e-clarify-2", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd2}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	r = structured(t, callTool(t, other, "require_clarification", map[string]any{"user_intention": "Add authentication", "session_id": r["session_id"],
 		"answers": map[string]any{"auth_strategy": "OAuth", "auth_library": "next-auth"}}))
 	arts := r["artifacts_created"].([]any)
 	if r["status"] != "completed" || len(arts) != 4 { // ADR, archived typo task, task, projection
