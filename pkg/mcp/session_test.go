@@ -480,7 +480,10 @@ func TestDuplicatePendingID(t *testing.T) {
 	c.initialize()
 	c.send(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"block"}}`)
 	waitFor(t, func() bool { return tt.count("block") == 1 })
+	errs := srv.errors.Load()
 	c.send(`{"jsonrpc":"2.0","id":"7","method":"ping"}`)
+	// The reader must have seen the duplicate before the first call ends.
+	waitFor(t, func() bool { return srv.errors.Load() > errs })
 	close(tt.release)
 	if r := c.recv(); r["id"] != 7.0 || r["result"] == nil {
 		t.Fatal(r)

@@ -42,6 +42,7 @@ type Schema struct {
 	raw     []byte
 	doc     any
 	sch     *jsonschema.Schema
+	fast    *fastSchema // nil: the schema needs the full validator
 }
 
 // Example is one example document.
@@ -172,6 +173,7 @@ func (c *Catalog) loadSchemas(opts Options) error {
 			return fmt.Errorf("schema %s does not compile: %w", s.Path, err)
 		}
 		s.sch = sch
+		s.fast = compileFast(sch)
 	}
 	sort.Slice(c.schemas, func(i, j int) bool {
 		a, b := c.schemas[i], c.schemas[j]
@@ -374,6 +376,12 @@ func (c *Catalog) Validate(instance any, name string) (ok bool, errs []tool.Viol
 			}
 			instance = cp
 		}
+	}
+	// Most documents are valid: the fast checker says so without building
+	// the full validator's error tree. Only a document it rejects (or a
+	// schema it cannot check) takes the full path, which gives the errors.
+	if s.fast != nil && s.fast.valid(instance) {
+		return true, nil, true
 	}
 	if err := s.sch.Validate(instance); err != nil {
 		return false, tool.SchemaViolations(err), true

@@ -1,10 +1,13 @@
 package schemas
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 // TestDraft2020Conformance runs every required test of the official
@@ -57,5 +60,56 @@ func TestDraft2020Conformance(t *testing.T) {
 	t.Logf("Draft 2020-12 conformance: %d/%d required tests pass", passed, total)
 	if total != 1299 {
 		t.Errorf("ran %d tests; the suite has 1299 required ones", total)
+	}
+}
+
+// TestFastCheckerAgreesWithTheSuite: wherever the fast checker compiles a
+// suite schema, its verdict on every test must be the suite's (the full
+// validator is not consulted, so a checker that is too strict shows here
+// too, not only one that is too lenient).
+func TestFastCheckerAgreesWithTheSuite(t *testing.T) {
+	suite := needFixture(t, "json-schema-test-suite")
+	files, _ := filepath.Glob(filepath.Join(suite, "tests", "draft2020-12", "*.json"))
+	remotes := filepath.Join(suite, "remotes")
+	compiled, checked := 0, 0
+	for _, file := range files {
+		raw, _ := os.ReadFile(file)
+		var groups []struct {
+			Description string          `json:"description"`
+			Schema      json.RawMessage `json:"schema"`
+			Tests       []struct {
+				Description string          `json:"description"`
+				Data        json.RawMessage `json:"data"`
+				Valid       bool            `json:"valid"`
+			} `json:"tests"`
+		}
+		json.Unmarshal(raw, &groups)
+		for _, g := range groups {
+			root := t.TempDir()
+			os.WriteFile(filepath.Join(root, "group.schema.json"), g.Schema, 0o600)
+			cat, err := Load(root, "", Options{URLMap: map[string]string{"http://localhost:1234/": remotes}})
+			if err != nil {
+				continue
+			}
+			s, _ := cat.Lookup("group")
+			if s.fast == nil {
+				continue
+			}
+			compiled++
+			for _, tc := range g.Tests {
+				doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(tc.Data))
+				if err != nil {
+					t.Fatal(err)
+				}
+				checked++
+				if got := s.fast.valid(doc); got != tc.Valid {
+					t.Errorf("%s / %s / %s: fast checker says %v, suite says %v", filepath.Base(file), g.Description, tc.Description, got, tc.Valid)
+				}
+			}
+		}
+	}
+	t.Logf("fast checker: %d suite schemas compiled, %d tests agree", compiled, checked)
+	if compiled < 200 {
+		t.Errorf("only %d suite schemas compiled: the fast checker covers too little", compiled)
 	}
 }

@@ -1,0 +1,410 @@
+package schemas
+
+import (
+	"encoding/json"
+	"math/big"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// fastSchema decides validity quickly for schemas that use only common
+// keywords. The full validator (santhosh-tekuri/jsonschema) builds an error
+// tree and annotations for every call, which dominates the cost of
+// validating a valid document; most documents are valid. So a schema whose
+// every reachable keyword is one fastSchema implements exactly gets a
+// compiled checker that answers true or false without allocating, and only
+// a document it finds invalid goes through the full validator, for the
+// error list. A schema using anything else (unevaluated*, $dynamicRef,
+// if/then/else, dependencies, contains, uniqueItems, multipleOf, content
+// assertions, extensions) is not compiled: the full validator answers.
+type fastSchema struct {
+	always  *bool // a boolean schema
+	ref     *fastSchema
+	types   typeMask
+	enum    []any
+	cnst    *any
+	not     *fastSchema
+	allOf   []*fastSchema
+	anyOf   []*fastSchema
+	oneOf   []*fastSchema
+	format  func(any) error
+	minProp *int
+	maxProp *int
+	req     []string
+	props   map[string]*fastSchema
+	pattern []patternProp
+	addl    *fastSchema // nil: any additional property is allowed
+	addlNo  bool        // additionalProperties: false
+	prefix  []*fastSchema
+	items   *fastSchema
+	minIt   *int
+	maxIt   *int
+	minLen  *int
+	maxLen  *int
+	re      jsonschema.Regexp
+	min     *big.Rat
+	max     *big.Rat
+	exMin   *big.Rat
+	exMax   *big.Rat
+}
+
+type patternProp struct {
+	re jsonschema.Regexp
+	s  *fastSchema
+}
+
+type typeMask uint8
+
+const (
+	tNull typeMask = 1 << iota
+	tBool
+	tNumber
+	tInteger
+	tString
+	tArray
+	tObject
+)
+
+var typeNames = map[string]typeMask{"null": tNull, "boolean": tBool, "number": tNumber, "integer": tInteger,
+	"string": tString, "array": tArray, "object": tObject}
+
+// compileFast returns the fast checker of s, or nil when s (or any schema
+// it reaches) uses a keyword the checker does not implement.
+func compileFast(s *jsonschema.Schema) *fastSchema {
+	memo := map[*jsonschema.Schema]*fastSchema{}
+	ok := true
+	var compile func(*jsonschema.Schema) *fastSchema
+	list := func(ss []*jsonschema.Schema) []*fastSchema {
+		out := make([]*fastSchema, len(ss))
+		for i, x := range ss {
+			out[i] = compile(x)
+		}
+		return out
+	}
+	compile = func(s *jsonschema.Schema) *fastSchema {
+		if s == nil {
+			return nil
+		}
+		if f, seen := memo[s]; seen {
+			return f // a cycle through $ref: the node is being filled in
+		}
+		f := &fastSchema{}
+		memo[s] = f
+		if s.Bool != nil {
+			f.always = s.Bool
+			return f
+		}
+		if s.RecursiveRef != nil || s.DynamicRef != nil || s.If != nil || s.Then != nil || s.Else != nil ||
+			s.PropertyNames != nil || len(s.Dependencies) > 0 || len(s.DependentRequired) > 0 || len(s.DependentSchemas) > 0 ||
+			s.UnevaluatedProperties != nil || s.UnevaluatedItems != nil || s.Contains != nil || s.MinContains != nil || s.MaxContains != nil ||
+			s.UniqueItems || s.Items != nil || s.AdditionalItems != nil || s.MultipleOf != nil ||
+			s.ContentEncoding != nil || s.ContentMediaType != nil || s.ContentSchema != nil || len(s.Extensions) > 0 {
+			ok = false
+			return f
+		}
+		f.ref = compile(s.Ref)
+		if s.Types != nil {
+			for _, n := range s.Types.ToStrings() {
+				f.types |= typeNames[n]
+			}
+		}
+		if s.Enum != nil {
+			f.enum = s.Enum.Values
+		}
+		f.cnst = s.Const
+		f.not = compile(s.Not)
+		f.allOf, f.anyOf, f.oneOf = list(s.AllOf), list(s.AnyOf), list(s.OneOf)
+		if s.Format != nil {
+			f.format = s.Format.Validate
+		}
+		f.minProp, f.maxProp, f.req = s.MinProperties, s.MaxProperties, s.Required
+		if len(s.Properties) > 0 {
+			f.props = make(map[string]*fastSchema, len(s.Properties))
+			for k, v := range s.Properties {
+				f.props[k] = compile(v)
+			}
+		}
+		for re, v := range s.PatternProperties {
+			f.pattern = append(f.pattern, patternProp{re, compile(v)})
+		}
+		switch a := s.AdditionalProperties.(type) {
+		case nil:
+		case bool:
+			f.addlNo = !a
+		case *jsonschema.Schema:
+			f.addl = compile(a)
+		default:
+			ok = false
+		}
+		f.prefix, f.items = list(s.PrefixItems), compile(s.Items2020)
+		f.minIt, f.maxIt, f.minLen, f.maxLen, f.re = s.MinItems, s.MaxItems, s.MinLength, s.MaxLength, s.Pattern
+		f.min, f.max, f.exMin, f.exMax = s.Minimum, s.Maximum, s.ExclusiveMinimum, s.ExclusiveMaximum
+		return f
+	}
+	f := compile(s)
+	if !ok {
+		return nil
+	}
+	return f
+}
+
+// valid reports whether v (as decoded by jsonschema.UnmarshalJSON: maps,
+// slices, json.Number, strings, bools, nil) satisfies the schema.
+func (f *fastSchema) valid(v any) bool {
+	if f.always != nil {
+		return *f.always
+	}
+	if f.ref != nil && !f.ref.valid(v) {
+		return false
+	}
+	if f.types != 0 && !f.hasType(v) {
+		return false
+	}
+	if f.enum != nil && !containsEqual(f.enum, v) {
+		return false
+	}
+	if f.cnst != nil && !equal(*f.cnst, v) {
+		return false
+	}
+	if f.not != nil && f.not.valid(v) {
+		return false
+	}
+	for _, s := range f.allOf {
+		if !s.valid(v) {
+			return false
+		}
+	}
+	if len(f.anyOf) > 0 {
+		any := false
+		for _, s := range f.anyOf {
+			if s.valid(v) {
+				any = true
+				break
+			}
+		}
+		if !any {
+			return false
+		}
+	}
+	if len(f.oneOf) > 0 {
+		n := 0
+		for _, s := range f.oneOf {
+			if s.valid(v) {
+				if n++; n > 1 {
+					return false
+				}
+			}
+		}
+		if n != 1 {
+			return false
+		}
+	}
+	if f.format != nil && f.format(v) != nil {
+		return false
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		return f.object(x)
+	case []any:
+		return f.array(x)
+	case string:
+		if f.minLen != nil || f.maxLen != nil {
+			n := utf8.RuneCountInString(x)
+			if (f.minLen != nil && n < *f.minLen) || (f.maxLen != nil && n > *f.maxLen) {
+				return false
+			}
+		}
+		if f.re != nil && !f.re.MatchString(x) {
+			return false
+		}
+	case json.Number:
+		if f.min != nil || f.max != nil || f.exMin != nil || f.exMax != nil {
+			r, ok := new(big.Rat).SetString(string(x))
+			if !ok {
+				return false
+			}
+			if (f.min != nil && r.Cmp(f.min) < 0) || (f.max != nil && r.Cmp(f.max) > 0) ||
+				(f.exMin != nil && r.Cmp(f.exMin) <= 0) || (f.exMax != nil && r.Cmp(f.exMax) >= 0) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func (f *fastSchema) object(m map[string]any) bool {
+	if (f.minProp != nil && len(m) < *f.minProp) || (f.maxProp != nil && len(m) > *f.maxProp) {
+		return false
+	}
+	for _, k := range f.req {
+		if _, ok := m[k]; !ok {
+			return false
+		}
+	}
+	if f.props == nil && f.pattern == nil && f.addl == nil && !f.addlNo {
+		return true
+	}
+	for k, v := range m {
+		matched := false
+		if s, ok := f.props[k]; ok {
+			matched = true
+			if !s.valid(v) {
+				return false
+			}
+		}
+		for _, p := range f.pattern {
+			if p.re.MatchString(k) {
+				matched = true
+				if !p.s.valid(v) {
+					return false
+				}
+			}
+		}
+		if !matched {
+			if f.addlNo || (f.addl != nil && !f.addl.valid(v)) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func (f *fastSchema) array(a []any) bool {
+	if (f.minIt != nil && len(a) < *f.minIt) || (f.maxIt != nil && len(a) > *f.maxIt) {
+		return false
+	}
+	for i, v := range a {
+		switch {
+		case i < len(f.prefix):
+			if !f.prefix[i].valid(v) {
+				return false
+			}
+		case f.items != nil:
+			if !f.items.valid(v) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// hasType checks "type"; a number's integer-ness is worked out only when
+// the schema allows integers but not all numbers.
+func (f *fastSchema) hasType(v any) bool {
+	if n, ok := v.(json.Number); ok {
+		if f.types&tNumber != 0 {
+			return true
+		}
+		return f.types&tInteger != 0 && isInteger(string(n))
+	}
+	return f.types&typeOf(v) != 0
+}
+
+func typeOf(v any) typeMask {
+	switch x := v.(type) {
+	case nil:
+		return tNull
+	case bool:
+		return tBool
+	case string:
+		return tString
+	case []any:
+		return tArray
+	case map[string]any:
+		return tObject
+	case json.Number:
+		if isInteger(string(x)) {
+			return tNumber | tInteger
+		}
+		return tNumber
+	case float64:
+		if x == float64(int64(x)) {
+			return tNumber | tInteger
+		}
+		return tNumber
+	}
+	return 0
+}
+
+// isInteger reports whether a JSON number has an integer value (1.0 and
+// 1e2 are integers, as JSON Schema says).
+func isInteger(s string) bool {
+	if strings.ContainsAny(s, "eE") {
+		r, ok := new(big.Rat).SetString(s)
+		return ok && r.IsInt()
+	}
+	_, frac, _ := strings.Cut(s, ".")
+	return strings.Trim(frac, "0") == ""
+}
+
+func containsEqual(list []any, v any) bool {
+	for _, x := range list {
+		if equal(x, v) {
+			return true
+		}
+	}
+	return false
+}
+
+// equal is JSON equality: numbers by value, objects by members, arrays in
+// order.
+func equal(a, b any) bool {
+	switch x := a.(type) {
+	case nil:
+		return b == nil
+	case bool:
+		y, ok := b.(bool)
+		return ok && x == y
+	case string:
+		y, ok := b.(string)
+		return ok && x == y
+	case json.Number, float64, int, int64:
+		ra, ok1 := rat(a)
+		rb, ok2 := rat(b)
+		return ok1 && ok2 && ra.Cmp(rb) == 0
+	case []any:
+		y, ok := b.([]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for i := range x {
+			if !equal(x[i], y[i]) {
+				return false
+			}
+		}
+		return true
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for k, xv := range x {
+			yv, ok := y[k]
+			if !ok || !equal(xv, yv) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+func rat(v any) (*big.Rat, bool) {
+	switch x := v.(type) {
+	case json.Number:
+		return new(big.Rat).SetString(string(x))
+	case float64:
+		r := new(big.Rat)
+		if r.SetFloat64(x) == nil {
+			return nil, false
+		}
+		return r, true
+	case int:
+		return new(big.Rat).SetInt64(int64(x)), true
+	case int64:
+		return new(big.Rat).SetInt64(x), true
+	}
+	return nil, false
+}
