@@ -34,6 +34,9 @@ type fastSchema struct {
 	maxProp *int
 	req     []string
 	props   map[string]*fastSchema
+	plist   []propEntry // the same properties, scanned instead of hashed when few
+	trivial bool        // no constraint at all (annotations only): always valid
+	anyType typeMask    // anyOf branches that only check "type", merged
 	pattern []patternProp
 	addl    *fastSchema // nil: any additional property is allowed
 	addlNo  bool        // additionalProperties: false
@@ -49,6 +52,15 @@ type fastSchema struct {
 	exMin   *big.Rat
 	exMax   *big.Rat
 }
+
+type propEntry struct {
+	name string
+	s    *fastSchema
+}
+
+// smallProps is the most properties looked up by scanning: comparing a few
+// short strings is cheaper than hashing the key.
+const smallProps = 12
 
 type patternProp struct {
 	re jsonschema.Regexp
@@ -147,19 +159,100 @@ func compileFast(s *jsonschema.Schema) *fastSchema {
 	if !ok {
 		return nil
 	}
+	for _, n := range memo {
+		n.optimize()
+	}
 	return f
+}
+
+// optimize simplifies a compiled node once the whole graph exists: it
+// follows references that add nothing, merges anyOf branches that only
+// check a type into one mask, and marks nodes without constraints.
+func (f *fastSchema) optimize() {
+	follow := func(x *fastSchema) *fastSchema {
+		for i := 0; i < 8 && x != nil && x.onlyRef(); i++ {
+			x = x.ref
+		}
+		return x
+	}
+	f.ref, f.not, f.items, f.addl = follow(f.ref), follow(f.not), follow(f.items), follow(f.addl)
+	for _, l := range [][]*fastSchema{f.allOf, f.anyOf, f.oneOf, f.prefix} {
+		for i := range l {
+			l[i] = follow(l[i])
+		}
+	}
+	for k, v := range f.props {
+		f.props[k] = follow(v)
+	}
+	if len(f.anyOf) > 0 {
+		var rest []*fastSchema
+		var mask typeMask
+		for _, b := range f.anyOf {
+			if b.onlyTypes() {
+				mask |= b.types
+			} else {
+				rest = append(rest, b)
+			}
+		}
+		if mask != 0 {
+			// anyOf holds when the type is one of the mask's or another
+			// branch holds: the mask is tried first, then the rest.
+			f.anyType, f.anyOf = mask, rest
+			if len(rest) == 0 {
+				f.anyOf = nil
+				f.anyType = mask | anyTypeAlone
+			}
+		}
+	}
+	if len(f.props) <= smallProps {
+		for k, v := range f.props {
+			f.plist = append(f.plist, propEntry{k, v})
+		}
+	}
+	f.trivial = f.always == nil && f.ref == nil && f.types == 0 && f.enum == nil && f.cnst == nil && f.not == nil &&
+		f.allOf == nil && f.anyOf == nil && f.oneOf == nil && f.format == nil && f.minProp == nil && f.maxProp == nil &&
+		f.req == nil && f.props == nil && f.pattern == nil && f.addl == nil && !f.addlNo && f.prefix == nil && f.items == nil &&
+		f.minIt == nil && f.maxIt == nil && f.minLen == nil && f.maxLen == nil && f.re == nil &&
+		f.min == nil && f.max == nil && f.exMin == nil && f.exMax == nil && f.anyType == 0
+}
+
+// anyTypeAlone marks an anyType mask that is the whole anyOf (no other
+// branch to try).
+const anyTypeAlone typeMask = 1 << 7
+
+func (f *fastSchema) onlyRef() bool {
+	g := *f
+	g.ref = nil
+	return f.ref != nil && g.isEmpty()
+}
+
+func (f *fastSchema) onlyTypes() bool {
+	g := *f
+	g.types = 0
+	return f.types != 0 && g.isEmpty()
+}
+
+func (f *fastSchema) isEmpty() bool {
+	return f.always == nil && f.ref == nil && f.types == 0 && f.enum == nil && f.cnst == nil && f.not == nil &&
+		f.allOf == nil && f.anyOf == nil && f.oneOf == nil && f.format == nil && f.minProp == nil && f.maxProp == nil &&
+		f.req == nil && f.props == nil && f.pattern == nil && f.addl == nil && !f.addlNo && f.prefix == nil && f.items == nil &&
+		f.minIt == nil && f.maxIt == nil && f.minLen == nil && f.maxLen == nil && f.re == nil &&
+		f.min == nil && f.max == nil && f.exMin == nil && f.exMax == nil && f.anyType == 0
 }
 
 // valid reports whether v (as decoded by jsonschema.UnmarshalJSON: maps,
 // slices, json.Number, strings, bools, nil) satisfies the schema.
 func (f *fastSchema) valid(v any) bool {
+	if f.trivial {
+		return true
+	}
 	if f.always != nil {
 		return *f.always
 	}
 	if f.ref != nil && !f.ref.valid(v) {
 		return false
 	}
-	if f.types != 0 && !f.hasType(v) {
+	if f.types != 0 && !hasType(f.types, v) {
 		return false
 	}
 	if f.enum != nil && !containsEqual(f.enum, v) {
@@ -176,17 +269,16 @@ func (f *fastSchema) valid(v any) bool {
 			return false
 		}
 	}
-	if len(f.anyOf) > 0 {
-		any := false
-		for _, s := range f.anyOf {
-			if s.valid(v) {
-				any = true
-				break
+	if f.anyType != 0 {
+		if f.anyType&anyTypeAlone != 0 {
+			if !hasType(f.anyType&^anyTypeAlone, v) {
+				return false
 			}
-		}
-		if !any {
+		} else if !hasType(f.anyType, v) && !f.anyOfRest(v) {
 			return false
 		}
+	} else if len(f.anyOf) > 0 && !f.anyOfRest(v) {
+		return false
 	}
 	if len(f.oneOf) > 0 {
 		n := 0
@@ -234,6 +326,28 @@ func (f *fastSchema) valid(v any) bool {
 	return true
 }
 
+func (f *fastSchema) anyOfRest(v any) bool {
+	for _, s := range f.anyOf {
+		if s.valid(v) {
+			return true
+		}
+	}
+	return false
+}
+
+func (f *fastSchema) prop(k string) (*fastSchema, bool) {
+	if f.plist != nil || f.props == nil {
+		for i := range f.plist {
+			if e := &f.plist[i]; len(e.name) == len(k) && e.name == k {
+				return e.s, true
+			}
+		}
+		return nil, false
+	}
+	s, ok := f.props[k]
+	return s, ok
+}
+
 func (f *fastSchema) object(m map[string]any) bool {
 	if (f.minProp != nil && len(m) < *f.minProp) || (f.maxProp != nil && len(m) > *f.maxProp) {
 		return false
@@ -248,7 +362,7 @@ func (f *fastSchema) object(m map[string]any) bool {
 	}
 	for k, v := range m {
 		matched := false
-		if s, ok := f.props[k]; ok {
+		if s, ok := f.prop(k); ok {
 			matched = true
 			if !s.valid(v) {
 				return false
@@ -291,15 +405,15 @@ func (f *fastSchema) array(a []any) bool {
 }
 
 // hasType checks "type"; a number's integer-ness is worked out only when
-// the schema allows integers but not all numbers.
-func (f *fastSchema) hasType(v any) bool {
+// the mask allows integers but not all numbers.
+func hasType(mask typeMask, v any) bool {
 	if n, ok := v.(json.Number); ok {
-		if f.types&tNumber != 0 {
+		if mask&tNumber != 0 {
 			return true
 		}
-		return f.types&tInteger != 0 && isInteger(string(n))
+		return mask&tInteger != 0 && isInteger(string(n))
 	}
-	return f.types&typeOf(v) != 0
+	return mask&typeOf(v) != 0
 }
 
 func typeOf(v any) typeMask {
