@@ -584,3 +584,29 @@ func jsonEqual(a, b any) bool {
 	y, _ := json.Marshal(b)
 	return string(x) == string(y)
 }
+
+// TestPatchExtractionFailed: when neither the LLM nor the answers yield a
+// decision, completion is PATCH_EXTRACTION_FAILED and nothing is written.
+func TestPatchExtractionFailed(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Messages []struct{ Role, Content string }
+		}
+		json.NewDecoder(r.Body).Decode(&req)
+		reply := `{"needs_adr":true,"categories":["Observability"],"questions":[{"id":"notes","type":"free_text","question":"Anything to add?","optional":true}]}`
+		if strings.Contains(req.Messages[0].Content, "turn a clarified") {
+			reply = `not json at all`
+		}
+		json.NewEncoder(w).Encode(map[string]any{"choices": []any{map[string]any{"message": map[string]string{"content": reply}}}})
+	}))
+	defer srv.Close()
+	fx := newFixture(t, map[string]string{EnvLLMProvider: srv.URL + "/v1", EnvLLMModel: "m"})
+	m := fx.ok("require_clarification", map[string]any{"user_intention": "Add tracing"})
+	if !slices.Equal(questionIDs(m), []string{"notes"}) {
+		t.Fatal(m)
+	}
+	fx.seedErr(codePatchExtraction, "require_clarification", map[string]any{"user_intention": "Add tracing", "session_id": m["session_id"], "answers": map[string]any{"notes": nil}})
+	if _, err := os.Stat(filepath.Join(fx.repo, "docs")); !os.IsNotExist(err) {
+		t.Fatalf("something was written: %v", err)
+	}
+}
