@@ -445,14 +445,18 @@ func slug(s string) string {
 		default:
 			dash = true
 		}
-		if b.Len() >= 48 {
-			break
+	}
+	out := b.String()
+	if len(out) > 48 { // decorative: keep names short, cut at a word
+		out = out[:48]
+		if i := strings.LastIndexByte(out, '-'); i > 0 {
+			out = out[:i]
 		}
 	}
-	if b.Len() == 0 {
+	if out == "" {
 		return "decision"
 	}
-	return b.String()
+	return out
 }
 
 func oneLine(s string) string {
