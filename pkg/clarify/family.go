@@ -15,7 +15,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -167,12 +170,11 @@ func (f *Family) readArchitecture(ctx context.Context, call *tool.Call) (any, er
 		return map[string]any{"status": "success", "architecture": map[string]any{"uid": u, "categories": snap},
 			"source_file": rel(projectionFile)}
 	}
+	if _, err := os.Lstat(filepath.Join(root, docsDir)); errors.Is(err, fs.ErrNotExist) {
+		return result("", Snapshot{}), nil // no docs/ yet: no ADR
+	}
 	d, err := openDocs(root, false)
 	if err != nil {
-		var se *seedError
-		if errors.As(err, &se) && strings.Contains(fmt.Sprint(se.details["reason"]), "no such file") {
-			return result("", Snapshot{}), nil // no docs/ yet: no ADR
-		}
 		return nil, asToolError(err)
 	}
 	defer d.close()

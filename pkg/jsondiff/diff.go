@@ -155,6 +155,12 @@ func (d *valueDiffer) objects(a, b map[string]any, depth int) {
 	}
 }
 
+// Equal reports whether a and b (decoded JSON: maps, slices, strings,
+// bools, nil, float64 or json.Number) are the same JSON value, numbers
+// compared exactly by value (1 and 1.0 are equal). Values nested deeper
+// than the diff's depth limit, or that are not JSON, are never equal.
+func Equal(a, b any) bool { return equalValues(a, b, 0) }
+
 // equalValues reports whether a and b are valid and the same JSON value. It
 // returns false for anything that is not JSON, so a true answer also vouches
 // for every value it walked.

@@ -13,13 +13,82 @@ import (
 // TestDraft2020Conformance runs every required test of the official
 // JSON-Schema-Test-Suite (tests/draft2020-12/*.json, not optional/) through
 // the catalog's validation path: each group's schema is a file in a schema
-// root of its own, and the suite's remotes are reachable by their
-// http://localhost:1234/ identities from local files only.
+// root of its own.
 func TestDraft2020Conformance(t *testing.T) {
+	passed, total := 0, 0
+	eachSuiteGroup(t, func(g suiteGroup) {
+		if g.loadErr != nil {
+			total += len(g.tests)
+			t.Errorf("%s / %s: schema did not load: %v", g.file, g.description, g.loadErr)
+			return
+		}
+		for _, tc := range g.tests {
+			total++
+			r := validateOne(g.cat, tc.Data, "group")
+			if (r["ok"] == true) == tc.Valid {
+				passed++
+			} else {
+				t.Errorf("%s / %s / %s: want valid=%v, got %v", g.file, g.description, tc.Description, tc.Valid, r)
+			}
+		}
+	})
+	t.Logf("Draft 2020-12 conformance: %d/%d required tests pass", passed, total)
+	if total != 1299 {
+		t.Errorf("ran %d tests; the suite has 1299 required ones", total)
+	}
+}
+
+// TestFastCheckerAgreesWithTheSuite: wherever the fast checker compiles a
+// suite schema, its verdict on every test must be the suite's (the full
+// validator is not consulted, so a checker that is too strict shows here
+// too, not only one that is too lenient).
+func TestFastCheckerAgreesWithTheSuite(t *testing.T) {
+	compiled, checked := 0, 0
+	eachSuiteGroup(t, func(g suiteGroup) {
+		if g.loadErr != nil {
+			return
+		}
+		s, _ := g.cat.Lookup("group")
+		if s.fast == nil {
+			return
+		}
+		compiled++
+		for _, tc := range g.tests {
+			doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(tc.Data))
+			if err != nil {
+				t.Fatal(err)
+			}
+			checked++
+			if got := s.fast.valid(doc); got != tc.Valid {
+				t.Errorf("%s / %s / %s: fast checker says %v, suite says %v", g.file, g.description, tc.Description, got, tc.Valid)
+			}
+		}
+	})
+	t.Logf("fast checker: %d suite schemas compiled, %d tests agree", compiled, checked)
+	if compiled < 200 {
+		t.Errorf("only %d suite schemas compiled: the fast checker covers too little", compiled)
+	}
+}
+
+// suiteGroup is one group of the JSON-Schema-Test-Suite, loaded as a
+// catalog of its own (the suite's remotes reachable by their
+// http://localhost:1234/ identities from local files only).
+type suiteGroup struct {
+	file, description string
+	cat               *Catalog
+	loadErr           error
+	tests             []struct {
+		Description string          `json:"description"`
+		Data        json.RawMessage `json:"data"`
+		Valid       bool            `json:"valid"`
+	}
+}
+
+// eachSuiteGroup calls fn for every group of the required Draft 2020-12 tests.
+func eachSuiteGroup(t *testing.T, fn func(g suiteGroup)) {
 	suite := needFixture(t, "json-schema-test-suite")
 	files, _ := filepath.Glob(filepath.Join(suite, "tests", "draft2020-12", "*.json"))
 	remotes := filepath.Join(suite, "remotes")
-	passed, total := 0, 0
 	for _, file := range files {
 		raw, err := os.ReadFile(file)
 		if err != nil {
@@ -41,75 +110,7 @@ func TestDraft2020Conformance(t *testing.T) {
 			root := t.TempDir()
 			os.WriteFile(filepath.Join(root, "group.schema.json"), g.Schema, 0o600)
 			cat, err := Load(root, "", Options{URLMap: map[string]string{"http://localhost:1234/": remotes}})
-			if err != nil {
-				total += len(g.Tests)
-				t.Errorf("%s / %s: schema did not load: %v", filepath.Base(file), g.Description, err)
-				continue
-			}
-			for _, tc := range g.Tests {
-				total++
-				r := validateOne(cat, tc.Data, "group")
-				if (r["ok"] == true) == tc.Valid {
-					passed++
-				} else {
-					t.Errorf("%s / %s / %s: want valid=%v, got %v", filepath.Base(file), g.Description, tc.Description, tc.Valid, r)
-				}
-			}
+			fn(suiteGroup{file: filepath.Base(file), description: g.Description, cat: cat, loadErr: err, tests: g.Tests})
 		}
-	}
-	t.Logf("Draft 2020-12 conformance: %d/%d required tests pass", passed, total)
-	if total != 1299 {
-		t.Errorf("ran %d tests; the suite has 1299 required ones", total)
-	}
-}
-
-// TestFastCheckerAgreesWithTheSuite: wherever the fast checker compiles a
-// suite schema, its verdict on every test must be the suite's (the full
-// validator is not consulted, so a checker that is too strict shows here
-// too, not only one that is too lenient).
-func TestFastCheckerAgreesWithTheSuite(t *testing.T) {
-	suite := needFixture(t, "json-schema-test-suite")
-	files, _ := filepath.Glob(filepath.Join(suite, "tests", "draft2020-12", "*.json"))
-	remotes := filepath.Join(suite, "remotes")
-	compiled, checked := 0, 0
-	for _, file := range files {
-		raw, _ := os.ReadFile(file)
-		var groups []struct {
-			Description string          `json:"description"`
-			Schema      json.RawMessage `json:"schema"`
-			Tests       []struct {
-				Description string          `json:"description"`
-				Data        json.RawMessage `json:"data"`
-				Valid       bool            `json:"valid"`
-			} `json:"tests"`
-		}
-		json.Unmarshal(raw, &groups)
-		for _, g := range groups {
-			root := t.TempDir()
-			os.WriteFile(filepath.Join(root, "group.schema.json"), g.Schema, 0o600)
-			cat, err := Load(root, "", Options{URLMap: map[string]string{"http://localhost:1234/": remotes}})
-			if err != nil {
-				continue
-			}
-			s, _ := cat.Lookup("group")
-			if s.fast == nil {
-				continue
-			}
-			compiled++
-			for _, tc := range g.Tests {
-				doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(tc.Data))
-				if err != nil {
-					t.Fatal(err)
-				}
-				checked++
-				if got := s.fast.valid(doc); got != tc.Valid {
-					t.Errorf("%s / %s / %s: fast checker says %v, suite says %v", filepath.Base(file), g.Description, tc.Description, got, tc.Valid)
-				}
-			}
-		}
-	}
-	t.Logf("fast checker: %d suite schemas compiled, %d tests agree", compiled, checked)
-	if compiled < 200 {
-		t.Errorf("only %d suite schemas compiled: the fast checker covers too little", compiled)
 	}
 }

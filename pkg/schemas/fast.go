@@ -7,6 +7,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/hearth-mcp/hearth/pkg/jsondiff"
 )
 
 // fastSchema decides validity quickly for schemas that use only common
@@ -258,7 +260,7 @@ func (f *fastSchema) valid(v any) bool {
 	if f.enum != nil && !containsEqual(f.enum, v) {
 		return false
 	}
-	if f.cnst != nil && !equal(*f.cnst, v) {
+	if f.cnst != nil && !jsondiff.Equal(*f.cnst, v) {
 		return false
 	}
 	if f.not != nil && f.not.valid(v) {
@@ -455,70 +457,9 @@ func isInteger(s string) bool {
 
 func containsEqual(list []any, v any) bool {
 	for _, x := range list {
-		if equal(x, v) {
+		if jsondiff.Equal(x, v) {
 			return true
 		}
 	}
 	return false
-}
-
-// equal is JSON equality: numbers by value, objects by members, arrays in
-// order.
-func equal(a, b any) bool {
-	switch x := a.(type) {
-	case nil:
-		return b == nil
-	case bool:
-		y, ok := b.(bool)
-		return ok && x == y
-	case string:
-		y, ok := b.(string)
-		return ok && x == y
-	case json.Number, float64, int, int64:
-		ra, ok1 := rat(a)
-		rb, ok2 := rat(b)
-		return ok1 && ok2 && ra.Cmp(rb) == 0
-	case []any:
-		y, ok := b.([]any)
-		if !ok || len(x) != len(y) {
-			return false
-		}
-		for i := range x {
-			if !equal(x[i], y[i]) {
-				return false
-			}
-		}
-		return true
-	case map[string]any:
-		y, ok := b.(map[string]any)
-		if !ok || len(x) != len(y) {
-			return false
-		}
-		for k, xv := range x {
-			yv, ok := y[k]
-			if !ok || !equal(xv, yv) {
-				return false
-			}
-		}
-		return true
-	}
-	return false
-}
-
-func rat(v any) (*big.Rat, bool) {
-	switch x := v.(type) {
-	case json.Number:
-		return new(big.Rat).SetString(string(x))
-	case float64:
-		r := new(big.Rat)
-		if r.SetFloat64(x) == nil {
-			return nil, false
-		}
-		return r, true
-	case int:
-		return new(big.Rat).SetInt64(int64(x)), true
-	case int64:
-		return new(big.Rat).SetInt64(x), true
-	}
-	return nil, false
 }
