@@ -1,15 +1,10 @@
 package test
 
 import (
-	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"testing"
-	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // TestClarificationSeedExamples runs seed 002 §7 through the shim with the
@@ -19,16 +14,7 @@ import (
 func TestClarificationSeedExamples(t *testing.T) {
 	repo := gitRepo(t)
 	env, _, _ := shimEnv(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cmd := exec.Command(bin.hearth)
-	cmd.Env = env
-	cmd.Dir = filepath.Join(repo, "docs") // gitRepo has docs/into.md
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e-clarify", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
+	cs := shimSessionIn(t, env, filepath.Join(repo, "docs"), nil) // gitRepo has docs/into.md
 
 	r := structured(t, callTool(t, cs, "require_clarification", map[string]any{"user_intention": "Fix typo in login button"}))
 	if r["status"] != "completed" || len(r["artifacts_created"].([]any)) != 1 {
@@ -40,14 +26,7 @@ func TestClarificationSeedExamples(t *testing.T) {
 	}
 	// The second turn comes from another editor's connection: a session
 	// belongs to whoever holds its id.
-	cmd2 := exec.Command(bin.hearth)
-	cmd2.Env = env
-	cmd2.Dir = repo
-	other, err := mcp.NewClient(&mcp.Implementation{Name: "e2e-clarify-2", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd2}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
+	other := shimSessionIn(t, env, repo, nil)
 	r = structured(t, callTool(t, other, "require_clarification", map[string]any{"user_intention": "Add authentication", "session_id": r["session_id"],
 		"answers": map[string]any{"auth_strategy": "OAuth", "auth_library": "next-auth"}}))
 	arts := r["artifacts_created"].([]any)

@@ -15,11 +15,22 @@ import (
 
 func shimSession(t *testing.T, env []string) *mcp.ClientSession {
 	t.Helper()
+	return shimSessionIn(t, env, "", nil)
+}
+
+// shimSessionIn connects client (a plain Go SDK client when nil) through a
+// shim started in dir ("" for the test's own), as an editor opened there.
+func shimSessionIn(t *testing.T, env []string, dir string, client *mcp.Client) *mcp.ClientSession {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	cmd := exec.Command(bin.hearth)
 	cmd.Env = env
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	cmd.Dir = dir
+	if client == nil {
+		client = mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, nil)
+	}
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,21 +24,7 @@ func TestTypeScriptSDKThroughShim(t *testing.T) {
 
 func runTypeScriptClient(t *testing.T, env []string, wantMode string, command ...string) {
 	t.Helper()
-	node, err := exec.LookPath("node")
-	needOrSkip(t, err == nil, "node")
-	_, err = os.Stat(filepath.Join("ts", "node_modules", "@modelcontextprotocol", "sdk"))
-	needOrSkip(t, err == nil, "test/ts/node_modules (npm ci in test/ts)")
-
-	cmd := exec.Command(node, append([]string{"ts/client.mjs"}, command...)...)
-	cmd.Env = env
-	out, err := cmd.Output()
-	if err != nil {
-		stderr := ""
-		if ee, ok := err.(*exec.ExitError); ok {
-			stderr = string(ee.Stderr)
-		}
-		t.Fatalf("client.mjs: %v\n%s", err, stderr)
-	}
+	out := runNodeScript(t, env, "client.mjs", command...)
 	var got struct {
 		Server struct{ Name string }
 		Tools  []struct {
@@ -85,23 +71,10 @@ func runTypeScriptClient(t *testing.T, env []string, wantMode string, command ..
 // shim; then it aborts a large build (notifications/cancelled) and the
 // daemon's children are gone.
 func TestTypeScriptSDKWorkspace(t *testing.T) {
-	node, err := exec.LookPath("node")
-	needOrSkip(t, err == nil, "node")
-	_, err = os.Stat(filepath.Join("ts", "node_modules", "@modelcontextprotocol", "sdk"))
-	needOrSkip(t, err == nil, "test/ts/node_modules (npm ci in test/ts)")
+	needNode(t)
 	repo, big := gitRepo(t), goSrc(t)
 	env, _, _ := shimEnv(t, "REPO="+repo, "BIG="+big)
-	script, _ := filepath.Abs(filepath.Join("ts", "workspace.mjs"))
-	cmd := exec.Command(node, script, bin.hearth)
-	cmd.Env = env
-	out, err := cmd.Output()
-	if err != nil {
-		stderr := ""
-		if ee, ok := err.(*exec.ExitError); ok {
-			stderr = string(ee.Stderr)
-		}
-		t.Fatalf("workspace.mjs: %v\n%s", err, stderr)
-	}
+	out := runNodeScript(t, env, "workspace.mjs", bin.hearth)
 	var got struct {
 		Build      map[string]any
 		BuildError bool
@@ -126,4 +99,33 @@ func TestTypeScriptSDKWorkspace(t *testing.T) {
 	if !strings.Contains(strings.ToLower(got.Aborted), "enough") || got.Live != 0 {
 		t.Fatalf("aborted build: %q, live children %d", got.Aborted, got.Live)
 	}
+}
+
+// needNode skips (fails in CI) when node or the npm packages are missing.
+func needNode(t *testing.T) string {
+	t.Helper()
+	node, err := exec.LookPath("node")
+	needOrSkip(t, err == nil, "node")
+	_, err = os.Stat(filepath.Join("ts", "node_modules", "@modelcontextprotocol", "sdk"))
+	needOrSkip(t, err == nil, "test/ts/node_modules (npm ci in test/ts)")
+	return node
+}
+
+// runNodeScript runs test/ts/<script> with args and returns its stdout; a
+// failure shows the script's stderr.
+func runNodeScript(t *testing.T, env []string, script string, args ...string) []byte {
+	t.Helper()
+	node := needNode(t)
+	path, _ := filepath.Abs(filepath.Join("ts", script))
+	cmd := exec.Command(node, append([]string{path}, args...)...)
+	cmd.Env = env
+	out, err := cmd.Output()
+	if err != nil {
+		stderr := ""
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = string(ee.Stderr)
+		}
+		t.Fatalf("%s: %v\n%s", script, err, stderr)
+	}
+	return out
 }

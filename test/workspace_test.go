@@ -72,9 +72,6 @@ func TestWorkspaceThroughShim(t *testing.T) {
 	env, _, _ := shimEnv(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cmd := exec.Command(bin.hearth)
-	cmd.Env = env
-	cmd.Dir = filepath.Join(repo, "docs")
 	var mu sync.Mutex
 	var progress []float64
 	client := mcp.NewClient(&mcp.Implementation{Name: "e2e-workspace", Version: "1"}, &mcp.ClientOptions{
@@ -84,11 +81,7 @@ func TestWorkspaceThroughShim(t *testing.T) {
 			mu.Unlock()
 		},
 	})
-	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
+	cs := shimSessionIn(t, env, filepath.Join(repo, "docs"), client)
 
 	res := callTool(t, cs, "search", map[string]any{"query": "hello"})
 	if !res.IsError || !strings.Contains(fmt.Sprint(res.StructuredContent), "NO_INDEX") {
@@ -96,7 +89,7 @@ func TestWorkspaceThroughShim(t *testing.T) {
 	}
 	params := &mcp.CallToolParams{Name: "index_build", Arguments: map[string]any{}}
 	params.SetProgressToken("build-1")
-	res, err = cs.CallTool(ctx, params)
+	res, err := cs.CallTool(ctx, params)
 	if err != nil || res.IsError {
 		t.Fatalf("index_build: %v %+v", err, res)
 	}
@@ -425,18 +418,9 @@ func processesMentioning(s string) []string {
 func TestRootsChooseTheRepository(t *testing.T) {
 	repo := gitRepo(t)
 	env, _, _ := shimEnv(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	cmd := exec.Command(bin.hearth)
-	cmd.Env = env
-	cmd.Dir = "/"
 	client := mcp.NewClient(&mcp.Implementation{Name: "e2e-roots", Version: "1"}, nil)
 	client.AddRoots(&mcp.Root{URI: "file://" + filepath.Join(repo, "docs"), Name: "docs"})
-	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
+	cs := shimSessionIn(t, env, "/", client)
 	w := structured(t, callTool(t, cs, "workspace_status", map[string]any{}))
 	if w["repo"] != repo {
 		t.Fatalf("workspace_status: %v", w)

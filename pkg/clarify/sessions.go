@@ -108,9 +108,3 @@ func (s *sessions) sweepLocked() {
 		}
 	}
 }
-
-func (s *sessions) count() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.live)
-}

@@ -48,13 +48,7 @@ type indexStatusResult struct {
 }
 
 func (f *Family) indexStatus(ctx context.Context, call *tool.Call) (any, error) {
-	var a struct {
-		RepoPath string `json:"repo_path"`
-	}
-	if err := call.Bind(&a); err != nil {
-		return nil, err
-	}
-	root, err := f.root(a.RepoPath, call.Client)
+	root, err := f.repoArg(call)
 	if err != nil {
 		return nil, err
 	}
@@ -95,6 +89,17 @@ func (f *Family) indexStatus(ctx context.Context, call *tool.Call) (any, error) 
 	}
 	r.Changed = &c
 	return r, nil
+}
+
+// repoArg is the repository of a tool whose only argument is repo_path.
+func (f *Family) repoArg(call *tool.Call) (string, error) {
+	var a struct {
+		RepoPath string `json:"repo_path"`
+	}
+	if err := call.Bind(&a); err != nil {
+		return "", err
+	}
+	return f.root(a.RepoPath, call.Client)
 }
 
 // diffIndex compares an index with the files listed now: deleted (indexed,
@@ -300,13 +305,7 @@ type indexSummary struct {
 }
 
 func (f *Family) workspaceStatus(ctx context.Context, call *tool.Call) (any, error) {
-	var a struct {
-		RepoPath string `json:"repo_path"`
-	}
-	if err := call.Bind(&a); err != nil {
-		return nil, err
-	}
-	root, err := f.root(a.RepoPath, call.Client)
+	root, err := f.repoArg(call)
 	if err != nil {
 		return nil, err
 	}
