@@ -1,14 +1,15 @@
-// Package terms turns user text into plain search terms and marks them in
-// results. Terms are runs of letters, digits and marks, case- and accent-folded
-// the way SQLite's unicode61 tokenizer (remove_diacritics 2) folds them, so
+// Package terms turns text into plain search terms and marks them in results.
+// Terms are runs of letters, digits and marks, case- and accent-folded, so
 // whatever the user typed ("quotes", *, NEAR, -, parentheses, AND/OR/NOT) is
-// only ever words, never query syntax.
+// only ever words, never query syntax. The memory index cuts stored text with
+// Tokens and queries with Split, so both sides fold alike by construction.
 package terms
 
 import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+	"unsafe"
 
 	"golang.org/x/text/unicode/norm"
 )
@@ -34,9 +35,8 @@ func Fold(s string) string {
 }
 
 // Split returns the words of s, distinct after folding, in order of first
-// appearance, at most MaxTerms of them. Words keep their case and accents: the
-// store's tokenizer folds them its own way, and folding harder here (accents it
-// keeps, as unicode61 does for Greek) would make words impossible to find.
+// appearance, at most MaxTerms of them. Words keep their case and accents (the
+// snippet marks them as typed); the index folds them with Fold.
 func Split(s string) []string {
 	var out []string
 	seen := map[string]bool{}
@@ -53,6 +53,70 @@ func Split(s string) []string {
 	}
 	return out
 }
+
+// Tokens calls fn with every term of text, folded, in order, repeats included.
+// The folded string is only valid during the call (it may share a scratch
+// buffer). Pure-ASCII words, most of any text, skip Unicode normalization.
+func Tokens(text string, fn func(folded string)) {
+	var scratch []byte
+	for i := 0; i < len(text); {
+		c := text[i]
+		if c < utf8.RuneSelf && !isASCIITerm(c) {
+			i++
+			continue
+		}
+		if c >= utf8.RuneSelf {
+			if r, n := utf8.DecodeRuneInString(text[i:]); !isTermRune(r) {
+				i += n
+				continue
+			}
+		}
+		// A word starts at i; find its end, noting whether it is all ASCII.
+		j, ascii, upper := i, true, false
+		for j < len(text) {
+			c := text[j]
+			if c < utf8.RuneSelf {
+				if !isASCIITerm(c) {
+					break
+				}
+				upper = upper || ('A' <= c && c <= 'Z')
+				j++
+				continue
+			}
+			r, n := utf8.DecodeRuneInString(text[j:])
+			if !isTermRune(r) {
+				break
+			}
+			ascii = false
+			j += n
+		}
+		switch {
+		case !ascii:
+			if f := Fold(text[i:j]); f != "" {
+				fn(f)
+			}
+		case upper:
+			scratch = append(scratch[:0], text[i:j]...)
+			for k, c := range scratch {
+				if 'A' <= c && c <= 'Z' {
+					scratch[k] = c + 'a' - 'A'
+				}
+			}
+			fn(unsafeString(scratch))
+		default:
+			fn(text[i:j])
+		}
+		i = j
+	}
+}
+
+func isASCIITerm(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+}
+
+// unsafeString views b as a string without copying; Tokens documents that the
+// string dies with the call, and map lookups with it do not retain it.
+func unsafeString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
 // Snippet cuts a window of about width runes out of text around the first
 // occurrence of any term and wraps every occurrence inside it in ** **.
