@@ -1,0 +1,79 @@
+// Package synth generates the deterministic synthetic memory corpus the
+// benchmarks share: pseudo-words drawn from a Zipf distribution (as word
+// frequencies in text are), memories of 20-80 words, a few tags, sources and
+// two years of timestamps. Nothing is downloaded; a seed gives the same corpus
+// on every machine.
+package synth
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"time"
+)
+
+// Vocabulary is how many distinct words the corpus draws from.
+const Vocabulary = 50_000
+
+// Corpus draws memories and queries.
+type Corpus struct {
+	r    *rand.Rand
+	zipf *rand.Zipf
+}
+
+// New returns the corpus for seed.
+func New(seed uint64) *Corpus {
+	r := rand.New(rand.NewPCG(seed, 42))
+	return &Corpus{r: r, zipf: rand.NewZipf(r, 1.1, 2, Vocabulary-1)}
+}
+
+var syllables = []string{"ka", "lo", "mi", "ne", "tu", "ra", "shi", "po", "ve", "do", "zu", "fe", "gi", "ha", "ju", "bo"}
+
+// Word is the pronounceable pseudo-word unique to i.
+func Word(i uint64) string {
+	var b strings.Builder
+	for {
+		b.WriteString(syllables[i%16])
+		i /= 16
+		if i == 0 {
+			return b.String()
+		}
+	}
+}
+
+// Words is n words drawn from the distribution, space-separated.
+func (c *Corpus) Words(n int) string {
+	ws := make([]string, n)
+	for i := range ws {
+		ws[i] = Word(c.zipf.Uint64())
+	}
+	return strings.Join(ws, " ")
+}
+
+// Memory is one memory: its text, source, tags and time.
+type Memory struct {
+	Text   string
+	Source string
+	Tags   []string
+	Time   time.Time
+}
+
+// Memory draws the next memory.
+func (c *Corpus) Memory() Memory {
+	return Memory{
+		Text:   c.Words(20 + c.r.IntN(61)),
+		Source: fmt.Sprintf("source-%d", c.r.IntN(5)),
+		Tags:   []string{fmt.Sprintf("tag-%d", c.r.IntN(10))},
+		Time:   time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(c.r.Int64N(2 * 365 * 24 * int64(time.Hour)))),
+	}
+}
+
+// Queries is the benchmark's n queries: 1-3 words from the same distribution.
+func Queries(n int) []string {
+	c := New(3)
+	out := make([]string, n)
+	for i := range out {
+		out[i] = c.Words(1 + i%3)
+	}
+	return out
+}
