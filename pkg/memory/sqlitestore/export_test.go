@@ -1,6 +1,7 @@
 package sqlitestore
 
 import (
+	"context"
 	"database/sql"
 	"fmt"
 )
@@ -14,4 +15,18 @@ func SetSchemaVersionForTest(path string, v int) error {
 	defer db.Close()
 	_, err = db.Exec(fmt.Sprintf(`PRAGMA user_version = %d`, v))
 	return err
+}
+
+// CreateAtVersionForTest creates a database in the format of schema version v,
+// as an older build left it.
+func CreateAtVersionForTest(path string, v int) (*sql.DB, error) {
+	db, err := sql.Open("sqlite", dsn(path, "_pragma=journal_mode(WAL)"))
+	if err != nil {
+		return nil, err
+	}
+	if err := migrateTo(context.Background(), db, v); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return db, nil
 }

@@ -9,10 +9,11 @@ import (
 // SchemaVersion is the on-disk format this build writes, kept in PRAGMA
 // user_version. Entry i of migrations moves a database from version i to i+1
 // inside one transaction, so a crash mid-migration leaves the old format whole.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 var migrations = []string{
 	// 0 → 1: memories, their tags, their chunks and the chunks' full-text index.
+	// (A migration is never edited once released: databases out there ran it.)
 	`
 CREATE TABLE memories (
 	id        INTEGER PRIMARY KEY,
@@ -61,6 +62,13 @@ CREATE TRIGGER chunks_fts_delete AFTER DELETE ON chunks BEGIN
 	INSERT INTO chunks_fts(chunks_fts, rowid, text) VALUES ('delete', old.id, old.text);
 END;
 `,
+	// 1 → 2: lexical ranking moved to the in-memory index (package lexindex,
+	// docs/decisions/0010): the FTS5 index and what kept it are dropped.
+	`
+DROP TRIGGER chunks_fts_delete;
+DROP TABLE chunks_vocab;
+DROP TABLE chunks_fts;
+`,
 }
 
 // migrate brings db to SchemaVersion, refusing a database written by a newer build.
@@ -68,6 +76,11 @@ func migrate(ctx context.Context, db *sql.DB) error {
 	if len(migrations) != SchemaVersion {
 		panic("sqlitestore: SchemaVersion and migrations disagree")
 	}
+	return migrateTo(ctx, db, SchemaVersion)
+}
+
+// migrateTo brings db to version target (tests build old databases with it).
+func migrateTo(ctx context.Context, db *sql.DB, target int) error {
 	var v int
 	if err := db.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&v); err != nil {
 		return fmt.Errorf("read schema version: %w", err)
@@ -75,7 +88,7 @@ func migrate(ctx context.Context, db *sql.DB) error {
 	if v > SchemaVersion {
 		return fmt.Errorf("schema version %d is newer than this build's %d", v, SchemaVersion)
 	}
-	for ; v < SchemaVersion; v++ {
+	for ; v < target; v++ {
 		tx, err := db.BeginTx(ctx, nil)
 		if err != nil {
 			return fmt.Errorf("migrate to %d: %w", v+1, err)

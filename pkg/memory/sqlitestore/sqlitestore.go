@@ -1,6 +1,7 @@
 // Package sqlitestore is the embedded memory store: one SQLite file in WAL mode
-// through modernc.org/sqlite (pure Go, no cgo), FTS5 with bm25() for lexical
-// ranking and sqlite-vec's vec_distance_cosine for vectors.
+// through modernc.org/sqlite (pure Go, no cgo), an in-memory BM25 index
+// (package lexindex) for lexical ranking, rebuilt from the file at open, and
+// sqlite-vec's vec_distance_cosine for vectors.
 //
 // Durability: every add is a committed transaction with synchronous=FULL, so an
 // answered add survives SIGKILL and also power loss. (In WAL mode NORMAL would
@@ -30,15 +31,13 @@ import (
 	"os"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
-
-	"github.com/hearth-mcp/hearth/pkg/memory/terms"
 
 	"github.com/google/uuid"
 	_ "modernc.org/sqlite"     // database/sql driver "sqlite"
 	_ "modernc.org/sqlite/vec" // sqlite-vec functions on every connection
 
+	"github.com/hearth-mcp/hearth/pkg/memory/lexindex"
 	"github.com/hearth-mcp/hearth/pkg/memory/store"
 )
 
@@ -51,11 +50,16 @@ type Store struct {
 	w    *sql.DB // exactly one connection: SQLite has one writer anyway
 	r    *sql.DB // readers; WAL lets them run beside the writer
 
-	// chunks approximates the number of chunks without a count(*) per search
-	// (see selective); the writer keeps it current.
-	chunks atomic.Int64
-	// docFreq caches the document frequency of expensive (common) terms.
-	docFreq docFreqCache
+	// ix ranks lexically. Every change to the database's memories reaches it
+	// under indexing, in the order the database made them, so a row id the
+	// database reuses after a delete cannot be confused with the deleted one.
+	ix       *lexindex.Index
+	indexing sync.Mutex
+	// ready is closed once ix is loaded (or loading failed: loadErr). Open
+	// does not wait for it, so a large store does not delay the daemon's
+	// start; the calls that need the index wait instead.
+	ready   chan struct{}
+	loadErr error
 
 	adds     chan *addRequest
 	closing  chan struct{}
@@ -121,7 +125,7 @@ func open(ctx context.Context, path string) (*Store, error) {
 	// Touch every table once so a file whose header is fine but whose schema
 	// pages are damaged fails here rather than on the first call.
 	var n int64
-	if err := w.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM sqlite_master) + (SELECT count(*) FROM (SELECT 1 FROM memories LIMIT 1)) + (SELECT count(*) FROM (SELECT 1 FROM chunks_fts LIMIT 1))`).Scan(&n); err != nil {
+	if err := w.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM sqlite_master) + (SELECT count(*) FROM (SELECT 1 FROM memories LIMIT 1)) + (SELECT count(*) FROM (SELECT 1 FROM chunks LIMIT 1))`).Scan(&n); err != nil {
 		w.Close()
 		return nil, err
 	}
@@ -136,18 +140,12 @@ func open(ctx context.Context, path string) (*Store, error) {
 		path:    path,
 		w:       w,
 		r:       r,
+		ready:   make(chan struct{}),
 		adds:    make(chan *addRequest),
 		closing: make(chan struct{}),
 		stopped: make(chan struct{}),
 	}
-	var chunks int64
-	if err := w.QueryRowContext(ctx, `SELECT count(*) FROM chunks`).Scan(&chunks); err != nil {
-		r.Close()
-		w.Close()
-		return nil, err
-	}
-	s.chunks.Store(chunks)
-	go s.writer()
+	go s.loadThenWrite()
 	return s, nil
 }
 
@@ -212,9 +210,41 @@ func (s *Store) Add(ctx context.Context, m store.NewMemory) (string, error) {
 	}
 }
 
+// loadThenWrite builds the index from the file, then becomes the writer.
+// Adds wait meanwhile: each must reach the index after everything before it.
+func (s *Store) loadThenWrite() {
+	defer close(s.stopped)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		select {
+		case <-s.closing: // Close does not wait for a long load to finish
+			cancel()
+		case <-s.ready:
+		}
+	}()
+	s.ix, s.loadErr = loadIndex(ctx, s.w)
+	cancel()
+	if s.loadErr != nil {
+		s.loadErr = fmt.Errorf("%w: load the search index: %w", store.ErrUnavailable, s.loadErr)
+	}
+	close(s.ready)
+	s.writer()
+}
+
+// indexed waits until the index is loaded.
+func (s *Store) indexed(ctx context.Context) error {
+	select {
+	case <-s.ready:
+		return s.loadErr
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-s.closing:
+		return errClosed
+	}
+}
+
 // writer owns the write connection and group-commits adds.
 func (s *Store) writer() {
-	defer close(s.stopped)
 	for {
 		var batch []*addRequest
 		select {
@@ -251,7 +281,16 @@ func (s *Store) commit(batch []*addRequest) {
 	if len(live) == 0 {
 		return
 	}
+	if s.loadErr != nil {
+		for _, req := range live {
+			req.done <- addResult{err: s.loadErr}
+		}
+		return
+	}
 	ids := make([]string, len(live))
+	keys := make([]rowKeys, len(live))
+	s.indexing.Lock()
+	defer s.indexing.Unlock()
 	err := func() error {
 		tx, err := s.w.BeginTx(ctx, nil)
 		if err != nil {
@@ -263,26 +302,19 @@ func (s *Store) commit(batch []*addRequest) {
 			return err
 		}
 		defer ins.close()
-		var first int64 = -1
 		for i, req := range live {
-			id, chunk0, err := ins.memory(ctx, req.m)
+			id, k, err := ins.memory(ctx, &req.m)
 			if err != nil {
 				return err
 			}
-			if first < 0 {
-				first = chunk0
-			}
-			ids[i] = id
-		}
-		// Index the batch's chunks in one statement (see the schema's comment).
-		if _, err := tx.ExecContext(ctx, `INSERT INTO chunks_fts(rowid, text) SELECT id, text FROM chunks WHERE id >= ?`, first); err != nil {
-			return err
+			ids[i], keys[i] = id, k
 		}
 		return tx.Commit()
 	}()
 	if err == nil {
-		for _, req := range live {
-			s.chunks.Add(int64(len(req.m.Chunks)))
+		// Indexed before anyone is answered: an answered add is searchable.
+		for i, req := range live {
+			s.ix.Add(indexMemory(keys[i].memory, req.m), indexChunks(keys[i].chunks, req.m.Chunks))
 		}
 	}
 	for i, req := range live {
@@ -326,12 +358,19 @@ func (ins *inserts) close() {
 	}
 }
 
+// rowKeys are the row ids of one added memory and of its chunks.
+type rowKeys struct {
+	memory int64
+	chunks []int64
+}
+
 // memory inserts one memory with its tags and chunks, and returns its id and
-// the row id of its first chunk.
-func (ins *inserts) memory(ctx context.Context, m store.NewMemory) (string, int64, error) {
+// row ids. The metadata time it stores is m.Metadata.Time, set to now if zero.
+func (ins *inserts) memory(ctx context.Context, m *store.NewMemory) (string, rowKeys, error) {
+	var k rowKeys
 	id, err := uuid.NewV7() // time-ordered: new rows land at the end of the uid index
 	if err != nil {
-		return "", 0, err
+		return "", k, err
 	}
 	tags := m.Metadata.Tags
 	if tags == nil {
@@ -339,38 +378,33 @@ func (ins *inserts) memory(ctx context.Context, m store.NewMemory) (string, int6
 	}
 	tagsJSON, err := json.Marshal(tags)
 	if err != nil {
-		return "", 0, err
+		return "", k, err
 	}
 	now := time.Now()
-	ts := m.Metadata.Time
-	if ts.IsZero() {
-		ts = now
+	if m.Metadata.Time.IsZero() {
+		m.Metadata.Time = now
 	}
-	var rowid int64
 	if err := ins.memory_.QueryRowContext(ctx, id.String(), m.Workspace, m.Text, m.Metadata.Source, string(tagsJSON),
-		ts.UnixMilli(), now.UnixMilli(), len(m.Chunks)).Scan(&rowid); err != nil {
-		return "", 0, err
+		m.Metadata.Time.UnixMilli(), now.UnixMilli(), len(m.Chunks)).Scan(&k.memory); err != nil {
+		return "", k, err
 	}
 	for _, tag := range tags {
-		if _, err := ins.tag.ExecContext(ctx, tag, rowid); err != nil {
-			return "", 0, err
+		if _, err := ins.tag.ExecContext(ctx, tag, k.memory); err != nil {
+			return "", k, err
 		}
 	}
-	first := int64(-1)
 	for i, text := range m.Chunks {
 		var vec, model any
 		if m.Vectors != nil {
 			vec, model = blob(m.Vectors[i]), m.Model
 		}
 		var cid int64
-		if err := ins.chunk.QueryRowContext(ctx, rowid, i, text, vec, model).Scan(&cid); err != nil {
-			return "", 0, err
+		if err := ins.chunk.QueryRowContext(ctx, k.memory, i, text, vec, model).Scan(&cid); err != nil {
+			return "", k, err
 		}
-		if first < 0 {
-			first = cid
-		}
+		k.chunks = append(k.chunks, cid)
 	}
-	return id.String(), first, nil
+	return id.String(), k, nil
 }
 
 const memoryColumns = `m.uid, m.workspace, m.text, m.source, m.tags, m.ts, m.chunks`
@@ -409,18 +443,20 @@ func (s *Store) Get(ctx context.Context, id string) (store.Memory, error) {
 
 // Delete removes a memory; its chunks, tags and index entries go with it.
 func (s *Store) Delete(ctx context.Context, id string) error {
-	if s.isClosed() {
-		return errClosed
+	if err := s.indexed(ctx); err != nil {
+		return err
 	}
-	var chunks int64
-	err := s.w.QueryRowContext(ctx, `DELETE FROM memories WHERE uid = ? RETURNING chunks`, id).Scan(&chunks)
+	s.indexing.Lock()
+	defer s.indexing.Unlock()
+	var key int64
+	err := s.w.QueryRowContext(ctx, `DELETE FROM memories WHERE uid = ? RETURNING id`, id).Scan(&key)
 	if errors.Is(err, sql.ErrNoRows) {
 		return store.ErrNotFound
 	}
 	if err != nil {
 		return fail(ctx, "delete", err)
 	}
-	s.chunks.Add(-chunks)
+	s.ix.Delete(key)
 	return nil
 }
 
@@ -465,157 +501,88 @@ func distinct(xs []string) []string {
 	return out
 }
 
-// matchExpr builds an FTS5 query in which every term is a quoted string (a
-// double quote inside is doubled), so nothing the user typed is FTS5 syntax.
-// The terms are OR-ed for recall. With several words, the whole phrase is
-// OR-ed in as well: bm25 sums over the query's phrases, so a chunk holding the
-// exact phrase outranks one where the words are scattered.
-func matchExpr(phrase, ts []string) string {
-	quote := func(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
-	var parts []string
-	if len(phrase) > 1 {
-		parts = append(parts, quote(strings.Join(phrase, " ")))
-	}
-	for _, t := range ts {
-		parts = append(parts, quote(t))
-	}
-	return strings.Join(parts, " OR ")
-}
-
-// minPruneChunks: below this many chunks scoring every match is cheap, and
-// document frequencies of a handful of rows say little.
-const minPruneChunks = 1000
-
-// selective returns the terms found in at most half of the chunks. FTS5's
-// bm25 gives a term in more than half of the rows an IDF of 1e-6, so it adds
-// nothing to a score that a rarer term of the query contributes to; but OR-ed
-// in, it makes the query score nearly every row.
-func (s *Store) selective(ctx context.Context, ts []string) ([]string, error) {
-	n := s.chunks.Load()
-	if n < minPruneChunks {
-		return ts, nil
-	}
-	var out []string
-	for _, t := range ts {
-		docs, err := s.docs(ctx, terms.Fold(t), n)
-		if err != nil {
-			return nil, err
-		}
-		if docs <= n/2 {
-			out = append(out, t)
-		}
-	}
-	return out, nil
-}
-
-// docs is how many chunks hold the folded term. fts5vocab counts by walking
-// the term's doclist, which costs milliseconds for the commonest terms, so
-// those counts are cached (until the store has grown by a quarter).
-func (s *Store) docs(ctx context.Context, term string, chunks int64) (int64, error) {
-	if d, ok := s.docFreq.get(term, chunks); ok {
-		return d, nil
-	}
-	var docs int64
-	// A term the tokenizer folds differently is not found, so it counts as rare and is kept.
-	err := s.r.QueryRowContext(ctx, `SELECT doc FROM chunks_vocab WHERE term = ?`, term).Scan(&docs)
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return 0, err
-	}
-	if docs >= minPruneChunks/2 {
-		s.docFreq.put(term, docs, chunks)
-	}
-	return docs, nil
-}
-
-type docFreqCache struct {
-	mu sync.Mutex
-	m  map[string][2]int64 // term → {docs, chunk count when counted}
-}
-
-func (c *docFreqCache) get(term string, chunks int64) (int64, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	e, ok := c.m[term]
-	if !ok || chunks > e[1]+e[1]/4 || chunks < e[1]-e[1]/4 {
-		return 0, false
-	}
-	return e[0], true
-}
-
-func (c *docFreqCache) put(term string, docs, chunks int64) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.m == nil || len(c.m) >= 4096 {
-		c.m = map[string][2]int64{} // few terms are common enough to land here
-	}
-	c.m[term] = [2]int64{docs, chunks}
-}
-
-// recentCap bounds the work of a query made only of terms in more than half
-// of the chunks (see SearchLexical).
-const recentCap = 500
-
-// SearchLexical ranks by BM25 (FTS5's bm25() is lower-is-better; Score is its
-// negation).
-//
-// Terms too common to rank are left out of the query (see selective); if that
-// returns fewer than Limit memories the full query runs, so the answer is the
-// same. A query made only of such terms has no BM25 signal at all (every IDF
-// is 1e-6) and would score nearly every chunk: it ranks the recentCap newest
-// matching chunks that pass the filters instead.
-func (s *Store) SearchLexical(ctx context.Context, q store.Query, terms []string) ([]store.Hit, error) {
-	if len(terms) == 0 || q.Limit <= 0 {
+// SearchLexical ranks by BM25 through the in-memory index, then loads the
+// ranked memories and their best chunks in one read transaction. With several
+// words, the index ranks more candidates than asked (candidates) so that the
+// phrase bonus (lexindex.Ranking.Rerank) can lift one into the top.
+func (s *Store) SearchLexical(ctx context.Context, q store.Query, words []string) ([]store.Hit, error) {
+	if len(words) == 0 || q.Limit <= 0 {
 		return nil, nil
 	}
-	if s.isClosed() {
-		return nil, errClosed
+	if err := s.indexed(ctx); err != nil {
+		return nil, err
 	}
-	sel, err := s.selective(ctx, terms)
+	k := q.Limit
+	if len(words) > 1 {
+		k = candidates(q.Limit)
+	}
+	r := s.ix.Search(words, indexFilter(q), k)
+	if len(r.Results) == 0 {
+		return nil, nil
+	}
+	rows, err := s.loadHits(ctx, r.Results)
 	if err != nil {
 		return nil, fail(ctx, "lexical search", err)
 	}
-	switch {
-	case len(sel) == 0:
-		return s.lexical(ctx, q, matchExpr(terms, terms), recentCap)
-	case len(sel) < len(terms):
-		hits, err := s.lexical(ctx, q, matchExpr(terms, sel), 0)
-		if err != nil || len(hits) == q.Limit {
-			return hits, err
+	texts := make(map[int64]string, len(rows))
+	for key, h := range rows {
+		texts[key] = h.Chunk
+	}
+	r.Rerank(texts)
+	hits := make([]store.Hit, 0, q.Limit)
+	for _, res := range r.Results {
+		h, ok := rows[res.Chunk]
+		if !ok {
+			continue // deleted since the index ranked it
+		}
+		h.Score = res.Score
+		hits = append(hits, h)
+		if len(hits) == q.Limit {
+			break
 		}
 	}
-	return s.lexical(ctx, q, matchExpr(terms, terms), 0)
+	return hits, nil
 }
 
-// lexical runs one BM25 ranking. With recent > 0 only the newest recent
-// matching chunks that pass the filters are scored.
-func (s *Store) lexical(ctx context.Context, q store.Query, match string, recent int) ([]store.Hit, error) {
-	var where strings.Builder
-	args := []any{match}
-	filterSQL(q, &where, &args)
-	var query string
-	if recent > 0 {
-		args = append(args, recent, q.Limit)
-		query = `WITH f AS MATERIALIZED (
-			SELECT chunks_fts.rowid AS cid, c.memory_id AS mid, bm25(chunks_fts) AS r
-			FROM chunks_fts CROSS JOIN chunks c ON c.id = chunks_fts.rowid
-			CROSS JOIN memories m ON m.id = c.memory_id
-			WHERE chunks_fts MATCH ?` + where.String() + `
-			ORDER BY chunks_fts.rowid DESC LIMIT ?)
-			SELECT mid, cid, min(r) AS r FROM f GROUP BY mid ORDER BY r LIMIT ?`
-	} else {
-		args = append(args, q.Limit)
-		// bm25() may not appear in an aggregate query, so the matches are
-		// materialized first and grouped by memory after. CROSS JOIN fixes the
-		// join order: left to itself the planner walks every memory of the
-		// workspace and probes the matches, slow whenever few chunks match.
-		query = `WITH f AS MATERIALIZED (SELECT rowid AS cid, bm25(chunks_fts) AS r FROM chunks_fts WHERE chunks_fts MATCH ?)
-			SELECT c.memory_id, c.id, min(f.r) AS r
-			FROM f CROSS JOIN chunks c ON c.id = f.cid
-			CROSS JOIN memories m ON m.id = c.memory_id
-			WHERE 1` + where.String() + `
-			GROUP BY c.memory_id ORDER BY r LIMIT ?`
+// candidates is how many memories the index ranks for a limit when the phrase
+// bonus may reorder them: a phrase match ranked just below the limit by its
+// words alone can move up; one ranked far below rarely can, and every extra
+// candidate makes the search slower.
+func candidates(limit int) int { return limit + max(limit/2, 10) }
+
+func indexFilter(q store.Query) lexindex.Filter {
+	f := lexindex.Filter{Workspace: q.Workspace, Source: q.Filters.Source, Tags: distinct(q.Filters.Tags)}
+	if !q.Filters.From.IsZero() {
+		f.From, f.HasFrom = q.Filters.From.UnixMilli(), true
 	}
-	return s.ranked(ctx, "lexical search", query, args, func(r float64) float64 { return -r })
+	if !q.Filters.To.IsZero() {
+		f.To, f.HasTo = q.Filters.To.UnixMilli(), true
+	}
+	return f
+}
+
+// loadHits reads the memories and chunk texts of results, by chunk key.
+func (s *Store) loadHits(ctx context.Context, results []lexindex.Result) (map[int64]store.Hit, error) {
+	args := make([]any, len(results))
+	for i, r := range results {
+		args[i] = r.Chunk
+	}
+	rows, err := s.r.QueryContext(ctx, `SELECT `+memoryColumns+`, c.text, c.id FROM chunks c JOIN memories m ON m.id = c.memory_id
+		WHERE c.id IN (?`+strings.Repeat(`, ?`, len(args)-1)+`)`, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := make(map[int64]store.Hit, len(results))
+	for rows.Next() {
+		var h store.Hit
+		var key int64
+		if h.Memory, err = scanMemory(rows, &h.Chunk, &key); err != nil {
+			return nil, err
+		}
+		out[key] = h
+	}
+	return out, rows.Err()
 }
 
 // SearchVector ranks by cosine similarity (1 - vec_distance_cosine).

@@ -3,6 +3,7 @@ package sqlitestore_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -89,5 +90,58 @@ func TestReopenKeepsData(t *testing.T) {
 	m, err := s.Get(context.Background(), id)
 	if err != nil || m.Text != "persisted" {
 		t.Fatalf("after reopen Get = %+v, %v", m, err)
+	}
+	// The index is rebuilt from the file.
+	hits, err := s.SearchLexical(context.Background(), store.Query{Workspace: "default", Limit: 10}, []string{"persisted"})
+	if err != nil || len(hits) != 1 || hits[0].Memory.ID != id {
+		t.Fatalf("after reopen search = %+v, %v", hits, err)
+	}
+}
+
+// TestMigrateFromFTS5: a database written by the build that ranked with FTS5
+// (schema version 1) opens, loses its FTS5 tables, and keeps every memory
+// findable, deletable and addable.
+func TestMigrateFromFTS5(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "memory.db")
+	old, err := sqlitestore.CreateAtVersionForTest(path, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, text := range []string{"the old lighthouse keeper", "a second lighthouse note"} {
+		if _, err := old.Exec(`INSERT INTO memories(uid, workspace, text, source, tags, ts, added, chunks) VALUES (?, 'default', ?, 'src', '["t"]', ?, ?, 1)`,
+			fmt.Sprintf("old-%d", i), text, 1000+i, 1000+i); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := old.Exec(`INSERT INTO chunks(memory_id, seq, text) VALUES (last_insert_rowid(), 0, ?)`, text); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := old.Exec(`INSERT INTO chunks_fts(rowid, text) SELECT id, text FROM chunks`); err != nil {
+		t.Fatal(err)
+	}
+	old.Close()
+
+	s, err := sqlitestore.Open(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	hits, err := s.SearchLexical(context.Background(), store.Query{Workspace: "default", Limit: 10, Filters: store.Filters{Tags: []string{"t"}}}, []string{"lighthouse"})
+	if err != nil || len(hits) != 2 {
+		t.Fatalf("search after migration = %+v, %v", hits, err)
+	}
+	if err := s.Delete(context.Background(), "old-0"); err != nil {
+		t.Fatalf("delete after migration (its FTS5 trigger is gone): %v", err)
+	}
+	if _, err := s.Add(context.Background(), store.NewMemory{Workspace: "default", Text: "new lighthouse", Chunks: []string{"new lighthouse"}}); err != nil {
+		t.Fatal(err)
+	}
+	hits, err = s.SearchLexical(context.Background(), store.Query{Workspace: "default", Limit: 10}, []string{"lighthouse"})
+	if err != nil || len(hits) != 2 {
+		t.Fatalf("search after delete and add = %+v, %v", hits, err)
+	}
+	st, err := s.Stats(context.Background())
+	if err != nil || st.Memories != 2 {
+		t.Fatalf("stats = %+v, %v", st, err)
 	}
 }
