@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -160,4 +161,53 @@ func startPeer(b *testing.B, cmd *exec.Cmd) *conn {
 	}{out, in})
 	c.initialize(b)
 	return c
+}
+
+// BenchmarkAddMemorySocket: add_memory through the daemon's socket, each
+// answered only once durable, from 1 and from 16 connections that each keep
+// one request in flight (as that many editors would). Target: ≥ 5 000 adds/s.
+func BenchmarkAddMemorySocket(b *testing.B) {
+	for _, conns := range []int{1, 16} {
+		b.Run(fmt.Sprintf("conns=%d", conns), func(b *testing.B) {
+			sock := startSocketDaemon(b)
+			sentences := corpusSentences(1000)
+			cs := make([]*conn, conns)
+			for i := range cs {
+				nc, err := net.Dial("unix", sock)
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer nc.Close()
+				cs[i] = newConn(nc)
+				cs[i].initialize(b)
+			}
+			per := b.N/conns + 1
+			b.ResetTimer()
+			start := time.Now()
+			var wg sync.WaitGroup
+			for ci, c := range cs {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for i := 0; i < per; i++ {
+						text, _ := json.Marshal(sentences[(ci*per+i)%len(sentences)])
+						c.w.WriteString(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"add_memory","arguments":{"text":` + string(text) + `,"metadata":{"tags":["bench"]}}}}` + "\n")
+						if err := c.w.Flush(); err != nil || !c.sc.Scan() {
+							b.Error("connection ended")
+							return
+						}
+						if !strings.Contains(c.sc.Text(), `memory_id`) {
+							b.Errorf("add_memory failed: %.300s", c.sc.Text())
+							return
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			elapsed := time.Since(start)
+			b.StopTimer()
+			b.ReportMetric(float64(per*conns)/elapsed.Seconds(), "adds/s")
+			b.ReportMetric(0, "ns/op")
+		})
+	}
 }
