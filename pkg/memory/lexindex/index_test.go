@@ -129,7 +129,10 @@ func TestSearchMatchesBruteForce(t *testing.T) {
 		}
 		m.dead[k] = true
 	}
+	defer func(old int) { parallelMin = old }(parallelMin)
 	for q := 0; q < 400; q++ {
+		// Half the queries take the parallel path (ranges split across cores).
+		parallelMin = map[bool]int{true: 0, false: 1 << 30}[q%2 == 0]
 		var words []string
 		for j := 0; j < 1+r.IntN(4); j++ {
 			words = append(words, fmt.Sprintf("w%d", z.Uint64()))

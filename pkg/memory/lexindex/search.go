@@ -2,8 +2,11 @@ package lexindex
 
 import (
 	"math"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/hearth-mcp/hearth/pkg/memory/terms"
 )
@@ -227,10 +230,101 @@ func (ix *Index) Search(words []string, f Filter, k int) *Ranking {
 	for j, c := range cs {
 		prefix[j+1] = prefix[j] + c.ub
 	}
-	top := newTopK(k)
+	parts := ix.split(cs)
+	if len(parts) == 1 {
+		top := newTopK(k)
+		ix.scan(cs, prefix, 0, exhausted, top, nil, sc, &filter)
+		r.Results = top.sorted()
+		return r
+	}
+	// A heavy query scans disjoint doc ranges at once. The ranges end on
+	// memory boundaries, so each memory is in one range and the merged top k
+	// is exact; the ranges share their thresholds, since a doc no better than
+	// another range's k-th best memory cannot be in the top k either.
+	var shared sharedThreshold
+	tops := make([]*topK, len(parts)-1)
+	var wg sync.WaitGroup
+	for i := range tops {
+		tops[i] = newTopK(k)
+		own := make([]*cursor, len(cs))
+		for j, c := range cs {
+			cc := *c
+			own[j] = &cc
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ix.scan(own, prefix, parts[i], parts[i+1], tops[i], &shared, sc, &filter)
+		}()
+	}
+	wg.Wait()
+	var all []Result
+	for _, t := range tops {
+		all = append(all, t.rs...)
+	}
+	sortResults(all)
+	r.Results = all[:min(k, len(all))]
+	return r
+}
+
+// parallelMin is the number of postings above which a search is split
+// across cores: below it, starting goroutines costs more than it saves.
+// (A variable so that tests can send small searches down the parallel path.)
+var parallelMin = 200_000
+
+// split returns the doc boundaries of the ranges a search scans in parallel
+// (first 0, last exhausted), one range when the query is light or there is
+// one core. Boundaries fall where a new memory starts.
+func (ix *Index) split(cs []*cursor) []uint32 {
+	work := 0
+	for _, c := range cs {
+		work += c.n
+	}
+	p := min(runtime.GOMAXPROCS(0), 4)
+	if work < parallelMin || p < 2 {
+		return []uint32{0, exhausted}
+	}
+	bounds := []uint32{0}
+	for i := 1; i < p; i++ {
+		d := len(ix.docMem) * i / p
+		for d < len(ix.docMem) && d > 0 && ix.docMem[d] == ix.docMem[d-1] {
+			d++
+		}
+		if uint32(d) > bounds[len(bounds)-1] {
+			bounds = append(bounds, uint32(d))
+		}
+	}
+	return append(bounds, exhausted)
+}
+
+// sharedThreshold is the best k-th score any range has reached.
+type sharedThreshold struct{ bits atomic.Uint64 }
+
+func (t *sharedThreshold) raise(v float64) {
+	for {
+		old := t.bits.Load()
+		if math.Float64frombits(old) >= v || t.bits.CompareAndSwap(old, math.Float64bits(v)) {
+			return
+		}
+	}
+}
+
+func (t *sharedThreshold) get() float64 { return math.Float64frombits(t.bits.Load()) }
+
+// scan ranks the docs in [lo, hi) into top: MaxScore over the lists cs
+// (ascending bounds, prefix their running sums) with block-max skipping.
+// shared, when not nil, is read and raised as the threshold of other scans.
+func (ix *Index) scan(cs []*cursor, prefix []float64, lo, hi uint32, top *topK, shared *sharedThreshold, sc scorer, filter *compiled) {
+	for _, c := range cs {
+		c.seek(lo)
+	}
 	e := 0 // first essential list
 	for {
 		theta := top.threshold()
+		if shared != nil {
+			shared.raise(theta)
+			theta = max(theta, shared.get())
+		}
 		for e < len(cs) && prefix[e+1] <= theta {
 			e++
 		}
@@ -241,7 +335,7 @@ func (ix *Index) Search(words []string, f Filter, k int) *Ranking {
 		for _, c := range cs[e:] {
 			d = min(d, c.doc())
 		}
-		if d == exhausted {
+		if d >= hi {
 			break
 		}
 		// Block-max: over docs d..end, a list whose cursor is at d adds at most
@@ -251,7 +345,7 @@ func (ix *Index) Search(words []string, f Filter, k int) *Ranking {
 		// range before the next doc of the lists not at d, rather than at the
 		// end of their blocks, skips a run of docs that hold only some of the
 		// common words of a query in one step.)
-		if top.full() {
+		if theta > 0 {
 			bound, end := prefix[e], uint32(exhausted)
 			for _, c := range cs[e:] {
 				if c.doc() == d {
@@ -281,7 +375,7 @@ func (ix *Index) Search(words []string, f Filter, k int) *Ranking {
 			continue
 		}
 		mem := ix.docMem[d]
-		if !ix.passes(&filter, mem) {
+		if !ix.passes(filter, mem) {
 			continue
 		}
 		pruned := false
@@ -300,8 +394,6 @@ func (ix *Index) Search(words []string, f Filter, k int) *Ranking {
 			top.offer(mem, Result{Memory: ix.memKey[mem], Chunk: ix.docKey[d], Score: s, doc: d, dl: dl})
 		}
 	}
-	r.Results = top.sorted()
-	return r
 }
 
 // better orders results: higher score first, then the earlier chunk.
