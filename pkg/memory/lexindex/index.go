@@ -20,6 +20,7 @@ package lexindex
 import (
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/hearth-mcp/hearth/pkg/memory/terms"
@@ -73,7 +74,6 @@ type Index struct {
 	liveDocs int64
 	liveLen  int64 // tokens in live docs, for the average length
 
-	scratch []uint32 // term ids of the doc being added
 }
 
 // postings is one term's list: ascending doc numbers with their term
@@ -124,9 +124,45 @@ func (ix *Index) intern(s string) uint32 {
 	return id
 }
 
+// Analyzed is a chunk's text cut into terms and counted: the part of adding
+// that needs no lock, so callers can do it in their own goroutines.
+type Analyzed struct {
+	terms []string // distinct, folded
+	tfs   []uint8  // capped at 255
+	len   uint16   // tokens, capped at 65535
+}
+
+// Analyze cuts text into folded terms and counts them.
+func Analyze(text string) Analyzed {
+	var toks []string
+	terms.Tokens(text, func(f string) { toks = append(toks, strings.Clone(f)) })
+	slices.Sort(toks)
+	a := Analyzed{len: uint16(min(len(toks), 65535))}
+	for i := 0; i < len(toks); {
+		j := i + 1
+		for j < len(toks) && toks[j] == toks[i] {
+			j++
+		}
+		a.terms = append(a.terms, toks[i])
+		a.tfs = append(a.tfs, uint8(min(j-i, 255)))
+		i = j
+	}
+	return a
+}
+
 // Add indexes a memory and its chunks. Keys must not be smaller than any
 // added before; an equal key is a row id the database reused after a delete.
 func (ix *Index) Add(m Memory, chunks []Chunk) {
+	keys := make([]int64, len(chunks))
+	docs := make([]Analyzed, len(chunks))
+	for i, c := range chunks {
+		keys[i], docs[i] = c.Key, Analyze(c.Text)
+	}
+	ix.AddAnalyzed(m, keys, docs)
+}
+
+// AddAnalyzed is Add for chunks already analyzed; keys[i] is docs[i]'s key.
+func (ix *Index) AddAnalyzed(m Memory, keys []int64, docs []Analyzed) {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	mem := uint32(len(ix.memKey))
@@ -141,32 +177,23 @@ func (ix *Index) Add(m Memory, chunks []Chunk) {
 	if int(mem)/64 >= len(ix.dead) {
 		ix.dead = append(ix.dead, 0)
 	}
-	for _, c := range chunks {
-		ix.addDoc(mem, c)
+	for i := range docs {
+		ix.addDoc(mem, keys[i], &docs[i])
 	}
 }
 
-func (ix *Index) addDoc(mem uint32, c Chunk) {
+func (ix *Index) addDoc(mem uint32, key int64, a *Analyzed) {
 	doc := uint32(len(ix.docKey))
-	ids := ix.scratch[:0]
-	terms.Tokens(c.Text, func(f string) {
-		id, ok := ix.termIDs[f]
+	dl := a.len
+	for i, t := range a.terms {
+		id, ok := ix.termIDs[t]
 		if !ok {
 			id = uint32(len(ix.lists))
-			ix.termIDs[string([]byte(f))] = id // f may be a scratch view: copy it
+			ix.termIDs[t] = id
 			ix.lists = append(ix.lists, postings{})
 		}
-		ids = append(ids, id)
-	})
-	dl := uint16(min(len(ids), 65535))
-	slices.Sort(ids)
-	for i := 0; i < len(ids); {
-		j := i + 1
-		for j < len(ids) && ids[j] == ids[i] {
-			j++
-		}
-		tf := uint8(min(j-i, 255))
-		p := &ix.lists[ids[i]]
+		tf := a.tfs[i]
+		p := &ix.lists[id]
 		if len(p.docs)%blockSize == 0 {
 			p.blocks = append(p.blocks, blockMax{})
 		}
@@ -174,12 +201,10 @@ func (ix *Index) addDoc(mem uint32, c Chunk) {
 		p.tfs = append(p.tfs, tf)
 		p.blocks[len(p.blocks)-1].widen(tf, dl)
 		p.max.widen(tf, dl)
-		i = j
 	}
-	ix.scratch = ids
 	ix.docLen = append(ix.docLen, dl)
 	ix.docMem = append(ix.docMem, mem)
-	ix.docKey = append(ix.docKey, c.Key)
+	ix.docKey = append(ix.docKey, key)
 	ix.liveDocs++
 	ix.liveLen += int64(dl)
 }

@@ -83,11 +83,3 @@ func readChunks(ctx context.Context, db *sql.DB, out chan<- []loaded) error {
 func indexMemory(key int64, m store.NewMemory) lexindex.Memory {
 	return lexindex.Memory{Key: key, Workspace: m.Workspace, Source: m.Metadata.Source, Tags: m.Metadata.Tags, Time: m.Metadata.Time.UnixMilli()}
 }
-
-func indexChunks(keys []int64, texts []string) []lexindex.Chunk {
-	out := make([]lexindex.Chunk, len(texts))
-	for i, t := range texts {
-		out[i] = lexindex.Chunk{Key: keys[i], Text: t}
-	}
-	return out
-}

@@ -71,7 +71,8 @@ type Store struct {
 type addRequest struct {
 	ctx  context.Context
 	m    store.NewMemory
-	done chan addResult // buffered: the writer never blocks on an abandoned Add
+	docs []lexindex.Analyzed // m.Chunks analyzed by the caller, off the writer's path
+	done chan addResult      // buffered: the writer never blocks on an abandoned Add
 }
 
 type addResult struct {
@@ -192,7 +193,11 @@ func (s *Store) Add(ctx context.Context, m store.NewMemory) (string, error) {
 	if m.Vectors != nil && len(m.Vectors) != len(m.Chunks) {
 		return "", fmt.Errorf("add memory: %d vectors for %d chunks", len(m.Vectors), len(m.Chunks))
 	}
-	req := &addRequest{ctx: ctx, m: m, done: make(chan addResult, 1)}
+	docs := make([]lexindex.Analyzed, len(m.Chunks))
+	for i, c := range m.Chunks {
+		docs[i] = lexindex.Analyze(c)
+	}
+	req := &addRequest{ctx: ctx, m: m, docs: docs, done: make(chan addResult, 1)}
 	select {
 	case s.adds <- req:
 	case <-ctx.Done():
@@ -287,8 +292,8 @@ func (s *Store) commit(batch []*addRequest) {
 		}
 		return
 	}
-	ids := make([]string, len(live))
-	keys := make([]rowKeys, len(live))
+	var ids []string
+	var keys []rowKeys
 	s.indexing.Lock()
 	defer s.indexing.Unlock()
 	err := func() error {
@@ -297,24 +302,19 @@ func (s *Store) commit(batch []*addRequest) {
 			return err
 		}
 		defer tx.Rollback()
-		ins, err := prepareInserts(ctx, tx)
-		if err != nil {
-			return err
-		}
-		defer ins.close()
+		ms := make([]*store.NewMemory, len(live))
 		for i, req := range live {
-			id, k, err := ins.memory(ctx, &req.m)
-			if err != nil {
-				return err
-			}
-			ids[i], keys[i] = id, k
+			ms[i] = &req.m
+		}
+		if ids, keys, err = insertBatch(ctx, tx, ms); err != nil {
+			return err
 		}
 		return tx.Commit()
 	}()
 	if err == nil {
 		// Indexed before anyone is answered: an answered add is searchable.
 		for i, req := range live {
-			s.ix.Add(indexMemory(keys[i].memory, req.m), indexChunks(keys[i].chunks, req.m.Chunks))
+			s.ix.AddAnalyzed(indexMemory(keys[i].memory, req.m), keys[i].chunks, req.docs)
 		}
 	}
 	for i, req := range live {
@@ -326,85 +326,104 @@ func (s *Store) commit(batch []*addRequest) {
 	}
 }
 
-// inserts are the statements of one group commit, prepared once per batch.
-type inserts struct {
-	memory_, tag, chunk *sql.Stmt
-}
-
-func prepareInserts(ctx context.Context, tx *sql.Tx) (*inserts, error) {
-	var ins inserts
-	var err error
-	if ins.memory_, err = tx.PrepareContext(ctx, `INSERT INTO memories(uid, workspace, text, source, tags, ts, added, chunks)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`); err != nil {
-		return nil, err
-	}
-	if ins.tag, err = tx.PrepareContext(ctx, `INSERT OR IGNORE INTO memory_tags(tag, memory_id) VALUES (?, ?)`); err != nil {
-		ins.close()
-		return nil, err
-	}
-	if ins.chunk, err = tx.PrepareContext(ctx, `INSERT INTO chunks(memory_id, seq, text, embedding, model)
-		VALUES (?, ?, ?, ?, ?) RETURNING id`); err != nil {
-		ins.close()
-		return nil, err
-	}
-	return &ins, nil
-}
-
-func (ins *inserts) close() {
-	for _, st := range []*sql.Stmt{ins.memory_, ins.tag, ins.chunk} {
-		if st != nil {
-			st.Close()
-		}
-	}
-}
-
 // rowKeys are the row ids of one added memory and of its chunks.
 type rowKeys struct {
 	memory int64
 	chunks []int64
 }
 
-// memory inserts one memory with its tags and chunks, and returns its id and
-// row ids. The metadata time it stores is m.Metadata.Time, set to now if zero.
-func (ins *inserts) memory(ctx context.Context, m *store.NewMemory) (string, rowKeys, error) {
-	var k rowKeys
-	id, err := uuid.NewV7() // time-ordered: new rows land at the end of the uid index
-	if err != nil {
-		return "", k, err
-	}
-	tags := m.Metadata.Tags
-	if tags == nil {
-		tags = []string{}
-	}
-	tagsJSON, err := json.Marshal(tags)
-	if err != nil {
-		return "", k, err
+// insertBatch inserts a group commit's memories, tags and chunks with one
+// multi-row INSERT per table (per maxParams parameters), so the cost of a
+// statement is shared by the batch. Rows get explicit ids after the largest
+// in use, the ids SQLite would pick itself. It returns each memory's id and
+// row ids; a zero Metadata.Time is set to now, as stored.
+func insertBatch(ctx context.Context, tx *sql.Tx, ms []*store.NewMemory) ([]string, []rowKeys, error) {
+	var lastMem, lastChunk int64
+	if err := tx.QueryRowContext(ctx, `SELECT coalesce((SELECT max(id) FROM memories), 0), coalesce((SELECT max(id) FROM chunks), 0)`).
+		Scan(&lastMem, &lastChunk); err != nil {
+		return nil, nil, err
 	}
 	now := time.Now()
-	if m.Metadata.Time.IsZero() {
-		m.Metadata.Time = now
-	}
-	if err := ins.memory_.QueryRowContext(ctx, id.String(), m.Workspace, m.Text, m.Metadata.Source, string(tagsJSON),
-		m.Metadata.Time.UnixMilli(), now.UnixMilli(), len(m.Chunks)).Scan(&k.memory); err != nil {
-		return "", k, err
-	}
-	for _, tag := range tags {
-		if _, err := ins.tag.ExecContext(ctx, tag, k.memory); err != nil {
-			return "", k, err
+	ids := make([]string, len(ms))
+	keys := make([]rowKeys, len(ms))
+	var memRows, tagRows, chunkRows [][]any
+	for i, m := range ms {
+		id, err := uuid.NewV7() // time-ordered: new rows land at the end of the uid index
+		if err != nil {
+			return nil, nil, err
+		}
+		tags := m.Metadata.Tags
+		if tags == nil {
+			tags = []string{}
+		}
+		tagsJSON, err := json.Marshal(tags)
+		if err != nil {
+			return nil, nil, err
+		}
+		if m.Metadata.Time.IsZero() {
+			m.Metadata.Time = now
+		}
+		lastMem++
+		ids[i], keys[i].memory = id.String(), lastMem
+		memRows = append(memRows, []any{lastMem, id.String(), m.Workspace, m.Text, m.Metadata.Source, string(tagsJSON),
+			m.Metadata.Time.UnixMilli(), now.UnixMilli(), len(m.Chunks)})
+		for _, tag := range tags {
+			tagRows = append(tagRows, []any{tag, lastMem})
+		}
+		for j, text := range m.Chunks {
+			var vec, model any
+			if m.Vectors != nil {
+				vec, model = blob(m.Vectors[j]), m.Model
+			}
+			lastChunk++
+			keys[i].chunks = append(keys[i].chunks, lastChunk)
+			chunkRows = append(chunkRows, []any{lastChunk, lastMem, j, text, vec, model})
 		}
 	}
-	for i, text := range m.Chunks {
-		var vec, model any
-		if m.Vectors != nil {
-			vec, model = blob(m.Vectors[i]), m.Model
+	for _, ins := range []struct {
+		head string
+		rows [][]any
+	}{
+		{`INSERT INTO memories(id, uid, workspace, text, source, tags, ts, added, chunks) VALUES `, memRows},
+		{`INSERT OR IGNORE INTO memory_tags(tag, memory_id) VALUES `, tagRows},
+		{`INSERT INTO chunks(id, memory_id, seq, text, embedding, model) VALUES `, chunkRows},
+	} {
+		if err := insertRows(ctx, tx, ins.head, ins.rows); err != nil {
+			return nil, nil, err
 		}
-		var cid int64
-		if err := ins.chunk.QueryRowContext(ctx, k.memory, i, text, vec, model).Scan(&cid); err != nil {
-			return "", k, err
-		}
-		k.chunks = append(k.chunks, cid)
 	}
-	return id.String(), k, nil
+	return ids, keys, nil
+}
+
+// maxParams keeps a statement under SQLite's limit of 32 766 bound parameters.
+const maxParams = 30_000
+
+// insertRows runs head followed by one "(?, ...)" group per row, for as many
+// rows at a time as maxParams allows. All rows have the same width.
+func insertRows(ctx context.Context, tx *sql.Tx, head string, rows [][]any) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	width := len(rows[0])
+	group := "(?" + strings.Repeat(", ?", width-1) + ")"
+	for per := maxParams / width; len(rows) > 0; {
+		n := min(per, len(rows))
+		var q strings.Builder
+		q.WriteString(head)
+		args := make([]any, 0, n*width)
+		for i, r := range rows[:n] {
+			if i > 0 {
+				q.WriteString(", ")
+			}
+			q.WriteString(group)
+			args = append(args, r...)
+		}
+		if _, err := tx.ExecContext(ctx, q.String(), args...); err != nil {
+			return err
+		}
+		rows = rows[n:]
+	}
+	return nil
 }
 
 const memoryColumns = `m.uid, m.workspace, m.text, m.source, m.tags, m.ts, m.chunks`

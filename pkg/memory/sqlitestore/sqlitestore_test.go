@@ -6,8 +6,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 
+	"github.com/hearth-mcp/hearth/pkg/memory/chunk"
 	"github.com/hearth-mcp/hearth/pkg/memory/sqlitestore"
 	"github.com/hearth-mcp/hearth/pkg/memory/store"
 	"github.com/hearth-mcp/hearth/pkg/memory/storetest"
@@ -143,5 +146,43 @@ func TestMigrateFromFTS5(t *testing.T) {
 	st, err := s.Stats(context.Background())
 	if err != nil || st.Memories != 2 {
 		t.Fatalf("stats = %+v, %v", st, err)
+	}
+}
+
+// TestLargeBatches: many long memories committed at once need more rows than
+// one INSERT may bind; every one must come back whole and be found by the
+// word only it holds.
+func TestLargeBatches(t *testing.T) {
+	s := newStore(t)
+	const n = 48
+	filler := strings.Repeat("lorem ipsum dolor sit amet ", 3600) // ~97 000 characters
+	ids := make([]string, n)
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			text := filler + fmt.Sprintf(" marker%d", i)
+			id, err := s.Add(context.Background(), store.NewMemory{Workspace: "default", Text: text, Chunks: chunk.Split(text)})
+			ids[i] = id
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, id := range ids {
+		hits, err := s.SearchLexical(context.Background(), store.Query{Workspace: "default", Limit: 10}, []string{fmt.Sprintf("marker%d", i)})
+		if err != nil || len(hits) != 1 || hits[0].Memory.ID != id || len(hits[0].Memory.Text) != len(filler)+len(fmt.Sprintf(" marker%d", i)) {
+			t.Fatalf("memory %d: hits %d, err %v", i, len(hits), err)
+		}
+		if want := len(chunk.Split(hits[0].Memory.Text)); hits[0].Memory.Chunks != want {
+			t.Fatalf("memory %d has %d chunks, want %d", i, hits[0].Memory.Chunks, want)
+		}
 	}
 }
