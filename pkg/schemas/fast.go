@@ -3,6 +3,7 @@ package schemas
 import (
 	"encoding/json"
 	"math/big"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -38,26 +39,31 @@ type fastSchema struct {
 	props   map[string]*fastSchema
 	plist   []propEntry // the same properties, scanned instead of hashed when few
 	trivial bool        // no constraint at all (annotations only): always valid
-	anyType typeMask    // anyOf branches that only check "type", merged
-	pattern []patternProp
-	addl    *fastSchema // nil: any additional property is allowed
-	addlNo  bool        // additionalProperties: false
-	prefix  []*fastSchema
-	items   *fastSchema
-	minIt   *int
-	maxIt   *int
-	minLen  *int
-	maxLen  *int
-	re      jsonschema.Regexp
-	min     *big.Rat
-	max     *big.Rat
-	exMin   *big.Rat
-	exMax   *big.Rat
+	// schemaDriven: object looks up lookups in the document (see planObject).
+	schemaDriven bool
+	lookups      []propEntry
+	reqOther     []string // required names that are not properties (schema-driven)
+	anyType      typeMask // anyOf branches that only check "type", merged
+	pattern      []patternProp
+	addl         *fastSchema // nil: any additional property is allowed
+	addlNo       bool        // additionalProperties: false
+	prefix       []*fastSchema
+	items        *fastSchema
+	minIt        *int
+	maxIt        *int
+	minLen       *int
+	maxLen       *int
+	re           jsonschema.Regexp
+	min          *big.Rat
+	max          *big.Rat
+	exMin        *big.Rat
+	exMax        *big.Rat
 }
 
 type propEntry struct {
 	name string
 	s    *fastSchema
+	req  bool // required: its absence fails the object (schema-driven checks only)
 }
 
 // smallProps is the most properties looked up by scanning: comparing a few
@@ -164,7 +170,64 @@ func compileFast(s *jsonschema.Schema) *fastSchema {
 	for _, n := range memo {
 		n.optimize()
 	}
+	for _, n := range memo {
+		n.simplify()
+	}
+	for _, n := range memo {
+		n.planObject()
+	}
 	return f
+}
+
+// alwaysValid: the node accepts every value.
+func (f *fastSchema) alwaysValid() bool {
+	return f != nil && (f.trivial || (f.always != nil && *f.always))
+}
+
+// simplify drops what cannot reject anything once every node is optimized:
+// an additionalProperties that accepts everything, and an anyOf with a
+// branch that does (Pydantic writes {"anyOf": [{}, {"type": "null"}]} for an
+// optional field of any type).
+func (f *fastSchema) simplify() {
+	if f.addl.alwaysValid() {
+		f.addl = nil
+	}
+	for _, b := range f.anyOf {
+		if b.alwaysValid() {
+			f.anyOf, f.anyType = nil, 0
+			break
+		}
+	}
+	f.trivial = f.isEmpty()
+}
+
+// planObject chooses how object checks its properties. Without pattern
+// properties and with nothing to check on additional ones, the schema's
+// properties are looked up in the document (one hash lookup each) rather than
+// the document's keys matched against the schema: no map iteration, and the
+// properties that accept anything are not even looked up unless
+// additionalProperties is false (then every match is counted).
+func (f *fastSchema) planObject() {
+	f.schemaDriven = f.pattern == nil && f.addl == nil
+	if !f.schemaDriven {
+		return
+	}
+	names := make([]string, 0, len(f.props))
+	for k := range f.props {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	for _, k := range names {
+		req := slices.Contains(f.req, k)
+		if f.addlNo || req || !f.props[k].alwaysValid() {
+			f.lookups = append(f.lookups, propEntry{k, f.props[k], req})
+		}
+	}
+	for _, k := range f.req {
+		if _, ok := f.props[k]; !ok {
+			f.reqOther = append(f.reqOther, k)
+		}
+	}
 }
 
 // optimize simplifies a compiled node once the whole graph exists: it
@@ -208,7 +271,7 @@ func (f *fastSchema) optimize() {
 	}
 	if len(f.props) <= smallProps {
 		for k, v := range f.props {
-			f.plist = append(f.plist, propEntry{k, v})
+			f.plist = append(f.plist, propEntry{name: k, s: v})
 		}
 	}
 	f.trivial = f.always == nil && f.ref == nil && f.types == 0 && f.enum == nil && f.cnst == nil && f.not == nil &&
@@ -353,6 +416,30 @@ func (f *fastSchema) prop(k string) (*fastSchema, bool) {
 func (f *fastSchema) object(m map[string]any) bool {
 	if (f.minProp != nil && len(m) < *f.minProp) || (f.maxProp != nil && len(m) > *f.maxProp) {
 		return false
+	}
+	if f.schemaDriven {
+		// Required properties are checked by the same lookup as their schema.
+		for _, k := range f.reqOther {
+			if _, ok := m[k]; !ok {
+				return false
+			}
+		}
+		n := 0
+		for i := range f.lookups {
+			e := &f.lookups[i]
+			v, ok := m[e.name]
+			if !ok {
+				if e.req {
+					return false
+				}
+				continue
+			}
+			n++
+			if !e.s.valid(v) {
+				return false
+			}
+		}
+		return !f.addlNo || n == len(m)
 	}
 	for _, k := range f.req {
 		if _, ok := m[k]; !ok {
