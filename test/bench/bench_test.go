@@ -125,6 +125,22 @@ func (c *conn) initialize(b *testing.B) {
 	c.w.Flush()
 }
 
+// dialInitialized opens n initialized connections to the socket, closed when b ends.
+func dialInitialized(b *testing.B, sock string, n int) []*conn {
+	b.Helper()
+	cs := make([]*conn, n)
+	for i := range cs {
+		nc, err := net.Dial("unix", sock)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { nc.Close() })
+		cs[i] = newConn(nc)
+		cs[i].initialize(b)
+	}
+	return cs
+}
+
 // quantiles reports p50/p99 of the recorded round trips in microseconds.
 func quantiles(b *testing.B, prefix string, lat []time.Duration) (p50, p99 float64) {
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
@@ -164,17 +180,7 @@ func BenchmarkPingSocket(b *testing.B) {
 // pings in flight; b.N requests in total. Target: ≥ 80 000 req/s on 2 cores.
 func BenchmarkAggregate64(b *testing.B) {
 	const conns, window = 64, 32
-	sock := startSocketDaemon(b)
-	cs := make([]*conn, conns)
-	for i := range cs {
-		nc, err := net.Dial("unix", sock)
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer nc.Close()
-		cs[i] = newConn(nc)
-		cs[i].initialize(b)
-	}
+	cs := dialInitialized(b, startSocketDaemon(b), conns)
 	per := b.N/conns + 1
 	b.ResetTimer()
 	start := time.Now()

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -169,18 +168,8 @@ func startPeer(b *testing.B, cmd *exec.Cmd) *conn {
 func BenchmarkAddMemorySocket(b *testing.B) {
 	for _, conns := range []int{1, 16} {
 		b.Run(fmt.Sprintf("conns=%d", conns), func(b *testing.B) {
-			sock := startSocketDaemon(b)
+			cs := dialInitialized(b, startSocketDaemon(b), conns)
 			sentences := corpusSentences(1000)
-			cs := make([]*conn, conns)
-			for i := range cs {
-				nc, err := net.Dial("unix", sock)
-				if err != nil {
-					b.Fatal(err)
-				}
-				defer nc.Close()
-				cs[i] = newConn(nc)
-				cs[i].initialize(b)
-			}
 			per := b.N/conns + 1
 			b.ResetTimer()
 			start := time.Now()

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"runtime"
-	"slices"
 	"testing"
 	"time"
 
@@ -59,13 +58,9 @@ func BenchmarkIndex(b *testing.B) {
 				lat = append(lat, time.Since(start))
 				i++
 			}
-			slices.Sort(lat)
-			ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-			b.ReportMetric(ms(lat[len(lat)/2]), "p50-ms")
-			b.ReportMetric(ms(lat[len(lat)*99/100]), "p99-ms")
+			synth.ReportLatency(b, lat)
 			b.ReportMetric(build.Seconds(), "build-s")
 			b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/(1<<20), "heap-MB")
-			b.ReportMetric(0, "ns/op")
 		})
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -164,12 +163,8 @@ func benchSearch(b *testing.B, n int) {
 		lat = append(lat, time.Since(start))
 		i++
 	}
-	slices.Sort(lat)
-	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-	b.ReportMetric(ms(lat[len(lat)/2]), "p50-ms")
-	b.ReportMetric(ms(lat[len(lat)*99/100]), "p99-ms")
+	synth.ReportLatency(b, lat)
 	b.ReportMetric(build.Seconds(), "build-s")
 	b.ReportMetric(reopen.Seconds(), "reopen-s")
 	b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/(1<<20), "index-MB")
-	b.ReportMetric(0, "ns/op") // the quantiles say it better than a mean
 }

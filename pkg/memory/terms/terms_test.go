@@ -53,42 +53,34 @@ func TestSnippet(t *testing.T) {
 	}
 }
 
-// Tokens must fold exactly as Split+Fold do, since the index cuts stored text
-// with one and queries with the other.
+// tokensAgree checks that Tokens folds text exactly as Split+Fold do, since
+// the index cuts stored text with one and queries with the other.
+func tokensAgree(t *testing.T, text string) {
+	t.Helper()
+	var got []string
+	Tokens(text, func(f string) { got = append(got, strings.Clone(f)) })
+	var want []string
+	for _, w := range strings.FieldsFunc(text, func(r rune) bool { return !isTermRune(r) }) {
+		if f := Fold(w); f != "" {
+			want = append(want, f)
+		}
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("Tokens(%q) = %q, want %q", text, got, want)
+	}
+}
+
 func TestTokensAgreeWithSplitFold(t *testing.T) {
-	texts := []string{
+	for _, text := range []string{
 		"Hello World hello", "Le Café de la GARE", "Привет, мир! Как дела?", "Ünïcödé ßtraße test",
 		"東京 タワー に 行った", "emoji 🔥 fire line", "Ελληνικά ΓΡΆΜΜΑΤΑ", "c++ AND c# x86_64 v1.2.3",
 		"mixedÀscii wörds", "", "***", "tab\tnew\nline", "\xff\xfe broken utf8 \xc3",
-	}
-	for _, text := range texts {
-		var got []string
-		Tokens(text, func(f string) { got = append(got, strings.Clone(f)) })
-		var want []string
-		for _, w := range strings.FieldsFunc(text, func(r rune) bool { return !isTermRune(r) }) {
-			if f := Fold(w); f != "" {
-				want = append(want, f)
-			}
-		}
-		if !slices.Equal(got, want) {
-			t.Errorf("Tokens(%q) = %q, want %q", text, got, want)
-		}
+	} {
+		tokensAgree(t, text)
 	}
 }
 
 func FuzzTokens(f *testing.F) {
 	f.Add("Hello Café мир 🔥 x86")
-	f.Fuzz(func(t *testing.T, text string) {
-		var got []string
-		Tokens(text, func(f string) { got = append(got, strings.Clone(f)) })
-		var want []string
-		for _, w := range strings.FieldsFunc(text, func(r rune) bool { return !isTermRune(r) }) {
-			if f := Fold(w); f != "" {
-				want = append(want, f)
-			}
-		}
-		if !slices.Equal(got, want) {
-			t.Fatalf("Tokens(%q) = %q, want %q", text, got, want)
-		}
-	})
+	f.Fuzz(tokensAgree)
 }

@@ -8,7 +8,9 @@ package synth
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
+	"testing"
 	"time"
 )
 
@@ -76,4 +78,14 @@ func Queries(n int) []string {
 		out[i] = c.Words(1 + i%3)
 	}
 	return out
+}
+
+// ReportLatency reports the p50 and p99 of lat in milliseconds, instead of
+// the mean per op (the quantiles say it better).
+func ReportLatency(b *testing.B, lat []time.Duration) {
+	slices.Sort(lat)
+	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+	b.ReportMetric(ms(lat[len(lat)/2]), "p50-ms")
+	b.ReportMetric(ms(lat[len(lat)*99/100]), "p99-ms")
+	b.ReportMetric(0, "ns/op")
 }
