@@ -181,35 +181,45 @@ func BenchmarkPingSocket(b *testing.B) {
 func BenchmarkAggregate64(b *testing.B) {
 	const conns, window = 64, 32
 	cs := dialInitialized(b, startSocketDaemon(b), conns)
-	per := b.N/conns + 1
+	rate := acrossConns(b, cs, func(_ int, c *conn, per int) {
+		sent, got := 0, 0
+		for got < per {
+			for sent < per && sent-got < window {
+				c.w.WriteString(pingLine + "\n")
+				sent++
+			}
+			c.w.Flush()
+			for got < sent && (sent == per || sent-got >= window/2) {
+				if !c.sc.Scan() {
+					b.Error("stream ended")
+					return
+				}
+				got++
+			}
+		}
+	})
+	b.ReportMetric(rate, "req/s")
+}
+
+// acrossConns splits b.N requests evenly over cs, runs work on every
+// connection at once (ci its index, per its share) and returns the requests
+// per second of the whole run.
+func acrossConns(b *testing.B, cs []*conn, work func(ci int, c *conn, per int)) float64 {
+	per := b.N/len(cs) + 1
 	b.ResetTimer()
 	start := time.Now()
 	var wg sync.WaitGroup
-	for _, c := range cs {
+	for ci, c := range cs {
 		wg.Add(1)
-		go func(c *conn) {
+		go func() {
 			defer wg.Done()
-			sent, got := 0, 0
-			for got < per {
-				for sent < per && sent-got < window {
-					c.w.WriteString(pingLine + "\n")
-					sent++
-				}
-				c.w.Flush()
-				for got < sent && (sent == per || sent-got >= window/2) {
-					if !c.sc.Scan() {
-						b.Error("stream ended")
-						return
-					}
-					got++
-				}
-			}
-		}(c)
+			work(ci, c, per)
+		}()
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
 	b.StopTimer()
-	b.ReportMetric(float64(per*conns)/elapsed.Seconds(), "req/s")
+	return float64(per*len(cs)) / elapsed.Seconds()
 }
 
 // stdioPeer starts a stdio server and returns a connection to it.

@@ -170,32 +170,21 @@ func BenchmarkAddMemorySocket(b *testing.B) {
 		b.Run(fmt.Sprintf("conns=%d", conns), func(b *testing.B) {
 			cs := dialInitialized(b, startSocketDaemon(b), conns)
 			sentences := corpusSentences(1000)
-			per := b.N/conns + 1
-			b.ResetTimer()
-			start := time.Now()
-			var wg sync.WaitGroup
-			for ci, c := range cs {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					for i := 0; i < per; i++ {
-						text, _ := json.Marshal(sentences[(ci*per+i)%len(sentences)])
-						c.w.WriteString(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"add_memory","arguments":{"text":` + string(text) + `,"metadata":{"tags":["bench"]}}}}` + "\n")
-						if err := c.w.Flush(); err != nil || !c.sc.Scan() {
-							b.Error("connection ended")
-							return
-						}
-						if !strings.Contains(c.sc.Text(), `memory_id`) {
-							b.Errorf("add_memory failed: %.300s", c.sc.Text())
-							return
-						}
+			rate := acrossConns(b, cs, func(ci int, c *conn, per int) {
+				for i := 0; i < per; i++ {
+					text, _ := json.Marshal(sentences[(ci*per+i)%len(sentences)])
+					c.w.WriteString(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"add_memory","arguments":{"text":` + string(text) + `,"metadata":{"tags":["bench"]}}}}` + "\n")
+					if err := c.w.Flush(); err != nil || !c.sc.Scan() {
+						b.Error("connection ended")
+						return
 					}
-				}()
-			}
-			wg.Wait()
-			elapsed := time.Since(start)
-			b.StopTimer()
-			b.ReportMetric(float64(per*conns)/elapsed.Seconds(), "adds/s")
+					if !strings.Contains(c.sc.Text(), `memory_id`) {
+						b.Errorf("add_memory failed: %.300s", c.sc.Text())
+						return
+					}
+				}
+			})
+			b.ReportMetric(rate, "adds/s")
 			b.ReportMetric(0, "ns/op")
 		})
 	}

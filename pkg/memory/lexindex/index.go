@@ -230,10 +230,3 @@ func (ix *Index) Delete(key int64) bool {
 }
 
 func (ix *Index) isDead(mem uint32) bool { return ix.dead[mem/64]&(1<<(mem%64)) != 0 }
-
-// Size reports the live memories' chunks and the distinct terms ever indexed.
-func (ix *Index) Size() (chunks int64, terms int) {
-	ix.mu.RLock()
-	defer ix.mu.RUnlock()
-	return ix.liveDocs, len(ix.lists)
-}

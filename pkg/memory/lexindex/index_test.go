@@ -215,7 +215,7 @@ func TestFiltersAndDeletes(t *testing.T) {
 	if got := keys(ix.Search([]string{"alpha"}, Filter{Workspace: "w"}, 10)); !slices.Equal(got, []int64{1}) {
 		t.Fatalf("after delete: %v", got)
 	}
-	if docs, _ := ix.Size(); docs != 2 {
+	if docs := ix.liveDocs; docs != 2 {
 		t.Fatalf("live chunks = %d, want 2", docs)
 	}
 	// The database may reuse the row id of a deleted memory.
@@ -251,7 +251,7 @@ func TestRerankPhrase(t *testing.T) {
 		ix.Add(Memory{Key: k, Workspace: "w"}, []Chunk{{Key: k, Text: texts[k]}})
 	}
 	r := ix.Search(terms.Split("quick brown fox"), Filter{Workspace: "w"}, 10)
-	r.Rerank(texts)
+	r.Rerank(func(k int64) (string, bool) { t, ok := texts[k]; return t, ok })
 	if len(r.Results) != 3 || r.Results[0].Memory != 2 {
 		t.Fatalf("the exact phrase should rank first: %+v", r.Results)
 	}

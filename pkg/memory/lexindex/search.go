@@ -482,19 +482,19 @@ func (t *topK) sorted() []Result {
 	return t.rs
 }
 
-// Rerank adds the phrase bonus to every result whose chunk text (from texts,
-// by chunk key) holds the query's words consecutively, in order, and sorts
+// Rerank adds the phrase bonus to every result whose chunk text (text by
+// chunk key; false when unknown) holds the query's words consecutively, in order, and sorts
 // again. The bonus scores the phrase as one more term whose IDF is the sum of
 // its words' (a phrase is rarer than any of its words) occurring once, so an
 // exact phrase outranks the same words scattered. A one-word query is left
 // as it is.
-func (r *Ranking) Rerank(texts map[int64]string) {
+func (r *Ranking) Rerank(text func(chunk int64) (string, bool)) {
 	if len(r.phrase) < 2 || r.bonus == 0 {
 		return
 	}
 	for i := range r.Results {
 		res := &r.Results[i]
-		if text, ok := texts[res.Chunk]; ok && holdsPhrase(text, r.phrase) {
+		if t, ok := text(res.Chunk); ok && holdsPhrase(t, r.phrase) {
 			res.Score += r.bonus * (k1 + 1) / (1 + r.c0 + r.c1*float64(res.dl))
 		}
 	}

@@ -543,11 +543,7 @@ func (s *Store) SearchLexical(ctx context.Context, q store.Query, words []string
 	if err != nil {
 		return nil, fail(ctx, "lexical search", err)
 	}
-	texts := make(map[int64]string, len(rows))
-	for key, h := range rows {
-		texts[key] = h.Chunk
-	}
-	r.Rerank(texts)
+	r.Rerank(func(chunk int64) (string, bool) { h, ok := rows[chunk]; return h.Chunk, ok })
 	hits := make([]store.Hit, 0, q.Limit)
 	for _, res := range r.Results {
 		h, ok := rows[res.Chunk]
