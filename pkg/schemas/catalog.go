@@ -23,6 +23,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/hearth-mcp/hearth/pkg/jsonval"
 	"github.com/hearth-mcp/hearth/pkg/tool"
 )
 
@@ -349,42 +350,53 @@ func (c *Catalog) Examples(component string) []Example {
 	return out
 }
 
-// Validate checks an instance (decoded with jsonschema.UnmarshalJSON or
-// encoding/json with UseNumber) against a schema by name. A top-level
-// "$schema" that names a catalog schema is the document's reference to its
-// schema, not content, and is set aside; for the nested alias a top-level
-// "$schemaRef" is ignored too (seed 001 §9). Errors are the validator's
-// leaves, sorted by path then message.
+// Validate checks an instance in encoding/json's decoded form (UseNumber
+// or not) against a schema by name; see ValidateValue.
 func (c *Catalog) Validate(instance any, name string) (ok bool, errs []tool.Violation, found bool) {
+	v, convertible := jsonval.FromAny(instance)
+	if !convertible {
+		return false, []tool.Violation{{Path: "", Msg: fmt.Sprintf("a %T is not a JSON value", instance)}}, true
+	}
+	return c.ValidateValue(v, name)
+}
+
+// ValidateValue checks a decoded document against a schema by name. A
+// top-level "$schema" that names a catalog schema is the document's
+// reference to its schema, not content, and is set aside; for the nested
+// alias a top-level "$schemaRef" is ignored too (seed 001 §9). Errors are
+// the validator's leaves, sorted by path then message.
+func (c *Catalog) ValidateValue(doc jsonval.Value, name string) (ok bool, errs []tool.Violation, found bool) {
 	s, found := c.Lookup(name)
 	if !found {
 		return false, nil, false
 	}
-	if m, isObj := instance.(map[string]any); isObj {
-		ref, hasRef := m["$schema"].(string)
-		_, hasSchemaRef := m["$schemaRef"]
-		if (hasRef && c.resolveRef(ref) != nil) || (name == AliasNested && hasSchemaRef) {
-			cp := make(map[string]any, len(m))
-			for k, v := range m {
-				cp[k] = v
-			}
-			if hasRef && c.resolveRef(ref) != nil {
-				delete(cp, "$schema")
-			}
-			if name == AliasNested {
-				delete(cp, "$schemaRef")
-			}
-			instance = cp
+	if doc.Kind == jsonval.Object {
+		if ref := doc.Get("$schema"); ref != nil && ref.Kind == jsonval.String && c.resolveRef(ref.Str) != nil {
+			doc = doc.Without("$schema")
+		}
+		if name == AliasNested {
+			doc = doc.Without("$schemaRef")
 		}
 	}
 	// Most documents are valid: the fast checker says so without building
 	// the full validator's error tree. Only a document it rejects (or a
 	// schema it cannot check) takes the full path, which gives the errors.
-	if s.fast != nil && s.fast.valid(instance) {
+	if s.fast != nil && s.fast.valid(&doc) {
 		return true, nil, true
 	}
-	if err := s.sch.Validate(instance); err != nil {
+	if err := s.sch.Validate(doc.Any()); err != nil {
 		return false, tool.SchemaViolations(err), true
 	}
 	return true, nil, true
+}
+
+// SchemaOf names the catalog schema a document's top-level "$schema"
+// refers to, or "".
+func (c *Catalog) SchemaOf(doc *jsonval.Value) string {
+	if ref := doc.Get("$schema"); ref != nil && ref.Kind == jsonval.String {
+		if s := c.resolveRef(ref.Str); s != nil {
+			return s.Name
+		}
+	}
+	return ""
 }

@@ -62,13 +62,7 @@ func ValidateCLI(args []string, stdout, stderr io.Writer, getenv func(string) st
 		return ExitIO
 	}
 	if schema == "" {
-		if m, ok := doc.(map[string]any); ok {
-			if ref, ok := m["$schema"].(string); ok {
-				if s := cat.resolveRef(ref); s != nil {
-					schema = s.Name
-				}
-			}
-		}
+		schema = cat.SchemaOf(&doc)
 	}
 	res := validateOne(cat, raw, schema)
 	out, _ := frame.Marshal(res)

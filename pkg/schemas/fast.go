@@ -1,15 +1,16 @@
 package schemas
 
 import (
-	"encoding/json"
 	"math/big"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/hearth-mcp/hearth/pkg/jsondiff"
+	"github.com/hearth-mcp/hearth/pkg/jsonval"
 )
 
 // fastSchema decides validity quickly for schemas that use only common
@@ -22,53 +23,55 @@ import (
 // error list. A schema using anything else (unevaluated*, $dynamicRef,
 // if/then/else, dependencies, contains, uniqueItems, multipleOf, content
 // assertions, extensions) is not compiled: the full validator answers.
+//
+// It reads documents as jsonval trees: an object's members are a slice, and
+// each object node matches member keys to its properties with a perfect
+// hash chosen at compile time, so no key is ever hashed in full.
+//
+// A true answer must imply the full validator's; a false one only sends the
+// document to the full validator. That is what makes duplicate keys safe:
+// every occurrence is checked (stricter than encoding/json's last-wins), and
+// minProperties, the one count a duplicate could inflate, counts distinct keys.
 type fastSchema struct {
-	always  *bool // a boolean schema
+	// Read for every value, so first and small.
+	trivial bool     // no constraint at all (annotations only): always valid
+	rare    bool     // one of the rare checks below is set
+	types   typeMask // "type"; 0: any
+	anyType typeMask // anyOf branches that only check "type", merged
 	ref     *fastSchema
-	types   typeMask
+	anyOf   []*fastSchema // the other anyOf branches
+	obj     *objectCheck
+	arr     *arrayCheck
+	str     *stringCheck
+	num     *numberCheck
+
+	// Rare keywords.
+	always  *bool // a boolean schema
 	enum    []any
+	enumStr []string // the enum when all of it is strings
 	cnst    *any
 	not     *fastSchema
 	allOf   []*fastSchema
-	anyOf   []*fastSchema
 	oneOf   []*fastSchema
 	format  func(any) error
-	minProp *int
-	maxProp *int
-	req     []string
-	props   map[string]*fastSchema
-	plist   []propEntry // the same properties, scanned instead of hashed when few
-	trivial bool        // no constraint at all (annotations only): always valid
-	// schemaDriven: object looks up lookups in the document (see planObject).
-	schemaDriven bool
-	lookups      []propEntry
-	reqOther     []string // required names that are not properties (schema-driven)
-	anyType      typeMask // anyOf branches that only check "type", merged
-	pattern      []patternProp
-	addl         *fastSchema // nil: any additional property is allowed
-	addlNo       bool        // additionalProperties: false
-	prefix       []*fastSchema
-	items        *fastSchema
-	minIt        *int
-	maxIt        *int
-	minLen       *int
-	maxLen       *int
-	re           jsonschema.Regexp
-	min          *big.Rat
-	max          *big.Rat
-	exMin        *big.Rat
-	exMax        *big.Rat
+
+	kw *keywords // as compiled, before finish builds the checks
 }
 
-type propEntry struct {
-	name string
-	s    *fastSchema
-	req  bool // required: its absence fails the object (schema-driven checks only)
+// keywords are a schema's per-type keywords, as compiled.
+type keywords struct {
+	minProp, maxProp             *int
+	req                          []string
+	props                        map[string]*fastSchema
+	pattern                      []patternProp
+	addl                         *fastSchema // nil: any additional property is allowed
+	addlNo                       bool        // additionalProperties: false
+	prefix                       []*fastSchema
+	items                        *fastSchema
+	minIt, maxIt, minLen, maxLen *int
+	re                           jsonschema.Regexp
+	min, max, exMin, exMax       *big.Rat
 }
-
-// smallProps is the most properties looked up by scanning: comparing a few
-// short strings is cheaper than hashing the key.
-const smallProps = 12
 
 type patternProp struct {
 	re jsonschema.Regexp
@@ -90,6 +93,11 @@ const (
 var typeNames = map[string]typeMask{"null": tNull, "boolean": tBool, "number": tNumber, "integer": tInteger,
 	"string": tString, "array": tArray, "object": tObject}
 
+// kindType is the type mask each kind satisfies ("integer" needs a look at
+// the number).
+var kindType = [...]typeMask{jsonval.Null: tNull, jsonval.False: tBool, jsonval.True: tBool,
+	jsonval.Number: tNumber, jsonval.String: tString, jsonval.Array: tArray, jsonval.Object: tObject}
+
 // compileFast returns the fast checker of s, or nil when s (or any schema
 // it reaches) uses a keyword the checker does not implement.
 func compileFast(s *jsonschema.Schema) *fastSchema {
@@ -97,6 +105,9 @@ func compileFast(s *jsonschema.Schema) *fastSchema {
 	ok := true
 	var compile func(*jsonschema.Schema) *fastSchema
 	list := func(ss []*jsonschema.Schema) []*fastSchema {
+		if ss == nil {
+			return nil
+		}
 		out := make([]*fastSchema, len(ss))
 		for i, x := range ss {
 			out[i] = compile(x)
@@ -110,7 +121,7 @@ func compileFast(s *jsonschema.Schema) *fastSchema {
 		if f, seen := memo[s]; seen {
 			return f // a cycle through $ref: the node is being filled in
 		}
-		f := &fastSchema{}
+		f := &fastSchema{kw: &keywords{}}
 		memo[s] = f
 		if s.Bool != nil {
 			f.always = s.Bool
@@ -139,28 +150,29 @@ func compileFast(s *jsonschema.Schema) *fastSchema {
 		if s.Format != nil {
 			f.format = s.Format.Validate
 		}
-		f.minProp, f.maxProp, f.req = s.MinProperties, s.MaxProperties, s.Required
+		k := f.kw
+		k.minProp, k.maxProp, k.req = s.MinProperties, s.MaxProperties, s.Required
 		if len(s.Properties) > 0 {
-			f.props = make(map[string]*fastSchema, len(s.Properties))
-			for k, v := range s.Properties {
-				f.props[k] = compile(v)
+			k.props = make(map[string]*fastSchema, len(s.Properties))
+			for name, v := range s.Properties {
+				k.props[name] = compile(v)
 			}
 		}
 		for re, v := range s.PatternProperties {
-			f.pattern = append(f.pattern, patternProp{re, compile(v)})
+			k.pattern = append(k.pattern, patternProp{re, compile(v)})
 		}
 		switch a := s.AdditionalProperties.(type) {
 		case nil:
 		case bool:
-			f.addlNo = !a
+			k.addlNo = !a
 		case *jsonschema.Schema:
-			f.addl = compile(a)
+			k.addl = compile(a)
 		default:
 			ok = false
 		}
-		f.prefix, f.items = list(s.PrefixItems), compile(s.Items2020)
-		f.minIt, f.maxIt, f.minLen, f.maxLen, f.re = s.MinItems, s.MaxItems, s.MinLength, s.MaxLength, s.Pattern
-		f.min, f.max, f.exMin, f.exMax = s.Minimum, s.Maximum, s.ExclusiveMinimum, s.ExclusiveMaximum
+		k.prefix, k.items = list(s.PrefixItems), compile(s.Items2020)
+		k.minIt, k.maxIt, k.minLen, k.maxLen, k.re = s.MinItems, s.MaxItems, s.MinLength, s.MaxLength, s.Pattern
+		k.min, k.max, k.exMin, k.exMax = s.Minimum, s.Maximum, s.ExclusiveMinimum, s.ExclusiveMaximum
 		return f
 	}
 	f := compile(s)
@@ -170,11 +182,16 @@ func compileFast(s *jsonschema.Schema) *fastSchema {
 	for _, n := range memo {
 		n.optimize()
 	}
-	for _, n := range memo {
-		n.simplify()
+	// Dropping what accepts everything can make a parent accept everything
+	// too: repeat until nothing changes.
+	for changed := true; changed; {
+		changed = false
+		for _, n := range memo {
+			changed = n.simplify() || changed
+		}
 	}
 	for _, n := range memo {
-		n.planObject()
+		n.finish()
 	}
 	return f
 }
@@ -184,55 +201,8 @@ func (f *fastSchema) alwaysValid() bool {
 	return f != nil && (f.trivial || (f.always != nil && *f.always))
 }
 
-// simplify drops what cannot reject anything once every node is optimized:
-// an additionalProperties that accepts everything, and an anyOf with a
-// branch that does (Pydantic writes {"anyOf": [{}, {"type": "null"}]} for an
-// optional field of any type).
-func (f *fastSchema) simplify() {
-	if f.addl.alwaysValid() {
-		f.addl = nil
-	}
-	for _, b := range f.anyOf {
-		if b.alwaysValid() {
-			f.anyOf, f.anyType = nil, 0
-			break
-		}
-	}
-	f.trivial = f.isEmpty()
-}
-
-// planObject chooses how object checks its properties. Without pattern
-// properties and with nothing to check on additional ones, the schema's
-// properties are looked up in the document (one hash lookup each) rather than
-// the document's keys matched against the schema: no map iteration, and the
-// properties that accept anything are not even looked up unless
-// additionalProperties is false (then every match is counted).
-func (f *fastSchema) planObject() {
-	f.schemaDriven = f.pattern == nil && f.addl == nil
-	if !f.schemaDriven {
-		return
-	}
-	names := make([]string, 0, len(f.props))
-	for k := range f.props {
-		names = append(names, k)
-	}
-	slices.Sort(names)
-	for _, k := range names {
-		req := slices.Contains(f.req, k)
-		if f.addlNo || req || !f.props[k].alwaysValid() {
-			f.lookups = append(f.lookups, propEntry{k, f.props[k], req})
-		}
-	}
-	for _, k := range f.req {
-		if _, ok := f.props[k]; !ok {
-			f.reqOther = append(f.reqOther, k)
-		}
-	}
-}
-
-// optimize simplifies a compiled node once the whole graph exists: it
-// follows references that add nothing, merges anyOf branches that only
-// check a type into one mask, and marks nodes without constraints.
+// optimize follows references that add nothing and merges anyOf branches
+// that only check a type into one mask.
 func (f *fastSchema) optimize() {
 	follow := func(x *fastSchema) *fastSchema {
 		for i := 0; i < 8 && x != nil && x.onlyRef(); i++ {
@@ -240,14 +210,18 @@ func (f *fastSchema) optimize() {
 		}
 		return x
 	}
-	f.ref, f.not, f.items, f.addl = follow(f.ref), follow(f.not), follow(f.items), follow(f.addl)
-	for _, l := range [][]*fastSchema{f.allOf, f.anyOf, f.oneOf, f.prefix} {
+	k := f.kw
+	f.ref, f.not, k.items, k.addl = follow(f.ref), follow(f.not), follow(k.items), follow(k.addl)
+	for _, l := range [][]*fastSchema{f.allOf, f.anyOf, f.oneOf, k.prefix} {
 		for i := range l {
 			l[i] = follow(l[i])
 		}
 	}
-	for k, v := range f.props {
-		f.props[k] = follow(v)
+	for name, v := range k.props {
+		k.props[name] = follow(v)
+	}
+	for i := range k.pattern {
+		k.pattern[i].s = follow(k.pattern[i].s)
 	}
 	if len(f.anyOf) > 0 {
 		var rest []*fastSchema
@@ -263,27 +237,40 @@ func (f *fastSchema) optimize() {
 			// anyOf holds when the type is one of the mask's or another
 			// branch holds: the mask is tried first, then the rest.
 			f.anyType, f.anyOf = mask, rest
-			if len(rest) == 0 {
-				f.anyOf = nil
-				f.anyType = mask | anyTypeAlone
-			}
 		}
 	}
-	if len(f.props) <= smallProps {
-		for k, v := range f.props {
-			f.plist = append(f.plist, propEntry{name: k, s: v})
-		}
-	}
-	f.trivial = f.always == nil && f.ref == nil && f.types == 0 && f.enum == nil && f.cnst == nil && f.not == nil &&
-		f.allOf == nil && f.anyOf == nil && f.oneOf == nil && f.format == nil && f.minProp == nil && f.maxProp == nil &&
-		f.req == nil && f.props == nil && f.pattern == nil && f.addl == nil && !f.addlNo && f.prefix == nil && f.items == nil &&
-		f.minIt == nil && f.maxIt == nil && f.minLen == nil && f.maxLen == nil && f.re == nil &&
-		f.min == nil && f.max == nil && f.exMin == nil && f.exMax == nil && f.anyType == 0
+	f.trivial = f.isEmpty()
 }
 
-// anyTypeAlone marks an anyType mask that is the whole anyOf (no other
-// branch to try).
-const anyTypeAlone typeMask = 1 << 7
+// simplify drops what cannot reject anything: an additionalProperties, a
+// $ref or an allOf member that accepts everything, and an anyOf with a
+// branch that does (Pydantic writes {"anyOf": [{}, {"type": "null"}]} for
+// an optional field of any type). It reports whether anything changed.
+func (f *fastSchema) simplify() bool {
+	k, was := f.kw, f.trivial
+	changed := false
+	if k.addl.alwaysValid() {
+		k.addl, changed = nil, true
+	}
+	if f.ref.alwaysValid() {
+		f.ref, changed = nil, true
+	}
+	if n := len(f.allOf); n > 0 {
+		f.allOf = slices.DeleteFunc(f.allOf, (*fastSchema).alwaysValid)
+		if len(f.allOf) == 0 {
+			f.allOf = nil
+		}
+		changed = changed || len(f.allOf) != n
+	}
+	for _, b := range f.anyOf {
+		if b.alwaysValid() {
+			f.anyOf, f.anyType, changed = nil, 0, true
+			break
+		}
+	}
+	f.trivial = f.isEmpty()
+	return changed || f.trivial != was
+}
 
 func (f *fastSchema) onlyRef() bool {
 	g := *f
@@ -298,32 +285,115 @@ func (f *fastSchema) onlyTypes() bool {
 }
 
 func (f *fastSchema) isEmpty() bool {
+	k := f.kw
 	return f.always == nil && f.ref == nil && f.types == 0 && f.enum == nil && f.cnst == nil && f.not == nil &&
-		f.allOf == nil && f.anyOf == nil && f.oneOf == nil && f.format == nil && f.minProp == nil && f.maxProp == nil &&
-		f.req == nil && f.props == nil && f.pattern == nil && f.addl == nil && !f.addlNo && f.prefix == nil && f.items == nil &&
-		f.minIt == nil && f.maxIt == nil && f.minLen == nil && f.maxLen == nil && f.re == nil &&
-		f.min == nil && f.max == nil && f.exMin == nil && f.exMax == nil && f.anyType == 0
+		f.allOf == nil && f.anyOf == nil && f.oneOf == nil && f.format == nil && f.anyType == 0 &&
+		k.minProp == nil && k.maxProp == nil && k.req == nil && k.props == nil && k.pattern == nil && k.addl == nil &&
+		!k.addlNo && k.prefix == nil && k.items == nil && k.minIt == nil && k.maxIt == nil && k.minLen == nil &&
+		k.maxLen == nil && k.re == nil && k.min == nil && k.max == nil && k.exMin == nil && k.exMax == nil
 }
 
-// valid reports whether v (as decoded by jsonschema.UnmarshalJSON: maps,
-// slices, json.Number, strings, bools, nil) satisfies the schema.
-func (f *fastSchema) valid(v any) bool {
+// finish builds the per-type checks from the compiled keywords.
+func (f *fastSchema) finish() {
+	k := f.kw
+	if len(f.enum) > 0 {
+		strs := make([]string, 0, len(f.enum))
+		for _, e := range f.enum {
+			if s, ok := e.(string); ok {
+				strs = append(strs, s)
+			}
+		}
+		if len(strs) == len(f.enum) {
+			f.enumStr = strs
+		}
+	}
+	f.rare = f.always != nil || f.enum != nil || f.cnst != nil || f.not != nil || f.allOf != nil || f.oneOf != nil || f.format != nil
+	f.obj = newObjectCheck(k)
+	if k.minIt != nil || k.maxIt != nil || len(k.prefix) > 0 || (k.items != nil && !k.items.alwaysValid()) {
+		f.arr = &arrayCheck{minIt: intOr(k.minIt, -1), maxIt: intOr(k.maxIt, -1), prefix: k.prefix, items: k.items}
+		if f.arr.items.alwaysValid() {
+			f.arr.items = nil
+		}
+	}
+	if k.minLen != nil || k.maxLen != nil || k.re != nil {
+		f.str = &stringCheck{minLen: intOr(k.minLen, -1), maxLen: intOr(k.maxLen, -1), re: k.re}
+	}
+	if k.min != nil || k.max != nil || k.exMin != nil || k.exMax != nil {
+		f.num = &numberCheck{}
+		for _, b := range []struct {
+			r         *big.Rat
+			exclusive bool
+			upper     bool
+		}{{k.min, false, false}, {k.max, false, true}, {k.exMin, true, false}, {k.exMax, true, true}} {
+			if b.r != nil {
+				fl, exact := b.r.Float64()
+				f.num.bounds = append(f.num.bounds, bound{r: b.r, f: fl, exact: exact, exclusive: b.exclusive, upper: b.upper})
+			}
+		}
+	}
+}
+
+func intOr(p *int, def int) int {
+	if p == nil {
+		return def
+	}
+	return *p
+}
+
+// valid reports whether v satisfies the schema.
+func (f *fastSchema) valid(v *jsonval.Value) bool {
 	if f.trivial {
 		return true
-	}
-	if f.always != nil {
-		return *f.always
-	}
-	if f.ref != nil && !f.ref.valid(v) {
-		return false
 	}
 	if f.types != 0 && !hasType(f.types, v) {
 		return false
 	}
-	if f.enum != nil && !containsEqual(f.enum, v) {
+	if f.ref != nil && !f.ref.valid(v) {
 		return false
 	}
-	if f.cnst != nil && !jsondiff.Equal(*f.cnst, v) {
+	if (f.anyType != 0 || f.anyOf != nil) && !f.anyOfValid(v) {
+		return false
+	}
+	if f.rare && !f.rareValid(v) {
+		return false
+	}
+	switch v.Kind {
+	case jsonval.Object:
+		return f.obj == nil || f.obj.valid(v.Kids)
+	case jsonval.Array:
+		return f.arr == nil || f.arr.valid(v.Kids)
+	case jsonval.String:
+		return f.str == nil || f.str.valid(v.Str)
+	case jsonval.Number:
+		return f.num == nil || f.num.valid(v.Str)
+	}
+	return true
+}
+
+func (f *fastSchema) anyOfValid(v *jsonval.Value) bool {
+	if f.anyType != 0 && hasType(f.anyType, v) {
+		return true
+	}
+	for _, s := range f.anyOf {
+		if s.valid(v) {
+			return true
+		}
+	}
+	return false
+}
+
+func (f *fastSchema) rareValid(v *jsonval.Value) bool {
+	if f.always != nil {
+		return *f.always
+	}
+	if f.enumStr != nil {
+		if v.Kind != jsonval.String || !slices.Contains(f.enumStr, v.Str) {
+			return false
+		}
+	} else if f.enum != nil && !containsEqual(f.enum, v.Any()) {
+		return false
+	}
+	if f.cnst != nil && !jsondiff.Equal(*f.cnst, v.Any()) {
 		return false
 	}
 	if f.not != nil && f.not.valid(v) {
@@ -333,17 +403,6 @@ func (f *fastSchema) valid(v any) bool {
 		if !s.valid(v) {
 			return false
 		}
-	}
-	if f.anyType != 0 {
-		if f.anyType&anyTypeAlone != 0 {
-			if !hasType(f.anyType&^anyTypeAlone, v) {
-				return false
-			}
-		} else if !hasType(f.anyType, v) && !f.anyOfRest(v) {
-			return false
-		}
-	} else if len(f.anyOf) > 0 && !f.anyOfRest(v) {
-		return false
 	}
 	if len(f.oneOf) > 0 {
 		n := 0
@@ -358,136 +417,296 @@ func (f *fastSchema) valid(v any) bool {
 			return false
 		}
 	}
-	if f.format != nil && f.format(v) != nil {
+	return f.format == nil || f.format(v.Any()) == nil
+}
+
+// objectCheck is an object node's properties, required names, counts and
+// additional-property rule.
+type objectCheck struct {
+	props    keyIndex // the properties whose match matters
+	reqMask  uint64   // bits of the required properties in props
+	reqOther []string // required names that are not in props (or past 64)
+	pattern  []patternProp
+	addl     *fastSchema // checks unmatched members; nil accepts them
+	addlNo   bool        // unmatched members fail
+	minProp  int         // -1: none
+	maxProp  int         // -1: none
+}
+
+func newObjectCheck(k *keywords) *objectCheck {
+	o := &objectCheck{pattern: k.pattern, addl: k.addl, addlNo: k.addlNo, minProp: intOr(k.minProp, -1), maxProp: intOr(k.maxProp, -1)}
+	// A property that accepts anything and is not required only needs
+	// matching when an unmatched member would be checked.
+	matchAll := o.addlNo || o.addl != nil || o.pattern != nil
+	var names []string
+	for name, s := range k.props {
+		if matchAll || !s.alwaysValid() || slices.Contains(k.req, name) {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	entries := make([]propEntry, len(names))
+	nreq := 0
+	for i, name := range names {
+		entries[i] = propEntry{name: name, s: k.props[name]}
+		if slices.Contains(k.req, name) && nreq < 64 {
+			entries[i].bit = 1 << nreq
+			nreq++
+		}
+	}
+	o.reqMask = 1<<nreq - 1
+	for _, name := range k.req {
+		if i, found := slices.BinarySearch(names, name); !found || entries[i].bit == 0 {
+			if !slices.Contains(o.reqOther, name) {
+				o.reqOther = append(o.reqOther, name)
+			}
+		}
+	}
+	o.props = newKeyIndex(entries)
+	if len(entries) == 0 && o.reqOther == nil && o.pattern == nil && o.addl == nil && !o.addlNo && o.minProp < 0 && o.maxProp < 0 {
+		return nil
+	}
+	return o
+}
+
+func (o *objectCheck) valid(kids []jsonval.Member) bool {
+	if o.maxProp >= 0 && len(kids) > o.maxProp {
 		return false
 	}
-	switch x := v.(type) {
-	case map[string]any:
-		return f.object(x)
-	case []any:
-		return f.array(x)
-	case string:
-		if f.minLen != nil || f.maxLen != nil {
-			n := utf8.RuneCountInString(x)
-			if (f.minLen != nil && n < *f.minLen) || (f.maxLen != nil && n > *f.maxLen) {
+	if o.minProp >= 0 && (len(kids) < o.minProp || distinctKeys(kids) < o.minProp) {
+		return false
+	}
+	var seen uint64
+	for i := range kids {
+		m := &kids[i]
+		matched := false
+		if p := o.props.find(m.Key); p != nil {
+			seen |= p.bit
+			if !p.s.trivial && !p.s.valid(&m.Value) {
+				return false
+			}
+			matched = true
+		}
+		for _, pp := range o.pattern {
+			if pp.re.MatchString(m.Key) {
+				matched = true
+				if !pp.s.valid(&m.Value) {
+					return false
+				}
+			}
+		}
+		if !matched {
+			if o.addlNo || (o.addl != nil && !o.addl.valid(&m.Value)) {
 				return false
 			}
 		}
-		if f.re != nil && !f.re.MatchString(x) {
+	}
+	if seen&o.reqMask != o.reqMask {
+		return false
+	}
+	for _, name := range o.reqOther {
+		if !hasKey(kids, name) {
 			return false
-		}
-	case json.Number:
-		if f.min != nil || f.max != nil || f.exMin != nil || f.exMax != nil {
-			r, ok := new(big.Rat).SetString(string(x))
-			if !ok {
-				return false
-			}
-			if (f.min != nil && r.Cmp(f.min) < 0) || (f.max != nil && r.Cmp(f.max) > 0) ||
-				(f.exMin != nil && r.Cmp(f.exMin) <= 0) || (f.exMax != nil && r.Cmp(f.exMax) >= 0) {
-				return false
-			}
 		}
 	}
 	return true
 }
 
-func (f *fastSchema) anyOfRest(v any) bool {
-	for _, s := range f.anyOf {
-		if s.valid(v) {
+func hasKey(kids []jsonval.Member, name string) bool {
+	for i := range kids {
+		if kids[i].Key == name {
 			return true
 		}
 	}
 	return false
 }
 
-func (f *fastSchema) prop(k string) (*fastSchema, bool) {
-	if f.plist != nil || f.props == nil {
-		for i := range f.plist {
-			if e := &f.plist[i]; len(e.name) == len(k) && e.name == k {
-				return e.s, true
-			}
+// distinctKeys counts an object's keys as encoding/json would keep them.
+func distinctKeys(kids []jsonval.Member) int {
+	n := 0
+	for i := range kids {
+		if !hasKey(kids[:i], kids[i].Key) {
+			n++
 		}
-		return nil, false
 	}
-	s, ok := f.props[k]
-	return s, ok
+	return n
 }
 
-func (f *fastSchema) object(m map[string]any) bool {
-	if (f.minProp != nil && len(m) < *f.minProp) || (f.maxProp != nil && len(m) > *f.maxProp) {
+type propEntry struct {
+	name string
+	s    *fastSchema
+	bit  uint64 // this property's bit in reqMask, 0 if not required
+}
+
+// keyIndex finds a property by member key with a perfect hash of the key's
+// length and three of its bytes, chosen at compile time so that no two
+// properties share a slot: one multiply, one load, and a string compare only
+// when the signatures agree. Properties that no such hash separates (same
+// length and same bytes at those places) use a map instead.
+type keyIndex struct {
+	entries []propEntry
+	table   []slot // 1<<(32-shift) slots
+	mul     uint32
+	shift   uint8
+	byName  map[string]int // the fallback
+}
+
+type slot struct {
+	sig uint32
+	e   *propEntry // nil: empty
+}
+
+func keySig(k string) uint32 {
+	n := len(k)
+	if n == 0 {
+		return 0
+	}
+	return uint32(n) | uint32(k[0])<<8 | uint32(k[n-1])<<16 | uint32(k[n/2])<<24
+}
+
+func newKeyIndex(entries []propEntry) keyIndex {
+	x := keyIndex{entries: entries}
+	if len(entries) == 0 {
+		return x
+	}
+	bits := 1
+	for 1<<bits < 2*len(entries) {
+		bits++
+	}
+	// A fixed seed keeps compilation deterministic.
+	state := uint32(2654435769)
+	for try := 0; try < 400 && bits <= 16; try++ {
+		if try > 0 && try%100 == 0 {
+			bits++ // a sparser table is easier to place perfectly
+		}
+		state = state*1664525 + 1013904223
+		mul := state | 1
+		shift := uint8(32 - bits)
+		table := make([]slot, 1<<bits)
+		perfect := true
+		for i := range entries {
+			sig := keySig(entries[i].name)
+			h := (sig * mul) >> shift
+			if table[h].e != nil {
+				perfect = false
+				break
+			}
+			table[h] = slot{sig, &entries[i]}
+		}
+		if perfect {
+			x.table, x.mul, x.shift = table, mul, shift
+			return x
+		}
+	}
+	x.byName = make(map[string]int, len(entries))
+	for i, e := range entries {
+		x.byName[e.name] = i
+	}
+	return x
+}
+
+func (x *keyIndex) find(k string) *propEntry {
+	if x.table != nil {
+		sig := keySig(k)
+		if sl := &x.table[(sig*x.mul)>>x.shift]; sl.sig == sig && sl.e != nil && sl.e.name == k {
+			return sl.e
+		}
+		return nil
+	}
+	if x.byName != nil {
+		if j, ok := x.byName[k]; ok {
+			return &x.entries[j]
+		}
+	}
+	return nil
+}
+
+type arrayCheck struct {
+	minIt, maxIt int // -1: none
+	prefix       []*fastSchema
+	items        *fastSchema // nil: items after the prefix are not checked
+}
+
+func (a *arrayCheck) valid(items []jsonval.Member) bool {
+	if (a.minIt >= 0 && len(items) < a.minIt) || (a.maxIt >= 0 && len(items) > a.maxIt) {
 		return false
 	}
-	if f.schemaDriven {
-		// Required properties are checked by the same lookup as their schema.
-		for _, k := range f.reqOther {
-			if _, ok := m[k]; !ok {
+	for i := range items {
+		if i < len(a.prefix) {
+			if !a.prefix[i].valid(&items[i].Value) {
 				return false
 			}
-		}
-		n := 0
-		for i := range f.lookups {
-			e := &f.lookups[i]
-			v, ok := m[e.name]
-			if !ok {
-				if e.req {
-					return false
-				}
-				continue
-			}
-			n++
-			if !e.s.valid(v) {
-				return false
-			}
-		}
-		return !f.addlNo || n == len(m)
-	}
-	for _, k := range f.req {
-		if _, ok := m[k]; !ok {
+		} else if a.items == nil {
+			break
+		} else if !a.items.valid(&items[i].Value) {
 			return false
-		}
-	}
-	if f.props == nil && f.pattern == nil && f.addl == nil && !f.addlNo {
-		return true
-	}
-	for k, v := range m {
-		matched := false
-		if s, ok := f.prop(k); ok {
-			matched = true
-			if !s.valid(v) {
-				return false
-			}
-		}
-		for _, p := range f.pattern {
-			if p.re.MatchString(k) {
-				matched = true
-				if !p.s.valid(v) {
-					return false
-				}
-			}
-		}
-		if !matched {
-			if f.addlNo || (f.addl != nil && !f.addl.valid(v)) {
-				return false
-			}
 		}
 	}
 	return true
 }
 
-func (f *fastSchema) array(a []any) bool {
-	if (f.minIt != nil && len(a) < *f.minIt) || (f.maxIt != nil && len(a) > *f.maxIt) {
-		return false
+type stringCheck struct {
+	minLen, maxLen int // in characters; -1: none
+	re             jsonschema.Regexp
+}
+
+func (c *stringCheck) valid(s string) bool {
+	if c.minLen >= 0 || c.maxLen >= 0 {
+		// A string has at most one character per byte: short strings fail
+		// minLength and short enough ones pass maxLength without counting.
+		n := len(s)
+		if n < c.minLen {
+			return false
+		}
+		if (c.minLen > 0 && n < 4*c.minLen) || (c.maxLen >= 0 && n > c.maxLen) {
+			n = utf8.RuneCountInString(s)
+			if (c.minLen >= 0 && n < c.minLen) || (c.maxLen >= 0 && n > c.maxLen) {
+				return false
+			}
+		}
 	}
-	for i, v := range a {
+	return c.re == nil || c.re.MatchString(s)
+}
+
+type numberCheck struct{ bounds []bound }
+
+// bound is one of minimum, maximum, exclusiveMinimum, exclusiveMaximum. A
+// number is compared as a float64 first: parsing rounds monotonically, so
+// when the bound is exactly a float64 a float that differs from it decides;
+// only an equal float (or an inexact bound) needs the exact rational.
+type bound struct {
+	r         *big.Rat
+	f         float64
+	exact     bool
+	exclusive bool
+	upper     bool
+}
+
+func (c *numberCheck) valid(lit string) bool {
+	fv, _ := strconv.ParseFloat(lit, 64) // a range error still rounds monotonically (to ±Inf or 0)
+	var r *big.Rat
+	for _, b := range c.bounds {
+		cmp := 0
 		switch {
-		case i < len(f.prefix):
-			if !f.prefix[i].valid(v) {
-				return false
+		case b.exact && fv < b.f:
+			cmp = -1
+		case b.exact && fv > b.f:
+			cmp = 1
+		default:
+			if r == nil {
+				var ok bool
+				if r, ok = new(big.Rat).SetString(lit); !ok {
+					return false
+				}
 			}
-		case f.items != nil:
-			if !f.items.valid(v) {
-				return false
-			}
+			cmp = r.Cmp(b.r)
+		}
+		if b.upper {
+			cmp = -cmp
+		}
+		// Now cmp < 0 means the number is on the wrong side of the bound.
+		if cmp < 0 || (cmp == 0 && b.exclusive) {
+			return false
 		}
 	}
 	return true
@@ -495,45 +714,20 @@ func (f *fastSchema) array(a []any) bool {
 
 // hasType checks "type"; a number's integer-ness is worked out only when
 // the mask allows integers but not all numbers.
-func hasType(mask typeMask, v any) bool {
-	if n, ok := v.(json.Number); ok {
-		if mask&tNumber != 0 {
-			return true
-		}
-		return mask&tInteger != 0 && isInteger(string(n))
+func hasType(mask typeMask, v *jsonval.Value) bool {
+	if kindType[v.Kind]&mask != 0 {
+		return true
 	}
-	return mask&typeOf(v) != 0
-}
-
-func typeOf(v any) typeMask {
-	switch x := v.(type) {
-	case nil:
-		return tNull
-	case bool:
-		return tBool
-	case string:
-		return tString
-	case []any:
-		return tArray
-	case map[string]any:
-		return tObject
-	case json.Number:
-		if isInteger(string(x)) {
-			return tNumber | tInteger
-		}
-		return tNumber
-	case float64:
-		if x == float64(int64(x)) {
-			return tNumber | tInteger
-		}
-		return tNumber
-	}
-	return 0
+	return v.Kind == jsonval.Number && mask&tInteger != 0 && isInteger(v)
 }
 
 // isInteger reports whether a JSON number has an integer value (1.0 and
 // 1e2 are integers, as JSON Schema says).
-func isInteger(s string) bool {
+func isInteger(v *jsonval.Value) bool {
+	if v.IsPlainInt() {
+		return true
+	}
+	s := v.Str
 	if strings.ContainsAny(s, "eE") {
 		r, ok := new(big.Rat).SetString(s)
 		return ok && r.IsInt()

@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/hearth-mcp/hearth/pkg/jsondiff"
+	"github.com/hearth-mcp/hearth/pkg/jsonval"
 	"github.com/hearth-mcp/hearth/pkg/tool"
 )
 
@@ -116,7 +117,9 @@ func (f *Family) listExamples(ctx context.Context, call *tool.Call) (any, error)
 	return result{"ok": true, "examples": list}, nil
 }
 
-func decode(raw []byte) (any, error) { return jsonschema.UnmarshalJSON(bytes.NewReader(raw)) }
+// decode reads a document the tools validate: jsonval accepts exactly what
+// encoding/json does and gives the fast checker an ordered tree.
+func decode(raw []byte) (jsonval.Value, error) { return jsonval.Parse(raw) }
 
 func (f *Family) getExample(ctx context.Context, call *tool.Call) (any, error) {
 	var a struct{ Path string }
@@ -145,14 +148,7 @@ func (f *Family) getExample(ctx context.Context, call *tool.Call) (any, error) {
 	if err != nil {
 		return failed([]tool.Violation{{Path: "", Msg: "the example is not valid JSON"}}), nil
 	}
-	schema := ""
-	if m, ok := doc.(map[string]any); ok {
-		if ref, ok := m["$schema"].(string); ok {
-			if s := c.resolveRef(ref); s != nil {
-				schema = s.Name
-			}
-		}
-	}
+	schema := c.SchemaOf(&doc)
 	if schema == "" {
 		rel, _ := filepath.Rel(c.ExamplesDir, p)
 		if s, ok := c.Lookup(componentOf(rel)); ok {
@@ -161,7 +157,7 @@ func (f *Family) getExample(ctx context.Context, call *tool.Call) (any, error) {
 	}
 	validated := false
 	if schema != "" {
-		ok, errs, _ := c.Validate(doc, schema)
+		ok, errs, _ := c.ValidateValue(doc, schema)
 		if !ok {
 			return failed(errs), nil
 		}
@@ -201,7 +197,7 @@ func validateOne(c *Catalog, asset json.RawMessage, schema string) result {
 	if err != nil {
 		return failed([]tool.Violation{{Path: "", Msg: "the asset is not valid JSON"}})
 	}
-	ok, errs, found := c.Validate(doc, schema)
+	ok, errs, found := c.ValidateValue(doc, schema)
 	if !found {
 		return failed([]tool.Violation{{Path: "", Msg: "unknown schema: " + truncate(schema, 100)}})
 	}
@@ -289,7 +285,8 @@ func (f *Family) populateBackend(ctx context.Context, call *tool.Call) (any, err
 	if f.backendErr != nil {
 		return result{"ok": false, "reason": "unsupported", "detail": "backend misconfigured: " + f.backendErr.Error()}, nil
 	}
-	doc, err := decode(a.Asset)
+	// The backend client encodes what it POSTs from encoding/json's form.
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(a.Asset))
 	if err != nil {
 		return failed([]tool.Violation{{Path: "", Msg: "the asset is not valid JSON"}}), nil
 	}
