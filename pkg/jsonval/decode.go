@@ -2,6 +2,7 @@ package jsonval
 
 import (
 	"fmt"
+	"sync"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -17,38 +18,56 @@ type SyntaxError struct {
 
 func (e *SyntaxError) Error() string { return fmt.Sprintf("%s at offset %d", e.Msg, e.Offset) }
 
-// Parse decodes one JSON value that fills data (surrounding whitespace
-// allowed). data is copied once; the result's strings share that copy.
-func Parse(data []byte) (Value, error) { return ParseString(string(data)) }
+// MaxSize is the largest input Parse takes: offsets are 32-bit.
+const MaxSize = 1<<32 - 1
 
-// ParseString is Parse for a string; the result's strings share s.
-func ParseString(s string) (Value, error) {
-	d := decoder{s: s}
-	// One arena chunk usually holds a whole document: JSON spends at least
-	// a few bytes on every value.
-	d.arena = make([]Member, 0, min(max(16, len(s)/24), 1<<16))
+// Parse decodes one JSON value that fills data (surrounding whitespace
+// allowed). data is copied once; the document's strings share that copy.
+func Parse(data []byte) (*Doc, error) { return ParseString(string(data)) }
+
+// ParseString is Parse for a string; the document's strings share s.
+func ParseString(s string) (*Doc, error) {
+	if len(s) > MaxSize {
+		return nil, &SyntaxError{"document too large", MaxSize}
+	}
+	d := decoders.Get().(*decoder)
+	defer d.release()
+	d.s, d.i = s, 0
+	// JSON spends a few bytes on every value: this usually holds them all.
+	d.nodes = make([]Node, 0, max(8, len(s)/16))
 	d.space()
 	if d.i == len(s) {
-		return Value{}, &SyntaxError{"unexpected end of JSON input", d.i}
+		return nil, &SyntaxError{"unexpected end of JSON input", d.i}
 	}
-	v, err := d.value()
+	root, err := d.value()
 	if err != nil {
-		return Value{}, err
+		return nil, err
 	}
 	d.space()
 	if d.i != len(s) {
-		return Value{}, d.unexpected("after top-level value")
+		return nil, d.unexpected("after top-level value")
 	}
-	return v, nil
+	return &Doc{src: s, extra: string(d.extra), nodes: d.nodes, root: root}, nil
 }
 
 type decoder struct {
 	s     string
 	i     int
 	depth int
-	stack []Member // children of the containers still being decoded
-	arena []Member // room for finished containers' children
-	buf   []byte   // a string being unescaped
+	nodes []Node // finished containers' children, each container's together
+	stack []Node // children of the containers still being decoded
+	extra []byte // text of strings that needed unescaping
+}
+
+// decoders keeps the scratch stack between documents.
+var decoders = sync.Pool{New: func() any { return new(decoder) }}
+
+func (d *decoder) release() {
+	if cap(d.stack) > 1<<16 {
+		d.stack = nil // do not keep a huge document's scratch forever
+	}
+	d.s, d.nodes, d.stack, d.extra, d.depth = "", nil, d.stack[:0], nil, 0
+	decoders.Put(d)
 }
 
 func (d *decoder) unexpected(where string) error {
@@ -61,17 +80,25 @@ func (d *decoder) unexpected(where string) error {
 func (d *decoder) space() {
 	for d.i < len(d.s) {
 		switch d.s[d.i] {
-		case ' ', '\t', '\n', '\r':
+		case ' ', '\t', '\r':
 			d.i++
+		case '\n':
+			d.i++
+			// Indentation: eight spaces at a time (one 64-bit compare).
+			for len(d.s)-d.i >= 8 && d.s[d.i:d.i+8] == "        " {
+				d.i += 8
+			}
 		default:
 			return
 		}
 	}
 }
 
-func (d *decoder) value() (Value, error) {
+// value decodes the value at d.i. (Nodes go by value: a pointer into the
+// recursion would make every node escape to the heap.)
+func (d *decoder) value() (Node, error) {
 	if d.i >= len(d.s) {
-		return Value{}, d.unexpected("")
+		return Node{}, d.unexpected("")
 	}
 	switch c := d.s[d.i]; c {
 	case '{':
@@ -79,74 +106,82 @@ func (d *decoder) value() (Value, error) {
 	case '[':
 		return d.container(Array, ']')
 	case '"':
-		s, err := d.str()
-		return Value{Kind: String, Str: s}, err
+		off, ln, extra, err := d.str()
+		n := Node{kind: String, a: off, b: ln}
+		if extra {
+			n.flags = strInExtra
+		}
+		return n, err
 	case 't':
-		return d.literal("true", Value{Kind: True})
+		return Node{kind: True}, d.literal("true")
 	case 'f':
-		return d.literal("false", Value{Kind: False})
+		return Node{kind: False}, d.literal("false")
 	case 'n':
-		return d.literal("null", Value{Kind: Null})
+		return Node{kind: Null}, d.literal("null")
 	default:
 		if c == '-' || ('0' <= c && c <= '9') {
 			return d.number()
 		}
-		return Value{}, d.unexpected("looking for beginning of value")
+		return Node{}, d.unexpected("looking for beginning of value")
 	}
 }
 
-func (d *decoder) literal(word string, v Value) (Value, error) {
+func (d *decoder) literal(word string) error {
 	if len(d.s)-d.i >= len(word) && d.s[d.i:d.i+len(word)] == word {
 		d.i += len(word)
-		return v, nil
+		return nil
 	}
 	for j := 0; j < len(word); j++ { // point at the first wrong byte
 		if d.i >= len(d.s) || d.s[d.i] != word[j] {
-			return Value{}, d.unexpected("in literal " + word)
+			return d.unexpected("in literal " + word)
 		}
 		d.i++
 	}
-	return v, nil
+	return nil
 }
 
-// container decodes an object or array; its children collect on d.stack
-// and move to the arena when it ends, so each container costs no
-// allocation of its own.
-func (d *decoder) container(kind Kind, end byte) (Value, error) {
+// container decodes an object or array. Its children collect on d.stack
+// and move to d.nodes together when it ends, so they are contiguous.
+func (d *decoder) container(kind Kind, end byte) (Node, error) {
 	d.i++
 	if d.depth++; d.depth > MaxDepth {
-		return Value{}, &SyntaxError{"exceeded max depth", d.i - 1}
+		return Node{}, &SyntaxError{"exceeded max depth", d.i - 1}
 	}
 	base := len(d.stack)
 	d.space()
 	if d.i < len(d.s) && d.s[d.i] == end {
 		d.i++
 		d.depth--
-		return Value{Kind: kind}, nil
+		return Node{kind: kind, a: uint32(len(d.nodes))}, nil
 	}
 	for {
-		var key string
+		var keyOff, keyLen uint32
+		var keyFlag uint8
 		if kind == Object {
 			if d.i >= len(d.s) || d.s[d.i] != '"' {
-				return Value{}, d.unexpected("looking for beginning of object key string")
+				return Node{}, d.unexpected("looking for beginning of object key string")
 			}
-			k, err := d.str()
+			off, ln, extra, err := d.str()
 			if err != nil {
-				return Value{}, err
+				return Node{}, err
 			}
-			key = k
+			keyOff, keyLen = off, ln
+			if extra {
+				keyFlag = keyInExtra
+			}
 			d.space()
 			if d.i >= len(d.s) || d.s[d.i] != ':' {
-				return Value{}, d.unexpected("after object key")
+				return Node{}, d.unexpected("after object key")
 			}
 			d.i++
 			d.space()
 		}
-		v, err := d.value()
+		kid, err := d.value()
 		if err != nil {
-			return Value{}, err
+			return Node{}, err
 		}
-		d.stack = append(d.stack, Member{Key: key, Value: v})
+		kid.keyOff, kid.keyLen, kid.flags = keyOff, keyLen, kid.flags|keyFlag
+		d.stack = append(d.stack, kid)
 		d.space()
 		if d.i < len(d.s) && d.s[d.i] == ',' {
 			d.i++
@@ -158,24 +193,19 @@ func (d *decoder) container(kind Kind, end byte) (Value, error) {
 			break
 		}
 		if kind == Object {
-			return Value{}, d.unexpected("after object key:value pair")
+			return Node{}, d.unexpected("after object key:value pair")
 		}
-		return Value{}, d.unexpected("after array element")
+		return Node{}, d.unexpected("after array element")
 	}
 	d.depth--
-	n := len(d.stack) - base
-	if cap(d.arena)-len(d.arena) < n {
-		d.arena = make([]Member, 0, max(n, min(2*cap(d.arena), 1<<16)))
-	}
-	at := len(d.arena)
-	d.arena = append(d.arena, d.stack[base:]...)
-	clear(d.stack[base:]) // drop references the stack no longer needs
+	n := Node{kind: kind, a: uint32(len(d.nodes)), b: uint32(len(d.stack) - base)}
+	d.nodes = append(d.nodes, d.stack[base:]...)
 	d.stack = d.stack[:base]
-	return Value{Kind: kind, Kids: d.arena[at : at+n : at+n]}, nil
+	return n, nil
 }
 
 // number scans RFC 8259's grammar: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?
-func (d *decoder) number() (Value, error) {
+func (d *decoder) number() (Node, error) {
 	start := d.i
 	if d.s[d.i] == '-' {
 		d.i++
@@ -191,27 +221,27 @@ func (d *decoder) number() (Value, error) {
 	case d.i < len(d.s) && d.s[d.i] == '0':
 		d.i++
 	case !digits():
-		return Value{}, d.unexpected("in numeric literal")
+		return Node{}, d.unexpected("in numeric literal")
 	}
-	plain := true
+	flags := plainInt
 	if d.i < len(d.s) && d.s[d.i] == '.' {
-		plain = false
+		flags = 0
 		d.i++
 		if !digits() {
-			return Value{}, d.unexpected("after decimal point in numeric literal")
+			return Node{}, d.unexpected("after decimal point in numeric literal")
 		}
 	}
 	if d.i < len(d.s) && (d.s[d.i] == 'e' || d.s[d.i] == 'E') {
-		plain = false
+		flags = 0
 		d.i++
 		if d.i < len(d.s) && (d.s[d.i] == '+' || d.s[d.i] == '-') {
 			d.i++
 		}
 		if !digits() {
-			return Value{}, d.unexpected("in exponent of numeric literal")
+			return Node{}, d.unexpected("in exponent of numeric literal")
 		}
 	}
-	return Value{Kind: Number, plainInt: plain, Str: d.s[start:d.i]}, nil
+	return Node{kind: Number, flags: flags, a: uint32(start), b: uint32(d.i - start)}, nil
 }
 
 // strPlain marks the bytes a string can hold as they are: not '"', '\\',
@@ -223,17 +253,33 @@ var strPlain = func() (t [256]bool) {
 	return t
 }()
 
-// str decodes a string at d.i (its opening quote). Without escapes and
-// with valid UTF-8 it is a substring of the input.
-func (d *decoder) str() (string, error) {
+// plain8 reports whether none of eight bytes ends or escapes a string or
+// needs a UTF-8 check: no '"', '\\', control character or byte ≥ 0x80. It
+// tests them together in one 64-bit word (the classic "has a zero byte"
+// trick: b-1 borrows into bit 7 only where b was 0, or b ≥ 0x81 wrapped).
+func plain8(s string) bool {
+	_ = s[7]
+	x := uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	zero := func(v uint64) uint64 { return (v - ones) &^ v & highs }
+	return (zero(x^(ones*'"'))|zero(x^(ones*'\\'))|(x-ones*0x20)&^x|x)&highs == 0
+}
+
+// str decodes a string at d.i (its opening quote) and returns where its
+// text is: in the input (without escapes, valid UTF-8) or in d.extra.
+func (d *decoder) str() (off, n uint32, extra bool, err error) {
 	start := d.i + 1
 	j := start
+	for len(d.s)-j >= 8 && plain8(d.s[j:j+8]) {
+		j += 8
+	}
 	for j < len(d.s) && strPlain[d.s[j]] {
 		j++
 	}
 	if j < len(d.s) && d.s[j] == '"' {
 		d.i = j + 1
-		return d.s[start:j], nil
+		return uint32(start), uint32(j - start), false, nil
 	}
 	return d.strSlow(start)
 }
@@ -241,28 +287,32 @@ func (d *decoder) str() (string, error) {
 // strSlow decodes a string with escapes or non-ASCII bytes as
 // encoding/json does: invalid UTF-8 bytes and unpaired surrogates become
 // U+FFFD, control characters are errors.
-func (d *decoder) strSlow(start int) (string, error) {
-	b := d.buf[:0]
+func (d *decoder) strSlow(start int) (off, n uint32, extra bool, err error) {
+	at := len(d.extra)
+	b := d.extra
+	defer func() { d.extra = b }()
+	fail := func(e error) (uint32, uint32, bool, error) { b = b[:at]; return 0, 0, false, e }
 	clean := true // nothing changed: the input substring is the value
 	i := start
 	for {
 		if i >= len(d.s) {
 			d.i = i
-			return "", &SyntaxError{"unexpected end of JSON input", i}
+			return fail(&SyntaxError{"unexpected end of JSON input", i})
 		}
 		c := d.s[i]
 		switch {
 		case c == '"':
 			d.i = i + 1
 			if clean {
-				d.buf = b
-				return d.s[start:i], nil
+				return uint32(start), uint32(i - start), false, nil
 			}
-			d.buf = b
-			return string(b), nil
+			if len(b) > MaxSize {
+				return fail(&SyntaxError{"document too large", i})
+			}
+			return uint32(at), uint32(len(b) - at), true, nil
 		case c < 0x20:
 			d.i = i
-			return "", d.unexpected("in string literal")
+			return fail(d.unexpected("in string literal"))
 		case c == '\\':
 			if clean {
 				b, clean = append(b, d.s[start:i]...), false
@@ -270,7 +320,7 @@ func (d *decoder) strSlow(start int) (string, error) {
 			i++
 			if i >= len(d.s) {
 				d.i = i
-				return "", &SyntaxError{"unexpected end of JSON input", i}
+				return fail(&SyntaxError{"unexpected end of JSON input", i})
 			}
 			switch e := d.s[i]; e {
 			case '"', '\\', '/':
@@ -293,7 +343,7 @@ func (d *decoder) strSlow(start int) (string, error) {
 					for k := 0; k < 4 && d.i < len(d.s) && isHex(d.s[d.i]); k++ {
 						d.i++
 					}
-					return "", d.unexpected("in \\u hexadecimal character escape")
+					return fail(d.unexpected("in \\u hexadecimal character escape"))
 				}
 				i += 5
 				if utf16.IsSurrogate(r) {
@@ -313,7 +363,7 @@ func (d *decoder) strSlow(start int) (string, error) {
 				b = utf8.AppendRune(b, r)
 			default:
 				d.i = i
-				return "", d.unexpected("in string escape code")
+				return fail(d.unexpected("in string escape code"))
 			}
 		case c < utf8.RuneSelf:
 			if !clean {

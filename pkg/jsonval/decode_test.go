@@ -85,57 +85,116 @@ func TestDepth(t *testing.T) {
 	agree(t, deep)
 }
 
+func keys(d *Doc, n *Node) string {
+	var ks []string
+	for _, m := range d.Kids(n) {
+		ks = append(ks, d.Key(&m))
+	}
+	return strings.Join(ks, ",")
+}
+
 func TestOrderDuplicatesAndGet(t *testing.T) {
-	v, err := ParseString(`{"b":1,"a":2,"b":3}`)
+	d, err := ParseString(`{"b":1,"a":2,"b":3}`)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var keys []string
-	for _, m := range v.Kids {
-		keys = append(keys, m.Key)
+	root := d.Root()
+	if k := keys(d, root); k != "b,a,b" || root.Len() != 3 {
+		t.Fatalf("members %v, want document order with the duplicate", k)
 	}
-	if strings.Join(keys, ",") != "b,a,b" {
-		t.Fatalf("members %v, want document order with the duplicate", keys)
-	}
-	if g := v.Get("b"); g == nil || g.Str != "3" {
+	if g := d.Get(root, "b"); g == nil || d.Str(g) != "3" {
 		t.Fatalf("Get(b) = %+v, want the last one", g)
 	}
-	if v.Get("zz") != nil {
-		t.Fatal("Get of a missing key")
+	if d.Get(root, "zz") != nil || d.Get(&d.Kids(root)[0], "b") != nil {
+		t.Fatal("Get of a missing key, or on a number")
 	}
-	w := v.Without("b")
-	if len(w.Kids) != 1 || w.Kids[0].Key != "a" || len(v.Kids) != 3 {
-		t.Fatalf("Without: %+v (original %d members)", w.Kids, len(v.Kids))
+}
+
+func TestWithout(t *testing.T) {
+	d, _ := ParseString(`{"$schema":"x","a":1,"\u0062":[2],"$schema":"y","c":{"d":null},"e":5}`)
+	for _, c := range []struct {
+		drop []string
+		want string
+	}{
+		{[]string{"$schema"}, "a,b,c,e"},
+		{[]string{"e"}, "$schema,a,b,$schema,c"},
+		{[]string{"$schema", "e", "a"}, "b,c"},
+		{[]string{"nope"}, "$schema,a,b,$schema,c,e"},
+		{[]string{"$schema", "a", "b", "c", "e"}, ""},
+	} {
+		w := d.Without(c.drop...)
+		if k := keys(w, w.Root()); k != c.want {
+			t.Errorf("Without(%v) = %s, want %s", c.drop, k, c.want)
+		}
+		if !reflect.DeepEqual(w.Any(), func() any {
+			m := d.Any().(map[string]any)
+			for _, k := range c.drop {
+				delete(m, k)
+			}
+			return m
+		}()) {
+			t.Errorf("Without(%v).Any() = %v", c.drop, w.Any())
+		}
+	}
+	if k := keys(d, d.Root()); k != "$schema,a,b,$schema,c,e" {
+		t.Fatalf("Without changed the document: %s", k)
+	}
+	if s, _ := ParseString(`[1]`); s.Without("a") != s {
+		t.Fatal("Without on an array")
 	}
 }
 
 func TestPlainInt(t *testing.T) {
-	for in, want := range map[string]bool{`1`: true, `-20`: true, `0`: true, `1.0`: false, `1e2`: false, `0.5`: false} {
-		v, err := ParseString(in)
-		if err != nil || v.IsPlainInt() != want {
-			t.Errorf("%s: IsPlainInt=%v err=%v, want %v", in, v.IsPlainInt(), err, want)
+	for in, want := range map[string]bool{`1`: true, `-20`: true, `0`: true, `1.0`: false, `1e2`: false, `0.5`: false, `"1"`: false} {
+		d, err := ParseString(in)
+		if err != nil || d.Root().IsPlainInt() != want {
+			t.Errorf("%s: IsPlainInt err=%v, want %v", in, err, want)
 		}
 	}
 }
 
-func TestFromAnyRoundTrip(t *testing.T) {
+func TestFromAny(t *testing.T) {
 	in := `{"z":[1,2.5,"s",null,true,false,{"k":{}}],"a":{"b":[]},"":-0}`
 	want, _ := reference(in)
-	v, ok := FromAny(want)
-	if !ok {
-		t.Fatal("FromAny refused a decoded document")
+	d, err := FromAny(want)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(v.Any(), want) {
-		t.Fatalf("round trip: %#v", v.Any())
+	if !reflect.DeepEqual(d.Any(), want) {
+		t.Fatalf("round trip: %#v", d.Any())
 	}
-	if v.Kids[0].Key != "" || v.Kids[2].Key != "z" {
-		t.Fatalf("members not sorted: %+v", v.Kids)
+	if k := keys(d, d.Root()); k != ",a,z" {
+		t.Fatalf("members not sorted: %s", k)
 	}
-	if f, ok := FromAny(map[string]any{"x": 2.0}); !ok || f.Kids[0].Value.Str != "2" || !f.Kids[0].Value.IsPlainInt() {
-		t.Fatalf("float64 2: %+v", f)
+	f, err := FromAny(map[string]any{"x": 2.0})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if _, ok := FromAny(map[string]any{"x": make(chan int)}); ok {
+	if x := &f.Kids(f.Root())[0]; f.Str(x) != "2" || !x.IsPlainInt() {
+		t.Fatalf("float64 2 became %q", f.Str(x))
+	}
+	if _, err := FromAny(map[string]any{"x": make(chan int)}); err == nil {
 		t.Fatal("FromAny accepted a channel")
+	}
+}
+
+func TestKindsAndText(t *testing.T) {
+	d, err := ParseString(`[null,false,true,-1.5e3,"a\"b",[],{}]`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kids := d.Kids(d.Root())
+	want := []Kind{Null, False, True, Number, String, Array, Object}
+	for i, k := range want {
+		if kids[i].Kind() != k || kids[i].Kind().String() != k.String() {
+			t.Errorf("item %d: %v, want %v", i, kids[i].Kind(), k)
+		}
+	}
+	if d.Str(&kids[3]) != "-1.5e3" || d.Str(&kids[4]) != `a"b` || d.Str(&kids[0]) != "" || kids[5].Len() != 0 || kids[3].Len() != 0 {
+		t.Errorf("texts: %q %q", d.Str(&kids[3]), d.Str(&kids[4]))
+	}
+	if Kind(99).String() != "invalid" || d.Key(&kids[0]) != "" {
+		t.Error("invalid kind or array item key")
 	}
 }
 

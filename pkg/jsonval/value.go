@@ -1,8 +1,9 @@
-// Package jsonval decodes JSON into a compact, ordered document tree for
-// code that reads a document many times or fast: objects keep their members
-// in document order as a slice (no map, no hashing), numbers keep their
-// literal text, and one decode makes a handful of allocations instead of one
-// per value.
+// Package jsonval decodes JSON into a compact, ordered document for code that
+// reads a document fast, such as a schema checker: every value is a 20-byte
+// Node in one flat, pointer-free slice (the garbage collector never scans it),
+// an object's members and an array's items are contiguous Nodes in document
+// order (no map, no hashing), strings are offsets into the input text, and
+// numbers keep their literal text. One decode makes a handful of allocations.
 //
 // It accepts exactly what encoding/json accepts and decodes strings exactly
 // as it does (invalid UTF-8 and lone surrogates become U+FFFD), so Any gives
@@ -13,13 +14,12 @@ package jsonval
 import (
 	"encoding/json"
 	"slices"
-	"strings"
 )
 
-// Kind is the JSON type of a Value.
+// Kind is the JSON type of a Node.
 type Kind uint8
 
-// The kinds, in the order JSON Schema names its types.
+// The kinds.
 const (
 	Null Kind = iota
 	False
@@ -39,97 +39,157 @@ func (k Kind) String() string {
 	return "invalid"
 }
 
-// Value is one JSON value.
-type Value struct {
-	Kind Kind
-	// plainInt: a Number whose literal is -?digits (no fraction, no
-	// exponent), which JSON Schema's "integer" accepts without more work.
-	plainInt bool
-	// Str is a String's text or a Number's literal (as json.Number keeps it).
-	Str string
-	// Kids are an Array's items (Key "") or an Object's members, in document
-	// order. A duplicated key appears as often as it was written; Any and
-	// Get follow encoding/json, where the last one wins.
-	Kids []Member
+// Doc is a decoded document. It is immutable: share it freely.
+type Doc struct {
+	src   string // the input; strings without escapes are slices of it
+	extra string // the text of strings that needed unescaping
+	nodes []Node
+	root  Node
 }
 
-// Member is an object member, or (with Key "") an array item.
-type Member struct {
-	Key   string
-	Value Value
+// Node is one value: its kind, the key it has in its object (for a member),
+// and either its text (a string's, or a number's literal) or its children.
+type Node struct {
+	kind   Kind
+	flags  uint8
+	keyOff uint32
+	keyLen uint32
+	a, b   uint32 // text: offset and length; container: first child and count
 }
+
+const (
+	plainInt   uint8 = 1 << iota // a number literal -?digits: no fraction, no exponent
+	keyInExtra                   // the key's text is in Doc.extra
+	strInExtra                   // the string's text is in Doc.extra
+)
+
+// Root is the document's top-level value.
+func (d *Doc) Root() *Node { return &d.root }
+
+// Kind is the node's JSON type.
+func (n *Node) Kind() Kind { return n.kind }
 
 // IsPlainInt reports whether a Number's literal has no fraction and no
 // exponent. A literal that fails this may still be an integer (1.0, 1e2).
-func (v *Value) IsPlainInt() bool { return v.Kind == Number && v.plainInt }
+func (n *Node) IsPlainInt() bool { return n.flags&plainInt != 0 }
 
-// Get returns an object's member value by key (the last one, as
-// encoding/json keeps), or nil.
-func (v *Value) Get(key string) *Value {
-	if v.Kind != Object {
+// Len is the number of an array's items or an object's members.
+func (n *Node) Len() int {
+	if n.kind < Array {
+		return 0
+	}
+	return int(n.b)
+}
+
+// Kids are an array's items or an object's members, in document order. A
+// duplicated key appears as often as it was written; Get and Any follow
+// encoding/json, where the last one wins.
+func (d *Doc) Kids(n *Node) []Node {
+	if n.kind < Array {
 		return nil
 	}
-	for i := len(v.Kids) - 1; i >= 0; i-- {
-		if v.Kids[i].Key == key {
-			return &v.Kids[i].Value
+	return d.nodes[n.a : n.a+n.b : n.a+n.b]
+}
+
+// Key is an object member's key ("" for anything else).
+func (d *Doc) Key(n *Node) string {
+	if n.flags&keyInExtra != 0 {
+		return d.extra[n.keyOff : n.keyOff+n.keyLen]
+	}
+	return d.src[n.keyOff : n.keyOff+n.keyLen]
+}
+
+// Str is a String's text or a Number's literal (as json.Number keeps it).
+func (d *Doc) Str(n *Node) string {
+	if n.kind != String && n.kind != Number {
+		return ""
+	}
+	if n.flags&strInExtra != 0 {
+		return d.extra[n.a : n.a+n.b]
+	}
+	return d.src[n.a : n.a+n.b]
+}
+
+// Get returns an object member by key (the last one, as encoding/json
+// keeps), or nil.
+func (d *Doc) Get(n *Node, key string) *Node {
+	kids := d.Kids(n)
+	if n.kind != Object {
+		return nil
+	}
+	for i := len(kids) - 1; i >= 0; i-- {
+		if d.Key(&kids[i]) == key {
+			return &kids[i]
 		}
 	}
 	return nil
 }
 
-// Without returns the object without the members named keys. Values are
-// never modified, so the result shares v's members: dropped members at the
-// start or end cost nothing, and only one in the middle makes a copy.
-func (v Value) Without(keys ...string) Value {
-	if v.Kind != Object {
-		return v
+// Without returns the document with the top-level members named keys
+// removed (the document itself is unchanged). Members dropped at the start
+// or end of the object cost nothing; only one in the middle makes a copy.
+func (d *Doc) Without(keys ...string) *Doc {
+	if d.root.kind != Object {
+		return d
 	}
-	drop := func(m *Member) bool { return slices.Contains(keys, m.Key) }
-	kids := v.Kids
-	for len(kids) > 0 && drop(&kids[0]) {
-		kids = kids[1:]
+	drop := func(n *Node) bool { return slices.Contains(keys, d.Key(n)) }
+	first, count := d.root.a, d.root.b
+	for count > 0 && drop(&d.nodes[first]) {
+		first, count = first+1, count-1
 	}
-	for len(kids) > 0 && drop(&kids[len(kids)-1]) {
-		kids = kids[:len(kids)-1]
+	for count > 0 && drop(&d.nodes[first+count-1]) {
+		count--
 	}
-	for i := range kids {
-		if drop(&kids[i]) {
-			kept := make([]Member, 0, len(kids)-1)
-			for j := range kids {
-				if !drop(&kids[j]) {
-					kept = append(kept, kids[j])
+	if count == d.root.b {
+		return d
+	}
+	out := *d
+	out.root.a, out.root.b = first, count
+	for i := first; i < first+count; i++ {
+		if drop(&d.nodes[i]) {
+			// The kept members go after a copy of the nodes (appending to
+			// the clipped slice reallocates, so d is not touched).
+			nodes := slices.Clip(d.nodes)
+			start := uint32(len(nodes))
+			for j := first; j < first+count; j++ {
+				if !drop(&d.nodes[j]) {
+					nodes = append(nodes, d.nodes[j])
 				}
 			}
-			kids = kept
+			out.nodes, out.root.a, out.root.b = nodes, start, uint32(len(nodes))-start
 			break
 		}
 	}
-	v.Kids = kids
-	return v
+	return &out
 }
 
-// Any converts the value to the form encoding/json decodes into with
+// Any converts the document to the form encoding/json decodes into with
 // UseNumber: nil, bool, json.Number, string, []any and map[string]any.
-func (v *Value) Any() any {
-	switch v.Kind {
+func (d *Doc) Any() any { return d.AnyOf(&d.root) }
+
+// AnyOf converts one node (and what it holds) the same way.
+func (d *Doc) AnyOf(n *Node) any {
+	switch n.kind {
 	case False:
 		return false
 	case True:
 		return true
 	case Number:
-		return json.Number(v.Str)
+		return json.Number(d.Str(n))
 	case String:
-		return v.Str
+		return d.Str(n)
 	case Array:
-		out := make([]any, len(v.Kids))
-		for i := range v.Kids {
-			out[i] = v.Kids[i].Value.Any()
+		kids := d.Kids(n)
+		out := make([]any, len(kids))
+		for i := range kids {
+			out[i] = d.AnyOf(&kids[i])
 		}
 		return out
 	case Object:
-		out := make(map[string]any, len(v.Kids))
-		for i := range v.Kids {
-			out[v.Kids[i].Key] = v.Kids[i].Value.Any()
+		kids := d.Kids(n)
+		out := make(map[string]any, len(kids))
+		for i := range kids {
+			out[d.Key(&kids[i])] = d.AnyOf(&kids[i])
 		}
 		return out
 	}
@@ -137,53 +197,12 @@ func (v *Value) Any() any {
 }
 
 // FromAny converts a value in encoding/json's decoded form (with or without
-// UseNumber) to a Value. Object members come out sorted by key, since a map
-// has no order. It reports false for a value JSON cannot hold.
-func FromAny(x any) (Value, bool) {
-	switch t := x.(type) {
-	case nil:
-		return Value{Kind: Null}, true
-	case bool:
-		if t {
-			return Value{Kind: True}, true
-		}
-		return Value{Kind: False}, true
-	case string:
-		return Value{Kind: String, Str: t}, true
-	case json.Number:
-		n, err := ParseString(string(t))
-		return n, err == nil && n.Kind == Number
-	case float64:
-		b, err := json.Marshal(t)
-		if err != nil {
-			return Value{}, false
-		}
-		return FromAny(json.Number(b))
-	case []any:
-		kids := make([]Member, len(t))
-		for i, e := range t {
-			ev, ok := FromAny(e)
-			if !ok {
-				return Value{}, false
-			}
-			kids[i].Value = ev
-		}
-		return Value{Kind: Array, Kids: kids}, true
-	case map[string]any:
-		kids := make([]Member, 0, len(t))
-		for k, e := range t {
-			ev, ok := FromAny(e)
-			if !ok {
-				return Value{}, false
-			}
-			kids = append(kids, Member{Key: k, Value: ev})
-		}
-		sortMembers(kids)
-		return Value{Kind: Object, Kids: kids}, true
+// UseNumber) to a Doc. Object members come out sorted by key, since a map
+// has no order.
+func FromAny(x any) (*Doc, error) {
+	raw, err := json.Marshal(x)
+	if err != nil {
+		return nil, err
 	}
-	return Value{}, false
-}
-
-func sortMembers(kids []Member) {
-	slices.SortFunc(kids, func(a, b Member) int { return strings.Compare(a.Key, b.Key) })
+	return Parse(raw)
 }

@@ -351,37 +351,35 @@ func (c *Catalog) Examples(component string) []Example {
 }
 
 // Validate checks an instance in encoding/json's decoded form (UseNumber
-// or not) against a schema by name; see ValidateValue.
+// or not) against a schema by name; see ValidateDoc.
 func (c *Catalog) Validate(instance any, name string) (ok bool, errs []tool.Violation, found bool) {
-	v, convertible := jsonval.FromAny(instance)
-	if !convertible {
-		return false, []tool.Violation{{Path: "", Msg: fmt.Sprintf("a %T is not a JSON value", instance)}}, true
+	doc, err := jsonval.FromAny(instance)
+	if err != nil {
+		return false, []tool.Violation{{Path: "", Msg: "not a JSON value: " + err.Error()}}, true
 	}
-	return c.ValidateValue(v, name)
+	return c.ValidateDoc(doc, name)
 }
 
-// ValidateValue checks a decoded document against a schema by name. A
+// ValidateDoc checks a decoded document against a schema by name. A
 // top-level "$schema" that names a catalog schema is the document's
 // reference to its schema, not content, and is set aside; for the nested
 // alias a top-level "$schemaRef" is ignored too (seed 001 §9). Errors are
 // the validator's leaves, sorted by path then message.
-func (c *Catalog) ValidateValue(doc jsonval.Value, name string) (ok bool, errs []tool.Violation, found bool) {
+func (c *Catalog) ValidateDoc(doc *jsonval.Doc, name string) (ok bool, errs []tool.Violation, found bool) {
 	s, found := c.Lookup(name)
 	if !found {
 		return false, nil, false
 	}
-	if doc.Kind == jsonval.Object {
-		if ref := doc.Get("$schema"); ref != nil && ref.Kind == jsonval.String && c.resolveRef(ref.Str) != nil {
-			doc = doc.Without("$schema")
-		}
-		if name == AliasNested {
-			doc = doc.Without("$schemaRef")
-		}
+	if c.SchemaOf(doc) != "" {
+		doc = doc.Without("$schema")
+	}
+	if name == AliasNested {
+		doc = doc.Without("$schemaRef")
 	}
 	// Most documents are valid: the fast checker says so without building
 	// the full validator's error tree. Only a document it rejects (or a
 	// schema it cannot check) takes the full path, which gives the errors.
-	if s.fast != nil && s.fast.valid(&doc) {
+	if s.fast != nil && s.fast.valid(doc, doc.Root()) {
 		return true, nil, true
 	}
 	if err := s.sch.Validate(doc.Any()); err != nil {
@@ -392,9 +390,9 @@ func (c *Catalog) ValidateValue(doc jsonval.Value, name string) (ok bool, errs [
 
 // SchemaOf names the catalog schema a document's top-level "$schema"
 // refers to, or "".
-func (c *Catalog) SchemaOf(doc *jsonval.Value) string {
-	if ref := doc.Get("$schema"); ref != nil && ref.Kind == jsonval.String {
-		if s := c.resolveRef(ref.Str); s != nil {
+func (c *Catalog) SchemaOf(doc *jsonval.Doc) string {
+	if ref := doc.Get(doc.Root(), "$schema"); ref != nil && ref.Kind() == jsonval.String {
+		if s := c.resolveRef(doc.Str(ref)); s != nil {
 			return s.Name
 		}
 	}

@@ -62,7 +62,7 @@ func ValidateCLI(args []string, stdout, stderr io.Writer, getenv func(string) st
 		return ExitIO
 	}
 	if schema == "" {
-		schema = cat.SchemaOf(&doc)
+		schema = cat.SchemaOf(doc)
 	}
 	res := validateOne(cat, raw, schema)
 	out, _ := frame.Marshal(res)

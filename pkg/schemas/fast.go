@@ -24,7 +24,7 @@ import (
 // if/then/else, dependencies, contains, uniqueItems, multipleOf, content
 // assertions, extensions) is not compiled: the full validator answers.
 //
-// It reads documents as jsonval trees: an object's members are a slice, and
+// It reads jsonval documents: an object's members are contiguous nodes, and
 // each object node matches member keys to its properties with a perfect
 // hash chosen at compile time, so no key is ever hashed in full.
 //
@@ -340,74 +340,74 @@ func intOr(p *int, def int) int {
 	return *p
 }
 
-// valid reports whether v satisfies the schema.
-func (f *fastSchema) valid(v *jsonval.Value) bool {
+// valid reports whether node v of document d satisfies the schema.
+func (f *fastSchema) valid(d *jsonval.Doc, v *jsonval.Node) bool {
 	if f.trivial {
 		return true
 	}
-	if f.types != 0 && !hasType(f.types, v) {
+	if f.types != 0 && !hasType(f.types, d, v) {
 		return false
 	}
-	if f.ref != nil && !f.ref.valid(v) {
+	if f.ref != nil && !f.ref.valid(d, v) {
 		return false
 	}
-	if (f.anyType != 0 || f.anyOf != nil) && !f.anyOfValid(v) {
+	if (f.anyType != 0 || f.anyOf != nil) && !f.anyOfValid(d, v) {
 		return false
 	}
-	if f.rare && !f.rareValid(v) {
+	if f.rare && !f.rareValid(d, v) {
 		return false
 	}
-	switch v.Kind {
+	switch v.Kind() {
 	case jsonval.Object:
-		return f.obj == nil || f.obj.valid(v.Kids)
+		return f.obj == nil || f.obj.valid(d, d.Kids(v))
 	case jsonval.Array:
-		return f.arr == nil || f.arr.valid(v.Kids)
+		return f.arr == nil || f.arr.valid(d, d.Kids(v))
 	case jsonval.String:
-		return f.str == nil || f.str.valid(v.Str)
+		return f.str == nil || f.str.valid(d.Str(v))
 	case jsonval.Number:
-		return f.num == nil || f.num.valid(v.Str)
+		return f.num == nil || f.num.valid(d.Str(v))
 	}
 	return true
 }
 
-func (f *fastSchema) anyOfValid(v *jsonval.Value) bool {
-	if f.anyType != 0 && hasType(f.anyType, v) {
+func (f *fastSchema) anyOfValid(d *jsonval.Doc, v *jsonval.Node) bool {
+	if f.anyType != 0 && hasType(f.anyType, d, v) {
 		return true
 	}
 	for _, s := range f.anyOf {
-		if s.valid(v) {
+		if s.valid(d, v) {
 			return true
 		}
 	}
 	return false
 }
 
-func (f *fastSchema) rareValid(v *jsonval.Value) bool {
+func (f *fastSchema) rareValid(d *jsonval.Doc, v *jsonval.Node) bool {
 	if f.always != nil {
 		return *f.always
 	}
 	if f.enumStr != nil {
-		if v.Kind != jsonval.String || !slices.Contains(f.enumStr, v.Str) {
+		if v.Kind() != jsonval.String || !slices.Contains(f.enumStr, d.Str(v)) {
 			return false
 		}
-	} else if f.enum != nil && !containsEqual(f.enum, v.Any()) {
+	} else if f.enum != nil && !containsEqual(f.enum, d.AnyOf(v)) {
 		return false
 	}
-	if f.cnst != nil && !jsondiff.Equal(*f.cnst, v.Any()) {
+	if f.cnst != nil && !jsondiff.Equal(*f.cnst, d.AnyOf(v)) {
 		return false
 	}
-	if f.not != nil && f.not.valid(v) {
+	if f.not != nil && f.not.valid(d, v) {
 		return false
 	}
 	for _, s := range f.allOf {
-		if !s.valid(v) {
+		if !s.valid(d, v) {
 			return false
 		}
 	}
 	if len(f.oneOf) > 0 {
 		n := 0
 		for _, s := range f.oneOf {
-			if s.valid(v) {
+			if s.valid(d, v) {
 				if n++; n > 1 {
 					return false
 				}
@@ -417,7 +417,7 @@ func (f *fastSchema) rareValid(v *jsonval.Value) bool {
 			return false
 		}
 	}
-	return f.format == nil || f.format(v.Any()) == nil
+	return f.format == nil || f.format(d.AnyOf(v)) == nil
 }
 
 // objectCheck is an object node's properties, required names, counts and
@@ -469,34 +469,35 @@ func newObjectCheck(k *keywords) *objectCheck {
 	return o
 }
 
-func (o *objectCheck) valid(kids []jsonval.Member) bool {
+func (o *objectCheck) valid(d *jsonval.Doc, kids []jsonval.Node) bool {
 	if o.maxProp >= 0 && len(kids) > o.maxProp {
 		return false
 	}
-	if o.minProp >= 0 && (len(kids) < o.minProp || distinctKeys(kids) < o.minProp) {
+	if o.minProp >= 0 && (len(kids) < o.minProp || distinctKeys(d, kids) < o.minProp) {
 		return false
 	}
 	var seen uint64
 	for i := range kids {
 		m := &kids[i]
+		key := d.Key(m)
 		matched := false
-		if p := o.props.find(m.Key); p != nil {
+		if p := o.props.find(key); p != nil {
 			seen |= p.bit
-			if !p.s.trivial && !p.s.valid(&m.Value) {
+			if !p.s.trivial && !p.s.valid(d, m) {
 				return false
 			}
 			matched = true
 		}
 		for _, pp := range o.pattern {
-			if pp.re.MatchString(m.Key) {
+			if pp.re.MatchString(key) {
 				matched = true
-				if !pp.s.valid(&m.Value) {
+				if !pp.s.valid(d, m) {
 					return false
 				}
 			}
 		}
 		if !matched {
-			if o.addlNo || (o.addl != nil && !o.addl.valid(&m.Value)) {
+			if o.addlNo || (o.addl != nil && !o.addl.valid(d, m)) {
 				return false
 			}
 		}
@@ -505,16 +506,16 @@ func (o *objectCheck) valid(kids []jsonval.Member) bool {
 		return false
 	}
 	for _, name := range o.reqOther {
-		if !hasKey(kids, name) {
+		if !hasKey(d, kids, name) {
 			return false
 		}
 	}
 	return true
 }
 
-func hasKey(kids []jsonval.Member, name string) bool {
+func hasKey(d *jsonval.Doc, kids []jsonval.Node, name string) bool {
 	for i := range kids {
-		if kids[i].Key == name {
+		if d.Key(&kids[i]) == name {
 			return true
 		}
 	}
@@ -522,10 +523,10 @@ func hasKey(kids []jsonval.Member, name string) bool {
 }
 
 // distinctKeys counts an object's keys as encoding/json would keep them.
-func distinctKeys(kids []jsonval.Member) int {
+func distinctKeys(d *jsonval.Doc, kids []jsonval.Node) int {
 	n := 0
 	for i := range kids {
-		if !hasKey(kids[:i], kids[i].Key) {
+		if !hasKey(d, kids[:i], d.Key(&kids[i])) {
 			n++
 		}
 	}
@@ -552,8 +553,9 @@ type keyIndex struct {
 }
 
 type slot struct {
-	sig uint32
-	e   *propEntry // nil: empty
+	sig  uint32
+	name string     // the entry's name, here to spare a dependent load
+	e    *propEntry // nil: empty
 }
 
 func keySig(k string) uint32 {
@@ -591,7 +593,7 @@ func newKeyIndex(entries []propEntry) keyIndex {
 				perfect = false
 				break
 			}
-			table[h] = slot{sig, &entries[i]}
+			table[h] = slot{sig, entries[i].name, &entries[i]}
 		}
 		if perfect {
 			x.table, x.mul, x.shift = table, mul, shift
@@ -608,7 +610,7 @@ func newKeyIndex(entries []propEntry) keyIndex {
 func (x *keyIndex) find(k string) *propEntry {
 	if x.table != nil {
 		sig := keySig(k)
-		if sl := &x.table[(sig*x.mul)>>x.shift]; sl.sig == sig && sl.e != nil && sl.e.name == k {
+		if sl := &x.table[(sig*x.mul)>>x.shift]; sl.sig == sig && sl.e != nil && sl.name == k {
 			return sl.e
 		}
 		return nil
@@ -627,18 +629,18 @@ type arrayCheck struct {
 	items        *fastSchema // nil: items after the prefix are not checked
 }
 
-func (a *arrayCheck) valid(items []jsonval.Member) bool {
+func (a *arrayCheck) valid(d *jsonval.Doc, items []jsonval.Node) bool {
 	if (a.minIt >= 0 && len(items) < a.minIt) || (a.maxIt >= 0 && len(items) > a.maxIt) {
 		return false
 	}
 	for i := range items {
 		if i < len(a.prefix) {
-			if !a.prefix[i].valid(&items[i].Value) {
+			if !a.prefix[i].valid(d, &items[i]) {
 				return false
 			}
 		} else if a.items == nil {
 			break
-		} else if !a.items.valid(&items[i].Value) {
+		} else if !a.items.valid(d, &items[i]) {
 			return false
 		}
 	}
@@ -714,20 +716,20 @@ func (c *numberCheck) valid(lit string) bool {
 
 // hasType checks "type"; a number's integer-ness is worked out only when
 // the mask allows integers but not all numbers.
-func hasType(mask typeMask, v *jsonval.Value) bool {
-	if kindType[v.Kind]&mask != 0 {
+func hasType(mask typeMask, d *jsonval.Doc, v *jsonval.Node) bool {
+	if kindType[v.Kind()]&mask != 0 {
 		return true
 	}
-	return v.Kind == jsonval.Number && mask&tInteger != 0 && isInteger(v)
+	return v.Kind() == jsonval.Number && mask&tInteger != 0 && isInteger(d, v)
 }
 
 // isInteger reports whether a JSON number has an integer value (1.0 and
 // 1e2 are integers, as JSON Schema says).
-func isInteger(v *jsonval.Value) bool {
+func isInteger(d *jsonval.Doc, v *jsonval.Node) bool {
 	if v.IsPlainInt() {
 		return true
 	}
-	s := v.Str
+	s := d.Str(v)
 	if strings.ContainsAny(s, "eE") {
 		r, ok := new(big.Rat).SetString(s)
 		return ok && r.IsInt()

@@ -17,7 +17,7 @@ func BenchmarkValidateCorpus(b *testing.B) {
 		b.Fatal(err)
 	}
 	type job struct {
-		doc    jsonval.Value
+		doc    *jsonval.Doc
 		schema string
 	}
 	var jobs []job
@@ -35,7 +35,7 @@ func BenchmarkValidateCorpus(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		j := jobs[i%len(jobs)]
-		if ok, _, _ := cat.ValidateValue(j.doc, j.schema); !ok {
+		if ok, _, _ := cat.ValidateDoc(j.doc, j.schema); !ok {
 			b.Fatal("invalid")
 		}
 	}

@@ -119,7 +119,7 @@ func (f *Family) listExamples(ctx context.Context, call *tool.Call) (any, error)
 
 // decode reads a document the tools validate: jsonval accepts exactly what
 // encoding/json does and gives the fast checker an ordered tree.
-func decode(raw []byte) (jsonval.Value, error) { return jsonval.Parse(raw) }
+func decode(raw []byte) (*jsonval.Doc, error) { return jsonval.Parse(raw) }
 
 func (f *Family) getExample(ctx context.Context, call *tool.Call) (any, error) {
 	var a struct{ Path string }
@@ -148,7 +148,7 @@ func (f *Family) getExample(ctx context.Context, call *tool.Call) (any, error) {
 	if err != nil {
 		return failed([]tool.Violation{{Path: "", Msg: "the example is not valid JSON"}}), nil
 	}
-	schema := c.SchemaOf(&doc)
+	schema := c.SchemaOf(doc)
 	if schema == "" {
 		rel, _ := filepath.Rel(c.ExamplesDir, p)
 		if s, ok := c.Lookup(componentOf(rel)); ok {
@@ -157,7 +157,7 @@ func (f *Family) getExample(ctx context.Context, call *tool.Call) (any, error) {
 	}
 	validated := false
 	if schema != "" {
-		ok, errs, _ := c.ValidateValue(doc, schema)
+		ok, errs, _ := c.ValidateDoc(doc, schema)
 		if !ok {
 			return failed(errs), nil
 		}
@@ -197,7 +197,7 @@ func validateOne(c *Catalog, asset json.RawMessage, schema string) result {
 	if err != nil {
 		return failed([]tool.Violation{{Path: "", Msg: "the asset is not valid JSON"}})
 	}
-	ok, errs, found := c.ValidateValue(doc, schema)
+	ok, errs, found := c.ValidateDoc(doc, schema)
 	if !found {
 		return failed([]tool.Violation{{Path: "", Msg: "unknown schema: " + truncate(schema, 100)}})
 	}

@@ -54,7 +54,7 @@ func BenchmarkValidateVsPeers(b *testing.B) {
 	}
 	type job struct {
 		raw    []byte
-		doc    jsonval.Value
+		doc    *jsonval.Doc
 		schema string
 	}
 	var jobs []job
@@ -64,7 +64,7 @@ func BenchmarkValidateVsPeers(b *testing.B) {
 		if err != nil {
 			b.Fatalf("%s: %v", ex.Path, err)
 		}
-		if ok, errs, _ := cat.ValidateValue(doc, ex.Component); !ok {
+		if ok, errs, _ := cat.ValidateDoc(doc, ex.Component); !ok {
 			b.Fatalf("%s: %v", ex.Path, errs)
 		}
 		jobs = append(jobs, job{raw, doc, ex.Component})
@@ -73,7 +73,7 @@ func BenchmarkValidateVsPeers(b *testing.B) {
 	start := time.Now()
 	for i := 0; i < b.N; i++ {
 		j := &jobs[i%len(jobs)]
-		if ok, _, _ := cat.ValidateValue(j.doc, j.schema); !ok {
+		if ok, _, _ := cat.ValidateDoc(j.doc, j.schema); !ok {
 			b.Fatal("invalid")
 		}
 	}
@@ -87,7 +87,7 @@ func BenchmarkValidateVsPeers(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if ok, _, _ := cat.ValidateValue(doc, j.schema); !ok {
+		if ok, _, _ := cat.ValidateDoc(doc, j.schema); !ok {
 			b.Fatal("invalid")
 		}
 	}
