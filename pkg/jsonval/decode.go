@@ -39,34 +39,33 @@ func ParseString(s string) (*Doc, error) {
 	if d.i == len(s) {
 		return nil, &SyntaxError{"unexpected end of JSON input", d.i}
 	}
-	root, err := d.value()
-	if err != nil {
+	if err := d.value(0, 0, 0); err != nil {
 		return nil, err
 	}
 	d.space()
 	if d.i != len(s) {
 		return nil, d.unexpected("after top-level value")
 	}
-	return &Doc{src: s, extra: string(d.extra), nodes: d.nodes, root: root}, nil
+	return &Doc{src: s, extra: string(d.extra), nodes: d.nodes, root: d.nodes[0], first: 1}, nil
 }
 
 type decoder struct {
 	s     string
 	i     int
 	depth int
-	nodes []Node // finished containers' children, each container's together
-	stack []Node // children of the containers still being decoded
+	nodes []Node // in document order
 	extra []byte // text of strings that needed unescaping
 }
 
-// decoders keeps the scratch stack between documents.
+// decoders keeps decoders (and their unescaping buffer) between documents.
 var decoders = sync.Pool{New: func() any { return new(decoder) }}
 
 func (d *decoder) release() {
-	if cap(d.stack) > 1<<16 {
-		d.stack = nil // do not keep a huge document's scratch forever
+	d.s, d.nodes, d.depth = "", nil, 0
+	if cap(d.extra) > 1<<16 {
+		d.extra = nil // do not keep a huge document's buffer forever
 	}
-	d.s, d.nodes, d.stack, d.extra, d.depth = "", nil, d.stack[:0], nil, 0
+	d.extra = d.extra[:0]
 	decoders.Put(d)
 }
 
@@ -78,15 +77,22 @@ func (d *decoder) unexpected(where string) error {
 }
 
 func (d *decoder) space() {
-	for d.i < len(d.s) {
+	for d.i < len(d.s) && d.s[d.i] <= ' ' {
 		switch d.s[d.i] {
 		case ' ', '\t', '\r':
 			d.i++
 		case '\n':
 			d.i++
-			// Indentation: eight spaces at a time (one 64-bit compare).
+			// Indentation: eight spaces at a time (one 64-bit compare),
+			// then four, then two.
 			for len(d.s)-d.i >= 8 && d.s[d.i:d.i+8] == "        " {
 				d.i += 8
+			}
+			if len(d.s)-d.i >= 4 && d.s[d.i:d.i+4] == "    " {
+				d.i += 4
+			}
+			if len(d.s)-d.i >= 2 && d.s[d.i:d.i+2] == "  " {
+				d.i += 2
 			}
 		default:
 			return
@@ -94,36 +100,58 @@ func (d *decoder) space() {
 	}
 }
 
-// value decodes the value at d.i. (Nodes go by value: a pointer into the
-// recursion would make every node escape to the heap.)
-func (d *decoder) value() (Node, error) {
+// value decodes the value at d.i and appends its node, with the key it has
+// in its object, followed by its subtree.
+func (d *decoder) value(keyOff, keyLen uint32, keyFlag uint8) error {
 	if d.i >= len(d.s) {
-		return Node{}, d.unexpected("")
+		return d.unexpected("")
 	}
+	n := Node{flags: keyFlag, keyOff: keyOff, keyLen: keyLen}
 	switch c := d.s[d.i]; c {
 	case '{':
-		return d.container(Object, '}')
+		return d.container(n, Object, '}')
 	case '[':
-		return d.container(Array, ']')
+		return d.container(n, Array, ']')
 	case '"':
 		off, ln, extra, err := d.str()
-		n := Node{kind: String, a: off, b: ln}
+		if err != nil {
+			return err
+		}
+		n.kind, n.a, n.b = String, off, ln
 		if extra {
-			n.flags = strInExtra
+			n.flags |= strInExtra
 		}
-		return n, err
 	case 't':
-		return Node{kind: True}, d.literal("true")
-	case 'f':
-		return Node{kind: False}, d.literal("false")
-	case 'n':
-		return Node{kind: Null}, d.literal("null")
-	default:
-		if c == '-' || ('0' <= c && c <= '9') {
-			return d.number()
+		n.kind = True
+		if err := d.literal("true"); err != nil {
+			return err
 		}
-		return Node{}, d.unexpected("looking for beginning of value")
+	case 'f':
+		n.kind = False
+		if err := d.literal("false"); err != nil {
+			return err
+		}
+	case 'n':
+		n.kind = Null
+		if err := d.literal("null"); err != nil {
+			return err
+		}
+	default:
+		if c != '-' && (c < '0' || '9' < c) {
+			return d.unexpected("looking for beginning of value")
+		}
+		start := d.i
+		plain, err := d.number()
+		if err != nil {
+			return err
+		}
+		n.kind, n.a, n.b = Number, uint32(start), uint32(d.i-start)
+		if plain {
+			n.flags |= plainInt
+		}
 	}
+	d.nodes = append(d.nodes, n)
+	return nil
 }
 
 func (d *decoder) literal(word string) error {
@@ -140,73 +168,71 @@ func (d *decoder) literal(word string) error {
 	return nil
 }
 
-// container decodes an object or array. Its children collect on d.stack
-// and move to d.nodes together when it ends, so they are contiguous.
-func (d *decoder) container(kind Kind, end byte) (Node, error) {
+// container decodes an object or array: its node first, then its children
+// (each followed by its own subtree); the child count and the subtree's
+// end are filled in when it closes.
+func (d *decoder) container(n Node, kind Kind, end byte) error {
+	n.kind = kind
+	at := len(d.nodes)
+	d.nodes = append(d.nodes, n)
 	d.i++
 	if d.depth++; d.depth > MaxDepth {
-		return Node{}, &SyntaxError{"exceeded max depth", d.i - 1}
+		return &SyntaxError{"exceeded max depth", d.i - 1}
 	}
-	base := len(d.stack)
 	d.space()
+	count := uint32(0)
 	if d.i < len(d.s) && d.s[d.i] == end {
 		d.i++
-		d.depth--
-		return Node{kind: kind, a: uint32(len(d.nodes))}, nil
-	}
-	for {
-		var keyOff, keyLen uint32
-		var keyFlag uint8
-		if kind == Object {
-			if d.i >= len(d.s) || d.s[d.i] != '"' {
-				return Node{}, d.unexpected("looking for beginning of object key string")
+	} else {
+		for {
+			var keyOff, keyLen uint32
+			var keyFlag uint8
+			if kind == Object {
+				if d.i >= len(d.s) || d.s[d.i] != '"' {
+					return d.unexpected("looking for beginning of object key string")
+				}
+				off, ln, extra, err := d.str()
+				if err != nil {
+					return err
+				}
+				keyOff, keyLen = off, ln
+				if extra {
+					keyFlag = keyInExtra
+				}
+				d.space()
+				if d.i >= len(d.s) || d.s[d.i] != ':' {
+					return d.unexpected("after object key")
+				}
+				d.i++
+				d.space()
 			}
-			off, ln, extra, err := d.str()
-			if err != nil {
-				return Node{}, err
+			if err := d.value(keyOff, keyLen, keyFlag); err != nil {
+				return err
 			}
-			keyOff, keyLen = off, ln
-			if extra {
-				keyFlag = keyInExtra
-			}
+			count++
 			d.space()
-			if d.i >= len(d.s) || d.s[d.i] != ':' {
-				return Node{}, d.unexpected("after object key")
+			if d.i < len(d.s) && d.s[d.i] == ',' {
+				d.i++
+				d.space()
+				continue
 			}
-			d.i++
-			d.space()
+			if d.i < len(d.s) && d.s[d.i] == end {
+				d.i++
+				break
+			}
+			if kind == Object {
+				return d.unexpected("after object key:value pair")
+			}
+			return d.unexpected("after array element")
 		}
-		kid, err := d.value()
-		if err != nil {
-			return Node{}, err
-		}
-		kid.keyOff, kid.keyLen, kid.flags = keyOff, keyLen, kid.flags|keyFlag
-		d.stack = append(d.stack, kid)
-		d.space()
-		if d.i < len(d.s) && d.s[d.i] == ',' {
-			d.i++
-			d.space()
-			continue
-		}
-		if d.i < len(d.s) && d.s[d.i] == end {
-			d.i++
-			break
-		}
-		if kind == Object {
-			return Node{}, d.unexpected("after object key:value pair")
-		}
-		return Node{}, d.unexpected("after array element")
 	}
 	d.depth--
-	n := Node{kind: kind, a: uint32(len(d.nodes)), b: uint32(len(d.stack) - base)}
-	d.nodes = append(d.nodes, d.stack[base:]...)
-	d.stack = d.stack[:base]
-	return n, nil
+	d.nodes[at].a, d.nodes[at].b = count, uint32(len(d.nodes))
+	return nil
 }
 
 // number scans RFC 8259's grammar: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?
-func (d *decoder) number() (Node, error) {
-	start := d.i
+func (d *decoder) number() (plain bool, err error) {
 	if d.s[d.i] == '-' {
 		d.i++
 	}
@@ -221,27 +247,27 @@ func (d *decoder) number() (Node, error) {
 	case d.i < len(d.s) && d.s[d.i] == '0':
 		d.i++
 	case !digits():
-		return Node{}, d.unexpected("in numeric literal")
+		return false, d.unexpected("in numeric literal")
 	}
-	flags := plainInt
+	plain = true
 	if d.i < len(d.s) && d.s[d.i] == '.' {
-		flags = 0
+		plain = false
 		d.i++
 		if !digits() {
-			return Node{}, d.unexpected("after decimal point in numeric literal")
+			return false, d.unexpected("after decimal point in numeric literal")
 		}
 	}
 	if d.i < len(d.s) && (d.s[d.i] == 'e' || d.s[d.i] == 'E') {
-		flags = 0
+		plain = false
 		d.i++
 		if d.i < len(d.s) && (d.s[d.i] == '+' || d.s[d.i] == '-') {
 			d.i++
 		}
 		if !digits() {
-			return Node{}, d.unexpected("in exponent of numeric literal")
+			return false, d.unexpected("in exponent of numeric literal")
 		}
 	}
-	return Node{kind: Number, flags: flags, a: uint32(start), b: uint32(d.i - start)}, nil
+	return plain, nil
 }
 
 // strPlain marks the bytes a string can hold as they are: not '"', '\\',

@@ -85,10 +85,22 @@ func TestDepth(t *testing.T) {
 	agree(t, deep)
 }
 
+// children collects an iteration.
+func children(d *Doc, n *Node) []*Node {
+	var out []*Node
+	for it := d.Kids(n); ; {
+		m := it.Next()
+		if m == nil {
+			return out
+		}
+		out = append(out, m)
+	}
+}
+
 func keys(d *Doc, n *Node) string {
 	var ks []string
-	for _, m := range d.Kids(n) {
-		ks = append(ks, d.Key(&m))
+	for _, m := range children(d, n) {
+		ks = append(ks, d.Key(m))
 	}
 	return strings.Join(ks, ",")
 }
@@ -105,7 +117,7 @@ func TestOrderDuplicatesAndGet(t *testing.T) {
 	if g := d.Get(root, "b"); g == nil || d.Str(g) != "3" {
 		t.Fatalf("Get(b) = %+v, want the last one", g)
 	}
-	if d.Get(root, "zz") != nil || d.Get(&d.Kids(root)[0], "b") != nil {
+	if d.Get(root, "zz") != nil || d.Get(children(d, root)[0], "b") != nil {
 		t.Fatal("Get of a missing key, or on a number")
 	}
 }
@@ -139,6 +151,12 @@ func TestWithout(t *testing.T) {
 	if k := keys(d, d.Root()); k != "$schema,a,b,$schema,c,e" {
 		t.Fatalf("Without changed the document: %s", k)
 	}
+	// A copy made for a member dropped in the middle keeps nested values.
+	w := d.Without("a")
+	c := w.Get(w.Root(), "c")
+	if c == nil || keys(w, c) != "d" || children(w, c)[0].Kind() != Null || len(children(w, w.Get(w.Root(), "b"))) != 1 {
+		t.Fatalf("nested values after Without: %v", w.Any())
+	}
 	if s, _ := ParseString(`[1]`); s.Without("a") != s {
 		t.Fatal("Without on an array")
 	}
@@ -170,7 +188,7 @@ func TestFromAny(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if x := &f.Kids(f.Root())[0]; f.Str(x) != "2" || !x.IsPlainInt() {
+	if x := children(f, f.Root())[0]; f.Str(x) != "2" || !x.IsPlainInt() {
 		t.Fatalf("float64 2 became %q", f.Str(x))
 	}
 	if _, err := FromAny(map[string]any{"x": make(chan int)}); err == nil {
@@ -178,22 +196,33 @@ func TestFromAny(t *testing.T) {
 	}
 }
 
+func TestKidsOfAForeignNodePanics(t *testing.T) {
+	a, _ := ParseString(`[[1]]`)
+	b, _ := ParseString(`[[1]]`)
+	defer func() {
+		if recover() == nil {
+			t.Fatal("no panic")
+		}
+	}()
+	a.Kids(children(b, b.Root())[0])
+}
+
 func TestKindsAndText(t *testing.T) {
 	d, err := ParseString(`[null,false,true,-1.5e3,"a\"b",[],{}]`)
 	if err != nil {
 		t.Fatal(err)
 	}
-	kids := d.Kids(d.Root())
+	kids := children(d, d.Root())
 	want := []Kind{Null, False, True, Number, String, Array, Object}
 	for i, k := range want {
 		if kids[i].Kind() != k || kids[i].Kind().String() != k.String() {
 			t.Errorf("item %d: %v, want %v", i, kids[i].Kind(), k)
 		}
 	}
-	if d.Str(&kids[3]) != "-1.5e3" || d.Str(&kids[4]) != `a"b` || d.Str(&kids[0]) != "" || kids[5].Len() != 0 || kids[3].Len() != 0 {
-		t.Errorf("texts: %q %q", d.Str(&kids[3]), d.Str(&kids[4]))
+	if d.Str(kids[3]) != "-1.5e3" || d.Str(kids[4]) != `a"b` || d.Str(kids[0]) != "" || kids[5].Len() != 0 || kids[3].Len() != 0 {
+		t.Errorf("texts: %q %q", d.Str(kids[3]), d.Str(kids[4]))
 	}
-	if Kind(99).String() != "invalid" || d.Key(&kids[0]) != "" {
+	if Kind(99).String() != "invalid" || d.Key(kids[0]) != "" {
 		t.Error("invalid kind or array item key")
 	}
 }

@@ -14,6 +14,7 @@ package jsonval
 import (
 	"encoding/json"
 	"slices"
+	"unsafe"
 )
 
 // Kind is the JSON type of a Node.
@@ -40,21 +41,27 @@ func (k Kind) String() string {
 }
 
 // Doc is a decoded document. It is immutable: share it freely.
+//
+// Its nodes are in document order (pre-order): each container is followed by
+// its whole subtree, so walking a document reads memory front to back, and
+// the decoder writes every node once, where it belongs.
 type Doc struct {
 	src   string // the input; strings without escapes are slices of it
 	extra string // the text of strings that needed unescaping
 	nodes []Node
-	root  Node
+	root  Node   // the top-level value (kept out of nodes so Without can edit it)
+	first uint32 // index of the root's first child
 }
 
 // Node is one value: its kind, the key it has in its object (for a member),
-// and either its text (a string's, or a number's literal) or its children.
+// and either its text (a string's, or a number's literal) or, for a
+// container, how many children it has and where its subtree ends.
 type Node struct {
 	kind   Kind
 	flags  uint8
 	keyOff uint32
 	keyLen uint32
-	a, b   uint32 // text: offset and length; container: first child and count
+	a, b   uint32 // text: offset and length; container: child count and subtree end
 }
 
 const (
@@ -78,17 +85,58 @@ func (n *Node) Len() int {
 	if n.kind < Array {
 		return 0
 	}
-	return int(n.b)
+	return int(n.a)
 }
 
-// Kids are an array's items or an object's members, in document order. A
+// Iter walks an array's items or an object's members in document order. A
 // duplicated key appears as often as it was written; Get and Any follow
 // encoding/json, where the last one wins.
-func (d *Doc) Kids(n *Node) []Node {
+type Iter struct {
+	nodes []Node
+	i     uint32 // the next child's index
+	left  uint32 // children not yet returned
+}
+
+// Kids starts an iteration over n's children (none for a scalar). n must
+// be d's root or a node of d.
+func (d *Doc) Kids(n *Node) Iter {
 	if n.kind < Array {
+		return Iter{}
+	}
+	if n == &d.root {
+		return Iter{d.nodes, d.first, n.a}
+	}
+	// n's children follow it: its index is its offset in d.nodes.
+	return Iter{d.nodes, d.index(n) + 1, n.a}
+}
+
+// index is n's position in d.nodes, from its address: nodes are only ever
+// handed out as pointers into d.nodes, and the result is checked against
+// the slice, so a node of another document panics instead of misreading.
+func (d *Doc) index(n *Node) uint32 {
+	if len(d.nodes) > 0 {
+		const size = unsafe.Sizeof(Node{})
+		off := uintptr(unsafe.Pointer(n)) - uintptr(unsafe.Pointer(&d.nodes[0]))
+		if i := off / size; off%size == 0 && i < uintptr(len(d.nodes)) && &d.nodes[i] == n {
+			return uint32(i)
+		}
+	}
+	panic("jsonval: a node of another document")
+}
+
+// Next returns the next child, or nil when there is none.
+func (it *Iter) Next() *Node {
+	if it.left == 0 {
 		return nil
 	}
-	return d.nodes[n.a : n.a+n.b : n.a+n.b]
+	it.left--
+	n := &it.nodes[it.i]
+	if n.kind >= Array {
+		it.i = n.b
+	} else {
+		it.i++
+	}
+	return n
 }
 
 // Key is an object member's key ("" for anything else).
@@ -113,16 +161,19 @@ func (d *Doc) Str(n *Node) string {
 // Get returns an object member by key (the last one, as encoding/json
 // keeps), or nil.
 func (d *Doc) Get(n *Node, key string) *Node {
-	kids := d.Kids(n)
 	if n.kind != Object {
 		return nil
 	}
-	for i := len(kids) - 1; i >= 0; i-- {
-		if d.Key(&kids[i]) == key {
-			return &kids[i]
+	var found *Node
+	for it := d.Kids(n); ; {
+		m := it.Next()
+		if m == nil {
+			return found
+		}
+		if d.Key(m) == key {
+			found = m
 		}
 	}
-	return nil
 }
 
 // Without returns the document with the top-level members named keys
@@ -133,33 +184,53 @@ func (d *Doc) Without(keys ...string) *Doc {
 		return d
 	}
 	drop := func(n *Node) bool { return slices.Contains(keys, d.Key(n)) }
-	first, count := d.root.a, d.root.b
-	for count > 0 && drop(&d.nodes[first]) {
-		first, count = first+1, count-1
+	// One pass finds the kept members' first index, count and whether they
+	// are contiguous (nothing dropped between two of them).
+	first, kept, contiguous, gap := uint32(0), uint32(0), true, false
+	for it := d.Kids(&d.root); ; {
+		at := it.i
+		m := it.Next()
+		if m == nil {
+			break
+		}
+		switch {
+		case drop(m):
+			gap = kept > 0
+		case kept == 0:
+			first, kept = at, 1
+		default:
+			contiguous = contiguous && !gap
+			kept++
+		}
 	}
-	for count > 0 && drop(&d.nodes[first+count-1]) {
-		count--
-	}
-	if count == d.root.b {
+	if kept == d.root.a {
 		return d
 	}
 	out := *d
-	out.root.a, out.root.b = first, count
-	for i := first; i < first+count; i++ {
-		if drop(&d.nodes[i]) {
-			// The kept members go after a copy of the nodes (appending to
-			// the clipped slice reallocates, so d is not touched).
-			nodes := slices.Clip(d.nodes)
-			start := uint32(len(nodes))
-			for j := first; j < first+count; j++ {
-				if !drop(&d.nodes[j]) {
-					nodes = append(nodes, d.nodes[j])
-				}
-			}
-			out.nodes, out.root.a, out.root.b = nodes, start, uint32(len(nodes))-start
+	out.root.a, out.first = kept, first
+	if contiguous {
+		return &out
+	}
+	// Copy the kept subtrees together; their subtree ends move with them.
+	nodes := make([]Node, 0, len(d.nodes))
+	for it := d.Kids(&d.root); ; {
+		from := it.i
+		m := it.Next()
+		if m == nil {
 			break
 		}
+		if drop(m) {
+			continue
+		}
+		shift := int64(len(nodes)) - int64(from)
+		for _, n := range d.nodes[from:it.i] {
+			if n.kind >= Array {
+				n.b = uint32(int64(n.b) + shift)
+			}
+			nodes = append(nodes, n)
+		}
 	}
+	out.nodes, out.first = nodes, 0
 	return &out
 }
 
@@ -179,19 +250,23 @@ func (d *Doc) AnyOf(n *Node) any {
 	case String:
 		return d.Str(n)
 	case Array:
-		kids := d.Kids(n)
-		out := make([]any, len(kids))
-		for i := range kids {
-			out[i] = d.AnyOf(&kids[i])
+		out := make([]any, 0, n.a)
+		for it := d.Kids(n); ; {
+			m := it.Next()
+			if m == nil {
+				return out
+			}
+			out = append(out, d.AnyOf(m))
 		}
-		return out
 	case Object:
-		kids := d.Kids(n)
-		out := make(map[string]any, len(kids))
-		for i := range kids {
-			out[d.Key(&kids[i])] = d.AnyOf(&kids[i])
+		out := make(map[string]any, n.a)
+		for it := d.Kids(n); ; {
+			m := it.Next()
+			if m == nil {
+				return out
+			}
+			out[d.Key(m)] = d.AnyOf(m)
 		}
-		return out
 	}
 	return nil
 }

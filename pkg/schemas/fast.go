@@ -359,9 +359,9 @@ func (f *fastSchema) valid(d *jsonval.Doc, v *jsonval.Node) bool {
 	}
 	switch v.Kind() {
 	case jsonval.Object:
-		return f.obj == nil || f.obj.valid(d, d.Kids(v))
+		return f.obj == nil || f.obj.valid(d, v)
 	case jsonval.Array:
-		return f.arr == nil || f.arr.valid(d, d.Kids(v))
+		return f.arr == nil || f.arr.valid(d, v)
 	case jsonval.String:
 		return f.str == nil || f.str.valid(d.Str(v))
 	case jsonval.Number:
@@ -469,16 +469,16 @@ func newObjectCheck(k *keywords) *objectCheck {
 	return o
 }
 
-func (o *objectCheck) valid(d *jsonval.Doc, kids []jsonval.Node) bool {
-	if o.maxProp >= 0 && len(kids) > o.maxProp {
+func (o *objectCheck) valid(d *jsonval.Doc, v *jsonval.Node) bool {
+	if o.maxProp >= 0 && v.Len() > o.maxProp {
 		return false
 	}
-	if o.minProp >= 0 && (len(kids) < o.minProp || distinctKeys(d, kids) < o.minProp) {
+	if o.minProp >= 0 && (v.Len() < o.minProp || distinctKeys(d, v) < o.minProp) {
 		return false
 	}
 	var seen uint64
-	for i := range kids {
-		m := &kids[i]
+	it := d.Kids(v)
+	for m := it.Next(); m != nil; m = it.Next() {
 		key := d.Key(m)
 		matched := false
 		if p := o.props.find(key); p != nil {
@@ -506,31 +506,23 @@ func (o *objectCheck) valid(d *jsonval.Doc, kids []jsonval.Node) bool {
 		return false
 	}
 	for _, name := range o.reqOther {
-		if !hasKey(d, kids, name) {
+		if d.Get(v, name) == nil {
 			return false
 		}
 	}
 	return true
 }
 
-func hasKey(d *jsonval.Doc, kids []jsonval.Node, name string) bool {
-	for i := range kids {
-		if d.Key(&kids[i]) == name {
-			return true
-		}
-	}
-	return false
-}
-
 // distinctKeys counts an object's keys as encoding/json would keep them.
-func distinctKeys(d *jsonval.Doc, kids []jsonval.Node) int {
-	n := 0
-	for i := range kids {
-		if !hasKey(d, kids[:i], d.Key(&kids[i])) {
-			n++
+func distinctKeys(d *jsonval.Doc, v *jsonval.Node) int {
+	keys := make([]string, 0, v.Len())
+	it := d.Kids(v)
+	for m := it.Next(); m != nil; m = it.Next() {
+		if k := d.Key(m); !slices.Contains(keys, k) {
+			keys = append(keys, k)
 		}
 	}
-	return n
+	return len(keys)
 }
 
 type propEntry struct {
@@ -629,18 +621,19 @@ type arrayCheck struct {
 	items        *fastSchema // nil: items after the prefix are not checked
 }
 
-func (a *arrayCheck) valid(d *jsonval.Doc, items []jsonval.Node) bool {
-	if (a.minIt >= 0 && len(items) < a.minIt) || (a.maxIt >= 0 && len(items) > a.maxIt) {
+func (a *arrayCheck) valid(d *jsonval.Doc, v *jsonval.Node) bool {
+	if n := v.Len(); (a.minIt >= 0 && n < a.minIt) || (a.maxIt >= 0 && n > a.maxIt) {
 		return false
 	}
-	for i := range items {
+	it := d.Kids(v)
+	for i, m := 0, it.Next(); m != nil; i, m = i+1, it.Next() {
 		if i < len(a.prefix) {
-			if !a.prefix[i].valid(d, &items[i]) {
+			if !a.prefix[i].valid(d, m) {
 				return false
 			}
 		} else if a.items == nil {
 			break
-		} else if !a.items.valid(d, &items[i]) {
+		} else if !a.items.valid(d, m) {
 			return false
 		}
 	}
