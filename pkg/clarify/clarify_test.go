@@ -83,7 +83,7 @@ func (fx *fixture) call(name string, args map[string]any) (map[string]any, bool)
 	if bad != nil {
 		err = bad
 	} else {
-		v, err = e.Handler(context.Background(), tool.NewCall(name, checked, tool.Client{Cwd: fx.cwd}, nil))
+		v, err = e.Handler(context.Background(), tool.NewCall(name, checked, nil, tool.Client{Cwd: fx.cwd}, nil))
 	}
 	if err != nil {
 		te, ok := tool.AsError(err)

@@ -196,6 +196,22 @@ func TestFromAny(t *testing.T) {
 	}
 }
 
+func TestSub(t *testing.T) {
+	d, _ := ParseString(`{"a":{"$schema":"s","x":[1,{"y":"\u00e9"}]},"b":"t"}`)
+	a := d.Sub(d.Get(d.Root(), "a"))
+	want, _ := reference(`{"$schema":"s","x":[1,{"y":"é"}]}`)
+	if !reflect.DeepEqual(a.Any(), want) || a.Key(a.Root()) != "" {
+		t.Fatalf("Sub: %v", a.Any())
+	}
+	if w := a.Without("$schema"); keys(w, w.Root()) != "x" {
+		t.Fatalf("Without on a Sub: %s", keys(w, w.Root()))
+	}
+	b := d.Sub(d.Get(d.Root(), "b"))
+	if b.Root().Kind() != String || b.Str(b.Root()) != "t" || d.Sub(d.Root()) != d {
+		t.Fatal("Sub of a string or of the root")
+	}
+}
+
 func TestKidsOfAForeignNodePanics(t *testing.T) {
 	a, _ := ParseString(`[[1]]`)
 	b, _ := ParseString(`[[1]]`)

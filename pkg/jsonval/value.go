@@ -176,6 +176,20 @@ func (d *Doc) Get(n *Node, key string) *Node {
 	}
 }
 
+// Sub returns the value n as a document of its own, sharing d's memory (n
+// must be d's root or a node of d).
+func (d *Doc) Sub(n *Node) *Doc {
+	if n == &d.root {
+		return d
+	}
+	out := &Doc{src: d.src, extra: d.extra, nodes: d.nodes, root: *n}
+	out.root.keyOff, out.root.keyLen, out.root.flags = 0, 0, n.flags&^keyInExtra
+	if n.kind >= Array {
+		out.first = d.index(n) + 1
+	}
+	return out
+}
+
 // Without returns the document with the top-level members named keys
 // removed (the document itself is unchanged). Members dropped at the start
 // or end of the object cost nothing; only one in the middle makes a copy.

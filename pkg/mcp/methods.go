@@ -203,12 +203,12 @@ type outcome struct {
 // invoke runs a handler under the call's timeout, turning a panic into an
 // outcome and not waiting past the abandon grace for a handler that ignores
 // its context.
-func (s *session) invoke(e *entry, t *tool.Entry, args json.RawMessage, rep *reporter) (outcome, context.Context) {
-	timeout := t.CallTimeout(args)
+func (s *session) invoke(e *entry, t *tool.Entry, args tool.Args, rep *reporter) (outcome, context.Context) {
+	timeout := t.CallTimeout(args.Raw)
 	ctx, cancel := context.WithTimeout(e.ctx, timeout)
 	defer cancel()
 	s.awaitRoots(ctx)
-	call := tool.NewCall(t.Name, args, s.clientInfo(), rep)
+	call := tool.NewCall(t.Name, args.Raw, args.Doc, s.clientInfo(), rep)
 	done := make(chan outcome, 1)
 	go func() {
 		defer func() {
@@ -260,7 +260,7 @@ func (s *session) callTool(e *entry) []byte {
 		return s.fail(e, jsonrpc.CodeInvalidParams, "Unknown tool: "+strconv.Quote(name), nil)
 	}
 	start := time.Now()
-	args, bad := t.CheckArgs(p.Arguments)
+	args, bad := t.Check(p.Arguments)
 	if bad != nil {
 		s.srv.recordCall(t.Name, time.Since(start), true)
 		return s.toolError(e, bad)
@@ -286,7 +286,7 @@ func (s *session) callTool(e *entry) []byte {
 // arguments and the result is the tool's result object itself.
 func (s *session) callPlain(e *entry, t *tool.Entry) []byte {
 	start := time.Now()
-	args, bad := t.CheckArgs(e.params)
+	args, bad := t.Check(e.params)
 	if bad != nil {
 		s.srv.recordCall(t.Name, time.Since(start), true)
 		return s.plainError(e, bad)

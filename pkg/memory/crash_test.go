@@ -41,7 +41,7 @@ func TestCrashChild(t *testing.T) {
 			defer wg.Done()
 			for i := 0; time.Now().Before(deadline); i++ {
 				args := fmt.Sprintf(`{"text":"crash test memory g%d i%d with some words to index"}`, g, i)
-				res, err := handler(context.Background(), tool.NewCall("add_memory", []byte(args), tool.Client{}, nil))
+				res, err := handler(context.Background(), tool.NewCall("add_memory", []byte(args), nil, tool.Client{}, nil))
 				if err != nil {
 					fmt.Fprintln(os.Stderr, "add failed:", err)
 					os.Exit(3)

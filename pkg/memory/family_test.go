@@ -55,7 +55,7 @@ func call(t *testing.T, f *Family, name string, args any) (map[string]any, error
 	if bad != nil {
 		return nil, bad
 	}
-	res, err := e.Handler(context.Background(), tool.NewCall(name, checked, tool.Client{}, nil))
+	res, err := e.Handler(context.Background(), tool.NewCall(name, checked, nil, tool.Client{}, nil))
 	if err != nil {
 		return nil, err
 	}
@@ -183,7 +183,7 @@ func TestAddTooLong(t *testing.T) {
 	huge := strings.Repeat("x", 1_000_000)
 
 	// The handler's own check, whatever validated the arguments before it.
-	_, err := f.addMemory(context.Background(), tool.NewCall("add_memory", mustJSON(t, map[string]any{"text": huge}), tool.Client{}, nil))
+	_, err := f.addMemory(context.Background(), tool.NewCall("add_memory", mustJSON(t, map[string]any{"text": huge}), nil, tool.Client{}, nil))
 	te, ok := tool.AsError(err)
 	if !ok || te.Code != tool.InvalidRequest || te.Message != "content exceeds max length" {
 		t.Fatalf("handler = %v, want INVALID_REQUEST content exceeds max length", err)

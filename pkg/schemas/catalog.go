@@ -23,6 +23,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/hearth-mcp/hearth/pkg/fastcheck"
 	"github.com/hearth-mcp/hearth/pkg/jsonval"
 	"github.com/hearth-mcp/hearth/pkg/tool"
 )
@@ -43,7 +44,7 @@ type Schema struct {
 	raw     []byte
 	doc     any
 	sch     *jsonschema.Schema
-	fast    *fastSchema // nil: the schema needs the full validator
+	fast    *fastcheck.Checker // nil: the schema needs the full validator
 }
 
 // Example is one example document.
@@ -174,7 +175,7 @@ func (c *Catalog) loadSchemas(opts Options) error {
 			return fmt.Errorf("schema %s does not compile: %w", s.Path, err)
 		}
 		s.sch = sch
-		s.fast = compileFast(sch)
+		s.fast = fastcheck.Compile(sch)
 	}
 	sort.Slice(c.schemas, func(i, j int) bool {
 		a, b := c.schemas[i], c.schemas[j]
@@ -379,7 +380,7 @@ func (c *Catalog) ValidateDoc(doc *jsonval.Doc, name string) (ok bool, errs []to
 	// Most documents are valid: the fast checker says so without building
 	// the full validator's error tree. Only a document it rejects (or a
 	// schema it cannot check) takes the full path, which gives the errors.
-	if s.fast != nil && s.fast.valid(doc, doc.Root()) {
+	if s.fast != nil && s.fast.Valid(doc) {
 		return true, nil, true
 	}
 	if err := s.sch.Validate(doc.Any()); err != nil {

@@ -57,7 +57,7 @@ func call(t testing.TB, reg *tool.Registry, name string, args any) map[string]an
 	if bad != nil {
 		return map[string]any{"tool_error": bad.Object()}
 	}
-	v, err := e.Handler(context.Background(), tool.NewCall(name, checked, tool.Client{}, nil))
+	v, err := e.Handler(context.Background(), tool.NewCall(name, checked, nil, tool.Client{}, nil))
 	if err != nil {
 		if te, ok := tool.AsError(err); ok {
 			return map[string]any{"tool_error": te.Object()}

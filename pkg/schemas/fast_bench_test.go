@@ -1,11 +1,15 @@
 package schemas
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/hearth-mcp/hearth/pkg/jsonval"
+	"github.com/hearth-mcp/hearth/pkg/tool"
 )
 
 // BenchmarkValidateCorpus validates the corpus examples, decoded once, as
@@ -40,4 +44,46 @@ func BenchmarkValidateCorpus(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "validations/s")
+}
+
+// BenchmarkValidateAssetCall is one validate_asset call as the daemon runs
+// it once the frame is read: the arguments checked against the tool's input
+// schema, then the handler (bind, decode, validate), on each corpus example.
+func BenchmarkValidateAssetCall(b *testing.B) {
+	root := needFixture(b, "synesthetic-schemas")
+	env := map[string]string{"SYN_SCHEMAS_DIR": filepath.Join(root, "jsonschema"), "SYN_EXAMPLES_DIR": filepath.Join(root, "examples")}
+	fam, err := Open(tool.Env{Getenv: func(k string) string { return env[k] }})
+	if err != nil {
+		b.Fatal(err)
+	}
+	reg := tool.NewRegistry("bench")
+	for _, t := range fam.Tools() {
+		if err := reg.Add(t); err != nil {
+			b.Fatal(err)
+		}
+	}
+	entry, _ := reg.Lookup("validate_asset")
+	cat, _ := fam.(*Family).catalog()
+	var calls []json.RawMessage
+	for _, ex := range cat.Examples("all") {
+		raw, _ := os.ReadFile(filepath.Join(root, "examples", ex.Path))
+		// As a client's JSON.stringify sends it: compact, nothing escaped.
+		var asset bytes.Buffer
+		if err := json.Compact(&asset, raw); err != nil {
+			b.Fatal(err)
+		}
+		calls = append(calls, json.RawMessage(`{"asset":`+asset.String()+`,"schema":"`+ex.Component+`"}`))
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		args, bad := entry.Check(calls[i%len(calls)])
+		if bad != nil {
+			b.Fatal(bad)
+		}
+		res, err := entry.Handler(context.Background(), tool.NewCall("validate_asset", args.Raw, args.Doc, tool.Client{}, nil))
+		if err != nil || res.(result)["ok"] != true {
+			b.Fatal(res, err)
+		}
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "calls/s")
 }

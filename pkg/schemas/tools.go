@@ -166,21 +166,31 @@ func (f *Family) getExample(ctx context.Context, call *tool.Call) (any, error) {
 	return result{"ok": true, "example": json.RawMessage(raw), "schema": schema, "validated": validated}, nil
 }
 
-type validateArgs struct {
-	Asset  json.RawMessage `json:"asset"`
-	Schema string          `json:"schema"`
-}
-
+// validateAsset reads the asset where the argument check decoded it: an
+// asset is the bulk of the call, and binding it would scan its text again.
 func (f *Family) validateAsset(ctx context.Context, call *tool.Call) (any, error) {
-	var a validateArgs
-	if err := call.Bind(&a); err != nil {
+	args, err := call.Doc()
+	if err != nil {
 		return nil, err
 	}
 	c, err := f.catalog()
 	if err != nil {
 		return nil, err
 	}
-	return validateOne(c, a.Asset, a.Schema), nil
+	asset := args.Get(args.Root(), "asset")
+	if asset == nil {
+		return nil, tool.Errorf(tool.InvalidRequest, "asset is required")
+	}
+	return validateDoc(c, args.Sub(asset), stringArg(args, "schema")), nil
+}
+
+// stringArg is a string argument's value, "" when absent (the input schema
+// has checked its type).
+func stringArg(args *jsonval.Doc, name string) string {
+	if n := args.Get(args.Root(), name); n != nil {
+		return args.Str(n)
+	}
+	return ""
 }
 
 func (f *Family) validateAlias(ctx context.Context, call *tool.Call) (any, error) {
@@ -189,13 +199,26 @@ func (f *Family) validateAlias(ctx context.Context, call *tool.Call) (any, error
 	return f.validateAsset(ctx, call)
 }
 
+// validateOne validates an asset given as text (the CLI's file).
 func validateOne(c *Catalog, asset json.RawMessage, schema string) result {
 	if schema == "" {
-		return failed([]tool.Violation{{Path: "", Msg: "schema is required: name the schema to validate against"}})
+		return schemaRequired()
 	}
 	doc, err := decode(asset)
 	if err != nil {
 		return failed([]tool.Violation{{Path: "", Msg: "the asset is not valid JSON"}})
+	}
+	return validateDoc(c, doc, schema)
+}
+
+func schemaRequired() result {
+	return failed([]tool.Violation{{Path: "", Msg: "schema is required: name the schema to validate against"}})
+}
+
+// validateDoc is validate_asset's result for a decoded asset.
+func validateDoc(c *Catalog, doc *jsonval.Doc, schema string) result {
+	if schema == "" {
+		return schemaRequired()
 	}
 	ok, errs, found := c.ValidateDoc(doc, schema)
 	if !found {
@@ -208,26 +231,29 @@ func validateOne(c *Catalog, asset json.RawMessage, schema string) result {
 }
 
 func (f *Family) validateMany(ctx context.Context, call *tool.Call) (any, error) {
-	var a struct {
-		Assets []json.RawMessage `json:"assets"`
-		Schema string            `json:"schema"`
-	}
-	if err := call.Bind(&a); err != nil {
+	args, err := call.Doc()
+	if err != nil {
 		return nil, err
 	}
-	if len(a.Assets) > f.maxBatch {
-		return result{"ok": false, "reason": "unsupported", "detail": "batch of " + strconv.Itoa(len(a.Assets)) + " assets exceeds MCP_MAX_BATCH=" + strconv.Itoa(f.maxBatch)}, nil
+	assets := args.Get(args.Root(), "assets")
+	if assets == nil || assets.Kind() != jsonval.Array {
+		return nil, tool.Errorf(tool.InvalidRequest, "assets is required: an array of documents")
+	}
+	if assets.Len() > f.maxBatch {
+		return result{"ok": false, "reason": "unsupported", "detail": "batch of " + strconv.Itoa(assets.Len()) + " assets exceeds MCP_MAX_BATCH=" + strconv.Itoa(f.maxBatch)}, nil
 	}
 	c, err := f.catalog()
 	if err != nil {
 		return nil, err
 	}
-	results := make([]result, 0, len(a.Assets))
-	for _, asset := range a.Assets {
+	schema := stringArg(args, "schema")
+	results := make([]result, 0, assets.Len())
+	it := args.Kids(assets)
+	for asset := it.Next(); asset != nil; asset = it.Next() {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		r := validateOne(c, asset, a.Schema)
+		r := validateDoc(c, args.Sub(asset), schema)
 		delete(r, "reason") // the seed's per-item shape: {ok, errors?}
 		results = append(results, r)
 	}

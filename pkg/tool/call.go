@@ -3,6 +3,8 @@ package tool
 import (
 	"encoding/json"
 	"fmt"
+
+	"github.com/hearth-mcp/hearth/pkg/jsonval"
 )
 
 // Level is an MCP logging level (RFC 5424 severities), lowest first.
@@ -70,14 +72,30 @@ type Call struct {
 	Client Client
 
 	reporter Reporter
+	doc      *jsonval.Doc // Args decoded, when the caller had them (see Doc)
 }
 
-// NewCall builds a Call; the protocol layer and tests use it.
-func NewCall(name string, args json.RawMessage, client Client, r Reporter) *Call {
+// NewCall builds a Call; the protocol layer and tests use it. Pass the
+// Args's Doc when you have it (Entry.Check returns it) and nil otherwise.
+func NewCall(name string, args json.RawMessage, doc *jsonval.Doc, client Client, r Reporter) *Call {
 	if len(args) == 0 {
-		args = json.RawMessage("{}")
+		args, doc = json.RawMessage("{}"), nil
 	}
-	return &Call{Tool: name, Args: args, Client: client, reporter: r}
+	return &Call{Tool: name, Args: args, Client: client, reporter: r, doc: doc}
+}
+
+// Doc returns the arguments decoded, for handlers that read a large argument
+// in place (jsonval.Doc.Sub) instead of binding a copy of its text. It
+// decodes them only when the call was built without the decoded form.
+func (c *Call) Doc() (*jsonval.Doc, error) {
+	if c.doc == nil {
+		d, err := jsonval.Parse(c.Args)
+		if err != nil {
+			return nil, Errorf(InvalidRequest, "arguments of %s are not valid JSON: %v", c.Tool, err)
+		}
+		c.doc = d
+	}
+	return c.doc, nil
 }
 
 // Bind decodes the arguments into v (a pointer to a struct whose json tags

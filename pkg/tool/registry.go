@@ -12,6 +12,9 @@ import (
 	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/hearth-mcp/hearth/pkg/fastcheck"
+	"github.com/hearth-mcp/hearth/pkg/jsonval"
 )
 
 var namePattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
@@ -41,6 +44,7 @@ const (
 type Entry struct {
 	Tool
 	schema     *jsonschema.Schema
+	fast       *fastcheck.Checker // nil: every call takes the full validator
 	definition Definition
 }
 
@@ -201,7 +205,7 @@ func compile(t Tool, toolingVersion string) (*Entry, error) {
 	if err := json.Compact(&compact, t.InputSchema); err != nil {
 		return nil, fmt.Errorf("inputSchema: %w", err)
 	}
-	e := &Entry{Tool: t, schema: sch}
+	e := &Entry{Tool: t, schema: sch, fast: fastcheck.Compile(sch)}
 	e.InputSchema = compact.Bytes()
 	e.definition = Definition{
 		Name:           t.Name,
@@ -220,22 +224,40 @@ func compile(t Tool, toolingVersion string) (*Entry, error) {
 // large input back.
 const maxReportedViolations = 10
 
+// Args are a call's checked arguments, as received and decoded.
+type Args struct {
+	Raw json.RawMessage
+	Doc *jsonval.Doc
+}
+
 // CheckArgs validates a call's raw arguments against the tool's input schema.
 // Missing arguments (nil or JSON null) count as {}. It returns the arguments to
 // hand the handler, or an INVALID_REQUEST error naming what is wrong.
 func (e *Entry) CheckArgs(raw json.RawMessage) (json.RawMessage, *Error) {
+	a, err := e.Check(raw)
+	return a.Raw, err
+}
+
+// Check is CheckArgs that also returns the decoded arguments, so the handler
+// need not decode them again (see NewCall and Call.Doc). Arguments are
+// decoded once, with jsonval; the fast checker accepts valid ones without
+// building the full validator's error tree, which only rejected ones take.
+func (e *Entry) Check(raw json.RawMessage) (Args, *Error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
 		raw = json.RawMessage("{}")
 	}
 	if raw[0] != '{' {
-		return nil, Errorf(InvalidRequest, "arguments of %s must be a JSON object", e.Name)
+		return Args{}, Errorf(InvalidRequest, "arguments of %s must be a JSON object", e.Name)
 	}
-	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	doc, err := jsonval.Parse(raw)
 	if err != nil {
-		return nil, Errorf(InvalidRequest, "arguments of %s are not valid JSON: %s", e.Name, truncate(err.Error(), 200))
+		return Args{}, Errorf(InvalidRequest, "arguments of %s are not valid JSON: %s", e.Name, truncate(err.Error(), 200))
 	}
-	if err := e.schema.Validate(inst); err != nil {
+	if e.fast != nil && e.fast.Valid(doc) {
+		return Args{raw, doc}, nil
+	}
+	if err := e.schema.Validate(doc.Any()); err != nil {
 		vs := schemaViolations(err, e.ArgMessages)
 		msgs := make([]string, 0, len(vs))
 		for i, v := range vs {
@@ -250,18 +272,18 @@ func (e *Entry) CheckArgs(raw json.RawMessage) (json.RawMessage, *Error) {
 			msgs = append(msgs, v.String())
 		}
 		if len(vs) == 1 && isOverride(e.ArgMessages, vs[0].Msg) {
-			return nil, &Error{Code: InvalidRequest, Message: vs[0].Msg, Fields: map[string]any{"errors": vs}}
+			return Args{}, &Error{Code: InvalidRequest, Message: vs[0].Msg, Fields: map[string]any{"errors": vs}}
 		}
 		if len(vs) > maxReportedViolations {
 			vs = vs[:maxReportedViolations]
 		}
-		return nil, &Error{
+		return Args{}, &Error{
 			Code:    InvalidRequest,
 			Message: "invalid arguments for " + e.Name + ": " + strings.Join(msgs, "; "),
 			Fields:  map[string]any{"errors": vs},
 		}
 	}
-	return raw, nil
+	return Args{raw, doc}, nil
 }
 
 // Timeout returns the time limit for one call with the given (validated) arguments.

@@ -89,7 +89,7 @@ func (fx *fixture) call(ctx context.Context, name string, args any, rep tool.Rep
 	}
 	ctx, cancel := context.WithTimeout(ctx, e.CallTimeout(checked))
 	defer cancel()
-	res, err := e.Handler(ctx, tool.NewCall(name, checked, tool.Client{Cwd: fx.cwd}, rep))
+	res, err := e.Handler(ctx, tool.NewCall(name, checked, nil, tool.Client{Cwd: fx.cwd}, rep))
 	if err != nil {
 		return nil, err
 	}

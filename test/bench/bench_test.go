@@ -112,6 +112,9 @@ func (c *conn) roundTrip(b *testing.B, line string) {
 	}
 }
 
+// reply is the last line roundTrip read.
+func (c *conn) reply() []byte { return c.sc.Bytes() }
+
 const (
 	initLine   = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}`
 	initedLine = `{"jsonrpc":"2.0","method":"notifications/initialized"}`
@@ -224,9 +227,14 @@ func acrossConns(b *testing.B, cs []*conn, work func(ci int, c *conn, per int)) 
 
 // stdioPeer starts a stdio server and returns a connection to it.
 func stdioPeer(b *testing.B, path string, args ...string) *conn {
+	return stdioPeerEnv(b, nil, path, args...)
+}
+
+// stdioPeerEnv is stdioPeer with more environment (KEY=value).
+func stdioPeerEnv(b *testing.B, env []string, path string, args ...string) *conn {
 	b.Helper()
 	cmd := exec.Command(path, args...)
-	cmd.Env = append(os.Environ(), "HEARTH_HOME="+b.TempDir(), "HEARTH_LOG_LEVEL=warn")
+	cmd.Env = append(append(os.Environ(), "HEARTH_HOME="+b.TempDir(), "HEARTH_LOG_LEVEL=warn"), env...)
 	in, _ := cmd.StdinPipe()
 	out, _ := cmd.StdoutPipe()
 	if err := cmd.Start(); err != nil {

@@ -3,6 +3,7 @@ package bench
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -113,5 +114,78 @@ func BenchmarkValidateVsPeers(b *testing.B) {
 	if py := peerRate(b, "python-jsonschema", "/usr/bin/python3", filepath.Join("peers", "bench_jsonschema.py"), schemasDir, examplesDir, pyRounds); py > 0 {
 		b.ReportMetric(py, "python-validations/s")
 		b.ReportMetric(ours/py, "x-python")
+	}
+}
+
+// BenchmarkValidateAssetVsAjvServer: validate_asset called over stdio, one
+// call at a time, on each corpus example (compact, as JSON.stringify sends
+// it), served by hearthd and, in the same run, by the same tool built with
+// the official TypeScript SDK's McpServer and ajv (test/ts/ajv_server.mjs).
+// The whole call is timed: framing, parsing, argument checks, validation
+// and the reply. Reports p50/p99 of both and hearth's speed-up.
+func BenchmarkValidateAssetVsAjvServer(b *testing.B) {
+	root, _ := filepath.Abs(filepath.Join("..", "..", "..", "shared", "fixtures", "synesthetic-schemas"))
+	schemasDir, examplesDir := filepath.Join(root, "jsonschema"), filepath.Join(root, "examples")
+	if _, err := os.Stat(schemasDir); err != nil {
+		b.Skip("corpus fixtures not present")
+	}
+	cat, err := schemas.Load(schemasDir, examplesDir, schemas.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var lines []string
+	for i, ex := range cat.Examples("all") {
+		raw, _ := os.ReadFile(filepath.Join(examplesDir, ex.Path))
+		var asset bytes.Buffer
+		if err := json.Compact(&asset, raw); err != nil {
+			b.Fatal(err)
+		}
+		lines = append(lines, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"validate_asset","arguments":{"asset":%s,"schema":%q}}}`,
+			10+i, asset.Bytes(), ex.Component))
+	}
+	build(b)
+	hearth := stdioPeerEnv(b, []string{"SYN_SCHEMAS_DIR=" + schemasDir, "SYN_EXAMPLES_DIR=" + examplesDir}, bins.hearthd, "stdio")
+	peers := map[string]*conn{"hearth": hearth}
+	if _, err := exec.LookPath("node"); err == nil {
+		if _, err := os.Stat(filepath.Join("..", "ts", "node_modules", "ajv")); err == nil {
+			peers["ajv"] = stdioPeer(b, "node", filepath.Join("..", "ts", "ajv_server.mjs"), schemasDir)
+		}
+	}
+	if peers["ajv"] == nil {
+		if os.Getenv("CI") == "true" {
+			b.Fatal("the ajv server peer needs node and test/ts/node_modules (npm ci)")
+		}
+		b.Log("ajv server peer unavailable: run npm ci in test/ts")
+	}
+	measure := func(name string, c *conn, n int) []time.Duration {
+		lat := make([]time.Duration, 0, n)
+		for i := 0; i < n; i++ {
+			line := lines[i%len(lines)]
+			t0 := time.Now()
+			c.roundTrip(b, line)
+			lat = append(lat, time.Since(t0))
+			if !bytes.Contains(c.reply(), []byte(`"structuredContent":{"ok":true}`)) {
+				b.Fatalf("%s: %.300s", name, c.reply())
+			}
+		}
+		return lat
+	}
+	for name, c := range peers {
+		measure(name, c, 20*len(lines)) // warm up (V8's JIT, Go's heap)
+	}
+	b.ResetTimer()
+	lat := map[string][]time.Duration{}
+	for _, name := range []string{"hearth", "ajv"} {
+		if c := peers[name]; c != nil {
+			lat[name] = measure(name, c, b.N)
+		}
+	}
+	b.StopTimer()
+	hp50, hp99 := quantiles(b, "hearth-", lat["hearth"])
+	b.ReportMetric(1e6/hp50, "hearth-calls/s-at-p50")
+	if lat["ajv"] != nil {
+		ap50, ap99 := quantiles(b, "ajv-server-", lat["ajv"])
+		b.ReportMetric(ap50/hp50, "speedup-p50-x")
+		b.ReportMetric(ap99/hp99, "speedup-p99-x")
 	}
 }
