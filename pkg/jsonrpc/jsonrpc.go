@@ -8,6 +8,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"unicode/utf8"
+
+	"github.com/hearth-mcp/hearth/pkg/jsonval"
 )
 
 // Standard and hearth error codes. The -320xx codes are hearth's own server
@@ -84,7 +86,13 @@ type Message struct {
 	Params json.RawMessage // nil when absent
 	Result json.RawMessage // responses only
 	Error  json.RawMessage // responses only
+
+	params *jsonval.Doc // Params decoded (with its text, see jsonval.ParseRaw)
 }
+
+// ParamsDoc is Params decoded, nil when absent. It shares the frame's
+// memory: the frame is decoded once, however many layers read it.
+func (m *Message) ParamsDoc() *jsonval.Doc { return m.params }
 
 // Error is a JSON-RPC error object.
 type Error struct {
@@ -108,55 +116,59 @@ func Parse(line []byte) (*Message, *ParseError) {
 	if !utf8.Valid(line) {
 		return nil, &ParseError{Err: &Error{Code: CodeParseError, Message: "Parse error: the frame is not valid UTF-8"}}
 	}
-	trimmed := bytes.TrimSpace(line)
-	if len(trimmed) > 0 && trimmed[0] == '[' {
-		if !json.Valid(trimmed) {
-			return nil, parseErr("Parse error: the frame is not valid JSON")
-		}
-		return nil, &ParseError{Err: &Error{Code: CodeInvalidRequest, Message: "Invalid Request: batches (JSON arrays) are not supported; send one message per line"}}
-	}
-	if len(trimmed) == 0 || trimmed[0] != '{' {
-		if !json.Valid(trimmed) {
-			return nil, parseErr("Parse error: the frame is not valid JSON")
-		}
-		return nil, invalid(ID{}, "Invalid Request: a message must be a JSON object")
-	}
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(trimmed, &fields); err != nil {
+	// One decode of the whole frame (jsonval accepts exactly what
+	// encoding/json accepts), keeping the text of the parts passed on as is.
+	doc, err := jsonval.ParseRaw(line)
+	if err != nil {
 		return nil, parseErr("Parse error: " + shorten(err.Error()))
 	}
-
+	root := doc.Root()
+	switch root.Kind() {
+	case jsonval.Object:
+	case jsonval.Array:
+		return nil, &ParseError{Err: &Error{Code: CodeInvalidRequest, Message: "Invalid Request: batches (JSON arrays) are not supported; send one message per line"}}
+	default:
+		return nil, invalid(ID{}, "Invalid Request: a message must be a JSON object")
+	}
+	raw := func(n *jsonval.Node) json.RawMessage {
+		if n == nil {
+			return nil
+		}
+		text, _ := doc.Raw(n)
+		return json.RawMessage(text)
+	}
+	// A repeated member counts once, the last one, as encoding/json keeps.
 	m := &Message{}
-	rawID, hasID := fields["id"]
-	if hasID {
-		if !validID(rawID) {
+	idNode := doc.Get(root, "id")
+	if idNode != nil {
+		if !validID(idNode) {
 			return nil, invalid(ID{}, "Invalid Request: id must be a string or an integer")
 		}
-		m.ID = ID{raw: rawID}
+		m.ID = ID{raw: raw(idNode)}
 	}
-	if v, ok := fields["jsonrpc"]; !ok || !bytes.Equal(v, []byte(`"2.0"`)) {
+	if v := raw(doc.Get(root, "jsonrpc")); !bytes.Equal(v, []byte(`"2.0"`)) {
 		return nil, invalid(m.ID, `Invalid Request: "jsonrpc" must be "2.0"`)
 	}
-	rawMethod, hasMethod := fields["method"]
-	if !hasMethod {
-		result, hasResult := fields["result"]
-		errObj, hasError := fields["error"]
-		if hasID && hasResult != hasError {
-			m.Kind, m.Result, m.Error = Response, result, errObj
+	method := doc.Get(root, "method")
+	if method == nil {
+		result, errObj := doc.Get(root, "result"), doc.Get(root, "error")
+		if idNode != nil && (result != nil) != (errObj != nil) {
+			m.Kind, m.Result, m.Error = Response, raw(result), raw(errObj)
 			return m, nil
 		}
 		return nil, invalid(m.ID, `Invalid Request: a request needs "method"`)
 	}
-	if len(rawMethod) == 0 || rawMethod[0] != '"' || json.Unmarshal(rawMethod, &m.Method) != nil {
+	if method.Kind() != jsonval.String {
 		return nil, invalid(m.ID, `Invalid Request: "method" must be a string`)
 	}
-	if p, ok := fields["params"]; ok {
-		if len(p) == 0 || (p[0] != '{' && p[0] != '[') {
+	m.Method = doc.Str(method)
+	if p := doc.Get(root, "params"); p != nil {
+		if p.Kind() != jsonval.Object && p.Kind() != jsonval.Array {
 			return nil, invalid(m.ID, `Invalid Request: "params" must be an object or an array`)
 		}
-		m.Params = p
+		m.Params, m.params = raw(p), doc.Sub(p)
 	}
-	if hasID {
+	if idNode != nil {
 		m.Kind = Request
 	} else {
 		m.Kind = Notification
@@ -168,17 +180,8 @@ func Parse(line []byte) (*Message, *ParseError) {
 // exponent). Null, booleans, objects, arrays and fractions are refused: MCP
 // says an id is a string or an integer, and a float id cannot be echoed and
 // matched reliably.
-func validID(raw []byte) bool {
-	if len(raw) == 0 {
-		return false
-	}
-	switch c := raw[0]; {
-	case c == '"':
-		return true // json.Unmarshal of the map already checked it is a valid string
-	case c == '-' || (c >= '0' && c <= '9'):
-		return bytes.IndexAny(raw, ".eE") < 0
-	}
-	return false
+func validID(n *jsonval.Node) bool {
+	return n.Kind() == jsonval.String || n.IsPlainInt()
 }
 
 func parseErr(msg string) *ParseError {

@@ -23,10 +23,16 @@ const MaxSize = 1<<32 - 1
 
 // Parse decodes one JSON value that fills data (surrounding whitespace
 // allowed). data is copied once; the document's strings share that copy.
-func Parse(data []byte) (*Doc, error) { return ParseString(string(data)) }
+func Parse(data []byte) (*Doc, error) { return parse(string(data), false) }
 
 // ParseString is Parse for a string; the document's strings share s.
-func ParseString(s string) (*Doc, error) {
+func ParseString(s string) (*Doc, error) { return parse(s, false) }
+
+// ParseRaw is Parse that also keeps every value's source text, for Raw:
+// for a protocol layer that passes parts of a message on verbatim.
+func ParseRaw(data []byte) (*Doc, error) { return parse(string(data), true) }
+
+func parse(s string, spans bool) (*Doc, error) {
 	if len(s) > MaxSize {
 		return nil, &SyntaxError{"document too large", MaxSize}
 	}
@@ -35,6 +41,9 @@ func ParseString(s string) (*Doc, error) {
 	d.s, d.i = s, 0
 	// JSON spends a few bytes on every value: this usually holds them all.
 	d.nodes = make([]Node, 0, max(8, len(s)/16))
+	if spans {
+		d.spans = make([]span, 0, cap(d.nodes))
+	}
 	d.space()
 	if d.i == len(s) {
 		return nil, &SyntaxError{"unexpected end of JSON input", d.i}
@@ -46,7 +55,11 @@ func ParseString(s string) (*Doc, error) {
 	if d.i != len(s) {
 		return nil, d.unexpected("after top-level value")
 	}
-	return &Doc{src: s, extra: string(d.extra), nodes: d.nodes, root: d.nodes[0], first: 1}, nil
+	doc := &Doc{src: s, extra: string(d.extra), nodes: d.nodes, root: d.nodes[0], first: 1}
+	if spans {
+		doc.spans, doc.rootSpan, doc.hasSpans = d.spans, d.spans[0], true
+	}
+	return doc, nil
 }
 
 type decoder struct {
@@ -54,6 +67,7 @@ type decoder struct {
 	i     int
 	depth int
 	nodes []Node // in document order
+	spans []span // beside nodes, when kept
 	extra []byte // text of strings that needed unescaping
 }
 
@@ -61,7 +75,7 @@ type decoder struct {
 var decoders = sync.Pool{New: func() any { return new(decoder) }}
 
 func (d *decoder) release() {
-	d.s, d.nodes, d.depth = "", nil, 0
+	d.s, d.nodes, d.spans, d.depth = "", nil, nil, 0
 	if cap(d.extra) > 1<<16 {
 		d.extra = nil // do not keep a huge document's buffer forever
 	}
@@ -107,6 +121,7 @@ func (d *decoder) value(keyOff, keyLen uint32, keyFlag uint8) error {
 		return d.unexpected("")
 	}
 	n := Node{flags: keyFlag, keyOff: keyOff, keyLen: keyLen}
+	start := d.i
 	switch c := d.s[d.i]; c {
 	case '{':
 		return d.container(n, Object, '}')
@@ -140,7 +155,6 @@ func (d *decoder) value(keyOff, keyLen uint32, keyFlag uint8) error {
 		if c != '-' && (c < '0' || '9' < c) {
 			return d.unexpected("looking for beginning of value")
 		}
-		start := d.i
 		plain, err := d.number()
 		if err != nil {
 			return err
@@ -151,6 +165,9 @@ func (d *decoder) value(keyOff, keyLen uint32, keyFlag uint8) error {
 		}
 	}
 	d.nodes = append(d.nodes, n)
+	if d.spans != nil {
+		d.spans = append(d.spans, span{uint32(start), uint32(d.i)})
+	}
 	return nil
 }
 
@@ -175,6 +192,9 @@ func (d *decoder) container(n Node, kind Kind, end byte) error {
 	n.kind = kind
 	at := len(d.nodes)
 	d.nodes = append(d.nodes, n)
+	if d.spans != nil {
+		d.spans = append(d.spans, span{from: uint32(d.i)})
+	}
 	d.i++
 	if d.depth++; d.depth > MaxDepth {
 		return &SyntaxError{"exceeded max depth", d.i - 1}
@@ -228,6 +248,9 @@ func (d *decoder) container(n Node, kind Kind, end byte) error {
 	}
 	d.depth--
 	d.nodes[at].a, d.nodes[at].b = count, uint32(len(d.nodes))
+	if d.spans != nil {
+		d.spans[at].to = uint32(d.i)
+	}
 	return nil
 }
 

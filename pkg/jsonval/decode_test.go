@@ -212,6 +212,49 @@ func TestSub(t *testing.T) {
 	}
 }
 
+// rawAgrees checks that every node's Raw text decodes to the node's value.
+func rawAgrees(t *testing.T, d *Doc) {
+	t.Helper()
+	var walk func(n *Node)
+	walk = func(n *Node) {
+		raw, ok := d.Raw(n)
+		if !ok {
+			t.Fatal("no raw text from ParseRaw")
+		}
+		want, err := reference(raw)
+		if err != nil || !reflect.DeepEqual(want, d.AnyOf(n)) {
+			t.Fatalf("raw %q decodes to %v (%v), node holds %v", raw, want, err, d.AnyOf(n))
+		}
+		it := d.Kids(n)
+		for m := it.Next(); m != nil; m = it.Next() {
+			walk(m)
+		}
+	}
+	walk(d.Root())
+}
+
+func TestRaw(t *testing.T) {
+	in := ` { "id" : "a\u0062" , "p":{"x": [ 1.50 , true,null ,"\ud83d\ude00"] ,"y":{}} } `
+	d, err := ParseRaw([]byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rawAgrees(t, d)
+	if r, _ := d.Raw(d.Get(d.Root(), "id")); r != `"a\u0062"` {
+		t.Fatalf("id raw %q", r)
+	}
+	p := d.Sub(d.Get(d.Root(), "p"))
+	if r, ok := p.Raw(p.Root()); !ok || r != `{"x": [ 1.50 , true,null ,"\ud83d\ude00"] ,"y":{}}` {
+		t.Fatalf("Sub root raw %q", r)
+	}
+	if _, ok := d.Without("id").Raw(d.Without("id").Root()); ok {
+		t.Fatal("a Without root has no input text")
+	}
+	if plain, _ := ParseString(in); func() bool { _, ok := plain.Raw(plain.Root()); return ok }() {
+		t.Fatal("Parse keeps no raw text")
+	}
+}
+
 func TestKidsOfAForeignNodePanics(t *testing.T) {
 	a, _ := ParseString(`[[1]]`)
 	b, _ := ParseString(`[[1]]`)
@@ -276,6 +319,11 @@ func FuzzAgreesWithEncodingJSON(f *testing.F) {
 			t.Fatalf("%q: Parse and ParseString differ", in)
 		}
 		if errA == nil {
+			r, err := ParseRaw([]byte(in))
+			if err != nil {
+				t.Fatalf("ParseRaw refused what Parse accepted: %v", err)
+			}
+			rawAgrees(t, r)
 			// Re-encoding and decoding again gives the same value.
 			out, err := json.Marshal(a.Any())
 			if err != nil {

@@ -51,7 +51,14 @@ type Doc struct {
 	nodes []Node
 	root  Node   // the top-level value (kept out of nodes so Without can edit it)
 	first uint32 // index of the root's first child
+	// spans are the nodes' source text (ParseRaw only), beside the nodes
+	// rather than in them so that reading a document does not pay for them.
+	spans    []span
+	rootSpan span
+	hasSpans bool
 }
+
+type span struct{ from, to uint32 }
 
 // Node is one value: its kind, the key it has in its object (for a member),
 // and either its text (a string's, or a number's literal) or, for a
@@ -182,12 +189,30 @@ func (d *Doc) Sub(n *Node) *Doc {
 	if n == &d.root {
 		return d
 	}
-	out := &Doc{src: d.src, extra: d.extra, nodes: d.nodes, root: *n}
+	i := d.index(n)
+	out := &Doc{src: d.src, extra: d.extra, nodes: d.nodes, root: *n, spans: d.spans, hasSpans: d.hasSpans}
 	out.root.keyOff, out.root.keyLen, out.root.flags = 0, 0, n.flags&^keyInExtra
 	if n.kind >= Array {
-		out.first = d.index(n) + 1
+		out.first = i + 1
+	}
+	if d.hasSpans {
+		out.rootSpan = d.spans[i]
 	}
 	return out
+}
+
+// Raw is n's JSON text exactly as it was in the input (escapes, spacing
+// and all), for a document from ParseRaw; false for one from Parse, and for
+// the root of a Without that removed something (its text is not the input's).
+func (d *Doc) Raw(n *Node) (string, bool) {
+	if !d.hasSpans {
+		return "", false
+	}
+	sp := d.rootSpan
+	if n != &d.root {
+		sp = d.spans[d.index(n)]
+	}
+	return d.src[sp.from:sp.to], true
 }
 
 // Without returns the document with the top-level members named keys
@@ -222,6 +247,8 @@ func (d *Doc) Without(keys ...string) *Doc {
 	}
 	out := *d
 	out.root.a, out.first = kept, first
+	out.rootSpan, out.hasSpans = span{}, false // the root's text is not the input's
+	out.spans = nil
 	if contiguous {
 		return &out
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/hearth-mcp/hearth/pkg/frame"
 	"github.com/hearth-mcp/hearth/pkg/jsonrpc"
+	"github.com/hearth-mcp/hearth/pkg/jsonval"
 	"github.com/hearth-mcp/hearth/pkg/tool"
 )
 
@@ -236,16 +237,50 @@ func (s *session) invoke(e *entry, t *tool.Entry, args tool.Args, rep *reporter)
 	}
 }
 
+// toolCall is tools/call's params.
+type toolCall struct {
+	Name          string
+	Arguments     *jsonval.Doc // nil: absent or null
+	ProgressToken json.RawMessage
+}
+
+// readToolCall reads tools/call's params from the decoded frame (nil: no
+// params), leaving the arguments where the frame's decode put them: they
+// are most of a call, and decoding them again would cost more than the tool.
+func readToolCall(d *jsonval.Doc) (toolCall, error) {
+	var c toolCall
+	if d == nil {
+		return c, nil
+	}
+	root := d.Root()
+	if root.Kind() != jsonval.Object {
+		return c, fmt.Errorf("params must be an object")
+	}
+	if n := d.Get(root, "name"); n != nil && n.Kind() != jsonval.Null {
+		if n.Kind() != jsonval.String {
+			return c, fmt.Errorf(`"name" must be a string`)
+		}
+		c.Name = d.Str(n)
+	}
+	if n := d.Get(root, "arguments"); n != nil && n.Kind() != jsonval.Null {
+		c.Arguments = d.Sub(n)
+	}
+	if meta := d.Get(root, "_meta"); meta != nil && meta.Kind() != jsonval.Null {
+		if meta.Kind() != jsonval.Object {
+			return c, fmt.Errorf(`"_meta" must be an object`)
+		}
+		if tok := d.Get(meta, "progressToken"); tok != nil {
+			raw, _ := d.Raw(tok)
+			c.ProgressToken = json.RawMessage(raw)
+		}
+	}
+	return c, nil
+}
+
 // callTool serves tools/call.
 func (s *session) callTool(e *entry) []byte {
-	var p struct {
-		Name      string          `json:"name"`
-		Arguments json.RawMessage `json:"arguments"`
-		Meta      struct {
-			ProgressToken json.RawMessage `json:"progressToken"`
-		} `json:"_meta"`
-	}
-	if err := decodeParams(e.params, &p); err != nil {
+	p, err := readToolCall(e.paramsDoc)
+	if err != nil {
 		return s.fail(e, jsonrpc.CodeInvalidParams, "Invalid params: "+shortErr(err), nil)
 	}
 	if p.Name == "" {
@@ -260,12 +295,12 @@ func (s *session) callTool(e *entry) []byte {
 		return s.fail(e, jsonrpc.CodeInvalidParams, "Unknown tool: "+strconv.Quote(name), nil)
 	}
 	start := time.Now()
-	args, bad := t.Check(p.Arguments)
+	args, bad := t.CheckDoc(p.Arguments)
 	if bad != nil {
 		s.srv.recordCall(t.Name, time.Since(start), true)
 		return s.toolError(e, bad)
 	}
-	rep := newReporter(s, p.Meta.ProgressToken)
+	rep := newReporter(s, p.ProgressToken)
 	o, ctx := s.invoke(e, t, args, rep)
 	rep.finish() // no progress after this point: the response is next
 	elapsed := time.Since(start)
@@ -286,7 +321,7 @@ func (s *session) callTool(e *entry) []byte {
 // arguments and the result is the tool's result object itself.
 func (s *session) callPlain(e *entry, t *tool.Entry) []byte {
 	start := time.Now()
-	args, bad := t.Check(e.params)
+	args, bad := t.CheckDoc(e.paramsDoc)
 	if bad != nil {
 		s.srv.recordCall(t.Name, time.Since(start), true)
 		return s.plainError(e, bad)

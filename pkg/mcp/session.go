@@ -17,6 +17,7 @@ import (
 
 	"github.com/hearth-mcp/hearth/pkg/frame"
 	"github.com/hearth-mcp/hearth/pkg/jsonrpc"
+	"github.com/hearth-mcp/hearth/pkg/jsonval"
 	"github.com/hearth-mcp/hearth/pkg/tool"
 )
 
@@ -34,6 +35,9 @@ type entry struct {
 	key    string
 	method string
 	params json.RawMessage
+	// paramsDoc is params decoded (nil when absent), from the frame's one
+	// decode: tools read their arguments from it.
+	paramsDoc *jsonval.Doc
 	// answer is a reply decided when the request was read (malformed frame,
 	// queue overloaded, duplicate id, draining). Such an entry is not run; it
 	// is written in its place in the order.
@@ -222,7 +226,7 @@ func (s *session) answerInline(msg *jsonrpc.Message) bool {
 	if !inlineMethods[msg.Method] || s.outstanding.Load() != 0 || s.draining.Load() || s.writeFailed.Load() {
 		return false
 	}
-	e := &entry{id: msg.ID, key: msg.ID.Key(), method: msg.Method, params: msg.Params}
+	e := &entry{id: msg.ID, key: msg.ID.Key(), method: msg.Method, params: msg.Params, paramsDoc: msg.ParamsDoc()}
 	if reply := s.dispatch(e); reply != nil {
 		s.write(reply)
 	}
@@ -231,7 +235,7 @@ func (s *session) answerInline(msg *jsonrpc.Message) bool {
 }
 
 func (s *session) enqueue(msg *jsonrpc.Message) {
-	e := &entry{id: msg.ID, key: msg.ID.Key(), method: msg.Method, params: msg.Params}
+	e := &entry{id: msg.ID, key: msg.ID.Key(), method: msg.Method, params: msg.Params, paramsDoc: msg.ParamsDoc()}
 	if s.draining.Load() {
 		e.answer = jsonrpc.ErrorFrame(e.id, &jsonrpc.Error{Code: jsonrpc.CodeShuttingDown, Message: "the daemon is shutting down; the request was not run and may be retried"})
 		s.srv.errors.Add(1)

@@ -64,6 +64,19 @@ func TestBadInputTable(t *testing.T) {
 			p, isErr := toolPayload(t, m)
 			return isErr && p["code"] == "INVALID_REQUEST"
 		}},
+		{"tools/call params an array", `{"jsonrpc":"2.0","id":16,"method":"tools/call","params":["echo"]}`, func(m map[string]any) bool { return errCode(m) == -32602 && m["id"] == 16.0 }},
+		{"tool name not a string", `{"jsonrpc":"2.0","id":17,"method":"tools/call","params":{"name":5}}`, func(m map[string]any) bool { return errCode(m) == -32602 }},
+		{"tool name missing", `{"jsonrpc":"2.0","id":18,"method":"tools/call","params":{"arguments":{}}}`, func(m map[string]any) bool { return errCode(m) == -32602 }},
+		{"_meta not an object", `{"jsonrpc":"2.0","id":19,"method":"tools/call","params":{"name":"echo","arguments":{"text":"a"},"_meta":"x"}}`, func(m map[string]any) bool { return errCode(m) == -32602 }},
+		{"arguments null count as {}", `{"jsonrpc":"2.0","id":20,"method":"tools/call","params":{"name":"echo","arguments":null}}`, func(m map[string]any) bool {
+			p, isErr := toolPayload(t, m)
+			return !isErr && p["text"] == ""
+		}},
+		{"arguments escaped and spaced", `{"jsonrpc":"2.0","id":21,"method":"tools/call","params":{"name":"echo", "arguments" : { "t\u0065xt" : "a\nb" } }}`, func(m map[string]any) bool {
+			_, isErr := toolPayload(t, m)
+			return !isErr && m["id"] == 21.0
+		}},
+		{"form feed is not JSON whitespace", "\f" + `{"jsonrpc":"2.0","id":22,"method":"ping"}`, func(m map[string]any) bool { return errCode(m) == -32700 }},
 		{"100 000-deep nesting", deep, func(m map[string]any) bool { return errCode(m) == -32700 }},
 		{"invalid UTF-8", "{\"jsonrpc\":\"2.0\",\"id\":11,\"method\":\"ping\",\"params\":{\"s\":\"\xc3\x28\"}}", func(m map[string]any) bool { return errCode(m) == -32700 }},
 		{"params not structured", `{"jsonrpc":"2.0","id":12,"method":"ping","params":"x"}`, func(m map[string]any) bool { return errCode(m) == -32600 }},

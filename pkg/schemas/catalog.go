@@ -383,7 +383,7 @@ func (c *Catalog) ValidateDoc(doc *jsonval.Doc, name string) (ok bool, errs []to
 	if s.fast != nil && s.fast.Valid(doc) {
 		return true, nil, true
 	}
-	if err := s.sch.Validate(doc.Any()); err != nil {
+	if err := tool.Validate(s.sch, doc.Any()); err != nil {
 		return false, tool.SchemaViolations(err), true
 	}
 	return true, nil, true

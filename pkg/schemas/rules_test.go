@@ -52,6 +52,33 @@ func TestValidationErrorsSortedWithPointers(t *testing.T) {
 	}
 }
 
+// TestHugeExponent: a number math/big cannot parse is a violation at its
+// path (the full validator would dereference a nil *big.Rat), and the
+// number is still checked where it can be: 1E1000001 is a number.
+func TestHugeExponent(t *testing.T) {
+	_, c := smallFamily(t)
+	for _, asset := range []string{`{"n":1E1000001}`, `{"n":-1e-1000001}`} {
+		r := c("validate_asset", map[string]any{"schema": "part", "asset": json.RawMessage(asset)})
+		if r["ok"] != true {
+			t.Errorf("%s: %v (a number with no bound to compare is valid)", asset, r)
+		}
+	}
+	r := c("validate_asset", map[string]any{"schema": "part", "asset": json.RawMessage(`{"n":1E1000001,"x":1}`)})
+	if r["ok"] != false || !strings.Contains(mustJSON(r), "additional properties") {
+		t.Errorf("invalid for another reason: %v", r)
+	}
+	// Against a bound: a clear violation at the number, not -32603.
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "gain.schema.json"), []byte(`{"type":"object","properties":{"gain":{"type":"number","maximum":1},"list":{"type":"array","items":{"type":"number","minimum":0}}}}`), 0o644)
+	_, reg := openFamily(t, map[string]string{"SYN_SCHEMAS_DIR": dir})
+	for asset, path := range map[string]string{`{"gain":1E1000001}`: "/gain", `{"gain":2,"list":[1,-1e-1000001]}`: "/list/1"} {
+		r := call(t, reg, "validate_asset", map[string]any{"schema": "gain", "asset": json.RawMessage(asset)})
+		if b := mustJSON(r); r["ok"] != false || !strings.Contains(b, `"path":"`+path+`"`) || !strings.Contains(b, "out of range") {
+			t.Errorf("%s: %s", asset, b)
+		}
+	}
+}
+
 func TestMissingOrUnknownSchema(t *testing.T) {
 	_, c := smallFamily(t)
 	for _, args := range []map[string]any{{"asset": 1}, {"asset": 1, "schema": ""}} {

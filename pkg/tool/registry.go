@@ -254,10 +254,30 @@ func (e *Entry) Check(raw json.RawMessage) (Args, *Error) {
 	if err != nil {
 		return Args{}, Errorf(InvalidRequest, "arguments of %s are not valid JSON: %s", e.Name, truncate(err.Error(), 200))
 	}
+	return e.check(raw, doc)
+}
+
+// CheckDoc is Check for arguments already decoded with jsonval.ParseRaw (a
+// tools/call's, from the frame): nil means absent or null, which count as {}.
+func (e *Entry) CheckDoc(doc *jsonval.Doc) (Args, *Error) {
+	if doc == nil || doc.Root().Kind() == jsonval.Null {
+		return e.Check(nil)
+	}
+	if doc.Root().Kind() != jsonval.Object {
+		return Args{}, Errorf(InvalidRequest, "arguments of %s must be a JSON object", e.Name)
+	}
+	raw, ok := doc.Raw(doc.Root())
+	if !ok {
+		return Args{}, Errorf(Internal, "arguments of %s were decoded without their text", e.Name)
+	}
+	return e.check(json.RawMessage(raw), doc)
+}
+
+func (e *Entry) check(raw json.RawMessage, doc *jsonval.Doc) (Args, *Error) {
 	if e.fast != nil && e.fast.Valid(doc) {
 		return Args{raw, doc}, nil
 	}
-	if err := e.schema.Validate(doc.Any()); err != nil {
+	if err := Validate(e.schema, doc.Any()); err != nil {
 		vs := schemaViolations(err, e.ArgMessages)
 		msgs := make([]string, 0, len(vs))
 		for i, v := range vs {

@@ -39,6 +39,10 @@ func SchemaViolations(err error) []Violation { return schemaViolations(err, nil)
 // schemaViolations is SchemaViolations with messages overridden by
 // "<pointer> <keyword>" keys (see Tool.ArgMessages).
 func schemaViolations(err error, override map[string]string) []Violation {
+	var nr *NumberRangeError
+	if errors.As(err, &nr) {
+		return []Violation{{Path: nr.Path, Msg: nr.Error()}}
+	}
 	var ve *jsonschema.ValidationError
 	if !errors.As(err, &ve) {
 		return []Violation{{Path: "", Msg: truncate(err.Error(), maxViolationMsg)}}
