@@ -163,7 +163,7 @@ func newTestServer(t *testing.T, opts Options) (*Server, *testTools) {
 			t.Fatal(err)
 		}
 	}
-	add(tool.Tool{Name: "echo", InputSchema: schema(`"text":{"type":"string","maxLength":100000,"description":"what to echo"},"n":{"type":"integer","description":"a number"}`),
+	add(tool.Tool{Name: "echo", InputSchema: schema(`"text":{"type":"string","maxLength":100000,"description":"what to echo"},"n":{"type":"integer","description":"a number"},"gain":{"type":"number","maximum":1,"description":"a bounded number"}`),
 		Handler: func(ctx context.Context, c *tool.Call) (any, error) {
 			tt.start("echo")
 			var a struct {

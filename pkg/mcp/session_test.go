@@ -76,6 +76,10 @@ func TestBadInputTable(t *testing.T) {
 			_, isErr := toolPayload(t, m)
 			return !isErr && m["id"] == 21.0
 		}},
+		{"argument number math/big cannot parse", `{"jsonrpc":"2.0","id":23,"method":"tools/call","params":{"name":"echo","arguments":{"gain":1E1000001}}}`, func(m map[string]any) bool {
+			p, isErr := toolPayload(t, m)
+			return isErr && p["code"] == "INVALID_REQUEST" && strings.Contains(p["message"].(string), "/gain") && strings.Contains(p["message"].(string), "out of range")
+		}},
 		{"form feed is not JSON whitespace", "\f" + `{"jsonrpc":"2.0","id":22,"method":"ping"}`, func(m map[string]any) bool { return errCode(m) == -32700 }},
 		{"100 000-deep nesting", deep, func(m map[string]any) bool { return errCode(m) == -32700 }},
 		{"invalid UTF-8", "{\"jsonrpc\":\"2.0\",\"id\":11,\"method\":\"ping\",\"params\":{\"s\":\"\xc3\x28\"}}", func(m map[string]any) bool { return errCode(m) == -32700 }},
