@@ -51,19 +51,9 @@ func BenchmarkValidateCorpus(b *testing.B) {
 // schema, then the handler (bind, decode, validate), on each corpus example.
 func BenchmarkValidateAssetCall(b *testing.B) {
 	root := needFixture(b, "synesthetic-schemas")
-	env := map[string]string{"SYN_SCHEMAS_DIR": filepath.Join(root, "jsonschema"), "SYN_EXAMPLES_DIR": filepath.Join(root, "examples")}
-	fam, err := Open(tool.Env{Getenv: func(k string) string { return env[k] }})
-	if err != nil {
-		b.Fatal(err)
-	}
-	reg := tool.NewRegistry("bench")
-	for _, t := range fam.Tools() {
-		if err := reg.Add(t); err != nil {
-			b.Fatal(err)
-		}
-	}
+	fam, reg := openFamily(b, map[string]string{"SYN_SCHEMAS_DIR": filepath.Join(root, "jsonschema"), "SYN_EXAMPLES_DIR": filepath.Join(root, "examples")})
 	entry, _ := reg.Lookup("validate_asset")
-	cat, _ := fam.(*Family).catalog()
+	cat, _ := fam.catalog()
 	var calls []json.RawMessage
 	for _, ex := range cat.Examples("all") {
 		raw, _ := os.ReadFile(filepath.Join(root, "examples", ex.Path))

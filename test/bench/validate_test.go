@@ -34,6 +34,19 @@ func peerRate(b *testing.B, name string, args ...string) float64 {
 	return r.Validations / r.Seconds
 }
 
+// loadCorpus loads the synesthetic schema corpus as the daemon would.
+func loadCorpus(b *testing.B) *schemas.Catalog {
+	root, _ := filepath.Abs(filepath.Join("..", "..", "..", "shared", "fixtures", "synesthetic-schemas"))
+	if _, err := os.Stat(filepath.Join(root, "jsonschema")); err != nil {
+		b.Skip("corpus fixtures not present")
+	}
+	cat, err := schemas.Load(filepath.Join(root, "jsonschema"), filepath.Join(root, "examples"), schemas.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return cat
+}
+
 // BenchmarkValidateVsPeers validates the fifteen corpus examples against
 // their schemas and in the same run has ajv (Draft 2020-12 build, warmed
 // up) and Python's jsonschema (Debian python3-jsonschema) do the same.
@@ -44,15 +57,8 @@ func peerRate(b *testing.B, name string, args ...string) float64 {
 // document's text, decode included (text-validations/s against ajv with
 // JSON.parse, x-ajv-text).
 func BenchmarkValidateVsPeers(b *testing.B) {
-	root, _ := filepath.Abs(filepath.Join("..", "..", "..", "shared", "fixtures", "synesthetic-schemas"))
-	schemasDir, examplesDir := filepath.Join(root, "jsonschema"), filepath.Join(root, "examples")
-	if _, err := os.Stat(schemasDir); err != nil {
-		b.Skip("corpus fixtures not present")
-	}
-	cat, err := schemas.Load(schemasDir, examplesDir, schemas.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
+	cat := loadCorpus(b)
+	schemasDir, examplesDir := cat.SchemasDir, cat.ExamplesDir
 	type job struct {
 		raw    []byte
 		doc    *jsonval.Doc
@@ -124,15 +130,8 @@ func BenchmarkValidateVsPeers(b *testing.B) {
 // The whole call is timed: framing, parsing, argument checks, validation
 // and the reply. Reports p50/p99 of both and hearth's speed-up.
 func BenchmarkValidateAssetVsAjvServer(b *testing.B) {
-	root, _ := filepath.Abs(filepath.Join("..", "..", "..", "shared", "fixtures", "synesthetic-schemas"))
-	schemasDir, examplesDir := filepath.Join(root, "jsonschema"), filepath.Join(root, "examples")
-	if _, err := os.Stat(schemasDir); err != nil {
-		b.Skip("corpus fixtures not present")
-	}
-	cat, err := schemas.Load(schemasDir, examplesDir, schemas.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
+	cat := loadCorpus(b)
+	schemasDir, examplesDir := cat.SchemasDir, cat.ExamplesDir
 	var lines []string
 	for i, ex := range cat.Examples("all") {
 		raw, _ := os.ReadFile(filepath.Join(examplesDir, ex.Path))
