@@ -88,7 +88,12 @@ type Message struct {
 	Error  json.RawMessage // responses only
 
 	params *jsonval.Doc // Params decoded (with its text, see jsonval.ParseRaw)
+	size   int          // bytes the message holds (see Size)
 }
+
+// Size is roughly how many bytes the parsed message holds while it waits or
+// runs: its decoded frame and raw parts. A queue bounds itself by this.
+func (m *Message) Size() int { return m.size }
 
 // ParamsDoc is Params decoded, nil when absent. It shares the frame's
 // memory: the frame is decoded once, however many layers read it.
@@ -139,6 +144,7 @@ func Parse(line []byte) (*Message, *ParseError) {
 	}
 	// A repeated member counts once, the last one, as encoding/json keeps.
 	m := &Message{}
+	defer func() { m.size = doc.Size() + len(m.ID.raw) + len(m.Params) + len(m.Result) + len(m.Error) }()
 	idNode := doc.Get(root, "id")
 	if idNode != nil {
 		if !validID(idNode) {

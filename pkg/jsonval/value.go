@@ -77,6 +77,12 @@ const (
 	strInExtra                   // the string's text is in Doc.extra
 )
 
+// Size is roughly how many bytes the document holds: its text, unescaped
+// strings, nodes and spans. A document and its Subs share them.
+func (d *Doc) Size() int {
+	return len(d.src) + len(d.extra) + cap(d.nodes)*int(unsafe.Sizeof(Node{})) + cap(d.spans)*int(unsafe.Sizeof(span{}))
+}
+
 // Root is the document's top-level value.
 func (d *Doc) Root() *Node { return &d.root }
 

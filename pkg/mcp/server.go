@@ -29,7 +29,11 @@ var ProtocolVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-
 
 // Defaults for Options.
 const (
-	DefaultQueueDepth   = 1024
+	DefaultQueueDepth = 1024
+	// DefaultQueueBytes bounds the memory one connection's queued and
+	// running requests hold (their decoded frames): 1 024 frames of 1 MiB
+	// could otherwise pin gigabytes.
+	DefaultQueueBytes   = 256 << 20
 	DefaultPageSize     = 100
 	DefaultDrainTimeout = 10 * time.Second
 	// DefaultAbandonGrace is how long a session waits, after a call's deadline
@@ -49,6 +53,12 @@ type Options struct {
 	// QueueDepth bounds the requests one connection may have queued or running;
 	// more are answered QUEUE_OVERLOADED (in order). Zero: DefaultQueueDepth.
 	QueueDepth int
+	// QueueBytes bounds the bytes (see jsonrpc.Message.Size) held by one
+	// connection's queued and running requests; a request that would pass it
+	// is answered QUEUE_OVERLOADED, unless nothing else is pending (a single
+	// request of any size that fits a frame is always served). Zero:
+	// DefaultQueueBytes.
+	QueueBytes int64
 	// PageSize is the number of tools per tools/list page. Zero: DefaultPageSize.
 	PageSize int
 	// DrainTimeout bounds how long a draining session lets running calls finish.
@@ -82,6 +92,9 @@ type toolStats struct {
 func New(opts Options) *Server {
 	if opts.QueueDepth <= 0 {
 		opts.QueueDepth = DefaultQueueDepth
+	}
+	if opts.QueueBytes <= 0 {
+		opts.QueueBytes = DefaultQueueBytes
 	}
 	if opts.PageSize <= 0 {
 		opts.PageSize = DefaultPageSize

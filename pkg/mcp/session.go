@@ -38,6 +38,7 @@ type entry struct {
 	// paramsDoc is params decoded (nil when absent), from the frame's one
 	// decode: tools read their arguments from it.
 	paramsDoc *jsonval.Doc
+	size      int64 // the message's Size, counted in heldBytes while it is pending
 	// answer is a reply decided when the request was read (malformed frame,
 	// queue overloaded, duplicate id, draining). Such an entry is not run; it
 	// is written in its place in the order.
@@ -56,6 +57,7 @@ type session struct {
 
 	queue       chan *entry
 	pendingExec atomic.Int64 // entries queued or running that will execute
+	heldBytes   atomic.Int64 // what those entries' messages hold (Message.Size)
 	// outstanding counts entries queued, running, or not yet written. Only
 	// the reader raises it, so when the reader sees zero, no reply is ahead
 	// of the frame it holds and it may answer that frame itself.
@@ -235,14 +237,16 @@ func (s *session) answerInline(msg *jsonrpc.Message) bool {
 }
 
 func (s *session) enqueue(msg *jsonrpc.Message) {
-	e := &entry{id: msg.ID, key: msg.ID.Key(), method: msg.Method, params: msg.Params, paramsDoc: msg.ParamsDoc()}
+	e := &entry{id: msg.ID, key: msg.ID.Key(), method: msg.Method, params: msg.Params, paramsDoc: msg.ParamsDoc(), size: int64(msg.Size())}
 	if s.draining.Load() {
 		e.answer = jsonrpc.ErrorFrame(e.id, &jsonrpc.Error{Code: jsonrpc.CodeShuttingDown, Message: "the daemon is shutting down; the request was not run and may be retried"})
 		s.srv.errors.Add(1)
 		s.push(e)
 		return
 	}
-	if s.pendingExec.Load() >= int64(s.srv.opts.QueueDepth) {
+	if pending := s.pendingExec.Load(); pending >= int64(s.srv.opts.QueueDepth) ||
+		(pending > 0 && s.heldBytes.Load()+e.size > s.srv.opts.QueueBytes) {
+		e.params, e.paramsDoc = nil, nil // answered from here: hold nothing
 		e.answer = s.overloaded(e)
 		s.srv.errors.Add(1)
 		s.push(e)
@@ -259,6 +263,7 @@ func (s *session) enqueue(msg *jsonrpc.Message) {
 	e.ctx, e.cancel = context.WithCancel(s.base)
 	s.inflight[e.key] = e
 	s.mu.Unlock()
+	s.heldBytes.Add(e.size)
 	s.pendingExec.Add(1)
 	s.push(e)
 }
@@ -495,6 +500,9 @@ func (s *session) execute(e *entry) {
 		}
 		s.mu.Unlock()
 		e.cancel()
+		// The reply is all that is left to send: let the frame go.
+		e.params, e.paramsDoc = nil, nil
+		s.heldBytes.Add(-e.size)
 		s.pendingExec.Add(-1)
 	}()
 	if s.writeFailed.Load() {

@@ -397,6 +397,45 @@ func TestQueueOverloadedInOrder(t *testing.T) {
 	}
 }
 
+// TestQueueBytesBound: the memory pending requests hold is bounded too, not
+// only their number; a request on an idle connection is always served.
+func TestQueueBytesBound(t *testing.T) {
+	srv, tt := newTestServer(t, Options{QueueBytes: 1 << 20})
+	c := startSession(t, srv)
+	c.initialize()
+	big := func(id int) string { // ~400 KB of text, over 1 MiB decoded with what it holds
+		return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":{"text":"a"},"pad":[%s0]}}`,
+			id, strings.Repeat("0,", 200_000))
+	}
+	c.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"block"}}`)
+	waitFor(t, func() bool { return tt.count("block") == 1 })
+	c.send(big(2))
+	c.send(big(3))
+	c.send(`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"echo","arguments":{"text":"small"}}}`)
+	time.Sleep(50 * time.Millisecond) // let the reader take them all before release
+	close(tt.release)
+	if r := c.recv(); r["id"] != 1.0 {
+		t.Fatalf("1: %v", r)
+	}
+	for _, id := range []float64{2, 3} {
+		r := c.recv()
+		if p, isErr := toolPayload(t, r); r["id"] != id || !isErr || p["code"] != "QUEUE_OVERLOADED" {
+			t.Fatalf("%v: %v", id, r)
+		}
+	}
+	if r := c.recv(); r["id"] != 4.0 {
+		t.Fatalf("a small request within the budget: %v", r)
+	} else if _, isErr := toolPayload(t, r); isErr {
+		t.Fatalf("4: %v", r)
+	}
+	c.send(big(5)) // nothing pending: served whatever its size
+	if r := c.recv(); r["id"] != 5.0 {
+		t.Fatalf("5: %v", r)
+	} else if _, isErr := toolPayload(t, r); isErr {
+		t.Fatalf("a large request on an idle connection: %v", r)
+	}
+}
+
 func TestPlainMethodWithoutInitialize(t *testing.T) {
 	srv, _ := newTestServer(t, Options{})
 	c := startSession(t, srv)
