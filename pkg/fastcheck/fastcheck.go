@@ -75,7 +75,7 @@ type fastSchema struct {
 	oneOf   []*fastSchema
 	format  func(any) error
 
-	kw *keywords // as compiled, before finish builds the checks
+	kw *keywords // as compiled; finish builds the checks from it and drops it
 }
 
 // keywords are a schema's per-type keywords, as compiled.
@@ -212,6 +212,9 @@ func compileFast(s *jsonschema.Schema) *fastSchema {
 	}
 	for _, n := range memo {
 		n.finish()
+	}
+	for _, n := range memo {
+		n.kw = nil // every node is finished: nothing reads the keywords again
 	}
 	return f
 }
@@ -557,11 +560,10 @@ type propEntry struct {
 // when the signatures agree. Properties that no such hash separates (same
 // length and same bytes at those places) use a map instead.
 type keyIndex struct {
-	entries []propEntry
-	table   []slot // 1<<(32-shift) slots
-	mul     uint32
-	shift   uint8
-	byName  map[string]int // the fallback
+	table  []slot // 1<<(32-shift) slots
+	mul    uint32
+	shift  uint8
+	byName map[string]*propEntry // the fallback
 }
 
 type slot struct {
@@ -579,7 +581,7 @@ func keySig(k string) uint32 {
 }
 
 func newKeyIndex(entries []propEntry) keyIndex {
-	x := keyIndex{entries: entries}
+	var x keyIndex
 	if len(entries) == 0 {
 		return x
 	}
@@ -612,27 +614,23 @@ func newKeyIndex(entries []propEntry) keyIndex {
 			return x
 		}
 	}
-	x.byName = make(map[string]int, len(entries))
-	for i, e := range entries {
-		x.byName[e.name] = i
+	x.byName = make(map[string]*propEntry, len(entries))
+	for i := range entries {
+		x.byName[entries[i].name] = &entries[i]
 	}
 	return x
 }
 
 func (x *keyIndex) find(k string) *propEntry {
 	if x.table != nil {
+		// An empty slot holds no entry, so matching one gives nil too.
 		sig := keySig(k)
-		if sl := &x.table[(sig*x.mul)>>x.shift]; sl.sig == sig && sl.e != nil && sl.name == k {
+		if sl := &x.table[(sig*x.mul)>>x.shift]; sl.sig == sig && sl.name == k {
 			return sl.e
 		}
 		return nil
 	}
-	if x.byName != nil {
-		if j, ok := x.byName[k]; ok {
-			return &x.entries[j]
-		}
-	}
-	return nil
+	return x.byName[k] // nil map: no properties
 }
 
 type arrayCheck struct {

@@ -57,7 +57,7 @@ func parse(s string, spans bool) (*Doc, error) {
 	}
 	doc := &Doc{src: s, extra: string(d.extra), nodes: d.nodes, root: d.nodes[0], first: 1}
 	if spans {
-		doc.spans, doc.rootSpan, doc.hasSpans = d.spans, d.spans[0], true
+		doc.spans, doc.rootSpan = d.spans, d.spans[0]
 	}
 	return doc, nil
 }

@@ -51,11 +51,11 @@ type Doc struct {
 	nodes []Node
 	root  Node   // the top-level value (kept out of nodes so Without can edit it)
 	first uint32 // index of the root's first child
-	// spans are the nodes' source text (ParseRaw only), beside the nodes
-	// rather than in them so that reading a document does not pay for them.
+	// spans are the nodes' source text (ParseRaw only, else nil), beside
+	// the nodes rather than in them so that reading a document does not pay
+	// for them.
 	spans    []span
 	rootSpan span
-	hasSpans bool
 }
 
 type span struct{ from, to uint32 }
@@ -196,12 +196,12 @@ func (d *Doc) Sub(n *Node) *Doc {
 		return d
 	}
 	i := d.index(n)
-	out := &Doc{src: d.src, extra: d.extra, nodes: d.nodes, root: *n, spans: d.spans, hasSpans: d.hasSpans}
+	out := &Doc{src: d.src, extra: d.extra, nodes: d.nodes, root: *n, spans: d.spans}
 	out.root.keyOff, out.root.keyLen, out.root.flags = 0, 0, n.flags&^keyInExtra
 	if n.kind >= Array {
 		out.first = i + 1
 	}
-	if d.hasSpans {
+	if d.spans != nil {
 		out.rootSpan = d.spans[i]
 	}
 	return out
@@ -211,7 +211,7 @@ func (d *Doc) Sub(n *Node) *Doc {
 // and all), for a document from ParseRaw; false for one from Parse, and for
 // the root of a Without that removed something (its text is not the input's).
 func (d *Doc) Raw(n *Node) (string, bool) {
-	if !d.hasSpans {
+	if d.spans == nil {
 		return "", false
 	}
 	sp := d.rootSpan
@@ -253,8 +253,7 @@ func (d *Doc) Without(keys ...string) *Doc {
 	}
 	out := *d
 	out.root.a, out.first = kept, first
-	out.rootSpan, out.hasSpans = span{}, false // the root's text is not the input's
-	out.spans = nil
+	out.spans = nil // the root's text is not the input's
 	if contiguous {
 		return &out
 	}

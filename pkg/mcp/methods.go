@@ -199,6 +199,7 @@ type outcome struct {
 	panicVal  any
 	stack     []byte
 	abandoned bool
+	timeout   time.Duration // the call's limit, for TOOL_TIMEOUT's timeoutMs
 }
 
 // invoke runs a handler under the call's timeout, turning a panic into an
@@ -222,6 +223,7 @@ func (s *session) invoke(e *entry, t *tool.Entry, args tool.Args, rep *reporter)
 	}()
 	select {
 	case o := <-done:
+		o.timeout = timeout
 		return o, ctx
 	case <-ctx.Done():
 	}
@@ -229,11 +231,12 @@ func (s *session) invoke(e *entry, t *tool.Entry, args tool.Args, rep *reporter)
 	defer grace.Stop()
 	select {
 	case o := <-done:
+		o.timeout = timeout
 		return o, ctx
 	case <-grace.C:
 		s.log.Warn("tool did not return after cancellation; answering without it",
 			zap.String("tool", t.Name), zap.Duration("grace", s.srv.opts.AbandonGrace))
-		return outcome{err: ctx.Err(), abandoned: true}, ctx
+		return outcome{err: ctx.Err(), abandoned: true, timeout: timeout}, ctx
 	}
 }
 
@@ -358,7 +361,7 @@ func (s *session) toolReply(e *entry, t *tool.Entry, o outcome, ctx context.Cont
 		if e.ctx.Err() != nil { // the session gave up (drain timeout, client gone)
 			return s.fail(e, jsonrpc.CodeShuttingDown, "the call was stopped because the daemon is shutting down or the client went away", nil), true
 		}
-		timeoutMs := t.CallTimeout(mustArgs(e)).Milliseconds()
+		timeoutMs := o.timeout.Milliseconds()
 		return failure(e, &tool.Error{
 			Code:    tool.ToolTimeout,
 			Message: fmt.Sprintf("%s exceeded its timeout of %d ms", t.Name, timeoutMs),
@@ -374,18 +377,6 @@ func (s *session) toolReply(e *entry, t *tool.Entry, o outcome, ctx context.Cont
 	// An unclassified error may carry anything (paths, DSNs): log it, reply plainly.
 	s.log.Error("tool failed", zap.String("tool", t.Name), zap.Error(o.err))
 	return failure(e, tool.Errorf(tool.Internal, "%s failed unexpectedly; the daemon log has the details", t.Name)), true
-}
-
-// mustArgs recovers a call's arguments for the timeout figure.
-func mustArgs(e *entry) json.RawMessage {
-	if e.method != "tools/call" {
-		return e.params
-	}
-	var p struct {
-		Arguments json.RawMessage `json:"arguments"`
-	}
-	_ = json.Unmarshal(e.params, &p)
-	return p.Arguments
 }
 
 func (s *session) toolError(e *entry, te *tool.Error) []byte {

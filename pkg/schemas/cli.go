@@ -64,7 +64,7 @@ func ValidateCLI(args []string, stdout, stderr io.Writer, getenv func(string) st
 	if schema == "" {
 		schema = cat.SchemaOf(doc)
 	}
-	res := validateOne(cat, raw, schema)
+	res := validateDoc(cat, doc, schema)
 	out, _ := frame.Marshal(res)
 	fmt.Fprintln(stdout, string(out))
 	if res["ok"] == true {

@@ -23,7 +23,11 @@ func TestDraft2020Conformance(t *testing.T) {
 		}
 		for _, tc := range g.tests {
 			total++
-			r := validateOne(g.cat, tc.Data, "group")
+			doc, err := decode(tc.Data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := validateDoc(g.cat, doc, "group")
 			if (r["ok"] == true) == tc.Valid {
 				passed++
 			} else {

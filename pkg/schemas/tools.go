@@ -199,26 +199,10 @@ func (f *Family) validateAlias(ctx context.Context, call *tool.Call) (any, error
 	return f.validateAsset(ctx, call)
 }
 
-// validateOne validates an asset given as text (the CLI's file).
-func validateOne(c *Catalog, asset json.RawMessage, schema string) result {
-	if schema == "" {
-		return schemaRequired()
-	}
-	doc, err := decode(asset)
-	if err != nil {
-		return failed([]tool.Violation{{Path: "", Msg: "the asset is not valid JSON"}})
-	}
-	return validateDoc(c, doc, schema)
-}
-
-func schemaRequired() result {
-	return failed([]tool.Violation{{Path: "", Msg: "schema is required: name the schema to validate against"}})
-}
-
 // validateDoc is validate_asset's result for a decoded asset.
 func validateDoc(c *Catalog, doc *jsonval.Doc, schema string) result {
 	if schema == "" {
-		return schemaRequired()
+		return failed([]tool.Violation{{Path: "", Msg: "schema is required: name the schema to validate against"}})
 	}
 	ok, errs, found := c.ValidateDoc(doc, schema)
 	if !found {
