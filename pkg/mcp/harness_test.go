@@ -21,16 +21,28 @@ type client struct {
 	lines  chan string
 	done   chan error
 	cancel context.CancelFunc
+	gone   chan struct{}
 }
 
 func startSession(t *testing.T, srv *Server) *client {
 	t.Helper()
+	return startSessionConn(t, srv, nil)
+}
+
+// startSessionConn starts a session whose Conn edit may adjust (the
+// transport's Client, say) before Serve sees it.
+func startSessionConn(t *testing.T, srv *Server, edit func(*Conn)) *client {
+	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())
-	c := &client{t: t, in: inW, lines: make(chan string, 10000), done: make(chan error, 1), cancel: cancel}
+	c := &client{t: t, in: inW, lines: make(chan string, 10000), done: make(chan error, 1), cancel: cancel, gone: make(chan struct{})}
+	conn := Conn{Reader: inR, Writer: outW, CloseRead: func() error { return inR.CloseWithError(io.EOF) }, Gone: c.gone}
+	if edit != nil {
+		edit(&conn)
+	}
 	go func() {
-		c.done <- srv.Serve(ctx, Conn{Reader: inR, Writer: outW, CloseRead: func() error { return inR.CloseWithError(io.EOF) }})
+		c.done <- srv.Serve(ctx, conn)
 		outW.Close()
 	}()
 	go func() {
@@ -43,6 +55,46 @@ func startSession(t *testing.T, srv *Server) *client {
 	}()
 	t.Cleanup(func() { inW.Close(); cancel() })
 	return c
+}
+
+// hangUp plays the transport seeing the peer go away for good.
+func (c *client) hangUp() { close(c.gone) }
+
+// served waits for Serve to return and gives its error.
+func (c *client) served() error {
+	c.t.Helper()
+	select {
+	case err := <-c.done:
+		return err
+	case <-time.After(20 * time.Second):
+		c.t.Fatal("Serve did not return within 20s")
+	}
+	return nil
+}
+
+// noMoreFrames asserts the connection's output ends (Serve returned) with
+// no frame left unread.
+func (c *client) noMoreFrames() {
+	c.t.Helper()
+	select {
+	case line, ok := <-c.lines:
+		if ok {
+			c.t.Fatalf("unexpected frame: %s", line)
+		}
+	case <-time.After(20 * time.Second):
+		c.t.Fatal("the connection's output did not end within 20s")
+	}
+}
+
+// recvByID reads n responses (skipping notifications) and returns them by id.
+func (c *client) recvByID(n int) map[string]map[string]any {
+	c.t.Helper()
+	out := map[string]map[string]any{}
+	for len(out) < n {
+		r := c.recvResponse()
+		out[fmt.Sprint(r["id"])] = r
+	}
+	return out
 }
 
 func (c *client) send(line string) {
@@ -127,7 +179,23 @@ type testTools struct {
 	mu      sync.Mutex
 	started map[string]int
 	release chan struct{}
+	gates   map[string]chan struct{}
 }
+
+// gate returns the named gate the "wait", "plain_wait" and "stubborn" tools
+// wait on; open releases them.
+func (tt *testTools) gate(name string) chan struct{} {
+	tt.mu.Lock()
+	defer tt.mu.Unlock()
+	g := tt.gates[name]
+	if g == nil {
+		g = make(chan struct{})
+		tt.gates[name] = g
+	}
+	return g
+}
+
+func (tt *testTools) open(name string) { close(tt.gate(name)) }
 
 func (tt *testTools) start(name string) {
 	tt.mu.Lock()
@@ -147,7 +215,7 @@ func schema(props string) json.RawMessage { return json.RawMessage(fmt.Sprintf(o
 
 func newTestServer(t *testing.T, opts Options) (*Server, *testTools) {
 	t.Helper()
-	tt := &testTools{started: map[string]int{}, release: make(chan struct{})}
+	tt := &testTools{started: map[string]int{}, release: make(chan struct{}), gates: map[string]chan struct{}{}}
 	reg := tool.NewRegistry("test+0")
 	add := func(tl tool.Tool) {
 		if tl.SchemaVersion == 0 {
@@ -196,9 +264,36 @@ func newTestServer(t *testing.T, opts Options) (*Server, *testTools) {
 			case <-tt.release:
 				return map[string]any{"released": true}, nil
 			case <-ctx.Done():
+				tt.start("block_cancelled")
 				return nil, ctx.Err()
 			}
 		}})
+	// wait, plain_wait and stubborn mark "<tool>:<gate>" started, then wait
+	// for the gate; stubborn ignores its context.
+	waitOn := func(name string, stubborn bool) tool.Handler {
+		return func(ctx context.Context, c *tool.Call) (any, error) {
+			var a struct {
+				Gate string `json:"gate"`
+			}
+			_ = c.Bind(&a)
+			tt.start(name + ":" + a.Gate)
+			if stubborn {
+				<-tt.gate(a.Gate)
+				return map[string]any{"gate": a.Gate}, nil
+			}
+			select {
+			case <-tt.gate(a.Gate):
+				return map[string]any{"gate": a.Gate}, nil
+			case <-ctx.Done():
+				tt.start(name + ":" + a.Gate + ":cancelled")
+				return nil, ctx.Err()
+			}
+		}
+	}
+	gateArg := schema(`"gate":{"type":"string","description":"the gate to wait for"}`)
+	add(tool.Tool{Name: "wait", Timeout: time.Hour, InputSchema: gateArg, Handler: waitOn("wait", false)})
+	add(tool.Tool{Name: "plain_wait", PlainMethod: true, Timeout: time.Hour, InputSchema: gateArg, Handler: waitOn("plain_wait", false)})
+	add(tool.Tool{Name: "stubborn", Timeout: time.Hour, InputSchema: gateArg, Handler: waitOn("stubborn", true)})
 	add(tool.Tool{Name: "slow_timeout", Timeout: 50 * time.Millisecond, TimeoutArg: "timeout_ms",
 		InputSchema: schema(`"timeout_ms":{"type":"integer","minimum":1,"description":"limit"}`),
 		Handler: func(ctx context.Context, c *tool.Call) (any, error) {

@@ -111,6 +111,7 @@ func (s *session) initialize(e *entry) []byte {
 	}
 	s.mu.Lock()
 	s.client.Name, s.client.Version = p.ClientInfo.Name, p.ClientInfo.Version
+	s.protocolVersion = version
 	s.mu.Unlock()
 	s.rootsCapable.Store(len(p.Capabilities.Roots) > 0 && string(p.Capabilities.Roots) != "null")
 	s.initialized.Store(true)
@@ -206,6 +207,11 @@ type outcome struct {
 // outcome and not waiting past the abandon grace for a handler that ignores
 // its context.
 func (s *session) invoke(e *entry, t *tool.Entry, args tool.Args, rep *reporter) (outcome, context.Context) {
+	// Replies buffered ahead of this call (pipelined on a FIFO connection)
+	// must not wait for it.
+	s.flush()
+	s.running.Add(1)
+	defer s.running.Add(-1)
 	timeout := t.CallTimeout(args.Raw)
 	ctx, cancel := context.WithTimeout(e.ctx, timeout)
 	defer cancel()
@@ -320,7 +326,7 @@ func (s *session) callTool(e *entry) []byte {
 	return reply
 }
 
-// callPlain serves a tool as a plain JSON-RPC method (seed 001): params are the
+// callPlain serves a tool as a plain JSON-RPC method: params are the
 // arguments and the result is the tool's result object itself.
 func (s *session) callPlain(e *entry, t *tool.Entry) []byte {
 	start := time.Now()

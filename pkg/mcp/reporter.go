@@ -9,7 +9,7 @@ import (
 )
 
 // progressInterval is the least time between two progress notifications of
-// one call: at most 4 a second (DESIGN.md §3, seed 004 §9.1).
+// one call: at most 4 a second (docs/protocol.md).
 const progressInterval = 250 * time.Millisecond
 
 // reporter is a call's tool.Reporter. Progress is coalesced (the latest value

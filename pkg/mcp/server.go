@@ -1,11 +1,17 @@
 // Package mcp serves the Model Context Protocol over one NDJSON connection at a
 // time: a [Server] holds what all connections share (the tool registry,
-// counters, per-tool statistics) and Serve runs one connection's session.
+// counters, per-tool statistics, the sessions connected now) and Serve runs
+// one connection's session.
 //
-// Each session has one FIFO: requests run one at a time in arrival order and
-// responses leave in request order, while the reader stays free to take
-// cancellations for the request in flight (DESIGN.md §3). Every malformed frame
-// gets an error reply in its place in that order, and the session goes on.
+// A connection that has sent initialize is served concurrently: the reader
+// answers protocol methods (ping, tools/list, resources, logging/setLevel,
+// errors) at once, and each tools/call runs in its own goroutine, at most
+// Options.MaxConcurrentCalls at a time, the rest waiting in arrival order;
+// each reply is written when it is ready. A connection that never sent
+// initialize (plain JSON-RPC methods) keeps one FIFO: requests run one at a
+// time and replies, including those to malformed frames, leave in request
+// order. Either way cancellations are read while calls run. See
+// docs/protocol.md and decision 0013 (docs/decisions).
 package mcp
 
 import (
@@ -41,6 +47,9 @@ const (
 	// It covers the supervisor's SIGTERM grace, so a child is dead when the
 	// client hears TOOL_TIMEOUT.
 	DefaultAbandonGrace = 5 * time.Second
+	// DefaultMaxConcurrentCalls is how many tool calls one initialized
+	// connection runs at once.
+	DefaultMaxConcurrentCalls = 16
 )
 
 // Options configure a Server.
@@ -50,8 +59,9 @@ type Options struct {
 	Version      string // serverInfo.version
 	Instructions string
 	Log          *zap.Logger
-	// QueueDepth bounds the requests one connection may have queued or running;
-	// more are answered QUEUE_OVERLOADED (in order). Zero: DefaultQueueDepth.
+	// QueueDepth bounds the requests one connection may have queued, waiting
+	// for a call slot or running; more are answered QUEUE_OVERLOADED (at
+	// once, or in order on a FIFO connection). Zero: DefaultQueueDepth.
 	QueueDepth int
 	// QueueBytes bounds the bytes (see jsonrpc.Message.Size) held by one
 	// connection's queued and running requests; a request that would pass it
@@ -65,6 +75,15 @@ type Options struct {
 	DrainTimeout time.Duration
 	// AbandonGrace: see DefaultAbandonGrace.
 	AbandonGrace time.Duration
+	// MaxConcurrentCalls bounds the tool calls one initialized connection
+	// runs at once; more wait, in arrival order, for a slot (they count
+	// against QueueDepth and QueueBytes meanwhile). Zero:
+	// DefaultMaxConcurrentCalls.
+	MaxConcurrentCalls int
+	// Home is the daemon's data directory. A shim whose $/hearth/hello names
+	// another one gets every later request but ping refused (-32000). Empty:
+	// not checked.
+	Home string
 }
 
 // Server is shared by every connection of a daemon.
@@ -80,6 +99,9 @@ type Server struct {
 
 	statsMu sync.Mutex
 	tools   map[string]*toolStats
+
+	liveMu sync.Mutex
+	live   map[*session]struct{}
 }
 
 type toolStats struct {
@@ -105,13 +127,16 @@ func New(opts Options) *Server {
 	if opts.AbandonGrace <= 0 {
 		opts.AbandonGrace = DefaultAbandonGrace
 	}
+	if opts.MaxConcurrentCalls <= 0 {
+		opts.MaxConcurrentCalls = DefaultMaxConcurrentCalls
+	}
 	if opts.Log == nil {
 		opts.Log = zap.NewNop()
 	}
 	if opts.Name == "" {
 		opts.Name = "hearth"
 	}
-	return &Server{opts: opts, log: opts.Log, tools: map[string]*toolStats{}}
+	return &Server{opts: opts, log: opts.Log, tools: map[string]*toolStats{}, live: map[*session]struct{}{}}
 }
 
 // Registry is the registry the server serves.
@@ -126,23 +151,116 @@ type Conn struct {
 	CloseRead func() error
 	// Client is what the transport knows of the peer (its pid from SO_PEERCRED).
 	Client tool.Client
+	// Gone is closed by the transport's owner when the peer has gone away
+	// completely (a hang-up on the socket). The session then cancels every
+	// running and waiting call, writes nothing more, stops reading and
+	// Serve returns. End of input alone is not that: a client that closed
+	// its write half still gets every reply it is owed. Nil: never.
+	Gone <-chan struct{}
 }
 
 // ErrWriteFailed reports that the peer stopped reading (broken pipe, closed
 // socket). The session ended because nothing more could be delivered.
 var ErrWriteFailed = errors.New("mcp: writing to the client failed")
 
-// Serve runs one connection until its input ends, writing fails, or ctx is
-// cancelled. On end of input every request already read is answered. On ctx
-// cancellation the session drains: it stops reading, answers queued requests
-// with a shutting-down error, lets the running call finish within the drain
-// timeout, then returns.
+// ErrClientGone reports that the session ended because Conn.Gone was
+// closed. errors.Is(ErrClientGone, ErrWriteFailed) holds: both mean the
+// client went away.
+var ErrClientGone error = clientGoneError{}
+
+type clientGoneError struct{}
+
+func (clientGoneError) Error() string        { return "mcp: the client went away" }
+func (clientGoneError) Is(target error) bool { return target == ErrWriteFailed }
+
+// Serve runs one connection until its input ends, the peer is gone (a write
+// failed or Conn.Gone closed), or ctx is cancelled. On end of input every
+// request already read is answered. When the peer is gone every call is
+// cancelled and Serve returns within the abandon grace. On ctx cancellation
+// the session drains: it stops reading, answers queued and waiting requests
+// with a shutting-down error, lets running calls finish within the drain
+// timeout, then cancels them and returns once each is answered or abandoned.
 func (s *Server) Serve(ctx context.Context, c Conn) error {
 	s.sessions.Add(1)
-	s.total.Add(1)
+	seq := s.total.Add(1)
 	defer s.sessions.Add(-1)
-	sess := newSession(s, c)
+	sess := newSession(s, c, seq)
+	s.liveMu.Lock()
+	s.live[sess] = struct{}{}
+	s.liveMu.Unlock()
+	defer func() {
+		s.liveMu.Lock()
+		delete(s.live, sess)
+		s.liveMu.Unlock()
+	}()
 	return sess.run(ctx)
+}
+
+// ClientInfo describes one connected session (daemon_status, hearthd status).
+type ClientInfo struct {
+	// Name and Version are initialize's clientInfo; empty on a connection
+	// that never sent initialize.
+	Name    string `json:"name"`
+	Version string `json:"version"`
+	// ProtocolVersion is the MCP version negotiated ("" before initialize).
+	ProtocolVersion string `json:"protocol_version"`
+	// Cwd and PID come from the transport and the shim's $/hearth/hello.
+	Cwd string `json:"cwd"`
+	PID int    `json:"pid"`
+	// ShimVersion is the hello's version ("" without a hello).
+	ShimVersion string `json:"shim_version"`
+	// Home is the data directory the shim resolved (hello's home; "" when
+	// it did not say).
+	Home string `json:"home"`
+	// Since is when the connection was accepted, in UTC.
+	Since time.Time `json:"since"`
+	// Running counts the tool handlers running now; Waiting the calls
+	// waiting for a slot.
+	Running int `json:"running"`
+	Waiting int `json:"waiting"`
+	// Requests counts the requests read on this connection.
+	Requests uint64 `json:"requests"`
+}
+
+// Clients lists the sessions connected now, oldest first.
+func (s *Server) Clients() []ClientInfo {
+	s.liveMu.Lock()
+	sessions := make([]*session, 0, len(s.live))
+	for sess := range s.live {
+		sessions = append(sessions, sess)
+	}
+	s.liveMu.Unlock()
+	sort.Slice(sessions, func(i, j int) bool {
+		a, b := sessions[i], sessions[j]
+		if !a.since.Equal(b.since) {
+			return a.since.Before(b.since)
+		}
+		return a.seq < b.seq
+	})
+	out := make([]ClientInfo, 0, len(sessions))
+	for _, sess := range sessions {
+		out = append(out, sess.info())
+	}
+	return out
+}
+
+func (s *session) info() ClientInfo {
+	_, waiting := s.calls.counts()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return ClientInfo{
+		Name:            s.client.Name,
+		Version:         s.client.Version,
+		ProtocolVersion: s.protocolVersion,
+		Cwd:             s.client.Cwd,
+		PID:             s.client.PID,
+		ShimVersion:     s.shimVersion,
+		Home:            s.home,
+		Since:           s.since,
+		Running:         int(s.running.Load()),
+		Waiting:         waiting,
+		Requests:        s.requests.Load(),
+	}
 }
 
 // Counters are the server-wide counts since start.

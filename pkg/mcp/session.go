@@ -4,9 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/url"
+	"os"
 	"path"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -22,14 +25,19 @@ import (
 )
 
 // Cancellation modes of an entry: MCP's notifications/cancelled wants no
-// response at all; seed 004's $/cancelRequest wants exactly one CANCELLED.
+// response at all; $/cancelRequest wants exactly one CANCELLED.
 const (
 	notCancelled int32 = iota
 	cancelSilently
 	cancelWithReply
 )
 
-// entry is one request in the session's FIFO.
+// codeWrongHome answers every request (but ping) on a connection whose shim
+// resolves another data directory than the daemon's. It shares -32000, the
+// implementation-defined server error, with the store's code.
+const codeWrongHome = -32000
+
+// entry is one request that is queued, waiting for a call slot, or running.
 type entry struct {
 	id     jsonrpc.ID
 	key    string
@@ -40,8 +48,8 @@ type entry struct {
 	paramsDoc *jsonval.Doc
 	size      int64 // the message's Size, counted in heldBytes while it is pending
 	// answer is a reply decided when the request was read (malformed frame,
-	// queue overloaded, duplicate id, draining). Such an entry is not run; it
-	// is written in its place in the order.
+	// queue overloaded, duplicate id, draining) on a connection that keeps
+	// the FIFO. Such an entry is not run; it is written in its place.
 	answer []byte
 
 	ctx        context.Context
@@ -49,23 +57,51 @@ type entry struct {
 	cancelMode atomic.Int32
 }
 
+// A session serves one connection. It starts as a FIFO: a worker runs the
+// requests one at a time and replies leave in request order, which is what a
+// plain JSON-RPC client gets for the whole connection. Once the connection is
+// initialized and nothing read before is still unanswered, it turns
+// concurrent for good: the reader answers protocol methods itself and each
+// tool call runs in its own goroutine, at most MaxConcurrentCalls at once
+// (docs/protocol.md, decision 0013).
 type session struct {
-	srv  *Server
-	conn Conn
-	w    *frame.Writer
-	log  *zap.Logger
+	srv   *Server
+	conn  Conn
+	w     *frame.Writer
+	log   *zap.Logger
+	seq   uint64    // the session's number, to order Clients
+	since time.Time // UTC
 
-	queue       chan *entry
-	pendingExec atomic.Int64 // entries queued or running that will execute
-	heldBytes   atomic.Int64 // what those entries' messages hold (Message.Size)
-	// outstanding counts entries queued, running, or not yet written. Only
-	// the reader raises it, so when the reader sees zero, no reply is ahead
-	// of the frame it holds and it may answer that frame itself.
+	// The FIFO.
+	queue chan *entry
+	// outstanding counts FIFO entries queued, running, or not yet written.
+	// Only the reader raises it, so when the reader sees zero, no reply is
+	// ahead of the frame it holds and it may answer that frame itself.
 	outstanding atomic.Int64
+	// concurrent is the reader's own: set once the connection is
+	// initialized and the FIFO is empty, never cleared.
+	concurrent bool
+
+	// calls runs tool calls on a concurrent connection.
+	calls callQueue
+
+	pendingExec atomic.Int64 // requests queued, waiting or running that will execute
+	heldBytes   atomic.Int64 // what those requests' messages hold (Message.Size)
+	running     atomic.Int64 // handlers running now (ClientInfo)
+	requests    atomic.Uint64
 
 	mu       sync.Mutex
 	inflight map[string]*entry
 	client   tool.Client
+	// Under mu, for Clients.
+	protocolVersion string
+	shimVersion     string
+	home            string // the data directory the shim resolved (its hello)
+
+	// homeRefusal is the error every request but ping gets when the shim
+	// resolves another data directory (nil: none).
+	homeRefusal  atomic.Pointer[string]
+	homeWarnOnce sync.Once
 
 	initialized atomic.Bool
 	// rootsCapable: the client declared the roots capability, so the
@@ -75,7 +111,12 @@ type session struct {
 	rootsWait    chan struct{} // under mu: closed when the latest roots/list is answered
 	logLevel     atomic.Int32
 	draining     atomic.Bool
-	writeFailed  atomic.Bool
+	// silenced: nothing more is written, because the peer is gone (a write
+	// failed, Conn.Gone closed) or Serve has returned.
+	silenced atomic.Bool
+	hangOnce sync.Once
+	hungUp   chan struct{} // closed when the peer is gone
+	goneWhy  error         // set before hungUp is closed
 
 	base      context.Context // parent of every call; cancelled when the session gives up
 	cancelAll context.CancelFunc
@@ -85,16 +126,20 @@ type session struct {
 	workerGone chan struct{} // closed when the worker has ended
 }
 
-func newSession(s *Server, c Conn) *session {
+func newSession(s *Server, c Conn, seq uint64) *session {
 	base, cancel := context.WithCancel(context.Background())
 	sess := &session{
 		srv:        s,
 		conn:       c,
 		w:          frame.NewWriter(c.Writer),
 		log:        s.log,
+		seq:        seq,
+		since:      time.Now().UTC(),
 		queue:      make(chan *entry, 4*s.opts.QueueDepth),
+		calls:      callQueue{max: s.opts.MaxConcurrentCalls, idle: make(chan struct{})},
 		inflight:   map[string]*entry{},
 		client:     c.Client,
+		hungUp:     make(chan struct{}),
 		base:       base,
 		cancelAll:  cancel,
 		stop:       make(chan struct{}),
@@ -111,7 +156,6 @@ func (s *session) run(ctx context.Context) error {
 		defer close(workerDone)
 		s.work()
 	}()
-	go s.watchDrain(ctx, workerDone)
 
 	readDone := make(chan error, 1)
 	go func() {
@@ -119,14 +163,41 @@ func (s *session) run(ctx context.Context) error {
 		close(s.queue) // the reader is the queue's only sender
 		readDone <- err
 	}()
-	// The worker ends when the queue is closed (input ended) or, on a drain or
-	// a write failure, as soon as what was queued is answered. A reader still
-	// blocked in Read (stdin cannot always be interrupted) is not waited for:
-	// it holds nothing and ends with its transport.
-	<-workerDone
-	close(s.workerGone)
-	if s.writeFailed.Load() {
-		return ErrWriteFailed
+
+	// The worker ends when the queue is closed (input ended) or, on a drain
+	// or when the peer is gone, as soon as what was queued is answered. Then
+	// no more calls are taken (a reader still blocked in Read, as stdin
+	// cannot always be interrupted, holds nothing and ends with its
+	// transport) and the session ends once every call has ended.
+	end := make(chan struct{})
+	go func() {
+		<-workerDone
+		close(s.workerGone)
+		s.calls.close()
+		<-s.calls.idle
+		close(end)
+	}()
+	go s.watch(ctx, end)
+
+	select {
+	case <-end:
+	case <-s.hungUp:
+		// Nobody is there to answer: handlers were cancelled and get at most
+		// the abandon grace to return.
+		t := time.NewTimer(s.srv.opts.AbandonGrace)
+		select {
+		case <-end:
+		case <-t.C:
+			s.log.Info("the client is gone; not waiting longer for calls that ignore cancellation",
+				zap.Duration("grace", s.srv.opts.AbandonGrace))
+		}
+		t.Stop()
+	}
+	s.silenced.Store(true) // nothing is written once Serve has returned
+	select {
+	case <-s.hungUp:
+		return s.goneWhy
+	default:
 	}
 	select {
 	case err := <-readDone:
@@ -141,25 +212,77 @@ func (s *session) run(ctx context.Context) error {
 // stopWork tells the worker to answer what is queued and end.
 func (s *session) stopWork() { s.stopOnce.Do(func() { close(s.stop) }) }
 
-// watchDrain turns ctx cancellation into a drain: stop reading, let the
-// running call finish for at most the drain timeout, then cancel it.
-func (s *session) watchDrain(ctx context.Context, workerDone <-chan struct{}) {
+// watch turns ctx cancellation into a drain and Conn.Gone into a hang-up.
+func (s *session) watch(ctx context.Context, end <-chan struct{}) {
 	select {
-	case <-workerDone:
+	case <-end:
+		return
+	case <-s.hungUp:
+		return
+	case <-s.conn.Gone:
+		s.clientGone()
 		return
 	case <-ctx.Done():
 	}
-	s.draining.Store(true)
-	s.stopReading()
-	s.stopWork()
+	s.drain()
 	t := time.NewTimer(s.srv.opts.DrainTimeout)
 	defer t.Stop()
 	select {
-	case <-workerDone:
+	case <-end:
+	case <-s.hungUp:
+	case <-s.conn.Gone:
+		s.clientGone()
 	case <-t.C:
-		s.log.Warn("drain timeout: cancelling the call still running")
+		s.log.Warn("drain timeout: cancelling the calls still running")
 		s.cancelAll()
 	}
+}
+
+// shuttingDownMessage is what a request refused by a drain is told.
+const shuttingDownMessage = "the daemon is shutting down; the request was not run and may be retried"
+
+func (s *session) shuttingDown(id jsonrpc.ID) []byte {
+	s.srv.errors.Add(1)
+	return jsonrpc.ErrorFrame(id, &jsonrpc.Error{Code: jsonrpc.CodeShuttingDown, Message: shuttingDownMessage})
+}
+
+// drain stops reading and taking calls; calls waiting for a slot are refused
+// now, running ones are left to finish (watch bounds them).
+func (s *session) drain() {
+	s.draining.Store(true)
+	s.stopReading()
+	s.stopWork()
+	waiting := s.calls.closeAndTake()
+	for _, e := range waiting {
+		s.execute(e) // draining: answered without running
+	}
+	if len(waiting) > 0 {
+		s.flush()
+	}
+}
+
+// clientGone ends the session because the transport says the peer has gone
+// away completely.
+func (s *session) clientGone() {
+	s.log.Info("the client went away; cancelling its calls")
+	s.hangUp(ErrClientGone)
+}
+
+// hangUp ends the session because the peer is gone: nothing more is written,
+// every call is cancelled (waiting ones never start, running ones see their
+// context cancelled) and reading stops.
+func (s *session) hangUp(why error) {
+	s.hangOnce.Do(func() {
+		s.silenced.Store(true)
+		s.goneWhy = why
+		close(s.hungUp)
+		s.cancelAll()
+		s.stopReading()
+		s.stopWork()
+		for _, e := range s.calls.closeAndTake() {
+			s.release(e)
+		}
+	})
 }
 
 func (s *session) stopReading() {
@@ -168,15 +291,24 @@ func (s *session) stopReading() {
 	}
 }
 
-// read is the reader loop. It never blocks on a running request: it only
-// parses, answers cancellations at once and queues everything else.
+// read is the reader loop. It never blocks on a running request: it parses,
+// answers cancellations at once, and then either queues the request (FIFO)
+// or answers it itself or hands it to the call queue (concurrent).
 func (s *session) read() error {
 	r := frame.NewReader(s.conn.Reader)
 	for {
 		line, err := r.Read()
+		if s.silenced.Load() {
+			return nil
+		}
+		if !s.concurrent && s.initialized.Load() && s.outstanding.Load() == 0 {
+			// initialize has been answered and every reply before it is
+			// written: from now on nothing depends on the order.
+			s.concurrent = true
+		}
 		if errors.Is(err, frame.ErrTooLarge) {
-			s.srv.requests.Add(1)
-			s.enqueueAnswer([]byte(jsonrpc.TooLargeFrame))
+			s.countRequest()
+			s.answer([]byte(jsonrpc.TooLargeFrame))
 			continue
 		}
 		if err != nil {
@@ -184,8 +316,8 @@ func (s *session) read() error {
 		}
 		msg, perr := jsonrpc.Parse(line)
 		if perr != nil {
-			s.srv.requests.Add(1)
-			s.enqueueAnswer(jsonrpc.ErrorFrame(perr.ID, perr.Err))
+			s.countRequest()
+			s.answer(jsonrpc.ErrorFrame(perr.ID, perr.Err))
 			continue
 		}
 		switch msg.Kind {
@@ -194,17 +326,26 @@ func (s *session) read() error {
 		case jsonrpc.Response:
 			s.response(msg)
 		case jsonrpc.Request:
-			s.srv.requests.Add(1)
-			if s.answerInline(msg) {
-				continue
-			}
-			s.enqueue(msg)
+			s.countRequest()
+			s.request(msg)
 		}
 	}
 }
 
-func (s *session) enqueueAnswer(frame []byte) {
+func (s *session) countRequest() {
+	s.srv.requests.Add(1)
+	s.requests.Add(1)
+}
+
+// answer sends an error reply decided by the reader: in its place in the
+// FIFO, or at once on a concurrent connection.
+func (s *session) answer(frame []byte) {
 	s.srv.errors.Add(1)
+	if s.concurrent {
+		s.write(frame)
+		s.flush()
+		return
+	}
 	s.push(&entry{answer: frame})
 }
 
@@ -218,14 +359,92 @@ func (s *session) push(e *entry) {
 	}
 }
 
-// inlineMethods are answered from memory at once: handing them to the worker
-// would cost a cross-thread wake-up that dominates their round trip.
+func newEntry(msg *jsonrpc.Message) *entry {
+	return &entry{id: msg.ID, key: msg.ID.Key(), method: msg.Method, params: msg.Params, paramsDoc: msg.ParamsDoc(), size: int64(msg.Size())}
+}
+
+// request routes one request read from the connection.
+func (s *session) request(msg *jsonrpc.Message) {
+	if refusal := s.homeRefusal.Load(); refusal != nil && msg.Method != "ping" {
+		s.answer(jsonrpc.ErrorFrame(msg.ID, &jsonrpc.Error{Code: codeWrongHome, Message: *refusal}))
+		return
+	}
+	if !s.concurrent {
+		if s.answerInline(msg) {
+			return
+		}
+		e := newEntry(msg)
+		if refusal := s.admit(e); refusal != nil {
+			e.answer = refusal
+		}
+		s.push(e)
+		return
+	}
+	if s.silenced.Load() {
+		return
+	}
+	if s.isCall(msg.Method) {
+		s.startCall(msg)
+		return
+	}
+	// A protocol method (or an unknown one): answered here and now.
+	if s.draining.Load() {
+		s.write(s.shuttingDown(msg.ID))
+		s.flush()
+		return
+	}
+	if s.pending(msg.ID.Key()) {
+		s.answer(duplicateID(msg.ID))
+		return
+	}
+	e := &entry{id: msg.ID, key: msg.ID.Key(), method: msg.Method, params: msg.Params, paramsDoc: msg.ParamsDoc()}
+	if reply := s.dispatch(e); reply != nil {
+		s.write(reply)
+	}
+	s.flush()
+}
+
+// isCall reports whether a method runs a tool: tools/call, or a tool served
+// as a plain method.
+func (s *session) isCall(method string) bool {
+	switch method {
+	case "tools/call":
+		return true
+	case "ping", "initialize", "tools/list", "logging/setLevel",
+		"resources/list", "resources/read", "resources/templates/list":
+		return false
+	}
+	_, plain := s.plainMethod(method)
+	return plain
+}
+
+// startCall admits a tool call on a concurrent connection and hands it to
+// the call queue; a refusal is answered at once.
+func (s *session) startCall(msg *jsonrpc.Message) {
+	e := newEntry(msg)
+	if refusal := s.admit(e); refusal != nil {
+		s.write(refusal)
+		s.flush()
+		return
+	}
+	if s.submit(e) {
+		return
+	}
+	// The session stopped taking calls meanwhile (a drain, or the peer is
+	// gone): execute answers it without running it, or not at all.
+	s.execute(e)
+	s.flush()
+}
+
+// inlineMethods are answered from memory at once on a FIFO connection when
+// nothing is ahead of them: handing them to the worker would cost a
+// cross-thread wake-up that dominates their round trip.
 var inlineMethods = map[string]bool{"ping": true, "initialize": true, "tools/list": true, "logging/setLevel": true}
 
 // answerInline answers a cheap protocol request in the reader when nothing
-// is outstanding on the connection, so the reply cannot overtake another.
+// is outstanding on a FIFO connection, so the reply cannot overtake another.
 func (s *session) answerInline(msg *jsonrpc.Message) bool {
-	if !inlineMethods[msg.Method] || s.outstanding.Load() != 0 || s.draining.Load() || s.writeFailed.Load() {
+	if !inlineMethods[msg.Method] || s.outstanding.Load() != 0 || s.draining.Load() || s.silenced.Load() {
 		return false
 	}
 	e := &entry{id: msg.ID, key: msg.ID.Key(), method: msg.Method, params: msg.Params, paramsDoc: msg.ParamsDoc()}
@@ -236,36 +455,61 @@ func (s *session) answerInline(msg *jsonrpc.Message) bool {
 	return true
 }
 
-func (s *session) enqueue(msg *jsonrpc.Message) {
-	e := &entry{id: msg.ID, key: msg.ID.Key(), method: msg.Method, params: msg.Params, paramsDoc: msg.ParamsDoc(), size: int64(msg.Size())}
+// admit registers a request that will execute (it is then pending until
+// release), or returns the reply refusing it: the session is draining, the
+// connection holds too much, or its id is still pending.
+func (s *session) admit(e *entry) []byte {
 	if s.draining.Load() {
-		e.answer = jsonrpc.ErrorFrame(e.id, &jsonrpc.Error{Code: jsonrpc.CodeShuttingDown, Message: "the daemon is shutting down; the request was not run and may be retried"})
-		s.srv.errors.Add(1)
-		s.push(e)
-		return
+		e.params, e.paramsDoc = nil, nil
+		return s.shuttingDown(e.id)
 	}
 	if pending := s.pendingExec.Load(); pending >= int64(s.srv.opts.QueueDepth) ||
 		(pending > 0 && s.heldBytes.Load()+e.size > s.srv.opts.QueueBytes) {
 		e.params, e.paramsDoc = nil, nil // answered from here: hold nothing
-		e.answer = s.overloaded(e)
 		s.srv.errors.Add(1)
-		s.push(e)
-		return
+		return s.overloaded(e)
 	}
 	s.mu.Lock()
 	if _, dup := s.inflight[e.key]; dup {
 		s.mu.Unlock()
-		e.answer = jsonrpc.ErrorFrame(e.id, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "Invalid Request: a request with this id is still pending"})
+		e.params, e.paramsDoc = nil, nil
 		s.srv.errors.Add(1)
-		s.push(e)
-		return
+		return duplicateID(e.id)
 	}
 	e.ctx, e.cancel = context.WithCancel(s.base)
 	s.inflight[e.key] = e
 	s.mu.Unlock()
 	s.heldBytes.Add(e.size)
 	s.pendingExec.Add(1)
-	s.push(e)
+	return nil
+}
+
+// release ends an admitted request's hold on the session: its id may be used
+// again and its frame no longer counts. It is called exactly once per
+// admitted entry, before its reply is written (a client that has the reply
+// may reuse the id at once).
+func (s *session) release(e *entry) {
+	s.mu.Lock()
+	if s.inflight[e.key] == e {
+		delete(s.inflight, e.key)
+	}
+	s.mu.Unlock()
+	e.cancel()
+	// The reply is all that is left to send: let the frame go.
+	e.params, e.paramsDoc = nil, nil
+	s.heldBytes.Add(-e.size)
+	s.pendingExec.Add(-1)
+}
+
+func (s *session) pending(key string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.inflight[key]
+	return ok
+}
+
+func duplicateID(id jsonrpc.ID) []byte {
+	return jsonrpc.ErrorFrame(id, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "Invalid Request: a request with this id is still pending"})
 }
 
 func (s *session) overloaded(e *entry) []byte {
@@ -297,9 +541,10 @@ func (s *session) notify(msg *jsonrpc.Message) {
 		}
 	case "$/hearth/tooLarge":
 		// The shim read a line over the guard and discarded it; the client
-		// must still get the payload_too_large reply, in its place.
-		s.srv.requests.Add(1)
-		s.enqueueAnswer([]byte(jsonrpc.TooLargeFrame))
+		// must still get the payload_too_large reply (in its place on a FIFO
+		// connection).
+		s.countRequest()
+		s.answer([]byte(jsonrpc.TooLargeFrame))
 	case "notifications/initialized", "notifications/roots/list_changed":
 		// Requests are served once initialize has been answered; what is
 		// left is to learn the client's workspace.
@@ -307,24 +552,65 @@ func (s *session) notify(msg *jsonrpc.Message) {
 			s.requestRoots()
 		}
 	case "$/hearth/hello":
-		var p struct {
-			Cwd     string `json:"cwd"`
-			PID     int    `json:"pid"`
-			Version string `json:"version"`
-		}
-		if json.Unmarshal(msg.Params, &p) == nil {
-			s.mu.Lock()
-			if p.Cwd != "" && p.Cwd[0] == '/' {
-				s.client.Cwd = p.Cwd
-			}
-			if p.PID > 0 {
-				s.client.PID = p.PID
-			}
-			s.mu.Unlock()
-		}
+		s.hello(msg)
 	default:
 		// Unknown notifications are ignored, as JSON-RPC requires.
 	}
+}
+
+// hello takes the shim's $/hearth/hello: the client's directory and pid, the
+// shim's version, and the data directory the shim resolved.
+func (s *session) hello(msg *jsonrpc.Message) {
+	var p struct {
+		Cwd     string `json:"cwd"`
+		PID     int    `json:"pid"`
+		Version string `json:"version"`
+		Home    string `json:"home"`
+	}
+	if json.Unmarshal(msg.Params, &p) != nil {
+		return
+	}
+	s.mu.Lock()
+	if p.Cwd != "" && p.Cwd[0] == '/' {
+		s.client.Cwd = p.Cwd
+	}
+	if p.PID > 0 {
+		s.client.PID = p.PID
+	}
+	s.shimVersion = p.Version
+	if filepath.IsAbs(p.Home) {
+		s.home = p.Home
+	}
+	pid := s.client.PID
+	s.mu.Unlock()
+	if !filepath.IsAbs(p.Home) || s.srv.opts.Home == "" {
+		return
+	}
+	if sameDir(s.srv.opts.Home, p.Home) {
+		s.homeRefusal.Store(nil)
+		return
+	}
+	refusal := fmt.Sprintf("this hearth daemon (pid %d) serves the data directory %s, but this client resolves %s; set HEARTH_HOME (or MCP_SOCKET_PATH) so they agree",
+		os.Getpid(), s.srv.opts.Home, p.Home)
+	s.homeRefusal.Store(&refusal)
+	s.homeWarnOnce.Do(func() {
+		s.log.Warn("a client resolves another data directory; refusing its requests",
+			zap.String("home", s.srv.opts.Home), zap.String("client_home", p.Home), zap.Int("client_pid", pid))
+	})
+}
+
+// sameDir compares two directories after cleaning them and resolving
+// symbolic links (when that fails, as for a directory not made yet, the
+// cleaned path stands).
+func sameDir(a, b string) bool {
+	resolve := func(p string) string {
+		p = filepath.Clean(p)
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			return r
+		}
+		return p
+	}
+	return resolve(a) == resolve(b)
 }
 
 // rootsIDPrefix marks the ids of the session's own roots/list requests.
@@ -440,6 +726,15 @@ func (s *session) cancelRequest(key string, mode int32) {
 	}
 	e.cancelMode.CompareAndSwap(notCancelled, mode)
 	e.cancel()
+	// A call still waiting for a slot never starts; it is answered now
+	// rather than when a slot frees.
+	if s.calls.remove(e) {
+		s.release(e)
+		if e.cancelMode.Load() == cancelWithReply {
+			s.write(s.cancelledReply(e))
+			s.flush()
+		}
+	}
 }
 
 func (s *session) clientInfo() tool.Client {
@@ -463,7 +758,7 @@ func (s *session) work() {
 			}
 			s.handle(e)
 		case <-s.stop:
-			// Draining or unable to write: answer what is already queued
+			// Draining or the peer is gone: answer what is already queued
 			// (execute refuses to start anything new), then end.
 			for {
 				select {
@@ -486,44 +781,41 @@ func (s *session) handle(e *entry) {
 	} else {
 		s.execute(e)
 	}
+	// The reply is in the writer's buffer, ahead of anything the reader
+	// writes from now on: the reader may answer inline (and, once the
+	// connection is initialized, turn concurrent). Counting it down before
+	// the flush means a client that has read the reply finds it so.
+	s.outstanding.Add(-1)
 	if len(s.queue) == 0 {
 		s.flush()
 	}
-	s.outstanding.Add(-1) // after the write: the reader may now answer inline
 }
 
+// execute runs an admitted request and writes its reply (buffered; the
+// caller flushes).
 func (s *session) execute(e *entry) {
-	defer func() {
-		s.mu.Lock()
-		if s.inflight[e.key] == e {
-			delete(s.inflight, e.key)
-		}
-		s.mu.Unlock()
-		e.cancel()
-		// The reply is all that is left to send: let the frame go.
-		e.params, e.paramsDoc = nil, nil
-		s.heldBytes.Add(-e.size)
-		s.pendingExec.Add(-1)
-	}()
-	if s.writeFailed.Load() {
-		return
-	}
-	// A queued request that was cancelled never starts.
-	switch e.cancelMode.Load() {
-	case cancelSilently:
-		return
-	case cancelWithReply:
-		s.write(s.cancelledReply(e))
-		return
-	}
-	if s.draining.Load() {
-		s.srv.errors.Add(1)
-		s.write(jsonrpc.ErrorFrame(e.id, &jsonrpc.Error{Code: jsonrpc.CodeShuttingDown, Message: "the daemon is shutting down; the request was not run and may be retried"}))
-		return
-	}
-	if reply := s.dispatch(e); reply != nil {
+	reply := s.replyTo(e)
+	s.release(e)
+	if reply != nil {
 		s.write(reply)
 	}
+}
+
+func (s *session) replyTo(e *entry) []byte {
+	if s.silenced.Load() {
+		return nil
+	}
+	// A request cancelled before it started never starts.
+	switch e.cancelMode.Load() {
+	case cancelSilently:
+		return nil
+	case cancelWithReply:
+		return s.cancelledReply(e)
+	}
+	if s.draining.Load() {
+		return s.shuttingDown(e.id)
+	}
+	return s.dispatch(e)
 }
 
 func (s *session) cancelledReply(e *entry) []byte {
@@ -536,7 +828,7 @@ func (s *session) cancelledReply(e *entry) []byte {
 }
 
 func (s *session) write(b []byte) {
-	if s.writeFailed.Load() {
+	if s.silenced.Load() {
 		return
 	}
 	if err := s.w.WriteRaw(b); err != nil {
@@ -545,7 +837,7 @@ func (s *session) write(b []byte) {
 }
 
 func (s *session) flush() {
-	if s.writeFailed.Load() {
+	if s.silenced.Load() {
 		return
 	}
 	if err := s.w.Flush(); err != nil {
@@ -556,13 +848,11 @@ func (s *session) flush() {
 // failWrite ends the session: nobody is reading, so running work is cancelled
 // and the reader is stopped.
 func (s *session) failWrite(err error) {
-	if s.writeFailed.Swap(true) {
+	if s.silenced.Load() {
 		return
 	}
 	s.log.Info("client stopped reading; ending the session", zap.Error(err))
-	s.cancelAll()
-	s.stopReading()
-	s.stopWork()
+	s.hangUp(ErrWriteFailed)
 }
 
 // notifyClient sends a notification now (progress, log messages).

@@ -182,35 +182,51 @@ func TestToolsListPagination(t *testing.T) {
 	}
 }
 
-func TestResponsesInRequestOrder(t *testing.T) {
-	srv, _ := newTestServer(t, Options{})
+// TestPlainConnectionKeepsRequestOrder: a connection that never sent
+// initialize keeps the FIFO: a slow plain request holds back the fast ones
+// behind it, error replies to malformed frames included, and replies leave
+// in request order.
+func TestPlainConnectionKeepsRequestOrder(t *testing.T) {
+	srv, tt := newTestServer(t, Options{})
 	c := startSession(t, srv)
-	c.initialize()
-	// A slow call first, fast ones after: the fast replies must wait their turn.
-	c.send(`{"jsonrpc":"2.0","id":0,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":100}}}`)
+	c.send(`{"jsonrpc":"2.0","id":0,"method":"plain_wait","params":{"gate":"slow"}}`)
+	waitFor(t, func() bool { return tt.count("plain_wait:slow") == 1 })
+	want := []string{"0"}
 	for i := 1; i <= 200; i++ {
-		if i%2 == 0 {
+		switch i % 4 {
+		case 0:
 			c.sendf(`{"jsonrpc":"2.0","id":%d,"method":"ping"}`, i)
-		} else {
-			c.sendf(`{"jsonrpc":"2.0","id":"%d","method":"tools/call","params":{"name":"echo","arguments":{"text":"t%d"}}}`, i, i)
+			want = append(want, fmt.Sprint(i))
+		case 1, 2:
+			c.sendf(`{"jsonrpc":"2.0","id":"%d","method":"plain","params":{"x":%d}}`, i, i)
+			want = append(want, fmt.Sprint(i))
+		case 3:
+			c.send(`{"jsonrpc":"2.0","id":`) // malformed: its -32700 in its place
+			want = append(want, "<nil>")
 		}
 	}
-	for i := 0; i <= 200; i++ {
+	// Everything is read and waits behind request 0.
+	waitFor(t, func() bool { return srv.Counters().Requests == 201 })
+	tt.open("slow")
+	for i, id := range want {
 		r := c.recv()
-		if got := fmt.Sprint(r["id"]); got != fmt.Sprint(i) {
-			t.Fatalf("reply %d has id %v", i, r["id"])
+		if got := fmt.Sprint(r["id"]); got != id {
+			t.Fatalf("reply %d has id %v, want %s: %v", i, r["id"], id, r)
+		}
+		if id == "<nil>" && errCode(r) != jsonrpc.CodeParseError {
+			t.Fatalf("reply %d: %v", i, r)
 		}
 	}
 }
 
 func TestCancelledNotificationSendsNothing(t *testing.T) {
-	srv, tt := newTestServer(t, Options{})
+	srv, tt := newTestServer(t, Options{MaxConcurrentCalls: 1})
 	c := startSession(t, srv)
 	c.initialize()
 	c.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"block"}}`)
-	c.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":1}}}`) // queued
+	c.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":1}}}`) // waits for the slot
 	waitFor(t, func() bool { return tt.count("block") == 1 })
-	// The queued one first: cancelling 1 first would let 2 start.
+	// The waiting one first: cancelling 1 first would let 2 start.
 	c.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2}}`)
 	c.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"1","reason":"user"}}`) // "1" matches 1
 	c.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":999}}`)                 // unknown: ignored
@@ -218,24 +234,34 @@ func TestCancelledNotificationSendsNothing(t *testing.T) {
 	if r := c.recv(); r["id"] != 3.0 {
 		t.Fatalf("expected only the ping's reply, got %v", r)
 	}
+	waitFor(t, func() bool { return tt.count("block_cancelled") == 1 })
+	// The slot is free again and 2 is gone: the next call runs and is the
+	// next frame.
+	c.send(`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"echo","arguments":{"text":"next"}}}`)
+	if r := c.recv(); r["id"] != 4.0 {
+		t.Fatalf("expected the next call's reply, got %v", r)
+	}
 	if n := tt.count("sleep"); n != 0 {
-		t.Fatalf("a cancelled queued request started (%d)", n)
+		t.Fatalf("a cancelled waiting request started (%d)", n)
 	}
 }
 
 func TestCancelRequestRepliesOnce(t *testing.T) {
-	srv, tt := newTestServer(t, Options{})
+	srv, tt := newTestServer(t, Options{MaxConcurrentCalls: 1})
 	c := startSession(t, srv)
 	c.initialize()
 	c.send(`{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"block","_meta":{"progressToken":"p"}}}`)
 	c.send(`{"jsonrpc":"2.0","id":"b","method":"tools/call","params":{"name":"sleep","arguments":{"ms":1}}}`)
 	c.send(`{"jsonrpc":"2.0","id":"c","method":"ping"}`)
+	if r := c.recv(); r["id"] != "c" || r["result"] == nil {
+		t.Fatalf("ping c is answered at once: %v", r)
+	}
 	waitFor(t, func() bool { return tt.count("block") == 1 })
-	c.send(`{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":"b"}}`) // queued: never starts, one CANCELLED
+	c.send(`{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":"b"}}`) // waiting: never starts, one CANCELLED now
 	c.send(`{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":"a"}}`)
 	c.send(`{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":"a"}}`) // twice: still one reply
-	c.send(`{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":"c"}}`)
-	for _, id := range []string{"a", "b"} {
+	c.send(`{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":"c"}}`) // finished: ignored
+	for _, id := range []string{"b", "a"} {
 		r := c.recv()
 		if r["id"] != id {
 			t.Fatalf("want reply for %s, got %v", id, r)
@@ -245,16 +271,12 @@ func TestCancelRequestRepliesOnce(t *testing.T) {
 			t.Fatalf("%s: %v", id, p)
 		}
 	}
-	r := c.recv()
-	if r["id"] != "c" || (r["result"] == nil && errCode(r) != jsonrpc.CodeCancelled) {
-		t.Fatalf("ping c: %v", r)
-	}
 	c.send(`{"jsonrpc":"2.0","id":"d","method":"ping"}`)
 	if r := c.recv(); r["id"] != "d" {
 		t.Fatalf("extra frame after cancellation: %v", r)
 	}
 	if tt.count("sleep") != 0 {
-		t.Fatal("cancelled queued request started")
+		t.Fatal("cancelled waiting request started")
 	}
 }
 
@@ -367,23 +389,19 @@ func TestErrorTable(t *testing.T) {
 	}
 }
 
-func TestQueueOverloadedInOrder(t *testing.T) {
-	srv, tt := newTestServer(t, Options{QueueDepth: 2})
+// TestQueueOverloaded: calls waiting for a slot count against QueueDepth with
+// the running ones; past it a call is refused at once. Protocol requests
+// are answered at once and never count.
+func TestQueueOverloaded(t *testing.T) {
+	srv, tt := newTestServer(t, Options{QueueDepth: 2, MaxConcurrentCalls: 1})
 	c := startSession(t, srv)
 	c.initialize()
 	c.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"block"}}`)
 	waitFor(t, func() bool { return tt.count("block") == 1 })
-	c.send(`{"jsonrpc":"2.0","id":2,"method":"ping"}`)
-	c.send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{}}}`)
-	c.send(`{"jsonrpc":"2.0","id":4,"method":"ping"}`)
-	time.Sleep(50 * time.Millisecond) // let the reader take all three before release
-	close(tt.release)
-	if r := c.recv(); r["id"] != 1.0 {
-		t.Fatalf("1: %v", r)
-	}
-	if r := c.recv(); r["id"] != 2.0 || r["result"] == nil {
-		t.Fatalf("2: %v", r)
-	}
+	c.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{}}}`) // waits
+	c.send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{}}}`) // over the bound
+	c.send(`{"jsonrpc":"2.0","id":4,"method":"plain","params":{"x":1}}`)                             // a plain method is a call too
+	c.send(`{"jsonrpc":"2.0","id":5,"method":"ping"}`)
 	r := c.recv()
 	if p, isErr := toolPayload(t, r); r["id"] != 3.0 || !isErr || p["code"] != "QUEUE_OVERLOADED" {
 		t.Fatalf("3: %v", r)
@@ -391,9 +409,46 @@ func TestQueueOverloadedInOrder(t *testing.T) {
 	if r := c.recv(); r["id"] != 4.0 || errCode(r) != jsonrpc.CodeOverloaded {
 		t.Fatalf("4: %v", r)
 	}
-	c.send(`{"jsonrpc":"2.0","id":5,"method":"ping"}`)
 	if r := c.recv(); r["id"] != 5.0 || r["result"] == nil {
+		t.Fatalf("5: %v", r)
+	}
+	close(tt.release)
+	if r := c.recv(); r["id"] != 1.0 || r["result"] == nil {
+		t.Fatalf("1: %v", r)
+	}
+	if r := c.recv(); r["id"] != 2.0 || r["result"] == nil {
+		t.Fatalf("2: %v", r)
+	}
+	c.send(`{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"echo","arguments":{}}}`)
+	if r := c.recv(); r["id"] != 6.0 || r["result"] == nil {
 		t.Fatalf("after overload: %v", r)
+	}
+}
+
+// TestQueueOverloadedInOrderOnPlainConnection: on a FIFO connection the
+// refusal takes its place in the reply order.
+func TestQueueOverloadedInOrderOnPlainConnection(t *testing.T) {
+	srv, tt := newTestServer(t, Options{QueueDepth: 2})
+	c := startSession(t, srv)
+	c.send(`{"jsonrpc":"2.0","id":1,"method":"plain_wait","params":{"gate":"g"}}`)
+	waitFor(t, func() bool { return tt.count("plain_wait:g") == 1 })
+	errs := srv.Counters().Errors
+	c.send(`{"jsonrpc":"2.0","id":2,"method":"ping"}`)
+	c.send(`{"jsonrpc":"2.0","id":3,"method":"plain","params":{"x":3}}`)
+	c.send(`{"jsonrpc":"2.0","id":4,"method":"ping"}`)
+	waitFor(t, func() bool { return srv.Counters().Errors == errs+2 })
+	tt.open("g")
+	if r := c.recv(); r["id"] != 1.0 || r["result"] == nil {
+		t.Fatalf("1: %v", r)
+	}
+	if r := c.recv(); r["id"] != 2.0 || r["result"] == nil {
+		t.Fatalf("2: %v", r)
+	}
+	if r := c.recv(); r["id"] != 3.0 || errCode(r) != jsonrpc.CodeOverloaded {
+		t.Fatalf("3: %v", r)
+	}
+	if r := c.recv(); r["id"] != 4.0 || errCode(r) != jsonrpc.CodeOverloaded {
+		t.Fatalf("4: %v", r)
 	}
 }
 
@@ -412,11 +467,6 @@ func TestQueueBytesBound(t *testing.T) {
 	c.send(big(2))
 	c.send(big(3))
 	c.send(`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"echo","arguments":{"text":"small"}}}`)
-	time.Sleep(50 * time.Millisecond) // let the reader take them all before release
-	close(tt.release)
-	if r := c.recv(); r["id"] != 1.0 {
-		t.Fatalf("1: %v", r)
-	}
 	for _, id := range []float64{2, 3} {
 		r := c.recv()
 		if p, isErr := toolPayload(t, r); r["id"] != id || !isErr || p["code"] != "QUEUE_OVERLOADED" {
@@ -427,6 +477,10 @@ func TestQueueBytesBound(t *testing.T) {
 		t.Fatalf("a small request within the budget: %v", r)
 	} else if _, isErr := toolPayload(t, r); isErr {
 		t.Fatalf("4: %v", r)
+	}
+	close(tt.release)
+	if r := c.recv(); r["id"] != 1.0 {
+		t.Fatalf("1: %v", r)
 	}
 	c.send(big(5)) // nothing pending: served whatever its size
 	if r := c.recv(); r["id"] != 5.0 {
@@ -473,49 +527,73 @@ func TestLoggingLevel(t *testing.T) {
 	}
 }
 
+// TestEOFAnswersEverythingRead: end of input is not a disconnect; a client
+// that closed its write half gets every reply it is owed.
 func TestEOFAnswersEverythingRead(t *testing.T) {
-	srv, _ := newTestServer(t, Options{})
+	srv, tt := newTestServer(t, Options{})
 	c := startSession(t, srv)
 	c.initialize()
-	c.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":50}}}`)
+	c.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"wait","arguments":{"gate":"g"}}}`)
 	c.send(`{"jsonrpc":"2.0","id":2,"method":"ping"}`)
 	c.in.Close()
-	if r := c.recv(); r["id"] != 1.0 {
-		t.Fatal(r)
-	}
 	if r := c.recv(); r["id"] != 2.0 {
 		t.Fatal(r)
 	}
-	select {
-	case err := <-c.done:
-		if err != nil {
-			t.Fatalf("Serve: %v", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("Serve did not return after EOF")
+	waitFor(t, func() bool { return tt.count("wait:g") == 1 })
+	tt.open("g")
+	if r := c.recv(); r["id"] != 1.0 || r["result"] == nil {
+		t.Fatal(r)
+	}
+	if err := c.served(); err != nil {
+		t.Fatalf("Serve: %v", err)
+	}
+	if tt.count("wait:g:cancelled") != 0 {
+		t.Fatal("end of input cancelled a call")
 	}
 }
 
 func TestDrainFinishesRunningCallAndRefusesQueued(t *testing.T) {
-	srv, tt := newTestServer(t, Options{})
+	srv, tt := newTestServer(t, Options{MaxConcurrentCalls: 1})
 	c := startSession(t, srv)
 	c.initialize()
-	c.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":200}}}`)
-	c.send(`{"jsonrpc":"2.0","id":2,"method":"ping"}`)
-	waitFor(t, func() bool { return tt.count("sleep") == 1 })
+	c.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"wait","arguments":{"gate":"g"}}}`)
+	c.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"x"}}}`) // waits
+	c.send(`{"jsonrpc":"2.0","id":3,"method":"ping"}`)
+	if r := c.recv(); r["id"] != 3.0 {
+		t.Fatalf("ping: %v", r)
+	}
+	waitFor(t, func() bool { return tt.count("wait:g") == 1 })
 	c.cancel() // the daemon is stopping
+	if r := c.recv(); r["id"] != 2.0 || errCode(r) != jsonrpc.CodeShuttingDown {
+		t.Fatalf("the waiting call should be refused: %v", r)
+	}
+	tt.open("g")
 	r := c.recv()
-	if p, isErr := toolPayload(t, r); isErr || p["slept"] != 200.0 {
+	if p, isErr := toolPayload(t, r); r["id"] != 1.0 || isErr || p["gate"] != "g" {
 		t.Fatalf("running call should finish: %v", r)
 	}
-	if r := c.recv(); r["id"] != 2.0 || errCode(r) != jsonrpc.CodeShuttingDown {
-		t.Fatalf("queued call should be refused: %v", r)
+	c.served()
+	if tt.count("echo") != 0 {
+		t.Fatal("a call refused by the drain ran")
 	}
-	select {
-	case <-c.done:
-	case <-time.After(10 * time.Second):
-		t.Fatal("Serve did not return after drain")
+}
+
+// TestDrainOnPlainConnection: a FIFO connection drains as it always did:
+// the running request gets the drain timeout, the queued one is refused in
+// its place.
+func TestDrainOnPlainConnection(t *testing.T) {
+	srv, tt := newTestServer(t, Options{DrainTimeout: 50 * time.Millisecond})
+	c := startSession(t, srv)
+	c.send(`{"jsonrpc":"2.0","id":1,"method":"plain_wait","params":{"gate":"g"}}`)
+	c.send(`{"jsonrpc":"2.0","id":2,"method":"plain","params":{"x":2}}`)
+	waitFor(t, func() bool { return tt.count("plain_wait:g") == 1 })
+	c.cancel()
+	for _, id := range []float64{1, 2} {
+		if r := c.recv(); r["id"] != id || errCode(r) != jsonrpc.CodeShuttingDown {
+			t.Fatalf("%v: %v", id, r)
+		}
 	}
+	c.served()
 }
 
 func TestDrainTimeoutCancelsStuckCall(t *testing.T) {
@@ -536,16 +614,22 @@ func TestDuplicatePendingID(t *testing.T) {
 	c.initialize()
 	c.send(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"block"}}`)
 	waitFor(t, func() bool { return tt.count("block") == 1 })
-	errs := srv.errors.Load()
 	c.send(`{"jsonrpc":"2.0","id":"7","method":"ping"}`)
-	// The reader must have seen the duplicate before the first call ends.
-	waitFor(t, func() bool { return srv.errors.Load() > errs })
+	if r := c.recv(); r["id"] != "7" || errCode(r) != -32600 {
+		t.Fatalf("duplicate id (protocol method): %v", r)
+	}
+	c.send(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{}}}`)
+	if r := c.recv(); r["id"] != 7.0 || errCode(r) != -32600 {
+		t.Fatalf("duplicate id (call): %v", r)
+	}
 	close(tt.release)
 	if r := c.recv(); r["id"] != 7.0 || r["result"] == nil {
 		t.Fatal(r)
 	}
-	if r := c.recv(); errCode(r) != -32600 {
-		t.Fatalf("duplicate id: %v", r)
+	// Once answered, the id is free again.
+	c.send(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{}}}`)
+	if r := c.recv(); r["id"] != 7.0 || r["result"] == nil {
+		t.Fatal(r)
 	}
 }
 
