@@ -1,6 +1,7 @@
-// Package endpoint says where hearth's daemon listens, so that the daemon and
-// the shim find the same socket from the same environment (DESIGN.md §6). It
-// is deliberately tiny: the shim links it and must stay small.
+// Package endpoint says where hearth's daemon listens and where its data
+// lives, so that the daemon, the shim and `hearthd stdio` find the same
+// places from the same environment (docs/decisions/0015-one-owner-per-home.md).
+// It is deliberately tiny: the shim links it and must stay small.
 package endpoint
 
 import (
@@ -19,12 +20,14 @@ type Getenv func(string) string
 
 // SocketPath returns the daemon's socket path and whether it is hearth's own
 // default location (whose directory hearth creates 0700 and checks is ours).
-// MCP_SOCKET_PATH wins; else $XDG_RUNTIME_DIR/hearth/hearthd.sock; else
-// $TMPDIR/hearth-<uid>/hearthd.sock.
+// MCP_SOCKET_PATH wins; else $XDG_RUNTIME_DIR/hearth/hearthd.sock; else the
+// user's runtime directory /run/user/<uid> when it exists and is theirs (a
+// client that passes its server a minimal environment drops XDG_RUNTIME_DIR,
+// but the directory is still there); else $TMPDIR/hearth-<uid>/hearthd.sock.
 func SocketPath(getenv Getenv) (path string, ours bool, err error) {
 	if v := getenv("MCP_SOCKET_PATH"); v != "" {
 		path = v
-	} else if dir := getenv("XDG_RUNTIME_DIR"); dir != "" && filepath.IsAbs(dir) {
+	} else if dir := RuntimeDir(getenv); dir != "" {
 		path, ours = filepath.Join(dir, "hearth", "hearthd.sock"), true
 	} else {
 		path, ours = filepath.Join(os.TempDir(), fmt.Sprintf("hearth-%d", os.Getuid()), "hearthd.sock"), true
@@ -43,6 +46,41 @@ func SocketPath(getenv Getenv) (path string, ours bool, err error) {
 		return "", false, fmt.Errorf("socket path %s is %d bytes; Unix sockets allow at most %d: set MCP_SOCKET_PATH to a shorter path", path, len(path), MaxSocketPath)
 	}
 	return path, ours, nil
+}
+
+// RuntimeDir is the user's runtime directory: $XDG_RUNTIME_DIR when it is
+// absolute, else /run/user/<uid> when that is a directory owned by the user
+// and closed to others, else "".
+func RuntimeDir(getenv Getenv) string {
+	if dir := getenv("XDG_RUNTIME_DIR"); dir != "" && filepath.IsAbs(dir) {
+		return dir
+	}
+	return userRuntimeDir()
+}
+
+// Home is the data directory: $HEARTH_HOME, else $XDG_DATA_HOME/hearth, else
+// ~/.local/share/hearth. A relative HEARTH_HOME is refused rather than
+// resolved: a daemon autostarted from another directory would find other
+// data. A relative XDG_DATA_HOME is ignored, as the XDG spec says.
+func Home(getenv Getenv) (string, error) {
+	if v := getenv("HEARTH_HOME"); v != "" {
+		if !filepath.IsAbs(v) {
+			return "", fmt.Errorf("HEARTH_HOME=%q is not an absolute path; set it to one such as %s", v, filepath.Join(string(filepath.Separator)+"srv", "hearth"))
+		}
+		return filepath.Clean(v), nil
+	}
+	if v := getenv("XDG_DATA_HOME"); v != "" && filepath.IsAbs(v) {
+		return filepath.Join(v, "hearth"), nil
+	}
+	home := getenv("HOME")
+	if !filepath.IsAbs(home) {
+		h, err := os.UserHomeDir()
+		if err != nil || !filepath.IsAbs(h) {
+			return "", fmt.Errorf("cannot find the data directory (no home directory): set HEARTH_HOME")
+		}
+		home = h
+	}
+	return filepath.Join(home, ".local", "share", "hearth"), nil
 }
 
 // StateDir is where hearth writes state that is not data: the autostarted

@@ -29,6 +29,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/hearth-mcp/hearth/pkg/endpoint"
 )
 
 // Format is the on-disk format this build reads and writes, MAJOR.MINOR.
@@ -94,30 +96,8 @@ func (r Result) String() string {
 }
 
 // Home is the data directory: $HEARTH_HOME, else $XDG_DATA_HOME/hearth, else
-// ~/.local/share/hearth (REQ-MCP-006, HEARTH_HOME in the place of the seed's
-// PIXELTABLE_HOME). A relative HEARTH_HOME is refused rather than resolved:
-// a daemon autostarted from another directory would find other data. A
-// relative XDG_DATA_HOME is ignored, as the XDG spec says.
-func Home(getenv func(string) string) (string, error) {
-	if v := getenv("HEARTH_HOME"); v != "" {
-		if !filepath.IsAbs(v) {
-			return "", fmt.Errorf("HEARTH_HOME=%q is not an absolute path; set it to one such as %s", v, filepath.Join(string(filepath.Separator)+"srv", "hearth"))
-		}
-		return filepath.Clean(v), nil
-	}
-	if v := getenv("XDG_DATA_HOME"); v != "" && filepath.IsAbs(v) {
-		return filepath.Join(v, "hearth"), nil
-	}
-	home := getenv("HOME")
-	if !filepath.IsAbs(home) {
-		h, err := os.UserHomeDir()
-		if err != nil || !filepath.IsAbs(h) {
-			return "", fmt.Errorf("cannot find the data directory (no home directory): set HEARTH_HOME")
-		}
-		home = h
-	}
-	return filepath.Join(home, ".local", "share", "hearth"), nil
-}
+// ~/.local/share/hearth (see endpoint.Home, which the shim shares).
+func Home(getenv func(string) string) (string, error) { return endpoint.Home(getenv) }
 
 // Check runs the guard on home for the hearthd whose full version is build
 // (e.g. version.Tooling()). Call it before anything opens a store in home

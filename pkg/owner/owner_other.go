@@ -1,0 +1,25 @@
+//go:build !unix
+
+package owner
+
+import "errors"
+
+// Lock is a held ownership of one data directory.
+type Lock struct{ home string }
+
+var errUnsupported = errors.New("owning a data directory needs a Unix system")
+
+// Acquire is not supported here.
+func Acquire(home string) (*Lock, error) { return nil, errUnsupported }
+
+// Home is the data directory this lock owns.
+func (l *Lock) Home() string { return l.home }
+
+// Publish is not supported here.
+func (l *Lock) Publish(Record) error { return errUnsupported }
+
+// Release is not supported here.
+func (l *Lock) Release() {}
+
+// Find is not supported here.
+func Find(home string) (Record, State, error) { return Record{}, None, errUnsupported }

@@ -1,0 +1,162 @@
+//go:build unix
+
+package owner
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Lock is a held ownership of one data directory.
+type Lock struct {
+	f    *os.File
+	home string
+}
+
+// acquireRetry bounds how long Acquire retries a lock whose recorded pid is
+// dead: a Find takes the lock shared for an instant, and a new owner writes
+// its pid just after locking.
+const acquireRetry = 500 * time.Millisecond
+
+// Acquire takes home's owner lock without waiting for a live owner. It
+// creates home (0700) if needed. Another live owner: a *HeldError naming it.
+func Acquire(home string) (*Lock, error) {
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		return nil, fmt.Errorf("create the data directory %s: %w", home, err)
+	}
+	path := filepath.Join(home, LockName)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("open the owner lock %s: %w", path, err)
+	}
+	deadline := time.Now().Add(acquireRetry)
+	for {
+		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, unix.EWOULDBLOCK) {
+			f.Close()
+			return nil, fmt.Errorf("lock %s: %w", path, err)
+		}
+		if pid := readPID(f); (pid > 0 && alive(pid)) || time.Now().After(deadline) {
+			f.Close()
+			rec, state, _ := Find(home)
+			if state == None { // it went away meanwhile; say who held it
+				state, rec = Starting, Record{PID: pid, Home: home}
+			}
+			return nil, &HeldError{Home: home, State: state, Record: rec}
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := f.Truncate(0); err == nil {
+		_, err = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+	}
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("write the owner lock %s: %w", path, err)
+	}
+	return &Lock{f: f, home: home}, nil
+}
+
+// Home is the data directory this lock owns.
+func (l *Lock) Home() string { return l.home }
+
+// Publish records where the owner serves, replacing the record atomically.
+func (l *Lock) Publish(r Record) error {
+	r.PID, r.Home = os.Getpid(), l.home
+	if r.Started.IsZero() {
+		r.Started = time.Now()
+	}
+	r.Started = r.Started.UTC()
+	b, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	path := filepath.Join(l.home, RecordName)
+	tmp, err := os.CreateTemp(l.home, RecordName+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	defer os.Remove(tmp.Name())
+	_, err = tmp.Write(append(b, '\n'))
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+// Release removes the record and lets the lock go. The lock file stays: a
+// successor opens the same file, so two processes can never lock two files.
+func (l *Lock) Release() {
+	path := filepath.Join(l.home, RecordName)
+	if b, err := os.ReadFile(path); err == nil {
+		if r, ok := decodeRecord(b); ok && r.PID == os.Getpid() {
+			os.Remove(path)
+		}
+	}
+	l.f.Close()
+}
+
+// Find reports who owns home. It never blocks and never creates anything.
+func Find(home string) (Record, State, error) {
+	f, err := os.OpenFile(filepath.Join(home, LockName), os.O_RDWR|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
+	if errors.Is(err, os.ErrNotExist) {
+		return Record{}, None, nil
+	}
+	if err != nil {
+		return Record{}, None, fmt.Errorf("open the owner lock in %s: %w", home, err)
+	}
+	defer f.Close()
+	pid := readPID(f)
+	if pid > 0 && !alive(pid) {
+		return Record{}, None, nil
+	}
+	// The pid is alive, or not written yet: is the lock really held? A
+	// shared lock is refused while the owner holds it exclusively.
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_SH|unix.LOCK_NB); err == nil {
+		unix.Flock(int(f.Fd()), unix.LOCK_UN)
+		return Record{}, None, nil
+	} else if !errors.Is(err, unix.EWOULDBLOCK) {
+		return Record{}, None, fmt.Errorf("test the owner lock in %s: %w", home, err)
+	}
+	b, err := os.ReadFile(filepath.Join(home, RecordName))
+	if err == nil {
+		if r, ok := decodeRecord(b); ok && r.PID == pid {
+			return r, Serving, nil
+		}
+	}
+	return Record{PID: pid, Home: home}, Starting, nil
+}
+
+func readPID(f *os.File) int {
+	buf := make([]byte, 32)
+	n, _ := f.ReadAt(buf, 0)
+	pid, err := strconv.Atoi(strings.TrimSpace(string(buf[:n])))
+	if err != nil {
+		return 0
+	}
+	return pid
+}
+
+// alive reports whether a process with this pid exists (EPERM: it does,
+// as another user's).
+func alive(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}
