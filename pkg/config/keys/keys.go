@@ -1,0 +1,61 @@
+// Package keys names hearthd's settings: each config-file key and the
+// environment variable that overrides it. It uses only the standard library
+// so that the shim can tell a setting variable from any other without
+// linking the config file's parser.
+package keys
+
+// ConfigVar names the config file to read instead of the default
+// ($XDG_CONFIG_HOME/hearth/config.toml). It is a location, not a setting.
+const ConfigVar = "HEARTH_CONFIG"
+
+// Setting is one config-file key and its environment variable.
+type Setting struct {
+	Key string // snake_case key in config.toml
+	Var string // the environment variable that overrides it
+}
+
+// Settings lists every setting, in the order the README documents them.
+// Location variables (HEARTH_HOME, MCP_SOCKET_PATH, MCP_READY_FILE,
+// MCP_ENDPOINT, HEARTH_CONFIG, XDG_*, HOME) and the shim's own variables
+// (HEARTH_DAEMON, HEARTH_NO_AUTOSTART) are not settings.
+var Settings = []Setting{
+	{"schemas_dir", "SYN_SCHEMAS_DIR"},
+	{"examples_dir", "SYN_EXAMPLES_DIR"},
+	{"max_batch", "MCP_MAX_BATCH"},
+	{"backend_url", "SYN_BACKEND_URL"},
+	{"backend_assets_path", "SYN_BACKEND_ASSETS_PATH"},
+	{"embed_url", "HEARTH_EMBED_URL"},
+	{"embed_model", "HEARTH_EMBED_MODEL"},
+	{"llm_provider", "PREFLIGHTS_LLM_PROVIDER"},
+	{"llm_url", "PREFLIGHTS_LLM_URL"},
+	{"llm_model", "PREFLIGHTS_LLM_MODEL"},
+	{"llm_api_key", "PREFLIGHTS_LLM_API_KEY"},
+	{"llm_timeout", "PREFLIGHTS_LLM_TIMEOUT"},
+	{"queue_depth", "HEARTH_QUEUE_DEPTH"},
+	{"max_calls", "HEARTH_MAX_CALLS"},
+	{"max_children", "HEARTH_MAX_CHILDREN"},
+	{"kill_grace", "HEARTH_KILL_GRACE"},
+	{"drain_timeout", "HEARTH_DRAIN_TIMEOUT"},
+	{"idle_timeout", "HEARTH_IDLE_TIMEOUT"},
+	{"log_level", "HEARTH_LOG_LEVEL"},
+	{"socket_mode", "MCP_SOCKET_MODE"},
+}
+
+// SettingVars lists the environment variables of Settings, in its order.
+var SettingVars = func() []string {
+	out := make([]string, len(Settings))
+	for i, s := range Settings {
+		out[i] = s.Var
+	}
+	return out
+}()
+
+// IsSettingVar reports whether name is a setting's environment variable.
+func IsSettingVar(name string) bool {
+	for _, s := range Settings {
+		if s.Var == name {
+			return true
+		}
+	}
+	return false
+}
