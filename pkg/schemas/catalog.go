@@ -1,5 +1,6 @@
-// Package schemas is the schema family (seed 001): a catalog of JSON Schemas
-// and examples loaded once from the schema roots, compiled with
+// Package schemas is the schema family: a catalog of JSON Schemas and
+// examples loaded once from the schema roots (a directory, or the embedded
+// synesthetic-schemas catalog when none is configured), compiled with
 // santhosh-tekuri/jsonschema/v6 and kept warm for every client, plus the
 // tools that list, read, validate, diff and persist assets.
 //
@@ -16,6 +17,7 @@ import (
 	"io/fs"
 	"net/url"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -28,7 +30,7 @@ import (
 	"github.com/hearth-mcp/hearth/pkg/tool"
 )
 
-// Alias is seed 001's schema alias: nested assets validate against the
+// Alias is the schema alias clients rely on: nested assets validate against the
 // canonical synesthetic-asset schema, ignoring a top-level $schemaRef.
 const (
 	AliasNested    = "nested-synesthetic-asset"
@@ -56,11 +58,18 @@ type Example struct {
 
 // Catalog is an immutable, compiled set of schemas and examples.
 type Catalog struct {
+	// SchemasDir and ExamplesDir are the roots' absolute directories: ""
+	// when a root is embedded or there is none.
 	SchemasDir, ExamplesDir string
-	schemas                 []*Schema // sorted by name, version, path
-	byName                  map[string]*Schema
-	byRef                   map[string]*Schema // $id, file URL, relative path
-	examples                []Example          // sorted by component, path
+	// Origin says where the schemas came from (the schema Root's Origin).
+	Origin         string
+	examplesOrigin string
+	schemaRoot     root
+	exampleRoot    root
+	schemas        []*Schema // sorted by name, version, path
+	byName         map[string]*Schema
+	byRef          map[string]*Schema // $id, file URL, relative path
+	examples       []Example          // sorted by component, path
 }
 
 // Options tune loading.
@@ -71,19 +80,82 @@ type Options struct {
 	URLMap map[string]string
 }
 
+// Root is where schemas or examples are read from: a directory, or an
+// fs.FS such as the embedded catalog. The zero Root is none.
+type Root struct {
+	// Dir is a directory on disk.
+	Dir string
+	// FS, when set, is read instead of a directory.
+	FS fs.FS
+	// Origin names the root in messages: the embedded catalog's name, or the
+	// directory and what chose it. Empty: the directory itself.
+	Origin string
+}
+
+// DirRoot is the directory dir, or none for "".
+func DirRoot(dir string) Root { return Root{Dir: dir} }
+
+// root is an opened Root: one fs.FS the loader reads, whatever backs it.
+type root struct {
+	fsys fs.FS  // nil: none
+	dir  string // the absolute directory behind fsys; "" when embedded
+	// urlPath is the path under which the root's files get file URLs (the
+	// compiler identifies schemas by URL): dir, or a fixed path for an
+	// embedded root, never read from disk.
+	urlPath string
+}
+
+func (r root) embedded() bool { return r.fsys != nil && r.dir == "" }
+
+func openRoot(r Root, embeddedPath string) (root, string, error) {
+	switch {
+	case r.FS != nil:
+		origin := r.Origin
+		if origin == "" {
+			origin = "an embedded catalog"
+		}
+		return root{fsys: r.FS, urlPath: embeddedPath}, origin, nil
+	case r.Dir != "":
+		abs, err := filepath.Abs(r.Dir)
+		if err != nil {
+			return root{}, "", err
+		}
+		origin := abs
+		if r.Origin != "" {
+			origin = r.Origin
+		}
+		return root{fsys: os.DirFS(abs), dir: abs, urlPath: filepath.ToSlash(abs)}, origin, nil
+	}
+	return root{}, "", nil
+}
+
 var versionSegment = regexp.MustCompile(`^v?\d+(\.\d+)*$`)
 
 // Load reads and compiles every *.json under schemasDir and lists the
 // examples under examplesDir. An empty dir means none. A schema that does not
 // parse or compile fails the whole load, naming it.
 func Load(schemasDir, examplesDir string, opts Options) (*Catalog, error) {
-	c := &Catalog{SchemasDir: schemasDir, ExamplesDir: examplesDir, byName: map[string]*Schema{}, byRef: map[string]*Schema{}}
-	if schemasDir != "" {
+	return LoadRoots(DirRoot(schemasDir), DirRoot(examplesDir), opts)
+}
+
+// LoadRoots is Load for roots that may be directories or an fs.FS (the
+// embedded catalog): both kinds go through the same loader.
+func LoadRoots(schemas, examples Root, opts Options) (*Catalog, error) {
+	c := &Catalog{byName: map[string]*Schema{}, byRef: map[string]*Schema{}}
+	var err error
+	if c.schemaRoot, c.Origin, err = openRoot(schemas, "/hearth-embedded/jsonschema"); err != nil {
+		return nil, err
+	}
+	if c.exampleRoot, c.examplesOrigin, err = openRoot(examples, "/hearth-embedded/examples"); err != nil {
+		return nil, err
+	}
+	c.SchemasDir, c.ExamplesDir = c.schemaRoot.dir, c.exampleRoot.dir
+	if c.schemaRoot.fsys != nil {
 		if err := c.loadSchemas(opts); err != nil {
 			return nil, err
 		}
 	}
-	if examplesDir != "" {
+	if c.exampleRoot.fsys != nil {
 		if err := c.loadExamples(); err != nil {
 			return nil, err
 		}
@@ -91,20 +163,34 @@ func Load(schemasDir, examplesDir string, opts Options) (*Catalog, error) {
 	return c, nil
 }
 
-func jsonFiles(root string) ([]string, error) {
+// jsonFiles lists the regular *.json files under a root ('/'-separated,
+// sorted). Symbolic links are not followed.
+func jsonFiles(fsys fs.FS) ([]string, error) {
 	var out []string
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
-			return err
+			return unwrapPath(err)
 		}
 		if !d.IsDir() && strings.HasSuffix(d.Name(), ".json") && d.Type().IsRegular() {
-			rel, _ := filepath.Rel(root, p)
-			out = append(out, filepath.ToSlash(rel))
+			out = append(out, p)
 		}
 		return nil
 	})
 	sort.Strings(out)
 	return out, err
+}
+
+// unwrapPath drops a *PathError's path, which names a file inside the root
+// relative to it ("." for the root itself): the caller names the root.
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) && (pe.Path == "." || !filepath.IsAbs(pe.Path)) {
+		if pe.Path == "." {
+			return pe.Err
+		}
+		return fmt.Errorf("%s: %w", pe.Path, pe.Err)
+	}
+	return err
 }
 
 func schemaName(rel string) string {
@@ -113,27 +199,24 @@ func schemaName(rel string) string {
 	return strings.TrimSuffix(base, ".schema")
 }
 
-func fileURL(root, rel string) string {
-	return (&url.URL{Scheme: "file", Path: filepath.ToSlash(filepath.Join(root, rel))}).String()
+// fileURL is the URL a root's file is known by.
+func (r root) fileURL(rel string) string {
+	return (&url.URL{Scheme: "file", Path: path.Join(r.urlPath, rel)}).String()
 }
 
 func (c *Catalog) loadSchemas(opts Options) error {
-	root, err := filepath.Abs(c.SchemasDir)
+	r := c.schemaRoot
+	files, err := jsonFiles(r.fsys)
 	if err != nil {
-		return err
-	}
-	c.SchemasDir = root
-	files, err := jsonFiles(root)
-	if err != nil {
-		return fmt.Errorf("read schemas in %s: %w", root, err)
+		return fmt.Errorf("read schemas in %s: %w", c.Origin, err)
 	}
 	comp := jsonschema.NewCompiler()
 	comp.DefaultDraft(jsonschema.Draft2020)
 	comp.UseLoader(&rootLoader{catalog: c, urlMap: opts.URLMap})
 	for _, rel := range files {
-		raw, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(rel)))
+		raw, err := fs.ReadFile(r.fsys, rel)
 		if err != nil {
-			return fmt.Errorf("read schema %s: %w", rel, err)
+			return fmt.Errorf("read schema %s: %w", rel, unwrapPath(err))
 		}
 		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
 		if err != nil {
@@ -158,8 +241,8 @@ func (c *Catalog) loadSchemas(opts Options) error {
 		}
 		c.byName[s.Name] = s
 		c.byRef[rel] = s
-		c.byRef[fileURL(root, rel)] = s
-		if err := comp.AddResource(fileURL(root, rel), doc); err != nil {
+		c.byRef[r.fileURL(rel)] = s
+		if err := comp.AddResource(r.fileURL(rel), doc); err != nil {
 			return fmt.Errorf("schema %s: %w", rel, err)
 		}
 		c.schemas = append(c.schemas, s)
@@ -170,7 +253,7 @@ func (c *Catalog) loadSchemas(opts Options) error {
 		}
 	}
 	for _, s := range c.schemas {
-		sch, err := comp.Compile(fileURL(root, s.Path))
+		sch, err := comp.Compile(r.fileURL(s.Path))
 		if err != nil {
 			return fmt.Errorf("schema %s does not compile: %w", s.Path, err)
 		}
@@ -217,15 +300,12 @@ func (l *rootLoader) Load(u string) (any, error) {
 		}
 	}
 	if parsed, err := url.Parse(u); err == nil && parsed.Scheme == "file" {
-		rel, err := filepath.Rel(l.catalog.SchemasDir, filepath.FromSlash(parsed.Path))
-		if err == nil {
-			if p, err := safeJoin(l.catalog.SchemasDir, filepath.ToSlash(rel)); err == nil {
-				f, err := os.Open(p)
-				if err != nil {
-					return nil, fmt.Errorf("$ref %s: %w", u, err)
-				}
-				defer f.Close()
-				return jsonschema.UnmarshalJSON(f)
+		r := l.catalog.schemaRoot
+		if rel, ok := strings.CutPrefix(parsed.Path, r.urlPath+"/"); ok {
+			if raw, _, err := r.read(rel); err == nil {
+				return jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+			} else if !errors.As(err, new(*refusedError)) {
+				return nil, fmt.Errorf("$ref %s: %w", u, err)
 			}
 		}
 	}
@@ -234,26 +314,84 @@ func (l *rootLoader) Load(u string) (any, error) {
 
 var errOutside = errors.New("the path leaves its root")
 
-// safeJoin resolves rel inside root, refusing anything that could leave it:
-// absolute paths, "..", NUL bytes, backslashes, percent-encoded separators,
-// and symlinks pointing outside.
-func safeJoin(root, rel string) (string, error) {
+// refusedError is a path a root will not serve (as opposed to one it does
+// not have).
+type refusedError struct{ err error }
+
+func (e *refusedError) Error() string { return e.err.Error() }
+func (e *refusedError) Unwrap() error { return e.err }
+
+// read returns the file rel of the root and its path relative to the root
+// after symbolic links. A path that could leave the root is a
+// *refusedError; a file the root does not have is fs.ErrNotExist.
+func (r root) read(rel string) ([]byte, string, error) {
+	if r.fsys == nil {
+		return nil, "", fs.ErrNotExist
+	}
+	if r.dir == "" {
+		if err := checkRel(rel); err != nil {
+			return nil, "", &refusedError{err}
+		}
+		if !fs.ValidPath(rel) {
+			return nil, "", &refusedError{errors.New("the path is not clean")}
+		}
+		raw, err := fs.ReadFile(r.fsys, rel)
+		if err != nil {
+			return nil, "", unwrapPath(err)
+		}
+		return raw, rel, nil
+	}
+	p, err := safeJoin(r.dir, rel)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, "", err
+		}
+		return nil, "", &refusedError{err}
+	}
+	raw, err := os.ReadFile(p)
+	if err != nil {
+		return nil, "", err
+	}
+	realRoot, err := filepath.EvalSymlinks(r.dir)
+	if err != nil {
+		return nil, "", err
+	}
+	resolved, err := filepath.Rel(realRoot, p)
+	if err != nil {
+		return nil, "", err
+	}
+	return raw, filepath.ToSlash(resolved), nil
+}
+
+// checkRel refuses a relative path that could leave its root by its text
+// alone: empty, absolute, "..", NUL bytes, backslashes, percent-encoded
+// separators or dots.
+func checkRel(rel string) error {
 	switch {
 	case rel == "":
-		return "", errors.New("empty path")
+		return errors.New("empty path")
 	case strings.ContainsRune(rel, 0):
-		return "", errors.New("the path contains a NUL byte")
+		return errors.New("the path contains a NUL byte")
 	case strings.Contains(rel, `\`):
-		return "", errors.New("the path contains a backslash")
+		return errors.New("the path contains a backslash")
 	case strings.Contains(strings.ToLower(rel), "%2f"), strings.Contains(strings.ToLower(rel), "%5c"), strings.Contains(rel, "%2e"), strings.Contains(rel, "%2E"):
-		return "", errors.New("the path contains an encoded separator or dot")
+		return errors.New("the path contains an encoded separator or dot")
 	case strings.HasPrefix(rel, "/") || filepath.IsAbs(rel):
-		return "", errors.New("the path is absolute")
+		return errors.New("the path is absolute")
 	}
 	for _, part := range strings.Split(rel, "/") {
 		if part == ".." {
-			return "", errOutside
+			return errOutside
 		}
+	}
+	return nil
+}
+
+// safeJoin resolves rel inside the directory root, refusing anything that
+// could leave it: what checkRel refuses, and symlinks pointing outside.
+func safeJoin(root, rel string) (string, error) {
+	if err := checkRel(rel); err != nil {
+		return "", err
 	}
 	absRoot, err := filepath.EvalSymlinks(root)
 	if err != nil {
@@ -271,18 +409,13 @@ func safeJoin(root, rel string) (string, error) {
 }
 
 func (c *Catalog) loadExamples() error {
-	root, err := filepath.Abs(c.ExamplesDir)
+	files, err := jsonFiles(c.exampleRoot.fsys)
 	if err != nil {
-		return err
-	}
-	c.ExamplesDir = root
-	files, err := jsonFiles(root)
-	if err != nil {
-		return fmt.Errorf("read examples in %s: %w", root, err)
+		return fmt.Errorf("read examples in %s: %w", c.examplesOrigin, err)
 	}
 	for _, rel := range files {
 		ex := Example{Path: rel, Component: componentOf(rel)}
-		if raw, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(rel))); err == nil {
+		if raw, err := fs.ReadFile(c.exampleRoot.fsys, rel); err == nil {
 			var head struct {
 				Schema string `json:"$schema"`
 			}
@@ -331,6 +464,34 @@ func (c *Catalog) resolveRef(ref string) *Schema {
 // Schemas lists the schemas (sorted by name, version, path).
 func (c *Catalog) Schemas() []*Schema { return c.schemas }
 
+// maxNamesShown bounds the schema names an error lists.
+const maxNamesShown = 20
+
+// Available names the catalog's schemas and where they came from, for an
+// error about a schema it does not have: "available: a, b, c (from embedded
+// synesthetic-schemas 0.7.3)". Past maxNamesShown names it says how many more.
+func (c *Catalog) Available() string {
+	origin := c.Origin
+	if origin == "" {
+		origin = "no schema root"
+	}
+	if len(c.schemas) == 0 {
+		return "the catalog has no schemas (from " + origin + ")"
+	}
+	names := make([]string, 0, min(len(c.schemas), maxNamesShown))
+	for _, s := range c.schemas {
+		if len(names) == maxNamesShown {
+			break
+		}
+		names = append(names, s.Name)
+	}
+	list := strings.Join(names, ", ")
+	if more := len(c.schemas) - len(names); more > 0 {
+		list += fmt.Sprintf(" and %d more", more)
+	}
+	return "available: " + list + " (from " + origin + ")"
+}
+
 // Lookup finds a schema by name; the nested alias finds the canonical one.
 func (c *Catalog) Lookup(name string) (*Schema, bool) {
 	if name == AliasNested {
@@ -364,7 +525,7 @@ func (c *Catalog) Validate(instance any, name string) (ok bool, errs []tool.Viol
 // ValidateDoc checks a decoded document against a schema by name. A
 // top-level "$schema" that names a catalog schema is the document's
 // reference to its schema, not content, and is set aside; for the nested
-// alias a top-level "$schemaRef" is ignored too (seed 001 §9). Errors are
+// alias a top-level "$schemaRef" is ignored too. Errors are
 // the validator's leaves, sorted by path then message.
 func (c *Catalog) ValidateDoc(doc *jsonval.Doc, name string) (ok bool, errs []tool.Violation, found bool) {
 	s, found := c.Lookup(name)

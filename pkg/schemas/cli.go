@@ -8,7 +8,7 @@ import (
 	"github.com/hearth-mcp/hearth/pkg/frame"
 )
 
-// CLI exit codes (seed 001 §10).
+// CLI exit codes of hearthd validate (README.md, Commands).
 const (
 	ExitValid   = 0
 	ExitInvalid = 1
@@ -18,7 +18,9 @@ const (
 // ValidateCLI is `hearthd validate <path> [--schema NAME]`: it validates one
 // file with the same catalog and rules as validate_asset, without a daemon,
 // and prints the JSON result. Without --schema the document's top-level
-// $schema names the schema.
+// $schema names the schema. getenv reads the settings as the daemon does
+// (hearthd passes its config file's settings), so with no schema root
+// configured the embedded catalog is used.
 func ValidateCLI(args []string, stdout, stderr io.Writer, getenv func(string) string) int {
 	var path, schema string
 	for i := 0; i < len(args); i++ {
@@ -55,8 +57,8 @@ func ValidateCLI(args []string, stdout, stderr io.Writer, getenv func(string) st
 		fmt.Fprintf(stderr, "hearthd validate: %s is not valid JSON: %v\n", path, err)
 		return ExitIO
 	}
-	schemasDir, examplesDir := Dirs(getenv)
-	cat, err := Load(schemasDir, examplesDir, Options{})
+	schemas, examples := Roots(getenv)
+	cat, err := LoadRoots(schemas, examples, Options{})
 	if err != nil {
 		fmt.Fprintln(stderr, "hearthd validate: loading the schema catalog:", err)
 		return ExitIO

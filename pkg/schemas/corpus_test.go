@@ -123,14 +123,3 @@ func TestListSchemasSortedWithVersions(t *testing.T) {
 		t.Fatalf("not found: %v", r)
 	}
 }
-
-func TestNoRootsMeansEmpty(t *testing.T) {
-	t.Chdir(t.TempDir()) // no libs/synesthetic-schemas here
-	_, reg := openFamily(t, map[string]string{})
-	if r := call(t, reg, "list_schemas", map[string]any{}); r["ok"] != true || len(r["schemas"].([]any)) != 0 {
-		t.Fatalf("%v", r)
-	}
-	if r := call(t, reg, "get_example", map[string]any{"path": "x.json"}); r["reason"] != "not_found" {
-		t.Fatalf("%v", r)
-	}
-}

@@ -28,24 +28,42 @@ type Family struct {
 	maxBatch   int
 }
 
-// Dirs returns the schema and example roots in seed 001's priority:
-// SYN_SCHEMAS_DIR / SYN_EXAMPLES_DIR, else the submodule
-// libs/synesthetic-schemas/{jsonschema,examples} under the working directory,
-// else none (empty listings).
-func Dirs(getenv func(string) string) (schemasDir, examplesDir string) {
-	schemasDir, examplesDir = getenv("SYN_SCHEMAS_DIR"), getenv("SYN_EXAMPLES_DIR")
+// Roots returns the schema and example roots, in this order: the settings
+// (schemas_dir and examples_dir in the config file, or SYN_SCHEMAS_DIR and
+// SYN_EXAMPLES_DIR), else libs/synesthetic-schemas/{jsonschema,examples}
+// under the working directory, else the embedded synesthetic-schemas
+// catalog. The embedded examples are used only with the embedded schemas:
+// they are examples of those schemas.
+func Roots(getenv func(string) string) (schemas, examples Root) {
 	sub := filepath.Join("libs", "synesthetic-schemas")
-	if schemasDir == "" {
-		if fi, err := os.Stat(filepath.Join(sub, "jsonschema")); err == nil && fi.IsDir() {
-			schemasDir = filepath.Join(sub, "jsonschema")
-		}
+	isDir := func(p string) bool { fi, err := os.Stat(p); return err == nil && fi.IsDir() }
+	switch v := getenv("SYN_SCHEMAS_DIR"); {
+	case v != "":
+		schemas = Root{Dir: v, Origin: absOr(v) + " (schemas_dir, SYN_SCHEMAS_DIR)"}
+	case isDir(filepath.Join(sub, "jsonschema")):
+		p := filepath.Join(sub, "jsonschema")
+		schemas = Root{Dir: p, Origin: absOr(p) + " (the working directory's " + filepath.ToSlash(sub) + ")"}
+	default:
+		schemas = EmbeddedSchemas()
 	}
-	if examplesDir == "" {
-		if fi, err := os.Stat(filepath.Join(sub, "examples")); err == nil && fi.IsDir() {
-			examplesDir = filepath.Join(sub, "examples")
-		}
+	switch v := getenv("SYN_EXAMPLES_DIR"); {
+	case v != "":
+		examples = Root{Dir: v, Origin: absOr(v) + " (examples_dir, SYN_EXAMPLES_DIR)"}
+	case isDir(filepath.Join(sub, "examples")):
+		p := filepath.Join(sub, "examples")
+		examples = Root{Dir: p, Origin: absOr(p) + " (the working directory's " + filepath.ToSlash(sub) + ")"}
+	case schemas.FS != nil:
+		examples = EmbeddedExamples()
 	}
-	return schemasDir, examplesDir
+	return schemas, examples
+}
+
+// absOr is p made absolute, or p when that fails.
+func absOr(p string) string {
+	if a, err := filepath.Abs(p); err == nil {
+		return a
+	}
+	return p
 }
 
 // Open loads the catalog. A catalog that fails to load does not stop the
@@ -75,8 +93,8 @@ func Open(env tool.Env) (tool.Family, error) {
 // Reload reads the roots again and swaps the catalog atomically. A catalog
 // that fails to load leaves the old one serving, and the error says why.
 func (f *Family) Reload() error {
-	schemasDir, examplesDir := Dirs(f.getenv)
-	c, err := Load(schemasDir, examplesDir, Options{})
+	schemas, examples := Roots(f.getenv)
+	c, err := LoadRoots(schemas, examples, Options{})
 	if err != nil {
 		if f.cat.Load() == nil {
 			f.loadErr.Store(&err)
@@ -85,7 +103,8 @@ func (f *Family) Reload() error {
 	}
 	f.cat.Store(c)
 	f.loadErr.Store(nil)
-	f.log.Info("schema catalog loaded", zap.String("schemas_dir", c.SchemasDir), zap.String("examples_dir", c.ExamplesDir),
+	f.log.Info("schema catalog loaded", zap.String("schemas_dir", c.schemasLabel()), zap.String("examples_dir", c.examplesLabel()),
+		zap.String("schemas_from", c.Origin), zap.String("examples_from", c.examplesOrigin),
 		zap.Int("schemas", len(c.Schemas())), zap.Int("examples", len(c.Examples("all"))))
 	return nil
 }
@@ -106,13 +125,25 @@ func (f *Family) catalog() (*Catalog, error) {
 	return nil, tool.Errorf(tool.CapabilityMissing, "the schema catalog is not loaded")
 }
 
-// ReadyFields names the roots on the daemon's readiness line (seed 001 §12).
+// ReadyFields names the roots on the daemon's readiness line: a directory,
+// "embedded" for the embedded catalog, or nothing.
 func (f *Family) ReadyFields() []string {
 	schemasDir, examplesDir := "", ""
 	if c := f.cat.Load(); c != nil {
-		schemasDir, examplesDir = c.SchemasDir, c.ExamplesDir
+		schemasDir, examplesDir = c.schemasLabel(), c.examplesLabel()
 	}
 	return []string{"schemas_dir=" + schemasDir, "examples_dir=" + examplesDir}
+}
+
+// schemasLabel and examplesLabel are a root's directory, "embedded", or "".
+func (c *Catalog) schemasLabel() string  { return label(c.schemaRoot) }
+func (c *Catalog) examplesLabel() string { return label(c.exampleRoot) }
+
+func label(r root) string {
+	if r.embedded() {
+		return "embedded"
+	}
+	return r.dir
 }
 
 // Resource URIs: hearth://schemas/<name> and hearth://examples/<path>.
@@ -152,12 +183,8 @@ func (f *Family) ReadResource(uri string) (string, string, error) {
 		}
 		return "", "", tool.ErrNoResource
 	}
-	if rel, ok := strings.CutPrefix(uri, exampleURIPrefix); ok && c.ExamplesDir != "" {
-		p, err := safeJoin(c.ExamplesDir, rel)
-		if err != nil {
-			return "", "", fmt.Errorf("%w: %v", tool.ErrNoResource, err)
-		}
-		raw, err := os.ReadFile(p)
+	if rel, ok := strings.CutPrefix(uri, exampleURIPrefix); ok {
+		raw, _, err := c.exampleRoot.read(rel)
 		if err != nil {
 			return "", "", fmt.Errorf("%w: %v", tool.ErrNoResource, err)
 		}

@@ -4,8 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"os"
-	"path/filepath"
+	"errors"
 	"strconv"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -26,7 +25,7 @@ func obj(props string, required ...string) json.RawMessage {
 }
 
 // Tools declares the schema tools. All are also plain JSON-RPC methods, so
-// seed 001's own clients work unchanged.
+// clients that call them without an MCP session work unchanged.
 func (f *Family) Tools() []tool.Tool {
 	ro := tool.Annotations{ReadOnly: true, Idempotent: true}
 	validateSchema := obj(`"asset":{"description":"The JSON document to validate."},`+
@@ -130,18 +129,12 @@ func (f *Family) getExample(ctx context.Context, call *tool.Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if c.ExamplesDir == "" {
-		return notFound(), nil
-	}
-	p, err := safeJoin(c.ExamplesDir, a.Path)
+	raw, rel, err := c.exampleRoot.read(a.Path)
 	if err != nil {
-		if os.IsNotExist(err) {
-			return notFound(), nil
+		var refused *refusedError
+		if errors.As(err, &refused) {
+			return failed([]tool.Violation{{Path: "", Msg: "path refused: " + err.Error()}}), nil
 		}
-		return failed([]tool.Violation{{Path: "", Msg: "path refused: " + err.Error()}}), nil
-	}
-	raw, err := os.ReadFile(p)
-	if err != nil {
 		return notFound(), nil
 	}
 	doc, err := decode(raw)
@@ -150,7 +143,6 @@ func (f *Family) getExample(ctx context.Context, call *tool.Call) (any, error) {
 	}
 	schema := c.SchemaOf(doc)
 	if schema == "" {
-		rel, _ := filepath.Rel(c.ExamplesDir, p)
 		if s, ok := c.Lookup(componentOf(rel)); ok {
 			schema = s.Name
 		}
@@ -206,7 +198,7 @@ func validateDoc(c *Catalog, doc *jsonval.Doc, schema string) result {
 	}
 	ok, errs, found := c.ValidateDoc(doc, schema)
 	if !found {
-		return failed([]tool.Violation{{Path: "", Msg: "unknown schema: " + truncate(schema, 100)}})
+		return failed([]tool.Violation{{Path: "", Msg: "unknown schema: " + truncate(schema, 100) + "; " + c.Available()}})
 	}
 	if !ok {
 		return failed(errs)
@@ -238,7 +230,7 @@ func (f *Family) validateMany(ctx context.Context, call *tool.Call) (any, error)
 			return nil, ctx.Err()
 		}
 		r := validateDoc(c, args.Sub(asset), schema)
-		delete(r, "reason") // the seed's per-item shape: {ok, errors?}
+		delete(r, "reason") // the per-item shape: {ok, errors?}
 		results = append(results, r)
 	}
 	return result{"ok": true, "results": results}, nil
@@ -276,7 +268,7 @@ func (f *Family) validateForBackend(asset any) (bool, []tool.Violation) {
 	}
 	ok, errs, found := c.Validate(asset, name)
 	if !found {
-		return false, []tool.Violation{{Path: "", Msg: "no schema to validate the asset against (" + name + " is not loaded)"}}
+		return false, []tool.Violation{{Path: "", Msg: "no schema to validate the asset against: unknown schema " + AliasCanonical + "; " + c.Available()}}
 	}
 	return ok, errs
 }
