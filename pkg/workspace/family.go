@@ -8,8 +8,11 @@
 // lists the files (git ls-files, through the supervisor, or a directory walk)
 // and hands the list to the worker on stdin. The worker writes a temporary
 // file and renames it over the old index, so a cancelled or failed build
-// leaves the previous index serving. Searches read the index through a memory
-// map shared by every client; a rebuilt file is noticed and reopened.
+// leaves the previous index serving. Temporary files that no running build
+// is writing (a daemon or worker killed mid-build leaves them) are removed
+// when the family opens and after every build; check_status counts them.
+// Searches read the index through a memory map shared by every client; a
+// rebuilt file is noticed and reopened.
 package workspace
 
 import (
@@ -60,6 +63,7 @@ type Family struct {
 	mu      sync.Mutex
 	handles map[string]*handle       // open indexes by file path
 	builds  map[string]chan struct{} // one build at a time per repository
+	running map[string]int           // index paths being written by a build now
 
 	gitVersion struct {
 		sync.Mutex
@@ -77,7 +81,7 @@ func open(env tool.Env, sup *supervisor.Supervisor, o Options) (*Family, error) 
 	if log == nil {
 		log = zap.NewNop()
 	}
-	f := &Family{sup: sup, log: log, worker: o.Worker, handles: map[string]*handle{}, builds: map[string]chan struct{}{}}
+	f := &Family{sup: sup, log: log, worker: o.Worker, handles: map[string]*handle{}, builds: map[string]chan struct{}{}, running: map[string]int{}}
 	if len(f.worker) == 0 {
 		exe, err := os.Executable()
 		if err != nil {
@@ -105,6 +109,8 @@ func open(env tool.Env, sup *supervisor.Supervisor, o Options) (*Family, error) 
 		if err := os.MkdirAll(f.dir, 0o700); err != nil {
 			f.dirErr = err
 			log.Warn("cannot create the index directory", zap.String("dir", f.dir), zap.Error(err))
+		} else {
+			f.removeStaleTemps() // no build runs yet: every temporary file is stale
 		}
 	}
 	return f, nil

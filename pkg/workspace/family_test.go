@@ -25,7 +25,7 @@ const workerEnv = "HEARTH_WORKSPACE_TEST_WORKER"
 
 func TestMain(m *testing.M) {
 	if os.Getenv(workerEnv) == "1" {
-		os.Exit(RunWorker(os.Args[2:], os.Stdin, os.Stdout, os.Stderr))
+		os.Exit(testWorker(os.Args[2:]))
 	}
 	os.Setenv(workerEnv, "1")
 	os.Exit(m.Run())

@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"go.uber.org/zap"
@@ -78,6 +81,14 @@ func (f *Family) indexBuild(ctx context.Context, call *tool.Call) (any, error) {
 		stdin.WriteByte(0)
 	}
 	out := f.indexPath(root)
+	// While the worker runs, its temporary file is not stale; once it is
+	// done (success, failure, cancel or timeout), every temporary file left
+	// in the directory that no other build is writing is, this build's too.
+	finished := f.buildRunning(out)
+	defer func() {
+		finished()
+		f.removeStaleTemps()
+	}()
 	args := append(f.worker[1:len(f.worker):len(f.worker)],
 		"--repo", root, "--out", out, "--head", head, "--source", lst.source,
 		"--incremental="+strconv.FormatBool(incremental))
@@ -115,15 +126,12 @@ func (f *Family) indexBuild(ctx context.Context, call *tool.Call) (any, error) {
 		}
 		return nil, tool.Errorf(tool.Internal, "cannot start the index worker: %v", err)
 	}
-	if res.Killed || ctx.Err() != nil {
-		// A worker killed after its grace period leaves its temporary file.
-		f.removeTemps(out)
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
+	// A worker killed after its grace period leaves its temporary file: the
+	// deferred sweep removes it.
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
 	}
 	if res.ExitCode != 0 || meta == nil {
-		f.removeTemps(out)
 		f.log.Warn("index worker failed", zap.String("repo", root), zap.Int("exit", res.ExitCode),
 			zap.String("signal", res.Signal), zap.String("stderr", res.Stderr))
 		e := tool.Errorf(tool.Internal, "the index worker failed (%s); the previous index, if any, is unchanged", describeExit(res))
@@ -153,12 +161,84 @@ func describeExit(r supervisor.Result) string {
 	return fmt.Sprintf("exit status %d", r.ExitCode)
 }
 
-// removeTemps deletes temporary files a killed worker left beside out. The
-// caller holds the repository's build lock, so none belongs to a live build.
-func (f *Family) removeTemps(out string) {
-	tmps, _ := filepath.Glob(out + ".tmp-*")
-	for _, t := range tmps {
-		os.Remove(t)
+// tempInfix separates an index file's name from the random part of its
+// temporary file's name (index.Build: <hash>.idx.tmp-<random>).
+const tempInfix = ".tmp-"
+
+// buildRunning records that a build is writing the index file out, so its
+// temporary file is not stale; the returned function records its end.
+func (f *Family) buildRunning(out string) (finished func()) {
+	f.mu.Lock()
+	f.running[out]++
+	f.mu.Unlock()
+	return func() {
+		f.mu.Lock()
+		if f.running[out]--; f.running[out] <= 0 {
+			delete(f.running, out)
+		}
+		f.mu.Unlock()
+	}
+}
+
+// staleTemp is a temporary index file no running build is writing.
+type staleTemp struct {
+	path string
+	size int64
+}
+
+// staleTemps lists the temporary index files in the index directory that no
+// build of this daemon is writing now. The daemon is the only owner of its
+// data directory, so any other one was left by a build that died. The
+// directory is read before the running builds are, so a build that starts
+// meanwhile cannot have its new file listed.
+func (f *Family) staleTemps() (stale []staleTemp, total int64) {
+	if f.dir == "" || f.dirErr != nil {
+		return nil, 0
+	}
+	paths, _ := filepath.Glob(filepath.Join(f.dir, "*.idx"+tempInfix+"*"))
+	if len(paths) == 0 {
+		return nil, 0
+	}
+	f.mu.Lock()
+	for _, p := range paths {
+		name := filepath.Base(p)
+		owner := filepath.Join(f.dir, name[:strings.Index(name, ".idx"+tempInfix)+len(".idx")])
+		if f.running[owner] == 0 {
+			stale = append(stale, staleTemp{path: p})
+		}
+	}
+	f.mu.Unlock()
+	kept := stale[:0]
+	for _, t := range stale {
+		st, err := os.Lstat(t.path)
+		if err != nil || !st.Mode().IsRegular() {
+			continue // gone since (renamed by its build), or not ours
+		}
+		t.size = st.Size()
+		total += t.size
+		kept = append(kept, t)
+	}
+	return kept, total
+}
+
+// removeStaleTemps deletes the stale temporary index files and logs what it
+// removed.
+func (f *Family) removeStaleTemps() {
+	stale, _ := f.staleTemps()
+	var n int
+	var size int64
+	for _, t := range stale {
+		if err := os.Remove(t.path); err != nil {
+			if !errors.Is(err, fs.ErrNotExist) {
+				f.log.Warn("cannot remove a stale temporary index file", zap.String("path", t.path), zap.Error(err))
+			}
+			continue
+		}
+		n++
+		size += t.size
+	}
+	if n > 0 {
+		f.log.Info("removed stale temporary index files", zap.String("dir", f.dir), zap.Int("files", n), zap.Int64("bytes", size))
 	}
 }
 

@@ -185,6 +185,11 @@ type indexCapability struct {
 	Indexes  int    `json:"indexes"`
 	Bytes    int64  `json:"bytes"`
 	Damaged  int    `json:"damaged"`
+	// Temporary index files no running build is writing: left by a daemon
+	// or worker killed mid-build. Counted, never removed here; the family
+	// removes them when it opens and after each build.
+	StaleTempFiles int   `json:"stale_temp_files"`
+	StaleTempBytes int64 `json:"stale_temp_bytes"`
 }
 
 type childrenStatus struct {
@@ -253,6 +258,8 @@ func (f *Family) checkStatus(ctx context.Context, call *tool.Call) (any, error) 
 				ix.Close()
 			}
 		}
+		stale, size := f.staleTemps()
+		r.Index.StaleTempFiles, r.Index.StaleTempBytes = len(stale), size
 	}
 	return r, nil
 }

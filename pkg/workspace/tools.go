@@ -141,9 +141,9 @@ func (f *Family) Tools() []tool.Tool {
 		{
 			Name:          "check_status",
 			Title:         "Workspace capabilities",
-			Description:   "What the workspace tools can do here: git present and its version, the index directory and whether it is writable, the indexes it holds, live child processes, the kill grace period and the limits.",
+			Description:   "What the workspace tools can do here: git present and its version, the index directory and whether it is writable, the indexes it holds and the stale temporary index files left by interrupted builds, live child processes, the kill grace period and the limits.",
 			InputSchema:   checkStatusSchema,
-			SchemaVersion: 1,
+			SchemaVersion: 2, // 2: the result's index gained "stale_temp_files" and "stale_temp_bytes"
 			Annotations:   readOnly,
 			Handler:       f.checkStatus,
 		},
