@@ -1,25 +1,31 @@
 package daemon
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"time"
 
+	"github.com/hearth-mcp/hearth/pkg/config"
 	"github.com/hearth-mcp/hearth/pkg/endpoint"
 )
 
 // Mode is how the daemon talks to clients.
 type Mode string
 
-// The two endpoints (seed 001 §3).
+// The two endpoints.
 const (
 	ModeStdio  Mode = "stdio"
 	ModeSocket Mode = "socket"
 )
 
-// Config is the daemon's configuration, read from the environment.
+// DefaultMaxCalls is how many tool calls one connection may run at once
+// unless max_calls (HEARTH_MAX_CALLS) says otherwise.
+const DefaultMaxCalls = 16
+
+// Config is the daemon's configuration, read through a getenv: in hearthd
+// the settings of the config file and the daemon's own environment
+// (pkg/config), in tests a map's lookup.
 type Config struct {
 	Mode Mode
 	// SocketPath is where the socket is bound (socket mode).
@@ -28,7 +34,7 @@ type Config struct {
 	// created 0700 and checked to be ours. A user-chosen MCP_SOCKET_PATH's
 	// directory is left as it is (it may be /tmp).
 	SocketDirIsOurs bool
-	// SocketMode is the socket file's permission (0600 unless MCP_SOCKET_MODE).
+	// SocketMode is the socket file's permission (0600 unless socket_mode).
 	SocketMode os.FileMode
 	// ReadyFile is written when serving starts and removed on exit; empty: none.
 	ReadyFile string
@@ -37,70 +43,79 @@ type Config struct {
 	ReadyFileDefault bool
 	// DrainTimeout bounds how long shutdown waits for running calls.
 	DrainTimeout time.Duration
-	// QueueDepth bounds one connection's queued requests.
+	// QueueDepth bounds one connection's queued requests (0: pkg/mcp's default).
 	QueueDepth int
+	// MaxCalls bounds the tool calls one connection runs at once
+	// (max_calls, HEARTH_MAX_CALLS; DefaultMaxCalls).
+	MaxCalls int
 	// LogLevel is the stderr log level (debug, info, warn, error).
 	LogLevel string
 	// IdleTimeout ends a socket daemon that has had no client for this long
-	// (HEARTH_IDLE_TIMEOUT; the shim sets it for daemons it autostarts).
-	// Zero: serve until stopped.
+	// (idle_timeout, HEARTH_IDLE_TIMEOUT; AutostartIdleTimeout for a daemon
+	// the shim started). Zero: serve until stopped.
 	IdleTimeout time.Duration
 	// KillGrace is how long a cancelled or timed-out child's process group
-	// has between SIGTERM and SIGKILL (HEARTH_KILL_GRACE, default 2s).
+	// has between SIGTERM and SIGKILL (kill_grace, HEARTH_KILL_GRACE, default 2s).
 	KillGrace time.Duration
 	// MaxChildren caps the child processes running at once across the
-	// daemon (HEARTH_MAX_CHILDREN, default 8); more wait in a queue.
+	// daemon (max_children, HEARTH_MAX_CHILDREN, default 8); more wait in a queue.
 	MaxChildren int
+	// Settings, when set, are the settings being served: SIGHUP (Reload)
+	// re-reads them and daemon_status lists them. LoadConfig leaves it nil;
+	// hearthd sets it.
+	Settings *config.Live
 }
+
+// AutostartIdleTimeout is the idle timeout of a daemon the shim started,
+// when no idle_timeout is configured.
+const AutostartIdleTimeout = 10 * time.Minute
 
 // Getenv reads one variable; tests pass a map's lookup.
 type Getenv func(string) string
 
-// LoadConfig reads the configuration for mode from the environment.
+// LoadConfig reads the configuration for mode through getenv. Every
+// setting's bounds are pkg/config's, and an error names the variable.
 func LoadConfig(mode Mode, getenv Getenv) (Config, error) {
-	c := Config{Mode: mode, SocketMode: 0o600, DrainTimeout: 10 * time.Second, LogLevel: "info"}
+	c := Config{Mode: mode, SocketMode: 0o600, DrainTimeout: 10 * time.Second, LogLevel: "info", MaxCalls: DefaultMaxCalls}
 	if v := getenv("HEARTH_LOG_LEVEL"); v != "" {
-		switch v {
-		case "debug", "info", "warn", "error":
-			c.LogLevel = v
-		default:
-			return c, fmt.Errorf("HEARTH_LOG_LEVEL=%q: want debug, info, warn or error", v)
+		if err := config.Check("HEARTH_LOG_LEVEL", v); err != nil {
+			return c, err
+		}
+		c.LogLevel = v
+	}
+	durations := []struct {
+		name string
+		to   *time.Duration
+	}{{"HEARTH_DRAIN_TIMEOUT", &c.DrainTimeout}, {"HEARTH_IDLE_TIMEOUT", &c.IdleTimeout}, {"HEARTH_KILL_GRACE", &c.KillGrace}}
+	idleSet := false
+	for _, d := range durations {
+		v, ok, err := config.Duration(getenv, d.name)
+		if err != nil {
+			return c, err
+		}
+		if ok {
+			*d.to = v
+			idleSet = idleSet || d.name == "HEARTH_IDLE_TIMEOUT"
 		}
 	}
-	if v := getenv("HEARTH_DRAIN_TIMEOUT"); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil || d <= 0 {
-			return c, fmt.Errorf("HEARTH_DRAIN_TIMEOUT=%q: want a positive duration such as 10s", v)
-		}
-		c.DrainTimeout = d
+	// A daemon the shim started (HEARTH_AUTOSTARTED, set by the shim alone)
+	// exits after AutostartIdleTimeout without clients, unless idle_timeout
+	// says otherwise: it must not outlive the editors that started it.
+	if !idleSet && mode == ModeSocket && getenv("HEARTH_AUTOSTARTED") != "" {
+		c.IdleTimeout = AutostartIdleTimeout
 	}
-	if v := getenv("HEARTH_IDLE_TIMEOUT"); v != "" && v != "0" {
-		d, err := time.ParseDuration(v)
-		if err != nil || d < 0 {
-			return c, fmt.Errorf("HEARTH_IDLE_TIMEOUT=%q: want a duration such as 10m, or 0 for never", v)
+	ints := []struct {
+		name string
+		to   *int
+	}{{"HEARTH_QUEUE_DEPTH", &c.QueueDepth}, {"HEARTH_MAX_CALLS", &c.MaxCalls}, {"HEARTH_MAX_CHILDREN", &c.MaxChildren}}
+	for _, n := range ints {
+		v, ok, err := config.Int(getenv, n.name)
+		if err != nil {
+			return c, err
 		}
-		c.IdleTimeout = d
-	}
-	if v := getenv("HEARTH_QUEUE_DEPTH"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 1<<20 {
-			return c, fmt.Errorf("HEARTH_QUEUE_DEPTH=%q: want an integer from 1 to 1048576", v)
+		if ok {
+			*n.to = v
 		}
-		c.QueueDepth = n
-	}
-	if v := getenv("HEARTH_KILL_GRACE"); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil || d <= 0 || d > time.Minute {
-			return c, fmt.Errorf("HEARTH_KILL_GRACE=%q: want a duration from 1ms to 1m such as 2s", v)
-		}
-		c.KillGrace = d
-	}
-	if v := getenv("HEARTH_MAX_CHILDREN"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 1024 {
-			return c, fmt.Errorf("HEARTH_MAX_CHILDREN=%q: want an integer from 1 to 1024", v)
-		}
-		c.MaxChildren = n
 	}
 	path, ours, err := endpoint.SocketPath(endpoint.Getenv(getenv))
 	if err != nil {
@@ -108,10 +123,10 @@ func LoadConfig(mode Mode, getenv Getenv) (Config, error) {
 	}
 	c.SocketPath, c.SocketDirIsOurs = path, ours
 	if v := getenv("MCP_SOCKET_MODE"); v != "" {
-		m, err := strconv.ParseUint(v, 8, 32)
-		if err != nil || m > 0o777 {
-			return c, fmt.Errorf("MCP_SOCKET_MODE=%q: want an octal permission such as 0600", v)
+		if err := config.Check("MCP_SOCKET_MODE", v); err != nil {
+			return c, err
 		}
+		m, _ := strconv.ParseUint(v, 8, 32)
 		c.SocketMode = os.FileMode(m)
 	}
 	switch v := getenv("MCP_READY_FILE"); {

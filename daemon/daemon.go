@@ -10,12 +10,14 @@ import (
 	"io"
 	"net"
 	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
 
+	"github.com/hearth-mcp/hearth/pkg/config"
 	"github.com/hearth-mcp/hearth/pkg/mcp"
 	"github.com/hearth-mcp/hearth/pkg/supervisor"
 	"github.com/hearth-mcp/hearth/pkg/tool"
@@ -43,6 +45,18 @@ type Daemon struct {
 	// Stdin and Stdout are the stdio endpoint (os.Stdin/os.Stdout unless a test sets them).
 	Stdin  io.ReadCloser
 	Stdout io.Writer
+	// OnServing, when set, is called once the daemon knows where it serves
+	// (the socket path; "" for a stdio daemon without one), before it
+	// announces readiness: the owner records it in the data directory so
+	// every client finds this daemon. An error stops the daemon.
+	OnServing func(mode Mode, socket string) error
+	// StdioListens: a stdio daemon also serves the socket (when it owns its
+	// data directory and no other daemon holds the socket).
+	StdioListens bool
+	// home is the data directory (tool.Env.Home).
+	home string
+	// socketPath is where the daemon listens ("" when it does not).
+	socketPath string
 }
 
 // New opens the families and builds the registry. children is the daemon's
@@ -53,7 +67,7 @@ func New(cfg Config, log *zap.Logger, env tool.Env, openers []tool.Opener, child
 	if children == nil {
 		children = supervisor.New(supervisor.Options{})
 	}
-	d := &Daemon{cfg: cfg, log: log, reg: tool.NewRegistry(version.Tooling()), Stdin: os.Stdin, Stdout: os.Stdout, children: children}
+	d := &Daemon{cfg: cfg, log: log, reg: tool.NewRegistry(version.Tooling()), Stdin: os.Stdin, Stdout: os.Stdout, children: children, home: env.Home}
 	d.acceptHealthy.Store(true)
 	if err := d.reg.Add(d.statusTool()); err != nil {
 		return nil, err
@@ -83,6 +97,12 @@ func New(cfg Config, log *zap.Logger, env tool.Env, openers []tool.Opener, child
 		Log:          log,
 		QueueDepth:   cfg.QueueDepth,
 		DrainTimeout: cfg.DrainTimeout,
+		// Each tool call of a connection runs on its own, up to this many
+		// at once: a slow one never holds up ping or another call.
+		MaxConcurrentCalls: cfg.MaxCalls,
+		// A shim that resolved another data directory is told so rather
+		// than served this one's data.
+		Home: env.Home,
 	})
 	return d, nil
 }
@@ -131,8 +151,38 @@ func (d *Daemon) Run(ctx context.Context) error {
 }
 
 func (d *Daemon) runStdio(ctx context.Context) error {
+	// The owner of a data directory serves everyone who resolves it: a
+	// stdio daemon that owns its home also listens on the socket, so a shim
+	// started later attaches here instead of opening the stores a second
+	// time (decision 0015). A socket another daemon holds is left to it.
+	var ln *socketListener
+	if d.StdioListens {
+		// Its own socket, named for its pid: clients find it through the
+		// data directory's owner record, and it never takes the shared
+		// socket path from a daemon of another data directory.
+		cfg := d.cfg
+		cfg.SocketPath = filepath.Join(filepath.Dir(d.cfg.SocketPath), fmt.Sprintf("hearthd-stdio-%d.sock", os.Getpid()))
+		l, err := listen(cfg)
+		if err == nil {
+			l.private = true
+		}
+		if err != nil {
+			d.log.Info("serving stdio only: the socket is not available", zap.String("path", d.cfg.SocketPath), zap.Error(err))
+		} else {
+			l.SetUnlinkOnClose(false)
+			defer l.close()
+			ln = l
+		}
+	}
+	socketPath := ""
+	if ln != nil {
+		socketPath = ln.path
+	}
+	if err := d.serving(ModeStdio, socketPath); err != nil {
+		return err
+	}
 	// The line, then the file: whoever sees the file finds the line written.
-	d.log.Info("mcp:ready mode=stdio"+d.readyFields(), zap.String("mode", "stdio"), zap.Int("tools", d.reg.Len()))
+	d.log.Info("mcp:ready mode=stdio"+d.readyFields(), zap.String("mode", "stdio"), zap.String("socket", socketPath), zap.Int("tools", d.reg.Len()))
 	if d.cfg.ReadyFile != "" {
 		if err := writeReadyFile(d.cfg.ReadyFile, time.Now()); err != nil {
 			return err
@@ -146,7 +196,30 @@ func (d *Daemon) runStdio(ctx context.Context) error {
 	if wd, err := os.Getwd(); err == nil {
 		client.Cwd = wd
 	}
-	err := d.srv.Serve(ctx, mcp.Conn{Reader: d.Stdin, Writer: d.Stdout, CloseRead: d.Stdin.Close, Client: client})
+	var conns sync.WaitGroup
+	serveCtx, stopServing := context.WithCancel(ctx)
+	defer stopServing()
+	acceptDone := make(chan struct{})
+	if ln != nil {
+		go func() {
+			defer close(acceptDone)
+			d.accept(serveCtx, ln.UnixListener, &conns, newIdleTimer(0))
+		}()
+	} else {
+		close(acceptDone)
+	}
+	hup := newHangupWatch(d.Stdin, fileFD(d.Stdout))
+	defer hup.Close()
+	err := d.srv.Serve(ctx, mcp.Conn{Reader: hup, Writer: d.Stdout, CloseRead: d.Stdin.Close, Gone: hup.Gone(), Client: client})
+	if ln != nil {
+		// The stdio client was the reason this process runs: when it ends,
+		// the clients attached through the socket drain and their shims
+		// reconnect to a daemon of their own.
+		stopServing()
+		ln.UnixListener.Close()
+		<-acceptDone
+		d.waitConns(&conns)
+	}
 	reason := "stdin closed"
 	switch {
 	case errors.Is(err, mcp.ErrWriteFailed):
@@ -164,6 +237,9 @@ func (d *Daemon) runSocket(ctx context.Context) error {
 		return err
 	}
 	defer ln.close()
+	if err := d.serving(ModeSocket, ln.path); err != nil {
+		return err
+	}
 	// The line, then the file, then systemd: whoever sees one finds the
 	// ones before it done.
 	d.log.Info("mcp:ready mode=socket path="+ln.path+d.readyFields(),
@@ -201,6 +277,13 @@ func (d *Daemon) runSocket(ctx context.Context) error {
 	ln.UnixListener.Close() // stop accepting; sessions see ctx and drain
 	<-acceptDone
 
+	d.waitConns(&conns)
+	d.logShutdown("socket", reason)
+	return nil
+}
+
+// waitConns waits for the socket's sessions to drain, bounded.
+func (d *Daemon) waitConns(conns *sync.WaitGroup) {
 	waited := make(chan struct{})
 	go func() { conns.Wait(); close(waited) }()
 	bound := d.cfg.DrainTimeout + mcp.DefaultAbandonGrace + 2*time.Second
@@ -209,8 +292,15 @@ func (d *Daemon) runSocket(ctx context.Context) error {
 	case <-time.After(bound):
 		d.log.Warn("some connections did not finish draining", zap.Duration("waited", bound))
 	}
-	d.logShutdown("socket", reason)
-	return nil
+}
+
+// serving tells the OnServing hook where clients can now attach.
+func (d *Daemon) serving(mode Mode, socket string) error {
+	d.socketPath = socket
+	if d.OnServing == nil {
+		return nil
+	}
+	return d.OnServing(mode, socket)
 }
 
 // accept serves every connection whose peer is our own uid.
@@ -245,7 +335,9 @@ func (d *Daemon) accept(ctx context.Context, ln *net.UnixListener, conns *sync.W
 			defer conns.Done()
 			defer idle.disconnected()
 			defer c.Close()
-			err := d.srv.Serve(ctx, mcp.Conn{Reader: c, Writer: c, CloseRead: c.CloseRead, Client: tool.Client{PID: p.PID}})
+			hup := newHangupWatch(c, connFD(c))
+			defer hup.Close()
+			err := d.srv.Serve(ctx, mcp.Conn{Reader: hup, Writer: c, CloseRead: c.CloseRead, Gone: hup.Gone(), Client: tool.Client{PID: p.PID}})
 			if err != nil && !errors.Is(err, mcp.ErrWriteFailed) {
 				d.log.Debug("connection ended", zap.Error(err))
 			}
@@ -278,9 +370,15 @@ func (d *Daemon) readyFields() string {
 	return out
 }
 
-// Reload asks every family that can to re-read its configuration (SIGHUP).
-// A family whose reload fails keeps serving what it had; the error is logged.
+// Reload is SIGHUP: it re-reads the settings (the config file), then asks
+// every family that can to re-read its configuration. A config file that
+// cannot be used is logged, naming the file and the key, and the previous
+// settings keep serving; a good one is swapped in at once, except that a
+// setting only a restart applies keeps its running value (logged as
+// "changed; takes effect after a restart"). A family whose reload fails
+// keeps serving what it had; the error is logged.
 func (d *Daemon) Reload() {
+	d.reloadSettings()
 	for _, f := range d.families {
 		if r, ok := f.(tool.Reloader); ok {
 			if err := r.Reload(); err != nil {
@@ -290,6 +388,38 @@ func (d *Daemon) Reload() {
 			}
 		}
 	}
+}
+
+func (d *Daemon) reloadSettings() {
+	live := d.cfg.Settings
+	if live == nil {
+		return
+	}
+	next, changes, err := live.Settings().Reload()
+	if err != nil {
+		d.log.Error("config reload failed; the previous settings keep serving", zap.Error(err))
+		return
+	}
+	live.Store(next)
+	for _, c := range changes {
+		fields := []zap.Field{zap.String("key", c.Key), zap.String("var", c.Var), zap.String("old", c.Old), zap.String("new", c.New)}
+		if c.Restart {
+			d.log.Warn(c.Key+" changed; takes effect after a restart", fields...)
+		} else {
+			d.log.Info(c.Key+" changed", fields...)
+		}
+	}
+	path, read := next.File()
+	d.log.Info("config reloaded", zap.String("file", path), zap.Bool("file_read", read), zap.Int("changed", len(changes)))
+}
+
+// Settings is the settings being served, or nil when the daemon was built
+// without any (Config.Settings unset).
+func (d *Daemon) Settings() *config.Settings {
+	if d.cfg.Settings == nil {
+		return nil
+	}
+	return d.cfg.Settings.Settings()
 }
 
 // stopChildren kills every child group still running: after the drain, no

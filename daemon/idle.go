@@ -7,7 +7,7 @@ import (
 
 // idleTimer fires once the daemon has had no connection for its timeout.
 // An autostarted daemon uses it so it does not outlive the editors that
-// started it (issue 3); a zero timeout never fires.
+// started it; a zero timeout never fires.
 type idleTimer struct {
 	timeout time.Duration
 	mu      sync.Mutex

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -26,6 +27,7 @@ type socketListener struct {
 	path      string
 	lock      *os.File // nil when socket-activated
 	activated bool     // systemd owns the socket file
+	private   bool     // a per-process path: its lock file goes too
 }
 
 // socket returns the listening socket: the one systemd passed, else one we
@@ -114,6 +116,9 @@ func (l *socketListener) close() {
 		return // systemd's socket: it stays for the next activation
 	}
 	_ = os.Remove(l.path)
+	if l.private {
+		_ = os.Remove(l.lock.Name())
+	}
 	l.lock.Close()
 }
 
@@ -164,6 +169,20 @@ func removeStale(path string) error {
 	}
 	if fi.Mode().Type() != fs.ModeSocket {
 		return fmt.Errorf("%s exists and is not a socket; refusing to replace it", path)
+	}
+	// Stale means nobody accepts on it. Something that answers holds no
+	// lock of ours: systemd listening for a socket-activated daemon, or a
+	// daemon whose lock file was deleted. Replacing it would cut its clients
+	// off, so leave it.
+	if c, err := net.DialTimeout("unix", path, time.Second); err == nil {
+		who := "another process"
+		if uc, ok := c.(*net.UnixConn); ok {
+			if p, err := peerOf(uc); err == nil && p.PID > 0 {
+				who = fmt.Sprintf("another process (pid %d)", p.PID)
+			}
+		}
+		c.Close()
+		return fmt.Errorf("%w: %s answers on %s (systemd's socket unit?); stop it first or set MCP_SOCKET_PATH to serve elsewhere", ErrAlreadyRunning, who, path)
 	}
 	if err := os.Remove(path); err != nil {
 		return fmt.Errorf("remove stale socket %s: %w", path, err)

@@ -6,6 +6,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/hearth-mcp/hearth/pkg/config"
 	"github.com/hearth-mcp/hearth/pkg/mcp"
 	"github.com/hearth-mcp/hearth/pkg/tool"
 	"github.com/hearth-mcp/hearth/pkg/version"
@@ -25,6 +26,32 @@ type statusResult struct {
 	Panics         uint64             `json:"panics"`
 	Children       int                `json:"children"`
 	Tools          []mcp.ToolCounters `json:"tools"`
+	Settings       statusSettings     `json:"settings"`
+	// Home is the data directory this daemon owns, Socket where clients
+	// attach ("" for a stdio daemon without one), Stores its durable stores.
+	Home    string           `json:"home"`
+	Socket  string           `json:"socket"`
+	Store   string           `json:"store"`
+	Clients []mcp.ClientInfo `json:"clients"`
+}
+
+// statusSettings is where the daemon's settings came from: the config file
+// and, per setting, its value (secrets redacted) and source.
+type statusSettings struct {
+	// File is the config file looked for; FileRead is false when it does
+	// not exist (every setting is then from the environment or a default).
+	File     string           `json:"file"`
+	FileRead bool             `json:"file_read"`
+	Keys     []config.Setting `json:"keys"`
+}
+
+func (d *Daemon) statusSettings() statusSettings {
+	s := d.Settings()
+	if s == nil {
+		return statusSettings{Keys: []config.Setting{}}
+	}
+	path, read := s.File()
+	return statusSettings{File: path, FileRead: read, Keys: s.Sources()}
 }
 
 type statusConnections struct {
@@ -37,9 +64,12 @@ func (d *Daemon) statusTool() tool.Tool {
 		Name:  "daemon_status",
 		Title: "hearth daemon status",
 		Description: "Reports the hearth daemon's health: version, uptime, connections, request and error counts, " +
-			"child processes running for tools, and per tool the calls, errors and p50/p99 latency in milliseconds since the daemon started.",
+			"child processes running for tools, per tool the calls, errors and p50/p99 latency in milliseconds since the daemon started, " +
+			"the data directory it owns, its socket and store, the clients attached (name, version, directory, since when, shim version), " +
+			"and its settings: the config file, and per setting its value (secrets redacted), where it came from (env, file or default) " +
+			"and any change waiting for a restart.",
 		InputSchema:   json.RawMessage(`{"type":"object","additionalProperties":false,"properties":{}}`),
-		SchemaVersion: 2, // 2: the result gained "children"
+		SchemaVersion: 3, // 2: the result gained "children"; 3: "settings", "home", "socket", "store", "clients"
 		Annotations:   tool.Annotations{ReadOnly: true, Idempotent: true},
 		Timeout:       5 * time.Second,
 		Handler: func(ctx context.Context, call *tool.Call) (any, error) {
@@ -57,7 +87,26 @@ func (d *Daemon) statusTool() tool.Tool {
 				Panics:         c.Panics,
 				Children:       d.children.Live(),
 				Tools:          d.srv.ToolCounters(),
+				Settings:       d.statusSettings(),
+				Home:           d.home,
+				Socket:         d.socketPath,
+				Store:          d.store(),
+				Clients:        d.srv.Clients(),
 			}, nil
 		},
 	}
+}
+
+// store names the families' durable stores (engine and place), "; "-joined.
+func (d *Daemon) store() string {
+	var out string
+	for _, f := range d.families {
+		if sd, ok := f.(tool.StoreDescriber); ok {
+			if out != "" {
+				out += "; "
+			}
+			out += sd.Store()
+		}
+	}
+	return out
 }

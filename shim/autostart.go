@@ -3,8 +3,12 @@
 package shim
 
 import (
+	"bufio"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,39 +18,114 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/hearth-mcp/hearth/pkg/config/keys"
 	"github.com/hearth-mcp/hearth/pkg/endpoint"
+	"github.com/hearth-mcp/hearth/pkg/owner"
+	"github.com/hearth-mcp/hearth/pkg/version"
 )
 
-// startWait bounds how long a shim waits for a daemon it started.
+// startWait bounds how long a shim waits for a daemon it started, or for an
+// owner that is still starting.
 const startWait = 5 * time.Second
 
-// defaultIdleTimeout ends an autostarted daemon that has had no client for
-// this long, so it does not outlive the editors that started it.
-const defaultIdleTimeout = "10m"
+// exitOwned is hearthd's exit code when the data directory already has a
+// live owner (a race with another starter): that owner is then the daemon.
+const exitOwned = 3
 
-// connect dials the daemon, starting one if nobody serves the socket.
+// connect finds the daemon and dials it, starting one if nobody serves.
+//
+// The data directory decides, not this process's socket variables: its
+// owner records where it serves, so clients that resolve the same home
+// reach the same daemon whatever environment they were given (decision
+// 0015). Only when the home has no owner is the socket this environment
+// names tried (a systemd socket unit answers there before its daemon
+// runs), and only then is a daemon started.
 func (s *Shim) connect() (*conn, error) {
-	c, err := dial(s.socket)
+	c, err := s.dialOwner(time.Now().Add(startWait))
+	if c != nil || err != nil {
+		return c, err
+	}
+	c, err = dial(s.socket)
 	if err == nil {
 		return c, nil
 	}
 	if errors.Is(err, errNotOurs) || !absent(err) || s.noAutostart {
-		return nil, err
+		if s.noAutostart && absent(err) {
+			return nil, fmt.Errorf("nobody serves %s or the socket %s, and HEARTH_NO_AUTOSTART is set", s.home, s.socket)
+		}
+		return nil, fmt.Errorf("%s: %w", s.socket, err)
 	}
 	return s.autostart()
 }
 
-// autostart starts `hearthd serve` detached, one starter at a time: shims
-// that lose the race for the start lock find the winner's daemon instead of
-// starting their own (gopls's -remote=auto handles the same race with a lock).
-func (s *Shim) autostart() (*conn, error) {
-	dir := filepath.Dir(s.socket)
-	if s.socketDirIsOurs {
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return nil, fmt.Errorf("create socket directory %s: %w", dir, err)
+// dialOwner dials the owner of the shim's data directory, waiting until
+// deadline for one that is starting. (nil, nil): the home has no owner.
+func (s *Shim) dialOwner(deadline time.Time) (*conn, error) {
+	for {
+		rec, state, err := owner.Find(s.home)
+		if err != nil {
+			return nil, nil // an unreadable home: fall back to the socket
 		}
+		switch state {
+		case owner.None:
+			return nil, nil
+		case owner.Serving:
+			if rec.Socket == "" {
+				return nil, fmt.Errorf("the data directory %s is owned by hearthd %s (pid %d), which serves no socket: "+
+					"close the client that started it, or give this client another HEARTH_HOME", s.home, rec.Mode, rec.PID)
+			}
+			c, err := dial(rec.Socket)
+			if err == nil {
+				s.noteVersion(rec)
+				return c, nil
+			}
+			if errors.Is(err, errNotOurs) {
+				return nil, err
+			}
+			// The owner is going away or not accepting yet: wait for it,
+			// then for whoever follows it.
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("the data directory %s is owned by hearthd (pid %d), which did not answer on %q within %v",
+				s.home, rec.PID, rec.Socket, startWait)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
-	lockPath := s.socket + ".start.lock"
+}
+
+// noteVersion says once when the daemon runs another hearth version than
+// this shim: an upgrade takes effect only when the daemon restarts.
+func (s *Shim) noteVersion(rec owner.Record) {
+	if rec.Version == "" || rec.Version == version.Tooling() || s.versionSaid {
+		return
+	}
+	s.versionSaid = true
+	s.say("this shim is hearth %s but the daemon (pid %d) runs %s; restart the daemon to use one version (`hearthd status` shows it)",
+		version.Tooling(), rec.PID, rec.Version)
+}
+
+// autostart starts `hearthd serve` detached, one starter per data directory
+// at a time: shims that lose the race for the start lock find the winner's
+// daemon instead of starting their own (gopls's -remote=auto handles the
+// same race with a lock).
+func (s *Shim) autostart() (*conn, error) {
+	if err := os.MkdirAll(filepath.Dir(s.socket), 0o700); err != nil {
+		return nil, fmt.Errorf("create socket directory %s: %w", filepath.Dir(s.socket), err)
+	}
+	// One starter per data directory. The lock lives in the user's own
+	// state directory, beside the daemon's log: the data directory is left
+	// to the daemon, whose version guard must find a refused one untouched.
+	// (Were two shims to resolve different state directories, both could
+	// start a daemon; the owner lock then refuses the second, exitOwned.)
+	state, err := endpoint.StateDir(endpoint.Getenv(s.getenv))
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(state, 0o700); err != nil {
+		return nil, fmt.Errorf("create %s: %w", state, err)
+	}
+	sum := sha256.Sum256([]byte(s.home))
+	lockPath := filepath.Join(state, "start-"+hex.EncodeToString(sum[:6])+".lock")
 	lock, err := os.OpenFile(lockPath, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("open start lock %s: %w", lockPath, err)
@@ -67,6 +146,9 @@ func (s *Shim) autostart() (*conn, error) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	// Whoever held the lock before us may have started it already.
+	if c, err := s.dialOwner(time.Now().Add(startWait)); c != nil || err != nil {
+		return c, err
+	}
 	if c, err := dial(s.socket); err == nil {
 		return c, nil
 	}
@@ -80,13 +162,14 @@ func (s *Shim) autostart() (*conn, error) {
 		return nil, err
 	}
 	defer logFile.Close()
+	logStart, _ := logFile.Seek(0, io.SeekEnd)
 	devnull, err := os.Open(os.DevNull)
 	if err != nil {
 		return nil, err
 	}
 	defer devnull.Close()
 	cmd := exec.Command(bin, "serve")
-	cmd.Env = daemonEnv(os.Environ(), s.getenv)
+	cmd.Env = daemonEnv(os.Environ())
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = devnull, logFile, logFile
 	cmd.Dir = "/"                                        // never pin the editor's directory
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true} // outlives this shim and its editor
@@ -98,18 +181,57 @@ func (s *Shim) autostart() (*conn, error) {
 
 	start := time.Now()
 	for time.Since(start) < startWait {
-		if c, err := dial(s.socket); err == nil {
-			return c, nil
-		} else if errors.Is(err, errNotOurs) {
-			return nil, err
+		if c, err := s.dialOwner(time.Now()); c != nil || err != nil {
+			if err != nil && !strings.Contains(err.Error(), "did not answer") {
+				return nil, err
+			}
+			if c != nil {
+				return c, nil
+			}
 		}
 		select {
 		case err := <-exited:
-			return nil, fmt.Errorf("%s serve exited at start (%v); its log is %s", bin, err, logPath)
+			var ee *exec.ExitError
+			if errors.As(err, &ee) && ee.ExitCode() == exitOwned {
+				// Another starter won: its daemon owns the home now.
+				if c, err := s.dialOwner(time.Now().Add(startWait)); c != nil || err != nil {
+					return c, err
+				}
+			}
+			why := daemonReason(logPath, logStart)
+			if why == "" {
+				why = fmt.Sprintf("%v; its log is %s", err, logPath)
+			} else {
+				why = fmt.Sprintf("%s (%v; its log is %s)", why, err, logPath)
+			}
+			return nil, fmt.Errorf("%s serve could not start: %s", bin, why)
 		case <-time.After(10 * time.Millisecond):
 		}
 	}
 	return nil, fmt.Errorf("%s serve did not answer within %v; its log is %s", bin, startWait, logPath)
+}
+
+// daemonReason is what a daemon that failed at start said for a person:
+// its stderr lines that begin "hearthd: " (the version guard's refusal,
+// another owner, a bad setting), written to the log after offset.
+func daemonReason(logPath string, offset int64) string {
+	f, err := os.Open(logPath)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	if _, err := f.Seek(offset, io.SeekStart); err != nil {
+		return ""
+	}
+	var lines []string
+	sc := bufio.NewScanner(io.LimitReader(f, 1<<20))
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		if line := sc.Text(); strings.HasPrefix(line, "hearthd: ") {
+			lines = append(lines, strings.TrimPrefix(line, "hearthd: "))
+		}
+	}
+	return strings.Join(lines, "; ")
 }
 
 // daemonBinary finds hearthd: $HEARTH_DAEMON if set (an explicit choice wins),
@@ -140,26 +262,41 @@ func (s *Shim) openDaemonLog() (string, *os.File, error) {
 		return "", nil, fmt.Errorf("create %s: %w", dir, err)
 	}
 	path := filepath.Join(dir, "hearthd.log")
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND|syscall.O_CLOEXEC, 0o600)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND|syscall.O_CLOEXEC, 0o600)
 	if err != nil {
 		return "", nil, fmt.Errorf("open daemon log %s: %w", path, err)
 	}
 	return path, f, nil
 }
 
-// daemonEnv is the environment of an autostarted daemon: ours, without what
-// systemd hands a service (a daemon started by a shim is not that service),
-// with an idle timeout unless the user chose one.
-func daemonEnv(environ []string, getenv func(string) string) []string {
+// daemonEnv is the environment of an autostarted daemon: the shim's, less
+// what systemd hands a service (a daemon started by a shim is not that
+// service) and less every setting variable. A daemon serves every client,
+// so its settings come from its config file, never from whichever client
+// happened to start it (the README's Configuration section); the shim says
+// which variables it did not pass on. The daemon learns it was autostarted
+// (HEARTH_AUTOSTARTED) and then exits after an idle time.
+func daemonEnv(environ []string) []string {
 	out := make([]string, 0, len(environ)+1)
 	for _, kv := range environ {
-		if strings.HasPrefix(kv, "NOTIFY_SOCKET=") || strings.HasPrefix(kv, "LISTEN_") || strings.HasPrefix(kv, "WATCHDOG_") {
+		name, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(kv, "NOTIFY_SOCKET=") || strings.HasPrefix(kv, "LISTEN_") || strings.HasPrefix(kv, "WATCHDOG_") ||
+			name == "HEARTH_AUTOSTARTED" || keys.IsSettingVar(name) {
 			continue
 		}
 		out = append(out, kv)
 	}
-	if getenv("HEARTH_IDLE_TIMEOUT") == "" {
-		out = append(out, "HEARTH_IDLE_TIMEOUT="+defaultIdleTimeout)
+	return append(out, "HEARTH_AUTOSTARTED=1")
+}
+
+// ignoredSettings lists the setting variables in the client's environment:
+// they configure no daemon the shim reaches (see daemonEnv).
+func ignoredSettings(getenv func(string) string) []string {
+	var out []string
+	for _, name := range keys.SettingVars {
+		if getenv(name) != "" {
+			out = append(out, name)
+		}
 	}
 	return out
 }

@@ -4,6 +4,7 @@ package shim
 
 import (
 	"errors"
+	"io"
 	"os"
 	"syscall"
 )
@@ -25,3 +26,7 @@ func dial(path string) (*conn, error) {
 func absent(err error) bool {
 	return errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ECONNREFUSED)
 }
+
+// watchReader: not implemented here; the shim then learns that the client
+// stopped reading from its next failed write.
+func watchReader(w io.Writer, done <-chan struct{}, gone func()) {}

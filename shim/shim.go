@@ -8,11 +8,15 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"strconv"
+	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/hearth-mcp/hearth/pkg/endpoint"
+	"github.com/hearth-mcp/hearth/pkg/envelope"
 	"github.com/hearth-mcp/hearth/pkg/frame"
 	"github.com/hearth-mcp/hearth/pkg/jsonrpc"
 	"github.com/hearth-mcp/hearth/pkg/version"
@@ -45,10 +49,12 @@ type Options struct {
 type Shim struct {
 	opts            Options
 	getenv          func(string) string
-	socket          string
+	socket          string // where this environment says the daemon listens
 	socketDirIsOurs bool
+	home            string // the data directory: its owner is the daemon to reach
 	noAutostart     bool
 	out             *frame.Writer
+	versionSaid     bool // the version difference was reported (under mu)
 
 	mu      sync.Mutex // conn, gen, closing, ended; held while writing to the daemon
 	conn    *conn
@@ -87,19 +93,55 @@ func Run(opts Options) int {
 		return 1
 	}
 	s.socket, s.socketDirIsOurs = path, ours
+	if s.home, err = endpoint.Home(endpoint.Getenv(s.getenv)); err != nil {
+		s.say("%v", err)
+		return 1
+	}
 	s.noAutostart = s.getenv("HEARTH_NO_AUTOSTART") != ""
+	if ignored := ignoredSettings(s.getenv); len(ignored) > 0 {
+		s.say("not passing %s to the shared daemon: it serves every client, so its settings come from its config file "+
+			"(HEARTH_CONFIG, else $XDG_CONFIG_HOME/hearth/config.toml) or its own environment", strings.Join(ignored, ", "))
+	}
+	stopSignals := s.handleSignals()
+	defer stopSignals()
 
 	conn, err := s.connect()
 	if err != nil {
-		s.say("cannot reach the hearth daemon at %s: %v", s.socket, err)
+		s.say("cannot reach the hearth daemon: %v", err)
 		return 1
 	}
 	s.mu.Lock()
 	s.attach(conn)
 	s.mu.Unlock()
-	s.readClient()
+	// Reading stdin may block after the session has ended (a signal, a
+	// client that stopped reading): the shim exits on done, not on EOF.
+	go s.readClient()
 	<-s.done
 	return s.exit
+}
+
+// handleSignals ends the relay promptly when the client's process manager
+// stops the shim (SIGTERM, SIGINT, SIGHUP): closing the connection tells the
+// daemon the client is gone, so its running calls are cancelled rather than
+// left to finish for nobody. SIGPIPE is taken so that a client that stopped
+// reading fails a write (a clean exit) instead of killing the shim.
+func (s *Shim) handleSignals() (stop func()) {
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGPIPE)
+	quit := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case sig := <-sigs:
+				if sig != syscall.SIGPIPE {
+					s.finish(0)
+				}
+			case <-quit:
+				return
+			}
+		}
+	}()
+	return func() { signal.Stop(sigs); close(quit) }
 }
 
 func (s *Shim) say(format string, args ...any) {
@@ -113,7 +155,7 @@ func (s *Shim) attach(c *conn) <-chan struct{} {
 	s.gen++
 	cwd, _ := os.Getwd()
 	hello, _ := jsonrpc.NotificationFrame("$/hearth/hello", map[string]any{
-		"cwd": cwd, "pid": os.Getppid(), "shim_pid": os.Getpid(), "version": version.Tooling(),
+		"cwd": cwd, "pid": os.Getppid(), "shim_pid": os.Getpid(), "version": version.Tooling(), "home": s.home,
 	})
 	s.writeDaemonLocked(hello)
 	dead := make(chan struct{})
@@ -152,22 +194,24 @@ func (s *Shim) readClient() {
 
 // note records requests in flight and the session's initialize. It runs
 // under s.mu together with the write, so a reconnect sees every request
-// either as sent to the old daemon (and lost) or not yet sent at all.
+// either as sent to the old daemon (and lost) or not yet sent at all. Only
+// the frame's envelope is read (pkg/envelope): its params and results are
+// skipped, never decoded.
 func (s *Shim) note(line []byte) {
-	msg, perr := jsonrpc.Parse(line)
-	if perr != nil {
+	env, ok := envelope.Scan(line)
+	if !ok {
 		return // the daemon answers it
 	}
 	s.imu.Lock()
 	defer s.imu.Unlock()
-	switch msg.Kind {
-	case jsonrpc.Request:
-		s.inflight[msg.ID.Key()] = append(json.RawMessage(nil), msg.ID.Raw()...)
-		if msg.Method == "initialize" {
+	switch env.Kind() {
+	case envelope.Request:
+		s.inflight[envelope.Key(env.ID)] = append(json.RawMessage(nil), env.ID...)
+		if env.Method == "initialize" {
 			s.initFrame = append([]byte(nil), line...)
 		}
-	case jsonrpc.Notification:
-		switch msg.Method {
+	case envelope.Notification:
+		switch env.Method {
 		case "notifications/initialized":
 			s.initialized = true
 		case "notifications/cancelled":
@@ -175,8 +219,8 @@ func (s *Shim) note(line []byte) {
 			var p struct {
 				RequestID json.RawMessage `json:"requestId"`
 			}
-			if json.Unmarshal(msg.Params, &p) == nil {
-				delete(s.inflight, jsonrpc.Key(p.RequestID))
+			if json.Unmarshal(env.Params, &p) == nil {
+				delete(s.inflight, envelope.Key(p.RequestID))
 			}
 		}
 	}
@@ -214,10 +258,11 @@ func (s *Shim) readDaemon(c *conn, gen int, dead chan struct{}) {
 		if s.settle(line) {
 			continue
 		}
-		if err := s.out.WriteRaw(line); err == nil {
-			err = s.out.Flush()
+		werr := s.out.WriteRaw(line)
+		if werr == nil {
+			werr = s.out.Flush()
 		}
-		if err != nil { // the client stopped reading: nothing left to do
+		if werr != nil { // the client stopped reading: nothing left to do
 			s.finish(0)
 			return
 		}
@@ -226,13 +271,14 @@ func (s *Shim) readDaemon(c *conn, gen int, dead chan struct{}) {
 }
 
 // settle marks a response as delivered; it reports whether the frame is the
-// reply to a replayed initialize, which the client must not see.
+// reply to a replayed initialize, which the client must not see. Only the
+// envelope is read: a 64 MiB result is skipped, not decoded.
 func (s *Shim) settle(line []byte) (swallow bool) {
-	msg, perr := jsonrpc.Parse(line)
-	if perr != nil || msg.Kind != jsonrpc.Response {
+	env, ok := envelope.Scan(line)
+	if !ok || env.Kind() != envelope.Response {
 		return false
 	}
-	key := msg.ID.Key()
+	key := envelope.Key(env.ID)
 	s.imu.Lock()
 	defer s.imu.Unlock()
 	if s.replayID != "" && key == s.replayID {
@@ -254,6 +300,9 @@ func (s *Shim) clientEnded() {
 	}
 	s.mu.Unlock()
 	s.maybeDone()
+	// A client that closed stdin may also have stopped reading: then no
+	// reply can be delivered, and the work behind them should stop now.
+	go watchReader(s.opts.Stdout, s.done, func() { s.finish(0) })
 	go func() {
 		select {
 		case <-s.done:
@@ -389,7 +438,7 @@ func (s *Shim) restoreInflight(ids []json.RawMessage) {
 	s.imu.Lock()
 	defer s.imu.Unlock()
 	for _, id := range ids {
-		s.inflight[jsonrpc.Key(id)] = id
+		s.inflight[envelope.Key(id)] = id
 	}
 }
 

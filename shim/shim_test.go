@@ -126,21 +126,22 @@ func TestReplayWithoutInitializePings(t *testing.T) {
 	}
 }
 
+// An autostarted daemon gets the shim's environment less systemd's
+// variables and less every setting: the client that happened to start it
+// must not configure the daemon every other client shares.
 func TestDaemonEnv(t *testing.T) {
-	env := daemonEnv([]string{"PATH=/bin", "NOTIFY_SOCKET=/run/x", "LISTEN_FDS=1", "LISTEN_PID=9", "WATCHDOG_USEC=1", "HOME=/h"},
-		func(string) string { return "" })
+	env := daemonEnv([]string{"PATH=/bin", "NOTIFY_SOCKET=/run/x", "LISTEN_FDS=1", "LISTEN_PID=9", "WATCHDOG_USEC=1", "HOME=/h",
+		"SYN_SCHEMAS_DIR=/s", "HEARTH_IDLE_TIMEOUT=1h", "PREFLIGHTS_LLM_API_KEY=k", "HEARTH_HOME=/d", "HEARTH_CONFIG=/c.toml",
+		"MCP_SOCKET_PATH=/r/s.sock", "HEARTH_AUTOSTARTED=0"})
 	got := strings.Join(env, " ")
-	if got != "PATH=/bin HOME=/h HEARTH_IDLE_TIMEOUT=10m" {
+	if got != "PATH=/bin HOME=/h HEARTH_HOME=/d HEARTH_CONFIG=/c.toml MCP_SOCKET_PATH=/r/s.sock HEARTH_AUTOSTARTED=1" {
 		t.Fatalf("%s", got)
 	}
-	env = daemonEnv([]string{"HEARTH_IDLE_TIMEOUT=1h"}, func(k string) string {
-		if k == "HEARTH_IDLE_TIMEOUT" {
-			return "1h"
-		}
-		return ""
+	ignored := ignoredSettings(func(k string) string {
+		return map[string]string{"SYN_SCHEMAS_DIR": "/s", "HEARTH_HOME": "/d", "HEARTH_KILL_GRACE": "1s"}[k]
 	})
-	if strings.Join(env, " ") != "HEARTH_IDLE_TIMEOUT=1h" {
-		t.Fatalf("the user's idle timeout was overridden: %v", env)
+	if strings.Join(ignored, " ") != "SYN_SCHEMAS_DIR HEARTH_KILL_GRACE" {
+		t.Fatalf("ignored settings: %v", ignored)
 	}
 }
 
@@ -172,5 +173,45 @@ func TestDialRefusals(t *testing.T) {
 	os.WriteFile(notSock, nil, 0o600)
 	if _, err := dial(notSock); err == nil {
 		t.Fatal("a regular file was dialed")
+	}
+}
+
+// A daemon that fails at start explains itself on stderr lines that begin
+// "hearthd: "; the shim shows those, from its start on, not older ones.
+func TestDaemonReason(t *testing.T) {
+	log := filepath.Join(t.TempDir(), "hearthd.log")
+	old := "hearthd: an older run's refusal\n"
+	fresh := `{"level":"error","msg":"version guard refused to start"}` + "\n" +
+		"hearthd: the data directory /h holds format 2.0; run hearthd migrate\n" +
+		"hearthd: second line\n"
+	if err := os.WriteFile(log, []byte(old+fresh), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got := daemonReason(log, int64(len(old)))
+	if got != "the data directory /h holds format 2.0; run hearthd migrate; second line" {
+		t.Fatalf("%q", got)
+	}
+	if daemonReason(filepath.Join(t.TempDir(), "none"), 0) != "" {
+		t.Fatal("a missing log gives a reason")
+	}
+}
+
+// The hello tells the daemon which data directory this client resolved.
+func TestHelloNamesTheDataDirectory(t *testing.T) {
+	s, _ := newTestShim(nil)
+	s.home = "/data/hearth"
+	c, r := pipeConn(t)
+	s.mu.Lock()
+	s.attach(c)
+	s.ended = true // its reader fails on the pipe's write end: no reconnect
+	s.mu.Unlock()
+	buf := make([]byte, 4096)
+	n, _ := r.Read(buf)
+	var hello struct {
+		Method string
+		Params map[string]any
+	}
+	if err := json.Unmarshal(bytes.TrimSpace(buf[:n]), &hello); err != nil || hello.Method != "$/hearth/hello" || hello.Params["home"] != "/data/hearth" {
+		t.Fatalf("hello %q: %v", buf[:n], err)
 	}
 }

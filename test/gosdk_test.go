@@ -91,6 +91,7 @@ func shimEnv(t *testing.T, extra ...string) (env []string, runtime, state string
 	runtime = shortTempDir(t)
 	state = t.TempDir()
 	env = append(os.Environ(), "XDG_RUNTIME_DIR="+runtime, "XDG_STATE_HOME="+state, "HEARTH_HOME="+filepath.Join(state, "home"),
+		"XDG_CONFIG_HOME="+filepath.Join(state, "config"),
 		"MCP_SOCKET_PATH=", "MCP_READY_FILE=", "HEARTH_NO_AUTOSTART=", "HEARTH_DAEMON=", "HEARTH_IDLE_TIMEOUT=")
 	env = append(env, extra...)
 	t.Cleanup(func() { killDaemonsIn(runtime) })

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -44,8 +45,8 @@ func TestSIGTERMCleansUp(t *testing.T) {
 	}
 }
 
-// TestSecondInstanceRefused: a second daemon on the same socket exits with a
-// clear message and leaves the first one serving.
+// TestSecondInstanceRefused: a second daemon for the same data directory
+// and socket exits with a clear message and leaves the first one serving.
 func TestSecondInstanceRefused(t *testing.T) {
 	d := startDaemon(t)
 	second := exec.Command(bin.hearthd, "serve")
@@ -54,7 +55,9 @@ func TestSecondInstanceRefused(t *testing.T) {
 	second.Stderr = &stderr
 	err := second.Run()
 	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(stderr.String(), "already serving") {
+	// The first daemon owns the data directory: the second names it.
+	if !errors.As(err, &ee) || ee.ExitCode() != 3 || !strings.Contains(stderr.String(), "is owned by hearthd socket (pid "+strconv.Itoa(d.cmd.Process.Pid)) ||
+		!strings.Contains(stderr.String(), d.socket) {
 		t.Fatalf("second daemon: %v\n%s", err, stderr.String())
 	}
 	c := dialRaw(t, d.socket)
@@ -159,7 +162,7 @@ func TestManyClientsAtOnce(t *testing.T) {
 	d := startDaemon(t)
 	errs := make(chan error, 64)
 	for i := 0; i < 64; i++ {
-		go func() { errs <- pipeline(d.socket, i, 50) }()
+		go func() { errs <- pipeline(d.socket, i, 50, true) }()
 	}
 	for i := 0; i < 64; i++ {
 		if err := <-errs; err != nil {

@@ -64,9 +64,11 @@ func TestBadInputOverSocket(t *testing.T) {
 	}
 }
 
-// TestOrderingUnderLoad: 16 connections each pipeline 1000 requests (pings
-// and tool calls mixed); every response arrives in order with the right id.
-func TestOrderingUnderLoad(t *testing.T) {
+// TestAnsweredUnderLoad: 16 connections each pipeline 1000 requests. On
+// initialized (MCP) connections, pings and tool calls mixed, every request
+// is answered exactly once with its own id, in whatever order they finish;
+// on plain connections (no initialize) the replies keep request order.
+func TestAnsweredUnderLoad(t *testing.T) {
 	d := startDaemon(t)
 	const conns, perConn = 16, 1000
 	var wg sync.WaitGroup
@@ -75,7 +77,7 @@ func TestOrderingUnderLoad(t *testing.T) {
 		wg.Add(1)
 		go func(c int) {
 			defer wg.Done()
-			errs <- pipeline(d.socket, c, perConn)
+			errs <- pipeline(d.socket, c, perConn, c%2 == 0)
 		}(c)
 	}
 	wg.Wait()
@@ -87,7 +89,10 @@ func TestOrderingUnderLoad(t *testing.T) {
 	}
 }
 
-func pipeline(socket string, c, n int) error {
+// pipeline sends n requests on one connection without waiting and checks
+// the replies: each id answered once with a result, and in request order
+// when plain (a connection that never initializes keeps the FIFO).
+func pipeline(socket string, c, n int, initialized bool) error {
 	conn, err := net.Dial("unix", socket)
 	if err != nil {
 		return err
@@ -95,27 +100,36 @@ func pipeline(socket string, c, n int) error {
 	defer conn.Close()
 	conn.SetDeadline(time.Now().Add(60 * time.Second))
 	w := bufio.NewWriter(conn)
-	fmt.Fprintf(w, `{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"load","version":"1"}}}`+"\n")
+	if initialized {
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"load","version":"1"}}}`+"\n")
+	}
+	ids := make([]string, n)
+	for i := range ids {
+		// Alternate number and string ids.
+		ids[i] = fmt.Sprint(i)
+		if i%2 == 1 {
+			ids[i] = fmt.Sprintf("%q", fmt.Sprintf("c%d-%d", c, i))
+		}
+	}
 	go func() {
-		for i := 0; i < n; i++ {
-			// Alternate number and string ids, and every tenth a tool call.
-			id := fmt.Sprint(i)
-			if i%2 == 1 {
-				id = fmt.Sprintf("%q", fmt.Sprintf("c%d-%d", c, i))
-			}
-			if i%10 == 0 {
-				fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"method":"tools/call","params":{"name":"daemon_status","arguments":{}}}`+"\n", id)
-			} else {
+		for i, id := range ids {
+			switch {
+			case i%10 != 0:
 				fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"method":"ping"}`+"\n", id)
+			case initialized: // every tenth a tool call
+				fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"method":"tools/call","params":{"name":"daemon_status","arguments":{}}}`+"\n", id)
+			default: // or a plain tool method
+				fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"method":"list_schemas","params":{}}`+"\n", id)
 			}
 		}
 		w.Flush()
 	}()
 	sc := bufio.NewScanner(conn)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	if !sc.Scan() {
+	if initialized && !sc.Scan() {
 		return fmt.Errorf("conn %d: no initialize reply: %v", c, sc.Err())
 	}
+	seen := make(map[string]bool, n)
 	for i := 0; i < n; i++ {
 		if !sc.Scan() {
 			return fmt.Errorf("conn %d: stream ended after %d replies: %v", c, i, sc.Err())
@@ -128,12 +142,18 @@ func pipeline(socket string, c, n int) error {
 		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
 			return fmt.Errorf("conn %d reply %d not JSON: %q", c, i, sc.Text())
 		}
-		want := fmt.Sprint(i)
-		if i%2 == 1 {
-			want = fmt.Sprintf("%q", fmt.Sprintf("c%d-%d", c, i))
+		id := string(m.ID)
+		if m.Result == nil || seen[id] {
+			return fmt.Errorf("conn %d reply %d: id %s answered twice or failed: %s", c, i, id, sc.Text())
 		}
-		if string(m.ID) != want || m.Result == nil {
-			return fmt.Errorf("conn %d reply %d: id %s (want %s), %s", c, i, m.ID, want, sc.Text())
+		seen[id] = true
+		if !initialized && id != ids[i] {
+			return fmt.Errorf("conn %d reply %d: id %s (want %s: plain replies keep request order), %s", c, i, id, ids[i], sc.Text())
+		}
+	}
+	for _, id := range ids {
+		if !seen[id] {
+			return fmt.Errorf("conn %d: request %s never answered", c, id)
 		}
 	}
 	return nil

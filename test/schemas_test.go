@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -141,7 +142,7 @@ func TestValidateCommand(t *testing.T) {
 // listed and read through the official client via the shim.
 func TestSchemaResourcesThroughGoSDK(t *testing.T) {
 	s, e := corpus(t)
-	env, _, _ := shimEnv(t, "SYN_SCHEMAS_DIR="+s, "SYN_EXAMPLES_DIR="+e)
+	env, _, _ := shimEnv(t, configFile(t, "schemas_dir = %q\nexamples_dir = %q\n", s, e))
 	cs := shimSession(t, env)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -161,5 +162,59 @@ func TestSchemaResourcesThroughGoSDK(t *testing.T) {
 	}
 	if _, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "hearth://examples/../jsonschema/tone.schema.json"}); err == nil {
 		t.Fatal("a traversal URI was served")
+	}
+}
+
+// configFile writes a config.toml (format and args as fmt.Sprintf) and
+// returns the HEARTH_CONFIG=... variable that names it.
+func configFile(t *testing.T, format string, args ...any) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "config.toml")
+	if err := os.WriteFile(path, []byte(fmt.Sprintf(format, args...)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return "HEARTH_CONFIG=" + path
+}
+
+// TestEmbeddedCatalogThenConfigAndSIGHUP: a daemon autostarted by a client
+// with no configuration validates against the embedded catalog; a client's
+// own SYN_SCHEMAS_DIR does not reconfigure it; a config file change plus
+// SIGHUP changes the catalog for every client at once.
+func TestEmbeddedCatalogThenConfigAndSIGHUP(t *testing.T) {
+	env, _, state := shimEnv(t)
+	conf := filepath.Join(state, "config", "hearth", "config.toml") // XDG_CONFIG_HOME's
+	a := shimSession(t, env)
+	shader, err := os.ReadFile(filepath.Join("..", "pkg", "schemas", "synesthetic", "examples", "Shader_Example.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var asset map[string]any
+	json.Unmarshal(shader, &asset)
+	if st := structured(t, callTool(t, a, "validate_asset", map[string]any{"schema": "shader", "asset": asset})); st["ok"] != true {
+		t.Fatalf("embedded catalog: %v", st)
+	}
+	// A second client that sets SYN_SCHEMAS_DIR for itself changes nothing.
+	own := t.TempDir()
+	os.WriteFile(filepath.Join(own, "widget.schema.json"), []byte(`{"$schema":"https://json-schema.org/draft/2020-12/schema","title":"widget","type":"object","required":["w"]}`), 0o600)
+	b := shimSession(t, append(env, "SYN_SCHEMAS_DIR="+own))
+	if st := structured(t, callTool(t, b, "validate_asset", map[string]any{"schema": "shader", "asset": asset})); st["ok"] != true {
+		t.Fatalf("a client's environment reconfigured the shared daemon: %v", st)
+	}
+	// The config file names the widget root; SIGHUP; both clients see it.
+	os.MkdirAll(filepath.Dir(conf), 0o700)
+	if err := os.WriteFile(conf, []byte(fmt.Sprintf("schemas_dir = %q\n", own)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	pid := int(structured(t, callTool(t, a, "daemon_status", map[string]any{}))["pid"].(float64))
+	syscall.Kill(pid, syscall.SIGHUP)
+	for _, cs := range []*mcp.ClientSession{a, b} {
+		waitUntil(t, func() bool {
+			st := structured(t, callTool(t, cs, "validate_asset", map[string]any{"schema": "widget", "asset": map[string]any{}}))
+			return st["ok"] == false && !strings.Contains(fmt.Sprint(st), "unknown schema") // {} lacks "w"
+		})
+		st := structured(t, callTool(t, cs, "validate_asset", map[string]any{"schema": "shader", "asset": asset}))
+		if st["ok"] != false || !strings.Contains(fmt.Sprint(st), "widget") {
+			t.Fatalf("after SIGHUP shader should be unknown, listing widget: %v", st)
+		}
 	}
 }

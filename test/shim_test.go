@@ -52,6 +52,7 @@ type shimProc struct {
 	t      *testing.T
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
+	stdout io.ReadCloser
 	lines  chan string
 	stderr *lockedBuffer
 	done   chan error
@@ -64,6 +65,7 @@ func startShim(t *testing.T, env []string) *shimProc {
 	p.cmd.Stderr = p.stderr
 	p.stdin, _ = p.cmd.StdinPipe()
 	stdout, _ := p.cmd.StdoutPipe()
+	p.stdout = stdout
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -301,10 +303,14 @@ func TestShimRefusesForeignSocket(t *testing.T) {
 	}
 }
 
-// TestAutostartedDaemonExitsWhenIdle: with HEARTH_IDLE_TIMEOUT, the daemon a
-// shim started goes away once its last client has.
+// TestAutostartedDaemonExitsWhenIdle: with idle_timeout in the config
+// file, the daemon a shim started goes away once its last client has.
 func TestAutostartedDaemonExitsWhenIdle(t *testing.T) {
-	env, runtime, state := shimEnv(t, "HEARTH_IDLE_TIMEOUT=300ms")
+	conf := filepath.Join(t.TempDir(), "config.toml")
+	if err := os.WriteFile(conf, []byte("idle_timeout = \"300ms\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env, runtime, state := shimEnv(t, "HEARTH_CONFIG="+conf)
 	cmd := exec.Command(bin.hearth)
 	cmd.Env = env
 	cmd.Stdin = strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}` + "\n")

@@ -3,10 +3,13 @@
 //	hearthd                 serve on MCP_ENDPOINT (stdio unless set to socket)
 //	hearthd serve           serve on the Unix socket
 //	hearthd stdio           serve one client on stdin/stdout
+//	hearthd status          show the serving daemon and its clients
 //	hearthd install-service write and enable the systemd user units
 //	hearthd version         print the version
 //
-// Configuration is read from the environment; README.md lists the variables.
+// Settings come from the config file ($HEARTH_CONFIG, else
+// ~/.config/hearth/config.toml), read at start and on SIGHUP, and the
+// daemon's own environment, which overrides it; README.md lists them.
 package main
 
 import (
@@ -16,10 +19,12 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"go.uber.org/zap"
 
 	"github.com/hearth-mcp/hearth/daemon"
+	"github.com/hearth-mcp/hearth/pkg/config"
 	"github.com/hearth-mcp/hearth/pkg/guard"
 	"github.com/hearth-mcp/hearth/pkg/schemas"
 	"github.com/hearth-mcp/hearth/pkg/supervisor"
@@ -42,6 +47,9 @@ commands:
             data that has no format marker); back it up first
   index-worker --repo DIR --out FILE ...
             build one code index (run by the daemon for index_build, not by hand)
+  status [--json]
+            show the daemon serving this user's data directory, its clients
+            and per-tool counts (exit 0 serving, 1 none serves)
   install-service [--dry-run]
             write the systemd user units (and enable the socket if systemctl --user works)
   version   print the version and exit
@@ -74,12 +82,19 @@ func run(args []string) int {
 	case "stdio":
 		return serve(daemon.ModeStdio)
 	case "validate":
-		return schemas.ValidateCLI(args[1:], os.Stdout, os.Stderr, os.Getenv)
+		settings, err := config.Load(os.Getenv)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "hearthd validate:", err)
+			return schemas.ExitIO
+		}
+		return schemas.ValidateCLI(args[1:], os.Stdout, os.Stderr, settings.Getenv)
 	case "migrate":
 		return migrate(args[1:])
 	case workspace.WorkerCommand:
 		// The daemon runs its own binary as the index builder (index_build).
 		return workspace.RunWorker(args[1:], os.Stdin, os.Stdout, os.Stderr)
+	case "status":
+		return statusCmd(args[1:], os.Stdout, os.Stderr, os.Getenv)
 	case "install-service":
 		return installService(args[1:], os.Stdout, os.Stderr)
 	case "version", "--version":
@@ -94,15 +109,29 @@ func run(args []string) int {
 }
 
 func serve(mode daemon.Mode) int {
-	cfg, err := daemon.LoadConfig(mode, os.Getenv)
+	// The settings: the config file and this process's own environment
+	// (never a client's). SIGHUP re-reads them through d.Reload.
+	settings, err := config.Load(os.Getenv)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "hearthd:", err)
 		return 2
 	}
+	live := config.NewLive(settings)
+	cfg, err := daemon.LoadConfig(mode, live.Getenv)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "hearthd:", err)
+		return 2
+	}
+	cfg.Settings = live
 	log, err := daemon.NewLogger(cfg.LogLevel)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "hearthd:", err)
 		return 2
+	}
+	if path, read := settings.File(); read {
+		log.Info("config file read", zap.String("file", path))
+	} else {
+		log.Info("no config file; settings from the environment and defaults", zap.String("file", path))
 	}
 	// Take SIGPIPE ourselves: a broken stdout then fails a write (a clean
 	// exit) instead of killing the process, and children still start with
@@ -118,6 +147,15 @@ func serve(mode daemon.Mode) int {
 		log.Error("hearthd could not start", zap.Error(err))
 		return 1
 	}
+	// One owner per data directory, whatever socket this process's
+	// environment names. A stdio client of a directory that a daemon
+	// already serves is relayed to it; nothing here touches the directory.
+	if mode == daemon.ModeStdio {
+		if relayed, code := relayIfServed(home, log); relayed {
+			return code
+		}
+	}
+	started := time.Now()
 	checked, err := guard.Check(home, version.Tooling())
 	var refusal *guard.Error
 	if errors.As(err, &refusal) {
@@ -130,14 +168,23 @@ func serve(mode daemon.Mode) int {
 		return 1
 	}
 	log.Info(checked.String(), zap.String("home", home), zap.String("format", checked.Format.String()))
+	// Claimed after the guard, which leaves a refused directory as it was,
+	// and before any store is opened.
+	lock, relayed, code := claim(mode, home, log)
+	if relayed || lock == nil {
+		return code
+	}
+	defer lock.Release()
 
-	env := tool.Env{Home: home, Getenv: os.Getenv, Log: log, Version: version.Tooling()}
+	env := tool.Env{Home: home, Getenv: live.Getenv, Log: log, Version: version.Tooling()}
 	children := supervisor.New(supervisor.Options{Grace: cfg.KillGrace, MaxChildren: cfg.MaxChildren})
 	d, err := daemon.New(cfg, log, env, daemon.Families(children), children)
 	if err != nil {
 		log.Error("hearthd could not start", zap.Error(err))
 		return 1
 	}
+	d.OnServing = publish(lock, started)
+	d.StdioListens = mode == daemon.ModeStdio
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	go func() {

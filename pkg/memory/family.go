@@ -52,8 +52,9 @@ const (
 
 // Family is the memory family as the daemon holds it.
 type Family struct {
-	mem *Memories
-	log *zap.Logger
+	mem   *Memories
+	log   *zap.Logger
+	store string // "sqlite <path>", for daemon_status
 }
 
 var _ tool.Family = (*Family)(nil)
@@ -103,8 +104,11 @@ func openFamily(env tool.Env, reopen, backfill time.Duration) *Family {
 	if _, err := mem.stores.get(context.Background()); err != nil {
 		log.Error("memory: store unavailable; memory tools will answer -32000 until it opens", zap.Error(err))
 	}
-	return &Family{mem: mem, log: log}
+	return &Family{mem: mem, log: log, store: "sqlite " + path}
 }
+
+// Store names the memory store: engine and file.
+func (f *Family) Store() string { return f.store }
 
 // Memories is the family's domain object (for tests and benchmarks).
 func (f *Family) Memories() *Memories { return f.mem }

@@ -81,9 +81,16 @@ type Reloader interface {
 }
 
 // Describer is a family that adds key=value fields to the daemon's readiness
-// line (seed 001 §12: schemas_dir, examples_dir).
+// line (schemas_dir, examples_dir).
 type Describer interface {
 	ReadyFields() []string
+}
+
+// StoreDescriber is a family that keeps a durable store: Store says which
+// (engine and where, never a credential), for daemon_status and
+// `hearthd status`.
+type StoreDescriber interface {
+	Store() string
 }
 
 // Resource is one MCP resource a family serves.

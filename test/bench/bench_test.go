@@ -329,7 +329,7 @@ func rssKB(pid int) int {
 // run. Targets: shim attach ≤ 5 ms median, shim RSS ≤ 4 MB.
 func BenchmarkShimAttach(b *testing.B) {
 	_, runtime := startSocketDaemonIn(b)
-	shimEnv := append(os.Environ(), "XDG_RUNTIME_DIR="+runtime, "MCP_SOCKET_PATH=", "HEARTH_NO_AUTOSTART=1")
+	shimEnv := append(os.Environ(), "XDG_RUNTIME_DIR="+runtime, "HEARTH_HOME="+filepath.Join(runtime, "home"), "MCP_SOCKET_PATH=", "HEARTH_NO_AUTOSTART=1")
 	coldEnv := append(os.Environ(), "HEARTH_HOME="+b.TempDir(), "HEARTH_LOG_LEVEL=warn")
 	shim := make([]time.Duration, 0, b.N)
 	cold := make([]time.Duration, 0, b.N)

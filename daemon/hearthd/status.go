@@ -1,0 +1,235 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"sort"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/hearth-mcp/hearth/pkg/endpoint"
+	"github.com/hearth-mcp/hearth/pkg/owner"
+)
+
+// statusClientName is how `hearthd status` introduces itself, so it can
+// leave its own connection out of the clients it lists.
+const statusClientName = "hearthd-status"
+
+// Exit codes of `hearthd status`.
+const (
+	statusServing  = 0
+	statusNone     = 1 // no daemon serves this data directory
+	statusUsage    = 2
+	statusUnhealth = 4 // a daemon answered, but not as expected
+)
+
+// statusCmd prints the daemon that serves this user's data directory, its
+// clients and its per-tool counts: what a person sharing one daemon between
+// several editors needs to see. --json prints daemon_status's object.
+func statusCmd(args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+	asJSON := false
+	for _, a := range args {
+		switch a {
+		case "--json":
+			asJSON = true
+		default:
+			fmt.Fprintf(stderr, "hearthd status: unexpected argument %q (usage: hearthd status [--json])\n", a)
+			return statusUsage
+		}
+	}
+	home, err := endpoint.Home(getenv)
+	if err != nil {
+		fmt.Fprintln(stderr, "hearthd status:", err)
+		return statusUsage
+	}
+	socket, how, err := statusSocket(home, getenv)
+	if err != nil {
+		fmt.Fprintln(stderr, "hearthd status:", err)
+		return statusNone
+	}
+	raw, err := queryStatus(socket)
+	if err != nil {
+		fmt.Fprintf(stderr, "hearthd status: no hearth daemon answers for %s (%s %s): %v\n", home, how, socket, err)
+		return statusNone
+	}
+	if asJSON {
+		stdout.Write(append(raw, '\n'))
+		return statusServing
+	}
+	var st statusView
+	if err := json.Unmarshal(raw, &st); err != nil {
+		fmt.Fprintf(stderr, "hearthd status: the daemon's status did not decode: %v\n", err)
+		return statusUnhealth
+	}
+	st.print(stdout, socket)
+	return statusServing
+}
+
+// statusSocket finds where the daemon for home listens: its owner's record,
+// else the socket this environment names (a socket-activated daemon that
+// has not started yet answers there).
+func statusSocket(home string, getenv func(string) string) (socket, how string, err error) {
+	rec, state, err := owner.Find(home)
+	if err == nil && state == owner.Serving {
+		if rec.Socket == "" {
+			return "", "", fmt.Errorf("the data directory %s is owned by hearthd %s (pid %d), which serves no socket", home, rec.Mode, rec.PID)
+		}
+		return rec.Socket, "owner's socket", nil
+	}
+	path, _, err := endpoint.SocketPath(endpoint.Getenv(getenv))
+	if err != nil {
+		return "", "", err
+	}
+	return path, "socket", nil
+}
+
+// queryStatus asks the daemon on socket for daemon_status over MCP and
+// returns its structured result.
+func queryStatus(socket string) (json.RawMessage, error) {
+	var st syscall.Stat_t
+	if err := syscall.Stat(socket, &st); err != nil {
+		return nil, err
+	}
+	if int(st.Uid) != os.Getuid() {
+		return nil, fmt.Errorf("the socket belongs to uid %d, not to you; refusing to talk to it", st.Uid)
+	}
+	c, err := net.DialTimeout("unix", socket, 2*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	w := bufio.NewWriter(c)
+	fmt.Fprintf(w, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":%q,"version":%q}}}`+"\n", statusClientName, "1")
+	fmt.Fprintln(w, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	fmt.Fprintln(w, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"daemon_status","arguments":{}}}`)
+	if err := w.Flush(); err != nil {
+		return nil, err
+	}
+	r := bufio.NewReaderSize(c, 1<<20)
+	for {
+		line, err := r.ReadBytes('\n')
+		if err != nil {
+			return nil, fmt.Errorf("reading the reply: %w", err)
+		}
+		var msg struct {
+			ID     json.RawMessage `json:"id"`
+			Result *struct {
+				Structured json.RawMessage `json:"structuredContent"`
+				IsError    bool            `json:"isError"`
+			} `json:"result"`
+			Error *struct {
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		if json.Unmarshal(line, &msg) != nil || string(msg.ID) != "2" {
+			continue
+		}
+		switch {
+		case msg.Error != nil:
+			return nil, errors.New(msg.Error.Message)
+		case msg.Result == nil || msg.Result.IsError || len(msg.Result.Structured) == 0:
+			return nil, errors.New("daemon_status failed")
+		}
+		return msg.Result.Structured, nil
+	}
+}
+
+// statusView is the part of daemon_status a person reads.
+type statusView struct {
+	Version       string  `json:"toolingVersion"`
+	PID           int     `json:"pid"`
+	Mode          string  `json:"mode"`
+	Home          string  `json:"home"`
+	Store         string  `json:"store"`
+	StartedAt     string  `json:"started_at"`
+	UptimeSeconds float64 `json:"uptime_s"`
+	Requests      uint64  `json:"requests"`
+	Errors        uint64  `json:"errors"`
+	Children      int     `json:"children"`
+	Clients       []struct {
+		Name        string    `json:"name"`
+		Version     string    `json:"version"`
+		Cwd         string    `json:"cwd"`
+		PID         int       `json:"pid"`
+		ShimVersion string    `json:"shim_version"`
+		Since       time.Time `json:"since"`
+		Running     int       `json:"running"`
+	} `json:"clients"`
+	Tools []struct {
+		Name   string  `json:"name"`
+		Calls  uint64  `json:"calls"`
+		Errors uint64  `json:"errors"`
+		P50ms  float64 `json:"p50_ms"`
+		P99ms  float64 `json:"p99_ms"`
+	} `json:"tools"`
+}
+
+func (st *statusView) print(out io.Writer, socket string) {
+	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	uptime := (time.Duration(st.UptimeSeconds) * time.Second).String()
+	fmt.Fprintf(w, "hearthd\tpid %d, %s mode, %s\n", st.PID, st.Mode, st.Version)
+	fmt.Fprintf(w, "socket\t%s\n", socket)
+	fmt.Fprintf(w, "home\t%s\n", st.Home)
+	if st.Store != "" {
+		fmt.Fprintf(w, "store\t%s\n", st.Store)
+	}
+	fmt.Fprintf(w, "uptime\t%s (since %s)\n", uptime, st.StartedAt)
+	fmt.Fprintf(w, "requests\t%d (%d errors), %d child processes running\n", st.Requests, st.Errors, st.Children)
+	w.Flush()
+
+	clients := st.Clients[:0]
+	for _, c := range st.Clients {
+		if c.Name != statusClientName {
+			clients = append(clients, c)
+		}
+	}
+	fmt.Fprintf(out, "\nclients (%d):\n", len(clients))
+	if len(clients) > 0 {
+		w = tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(w, "  CLIENT\tPID\tDIRECTORY\tSINCE\tRUNNING\tSHIM")
+		for _, c := range clients {
+			name := strings.TrimSpace(c.Name + " " + c.Version)
+			if name == "" {
+				name = "(no initialize)"
+			}
+			shim := c.ShimVersion
+			if shim == "" {
+				shim = "-"
+			}
+			fmt.Fprintf(w, "  %s\t%d\t%s\t%s\t%d\t%s\n", name, c.PID, dash(c.Cwd), c.Since.Local().Format("15:04:05"), c.Running, shim)
+		}
+		w.Flush()
+	}
+	var used []int
+	for i, t := range st.Tools {
+		if t.Calls > 0 {
+			used = append(used, i)
+		}
+	}
+	sort.SliceStable(used, func(a, b int) bool { return st.Tools[used[a]].Calls > st.Tools[used[b]].Calls })
+	fmt.Fprintf(out, "\ntools called (%d of %d):\n", len(used), len(st.Tools))
+	if len(used) > 0 {
+		w = tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(w, "  TOOL\tCALLS\tERRORS\tP50 MS\tP99 MS")
+		for _, i := range used {
+			t := st.Tools[i]
+			fmt.Fprintf(w, "  %s\t%d\t%d\t%.2f\t%.2f\n", t.Name, t.Calls, t.Errors, t.P50ms, t.P99ms)
+		}
+		w.Flush()
+	}
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
