@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -65,7 +66,12 @@ type Shim struct {
 	done    chan struct{}
 
 	imu         sync.Mutex // the client's session state
-	inflight    map[string]json.RawMessage
+	inflight    map[string]owedReq // requests sent and not yet answered, by id key
+	seq         uint64             // orders inflight by when requests were sent
+	// anon counts replies owed to frames the daemon answers without the id
+	// of a pending request: malformed lines, invalid ids, over-long lines.
+	// Without them, a bad last line before EOF would lose its error reply.
+	anon int
 	initFrame   []byte // the client's initialize, replayed after a reconnect
 	initialized bool
 	replayID    string        // the reconnect probe's id: its reply is swallowed
@@ -84,7 +90,7 @@ func Run(opts Options) int {
 		opts:     opts,
 		getenv:   opts.Getenv,
 		out:      frame.NewWriter(opts.Stdout),
-		inflight: map[string]json.RawMessage{},
+		inflight: map[string]owedReq{},
 		done:     make(chan struct{}),
 	}
 	path, ours, err := endpoint.SocketPath(endpoint.Getenv(s.getenv))
@@ -192,6 +198,12 @@ func (s *Shim) readClient() {
 	}
 }
 
+// owedReq is a request the client is owed a reply to.
+type owedReq struct {
+	id  json.RawMessage // as the client wrote it
+	seq uint64
+}
+
 // note records requests in flight and the session's initialize. It runs
 // under s.mu together with the write, so a reconnect sees every request
 // either as sent to the old daemon (and lost) or not yet sent at all. Only
@@ -199,14 +211,18 @@ func (s *Shim) readClient() {
 // skipped, never decoded.
 func (s *Shim) note(line []byte) {
 	env, ok := envelope.Scan(line)
-	if !ok {
-		return // the daemon answers it
-	}
 	s.imu.Lock()
 	defer s.imu.Unlock()
+	if !ok {
+		s.anon++ // the daemon answers it, with a null id
+		return
+	}
 	switch env.Kind() {
+	case envelope.Invalid:
+		s.anon++ // answered with an error, whatever its id
 	case envelope.Request:
-		s.inflight[envelope.Key(env.ID)] = append(json.RawMessage(nil), env.ID...)
+		s.seq++
+		s.inflight[envelope.Key(env.ID)] = owedReq{id: append(json.RawMessage(nil), env.ID...), seq: s.seq}
 		if env.Method == "initialize" {
 			s.initFrame = append([]byte(nil), line...)
 		}
@@ -214,6 +230,8 @@ func (s *Shim) note(line []byte) {
 		switch env.Method {
 		case "notifications/initialized":
 			s.initialized = true
+		case "$/hearth/tooLarge":
+			s.anon++ // the daemon answers payload_too_large in its place
 		case "notifications/cancelled":
 			// MCP: no reply will come; the request is no longer owed.
 			var p struct {
@@ -275,8 +293,8 @@ func (s *Shim) readDaemon(c *conn, gen int, dead chan struct{}) {
 // envelope is read: a 64 MiB result is skipped, not decoded.
 func (s *Shim) settle(line []byte) (swallow bool) {
 	env, ok := envelope.Scan(line)
-	if !ok || env.Kind() != envelope.Response {
-		return false
+	if !ok || env.Method != "" || env.HasResult == env.HasError {
+		return false // not a response: a notification or request for the client
 	}
 	key := envelope.Key(env.ID)
 	s.imu.Lock()
@@ -286,7 +304,11 @@ func (s *Shim) settle(line []byte) (swallow bool) {
 		close(s.replayAck)
 		return true
 	}
-	delete(s.inflight, key)
+	if _, pending := s.inflight[key]; pending && env.ID != nil {
+		delete(s.inflight, key)
+	} else if s.anon > 0 {
+		s.anon-- // the reply to a frame the daemon found bad
+	}
 	return false
 }
 
@@ -325,7 +347,7 @@ func (s *Shim) maybeDone() {
 		return
 	}
 	s.imu.Lock()
-	owed := len(s.inflight)
+	owed := len(s.inflight) + s.anon
 	s.imu.Unlock()
 	if owed == 0 {
 		s.finish(0)
@@ -398,8 +420,11 @@ func (s *Shim) lost(gen int) {
 	}
 	owed := s.takeInflight()
 	s.mu.Unlock()
-	s.say("lost the hearth daemon at %s and could not get it back: %v", s.socket, err)
-	s.answerLost(owed, "the hearth daemon went away and could not be restarted")
+	// Gone for good (autostart off or refused, another user's socket): the
+	// shim answers what was in flight with the reason and exits 1, so the
+	// client sees its server end instead of a server that never answers.
+	s.say("lost the hearth daemon for %s and could not get it back; exiting: %v", s.home, err)
+	s.answerLost(owed, fmt.Sprintf("the hearth daemon went away and could not be restarted: %v", err))
 	s.finish(1)
 }
 
@@ -434,30 +459,34 @@ func (s *Shim) replay() <-chan struct{} {
 }
 
 // restoreInflight puts back requests taken for a reconnect that failed.
-func (s *Shim) restoreInflight(ids []json.RawMessage) {
+func (s *Shim) restoreInflight(reqs []owedReq) {
 	s.imu.Lock()
 	defer s.imu.Unlock()
-	for _, id := range ids {
-		s.inflight[envelope.Key(id)] = id
+	for _, r := range reqs {
+		s.inflight[envelope.Key(r.id)] = r
 	}
 }
 
-// takeInflight empties the set of requests owed to the client; s.mu is held.
-func (s *Shim) takeInflight() []json.RawMessage {
+// takeInflight empties the set of requests owed to the client, in the order
+// they were sent; s.mu is held. Replies owed to bad frames are forgotten:
+// they have no id to answer.
+func (s *Shim) takeInflight() []owedReq {
 	s.imu.Lock()
 	defer s.imu.Unlock()
-	ids := make([]json.RawMessage, 0, len(s.inflight))
-	for k, id := range s.inflight {
-		ids = append(ids, id)
+	reqs := make([]owedReq, 0, len(s.inflight))
+	for k, r := range s.inflight {
+		reqs = append(reqs, r)
 		delete(s.inflight, k)
 	}
-	return ids
+	s.anon = 0
+	sort.Slice(reqs, func(i, j int) bool { return reqs[i].seq < reqs[j].seq })
+	return reqs
 }
 
-// answerLost fails requests the daemon will never answer.
-func (s *Shim) answerLost(ids []json.RawMessage, why string) {
-	for _, id := range ids {
-		s.out.WriteRaw(jsonrpc.ErrorFrame(jsonrpc.RawID(id), &jsonrpc.Error{Code: CodeLost, Message: why}))
+// answerLost fails requests the daemon will never answer, in request order.
+func (s *Shim) answerLost(reqs []owedReq, why string) {
+	for _, r := range reqs {
+		s.out.WriteRaw(jsonrpc.ErrorFrame(jsonrpc.RawID(r.id), &jsonrpc.Error{Code: CodeLost, Message: why}))
 	}
 	s.out.Flush()
 }

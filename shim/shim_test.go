@@ -5,6 +5,7 @@ package shim
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,7 +19,7 @@ func newTestShim(getenv map[string]string) (*Shim, *bytes.Buffer) {
 	s := &Shim{
 		getenv:   func(k string) string { return getenv[k] },
 		out:      frame.NewWriter(&out),
-		inflight: map[string]json.RawMessage{},
+		inflight: map[string]owedReq{},
 		done:     make(chan struct{}),
 	}
 	return s, &out
@@ -49,8 +50,8 @@ func TestNoteTracksRequestsInFlight(t *testing.T) {
 		t.Fatal("a answered but still in flight")
 	}
 	owed := s.takeInflight()
-	if len(owed) != 1 || string(owed[0]) != "1" || len(s.inflight) != 0 {
-		t.Fatalf("owed %s", owed)
+	if len(owed) != 1 || string(owed[0].id) != "1" || len(s.inflight) != 0 {
+		t.Fatalf("owed %v", owed)
 	}
 	s.restoreInflight(owed)
 	if len(s.inflight) != 1 {
@@ -60,7 +61,7 @@ func TestNoteTracksRequestsInFlight(t *testing.T) {
 
 func TestAnswerLostEchoesIDs(t *testing.T) {
 	s, out := newTestShim(nil)
-	s.answerLost([]json.RawMessage{json.RawMessage(`"x"`), json.RawMessage(`42`)}, "gone")
+	s.answerLost([]owedReq{{id: json.RawMessage(`"x"`)}, {id: json.RawMessage(`42`)}}, "gone")
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
 	want := []string{
 		`{"jsonrpc":"2.0","id":"x","error":{"code":-32004,"message":"gone"}}`,
@@ -213,5 +214,62 @@ func TestHelloNamesTheDataDirectory(t *testing.T) {
 	}
 	if err := json.Unmarshal(bytes.TrimSpace(buf[:n]), &hello); err != nil || hello.Method != "$/hearth/hello" || hello.Params["home"] != "/data/hearth" {
 		t.Fatalf("hello %q: %v", buf[:n], err)
+	}
+}
+
+// Requests lost in a daemon restart are answered in the order they were
+// sent, whatever the map's order.
+func TestLostRepliesInRequestOrder(t *testing.T) {
+	s, out := newTestShim(nil)
+	var want []string
+	for i := 0; i < 50; i++ {
+		s.note([]byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"ping"}`, i)))
+		want = append(want, fmt.Sprintf(`"id":%d,`, i))
+	}
+	s.answerLost(s.takeInflight(), "gone")
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	for i, line := range lines {
+		if !strings.Contains(line, want[i]) {
+			t.Fatalf("reply %d is %s, want %s", i, line, want[i])
+		}
+	}
+}
+
+// Frames the daemon answers without a pending request's id (malformed,
+// invalid id, over-long) are owed a reply too: the shim must not exit at EOF
+// before it arrives.
+func TestBadFramesAreOwedAReply(t *testing.T) {
+	for _, line := range []string{
+		`{"jsonrpc":`, // parse error
+		`not json`,
+		"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"x\":\"\xff\"}", // invalid UTF-8
+		`[{"jsonrpc":"2.0","id":1,"method":"ping"}]`,                        // batch
+		`{"jsonrpc":"2.0","id":1.5,"method":"ping"}`,                        // fractional id
+		`{"jsonrpc":"2.0","id":null,"method":"ping"}`,                       // null id
+		`{"jsonrpc":"2.0","id":{},"method":"ping"}`,                         // object id
+		`{"jsonrpc":"2.0","id":7}`,                                          // neither method nor result
+		`{"jsonrpc":"2.0","method":"$/hearth/tooLarge"}`,                    // the shim's marker for an over-long line
+	} {
+		s, _ := newTestShim(nil)
+		s.note([]byte(line))
+		if s.anon != 1 {
+			t.Errorf("%q: %d replies owed, want 1", line, s.anon)
+			continue
+		}
+		for _, reply := range []string{`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}`, `{"jsonrpc":"2.0","id":7,"error":{"code":-32600,"message":"x"}}`} {
+			s.anon = 1
+			if s.settle([]byte(reply)) || s.anon != 0 {
+				t.Errorf("%q: reply %s not counted (%d owed)", line, reply, s.anon)
+			}
+		}
+	}
+	// A notification, a response from the client and a valid request owe
+	// nothing anonymous.
+	s, _ := newTestShim(nil)
+	for _, line := range []string{`{"jsonrpc":"2.0","method":"notifications/initialized"}`, `{"jsonrpc":"2.0","id":"hearth-roots-1","result":{"roots":[]}}`, `{"jsonrpc":"2.0","id":3,"method":"ping"}`} {
+		s.note([]byte(line))
+	}
+	if s.anon != 0 || len(s.inflight) != 1 {
+		t.Fatalf("anon %d inflight %v", s.anon, s.inflight)
 	}
 }

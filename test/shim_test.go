@@ -343,3 +343,72 @@ func procState(pid int) string {
 	}
 	return f[0]
 }
+
+// TestShimAnswersEveryBadLastLine: whatever the last line before EOF is,
+// the client gets the daemon's reply to it before the shim exits.
+func TestShimAnswersEveryBadLastLine(t *testing.T) {
+	env, _, _ := shimEnv(t)
+	rows := []struct{ name, line, want string }{
+		{"parse error", `{"jsonrpc":`, `"code":-32700`},
+		{"not JSON", `hello`, `"code":-32700`},
+		{"invalid UTF-8", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"x\":\"\xff\"}", `"code":-32700`},
+		{"batch", `[{"jsonrpc":"2.0","id":1,"method":"ping"}]`, `"code":-32600`},
+		{"fractional id", `{"jsonrpc":"2.0","id":1.5,"method":"ping"}`, `"code":-32600`},
+		{"null id", `{"jsonrpc":"2.0","id":null,"method":"ping"}`, `"code":-32600`},
+		{"no method, no result", `{"jsonrpc":"2.0","id":7}`, `"code":-32600`},
+		{"over 1 MiB", `{"jsonrpc":"2.0","id":8,"method":"ping","params":{"p":"` + strings.Repeat("x", 1<<20) + `"}}`, `payload_too_large`},
+	}
+	for _, row := range rows {
+		for round := 0; round < 5; round++ { // it used to depend on a race
+			cmd := exec.Command(bin.hearth)
+			cmd.Env = env
+			cmd.Stdin = strings.NewReader(`{"jsonrpc":"2.0","id":"p","method":"ping"}` + "\n" + row.line + "\n")
+			out, err := cmd.Output()
+			lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+			if err != nil || len(lines) != 2 || !strings.Contains(lines[1], row.want) {
+				t.Fatalf("%s (round %d): exit %v, replies:\n%s", row.name, round, err, out)
+			}
+		}
+	}
+}
+
+// TestShimExitsWhenItsDaemonCannotReturn: with autostart off, a shim whose
+// daemon dies answers what was in flight with the reason and exits 1,
+// rather than staying up and ignoring every later request.
+func TestShimExitsWhenItsDaemonCannotReturn(t *testing.T) {
+	d := startDaemon(t)
+	runtime := filepath.Dir(filepath.Dir(d.socket))
+	p := startShim(t, append(os.Environ(), "XDG_RUNTIME_DIR="+runtime, "HEARTH_HOME="+filepath.Join(runtime, "home"),
+		"MCP_SOCKET_PATH=", "HEARTH_NO_AUTOSTART=1"))
+	p.initialize()
+	d.cmd.Process.Kill()
+	select {
+	case err := <-p.done:
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(p.stderr.String(), "could not get it back") ||
+			!strings.Contains(p.stderr.String(), "HEARTH_NO_AUTOSTART") {
+			t.Fatalf("shim: %v\n%s", err, p.stderr.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("the shim stayed up without a daemon:\n%s", p.stderr.String())
+	}
+}
+
+// TestShimSaysWhyTheDaemonCannotStart: autostart of a daemon the version
+// guard refuses ends the shim with the guard's own message.
+func TestShimSaysWhyTheDaemonCannotStart(t *testing.T) {
+	env, _, state := shimEnv(t)
+	home := filepath.Join(state, "home")
+	os.MkdirAll(home, 0o700)
+	os.WriteFile(filepath.Join(home, ".format_version"), []byte("9.0\n9.0.0+future\n"), 0o600)
+	cmd := exec.Command(bin.hearth)
+	cmd.Env = env
+	cmd.Stdin = strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}` + "\n")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(stderr.String(), "format 9.0") || !strings.Contains(stderr.String(), "exit status 78") {
+		t.Fatalf("%v: %s", err, stderr.String())
+	}
+}
