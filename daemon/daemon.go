@@ -272,6 +272,11 @@ func (d *Daemon) runSocket(ctx context.Context) error {
 	case <-idle.expired():
 		reason = "idle"
 		d.log.Info("no client for the idle timeout; stopping", zap.Duration("idle_timeout", d.cfg.IdleTimeout))
+	case <-ln.gone(serveCtx):
+		// Nobody can reach a daemon whose socket file is gone: stop, so
+		// that shims start a new one (systemd's socket stays systemd's).
+		reason = "socket removed"
+		d.log.Error("the socket file was removed or replaced; stopping so that clients reach a new daemon", zap.String("path", ln.path))
 	}
 	stopServing()
 	ln.UnixListener.Close() // stop accepting; sessions see ctx and drain

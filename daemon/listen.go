@@ -3,6 +3,7 @@
 package daemon
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -154,6 +155,25 @@ func prepareDir(dir string, ours bool) error {
 			return fmt.Errorf("create socket directory %s: %w", dir, err)
 		}
 	}
+	// A path the user chose may be in a shared directory such as /tmp, but
+	// only one where no other user can remove or replace the socket: owned
+	// by the user or by root, and not writable by others unless sticky.
+	// Otherwise another user could unlink it and bind their own, and every
+	// editor would talk to them.
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("socket directory %s: %w", dir, err)
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return nil
+	}
+	if uid := int(st.Uid); uid != os.Getuid() && uid != 0 {
+		return fmt.Errorf("socket directory %s belongs to uid %d, not to you (uid %d) or root; another user could replace the socket: choose a directory of yours", dir, st.Uid, os.Getuid())
+	}
+	if fi.Mode().Perm()&0o022 != 0 && fi.Mode()&fs.ModeSticky == 0 {
+		return fmt.Errorf("socket directory %s is writable by others and not sticky (mode %v); another user could replace the socket: choose a directory of yours", dir, fi.Mode().Perm())
+	}
 	return nil
 }
 
@@ -188,4 +208,39 @@ func removeStale(path string) error {
 		return fmt.Errorf("remove stale socket %s: %w", path, err)
 	}
 	return nil
+}
+
+// socketCheckEvery is how often a daemon checks that its socket file is
+// still the one it bound.
+const socketCheckEvery = 2 * time.Second
+
+// gone is closed when the socket file at the listener's path is no longer
+// the one bound (removed, or replaced by another); never for a socket
+// systemd passed, which systemd owns.
+func (l *socketListener) gone(ctx context.Context) <-chan struct{} {
+	ch := make(chan struct{})
+	if l.activated {
+		return ch
+	}
+	bound, err := os.Lstat(l.path)
+	if err != nil {
+		close(ch)
+		return ch
+	}
+	go func() {
+		t := time.NewTicker(socketCheckEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			if now, err := os.Lstat(l.path); err != nil || !os.SameFile(bound, now) {
+				close(ch)
+				return
+			}
+		}
+	}()
+	return ch
 }

@@ -241,3 +241,80 @@ func TestSocketLifecycle(t *testing.T) {
 	}
 	_ = syscall.Getuid
 }
+
+// An explicit MCP_SOCKET_PATH may be in a shared directory only where no
+// other user can replace the socket.
+func TestListenChecksAnExplicitDirectory(t *testing.T) {
+	base := shortDir(t)
+	cases := []struct {
+		name string
+		mode os.FileMode
+		uid  int
+		want string // "" accepted
+	}{
+		{"own 0700", 0o700, -1, ""},
+		{"sticky and world-writable (like /tmp)", 0o777 | os.ModeSticky, -1, ""},
+		{"world-writable, not sticky", 0o777, -1, "writable by others and not sticky"},
+		{"group-writable, not sticky", 0o770, -1, "writable by others and not sticky"},
+		{"another user's", 0o755, 65534, "belongs to uid 65534"},
+	}
+	for i, c := range cases {
+		if c.uid >= 0 && os.Getuid() != 0 {
+			continue // needs root to give a directory away
+		}
+		dir := filepath.Join(base, strconv.Itoa(i))
+		os.Mkdir(dir, 0o700)
+		if err := os.Chmod(dir, c.mode); err != nil {
+			t.Fatal(err)
+		}
+		if c.uid >= 0 {
+			os.Chown(dir, c.uid, c.uid)
+		}
+		cfg, err := LoadConfig(ModeSocket, env(map[string]string{"MCP_SOCKET_PATH": filepath.Join(dir, "s.sock")}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ln, err := listen(cfg)
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%s: refused: %v", c.name, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%s: got %v, want an error containing %q", c.name, err, c.want)
+		}
+		if ln != nil {
+			ln.close()
+		}
+	}
+}
+
+// A daemon whose socket file is removed (or replaced) stops, so that
+// clients reach a new one instead of a socket nobody serves.
+func TestDaemonStopsWhenItsSocketIsRemoved(t *testing.T) {
+	cfg := socketConfig(t)
+	d, err := New(cfg, zap.NewNop(), tool.Env{}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- d.Run(context.Background()) }()
+	waitReady(t, cfg.ReadyFile)
+	os.Remove(cfg.SocketPath)
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * socketCheckEvery):
+		t.Fatal("the daemon kept running without its socket")
+	}
+}
+
+func shortDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "hd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
