@@ -244,3 +244,57 @@ func TestSecondServeNamesTheOwner(t *testing.T) {
 	c.initialize()
 	d.stop(t)
 }
+
+// TestStdioOwnerServesLaterShims: a `hearthd stdio` that finds no daemon
+// owns the data directory and listens on a socket of its own; a shim
+// started later (the TypeScript SDK's default environment) attaches to it
+// through the directory. When the stdio client leaves, the shim reconnects
+// to a daemon it starts, and the data is all still there.
+func TestStdioOwnerServesLaterShims(t *testing.T) {
+	needNode(t)
+	user := shortTempDir(t)
+	base := cleanEnv(user)
+	t.Cleanup(func() { killDaemonsOfHome(user) })
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	stdioCmd := exec.Command(bin.hearthd, "stdio")
+	stdioCmd.Env = base
+	client := mcp.NewClient(&mcp.Implementation{Name: "e2e-stdio-owner", Version: "1"}, nil)
+	owner, err := client.Connect(ctx, &mcp.CommandTransport{Command: stdioCmd}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res := callTool(t, owner, "add_memory", map[string]any{"text": "the stdio owner remembers the narwhal"}); res.IsError {
+		t.Fatalf("add_memory: %+v", res)
+	}
+	ts := startTSRepl(t, base, user, bin.hearth)
+	st := ts.call("daemon_status", map[string]any{})
+	if st["mode"] != "stdio" || int(st["pid"].(float64)) != stdioCmd.Process.Pid {
+		t.Fatalf("the shim reached %v (pid %v), not the stdio owner (pid %d)", st["mode"], st["pid"], stdioCmd.Process.Pid)
+	}
+	if got := ts.call("search_memory", map[string]any{"query": "narwhal"}); got["count"] != float64(1) {
+		t.Fatalf("search through the shim: %v", got)
+	}
+	owner.Close() // the stdio client leaves; its process exits
+	// The shim reconnects to a daemon it starts and replays the session.
+	var again map[string]any
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		ts.send(map[string]any{"tool": "search_memory", "args": map[string]any{"query": "narwhal"}})
+		m := ts.next()
+		if res, ok := m["result"].(map[string]any); ok && m["isError"] == false {
+			again = res
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no daemon after the stdio owner left: %v", m)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if again["count"] != float64(1) {
+		t.Fatalf("after the owner changed: %v", again)
+	}
+	if st := ts.call("daemon_status", map[string]any{}); st["mode"] != "socket" {
+		t.Fatalf("the new owner: %v", st)
+	}
+}
