@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/hearth-mcp/hearth/pkg/atomicfile"
 )
 
 // Lock is a held ownership of one data directory.
@@ -82,23 +84,7 @@ func (l *Lock) Publish(r Record) error {
 	if err != nil {
 		return err
 	}
-	path := filepath.Join(l.home, RecordName)
-	tmp, err := os.CreateTemp(l.home, RecordName+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	defer os.Remove(tmp.Name())
-	_, err = tmp.Write(append(b, '\n'))
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
+	return atomicfile.Write(filepath.Join(l.home, RecordName), append(b, '\n'), 0o600)
 }
 
 // Release removes the record and lets the lock go. The lock file stays: a
