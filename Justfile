@@ -6,7 +6,7 @@ ldflags := "-X github.com/hearth-mcp/hearth/pkg/version.Commit=" + commit
 
 # Build both binaries into ./bin
 build:
-    go build -ldflags "{{ldflags}}" -o bin/ ./daemon/hearthd
+    go build -ldflags "{{ldflags}}" -o bin/ ./daemon/hearthd ./shim/hearth
 
 # Unit and end-to-end tests (the README's test command)
 test:
@@ -24,6 +24,7 @@ bench:
 run:
     go run ./daemon/hearthd serve
 
-# Install the binaries into $GOBIN
+# Install both binaries into $GOBIN (they belong in one directory: the shim
+# starts the hearthd beside it)
 install:
-    go install -ldflags "{{ldflags}}" ./daemon/hearthd
+    go install -ldflags "{{ldflags}}" ./daemon/hearthd ./shim/hearth

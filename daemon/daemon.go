@@ -1,6 +1,7 @@
 // Package daemon is hearthd: it wires the tool families into one registry and
-// serves it over stdio or a Unix socket, with the lifecycle of seed 003 and
-// DESIGN.md §6 (readiness, single instance, graceful drain, final counters).
+// serves it over stdio or a Unix socket, with its lifecycle (readiness line
+// and file, single instance, graceful drain, final counters; see
+// docs/architecture.md).
 package daemon
 
 import (
@@ -122,7 +123,8 @@ func (d *Daemon) closeFamilies() {
 	d.families = nil
 }
 
-// ErrNoTools and ErrRunning are seed 003's refusals to start.
+// ErrNoTools and ErrRunning are the daemon's refusals to start: it never
+// serves with an empty registry, and one Daemon runs at most once at a time.
 var (
 	ErrNoTools = errors.New("cannot start the server with zero tools registered")
 	ErrRunning = errors.New("the server is already running")

@@ -59,8 +59,9 @@ func (d *Daemon) socket() (*socketListener, error) {
 // socket, and binds a new one whose mode is never wider than asked, not even
 // for an instant.
 //
-// The lock comes first (DESIGN.md §8): whoever holds it may unlink and bind
-// unconditionally, and an old instance can never unlink a newer one's socket.
+// The lock comes first, before the socket file is touched: whoever holds it
+// may unlink and bind unconditionally, and an old instance can never unlink a
+// newer one's socket.
 func listen(cfg Config) (*socketListener, error) {
 	dir := filepath.Dir(cfg.SocketPath)
 	if err := prepareDir(dir, cfg.SocketDirIsOurs); err != nil {

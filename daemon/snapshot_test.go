@@ -55,9 +55,9 @@ func currentDefinitions(t *testing.T) map[string]pinned {
 	return out
 }
 
-// TestToolDefinitionsPinned enforces seed 004 §2: a tool's definition may not
-// change without a schemaVersion bump, versions never go down, and tool names
-// never disappear. After a deliberate change and bump, re-pin with
+// TestToolDefinitionsPinned enforces the tool contract's versioning rule
+// (docs/architecture.md): a tool's definition may not change without a
+// schemaVersion bump, versions never go down, and tool names never disappear. After a deliberate change and bump, re-pin with
 //
 //	go test ./daemon -run TestToolDefinitionsPinned -update
 func TestToolDefinitionsPinned(t *testing.T) {

@@ -7,10 +7,13 @@ import (
 	"testing"
 )
 
-// TestClarificationSeedExamples runs seed 002 §7 through the shim with the
-// official Go SDK client, started in a subdirectory of a git repository:
-// a typo fix gives a task only; "Add authentication" takes two turns and
-// writes an ADR, the task and the projection; read_architecture returns it.
+// TestClarificationSeedExamples runs three worked examples of the
+// clarification tools (its failure messages label them 7.1 a simple task,
+// 7.2 a multi-turn ADR, 7.3 reading the architecture back) through the shim
+// with the official Go SDK client,
+// started in a subdirectory of a git repository: a typo fix gives a task
+// only; "Add authentication" takes two turns and writes an ADR, the task and
+// the projection; read_architecture returns it.
 func TestClarificationSeedExamples(t *testing.T) {
 	repo := gitRepo(t)
 	env, _, _ := shimEnv(t)
@@ -48,7 +51,7 @@ func TestClarificationSeedExamples(t *testing.T) {
 	if arch["uid"] != adr["uid"] || auth["Strategy"] != "OAuth" || auth["Library"] != "next-auth" {
 		t.Fatalf("7.3: %v", a)
 	}
-	// Errors keep the seed's envelope inside the isError result.
+	// Errors keep the Preflights envelope inside the isError result.
 	res := callTool(t, cs, "require_clarification", map[string]any{"user_intention": "x", "session_id": "sess-unknown"})
 	e := structured(t, res)
 	if !res.IsError || e["status"] != "error" || e["error"].(map[string]any)["code"] != "SESSION_NOT_FOUND" {

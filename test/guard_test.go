@@ -49,10 +49,10 @@ func runHearthd(t *testing.T, env []string, args ...string) (int, string) {
 	return 0, stderr.String()
 }
 
-// TestGuardRefusesOtherFormatUntouched (REQ-MCP-001, -004, NEG-MCP-001):
-// hearthd serve and stdio exit 78 on a home in another format, say what to
-// do, and leave every byte of it as it was: no store was opened, no socket
-// bound. No variable turns the refusal into a warning.
+// TestGuardRefusesOtherFormatUntouched: hearthd serve and stdio exit 78 on a
+// home in another format, say what to do, and leave every byte of it as it
+// was, because the guard runs before any store is opened or socket bound. No
+// variable turns the refusal into a warning.
 func TestGuardRefusesOtherFormatUntouched(t *testing.T) {
 	runtime := shortTempDir(t)
 	home := filepath.Join(t.TempDir(), "home")
@@ -77,7 +77,7 @@ func TestGuardRefusesOtherFormatUntouched(t *testing.T) {
 	}
 }
 
-// TestGuardLegacyHomeAndAdopt (REQ-MCP-003): data without a marker exits 65;
+// TestGuardLegacyHomeAndAdopt: data without a marker exits 65;
 // `hearthd migrate --adopt` is the explicit way forward.
 func TestGuardLegacyHomeAndAdopt(t *testing.T) {
 	home := t.TempDir()
@@ -100,8 +100,8 @@ func TestGuardLegacyHomeAndAdopt(t *testing.T) {
 	}
 }
 
-// TestGuardFreshHome (REQ-MCP-002, -008): a fresh home gets its marker and
-// the passed check is logged.
+// TestGuardFreshHome: a fresh home gets its marker and the passed check is
+// logged.
 func TestGuardFreshHome(t *testing.T) {
 	home := filepath.Join(t.TempDir(), "fresh")
 	code, out := runHearthd(t, []string{"HEARTH_HOME=" + home}, "stdio")

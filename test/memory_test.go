@@ -50,7 +50,8 @@ func callTool(t *testing.T, cs *mcp.ClientSession, name string, args map[string]
 }
 
 // TestMemorySharedByClients: what one editor's client remembers, another's
-// finds, through one daemon; an over-long text gets seed 003's small reply.
+// finds, through one daemon; an over-long text gets a small INVALID_REQUEST
+// reply ("content exceeds max length", under 1 KiB), never its input back.
 func TestMemorySharedByClients(t *testing.T) {
 	env, _, _ := shimEnv(t)
 	a, b := shimSession(t, env), shimSession(t, env)
@@ -71,8 +72,9 @@ func TestMemorySharedByClients(t *testing.T) {
 	}
 }
 
-// TestMemoryStoreUnavailable (seed 003): a corrupt store answers -32000 with
-// the seed's message, and the daemon keeps serving everything else.
+// TestMemoryStoreUnavailable: a corrupt store answers JSON-RPC -32000 with
+// the fixed "Database connection failed. Please check SQLite is running."
+// (no path in it), and the daemon keeps serving everything else.
 func TestMemoryStoreUnavailable(t *testing.T) {
 	env, _, state := shimEnv(t)
 	home := filepath.Join(state, "home")

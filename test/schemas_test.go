@@ -25,9 +25,10 @@ func corpus(t *testing.T) (schemasDir, examplesDir string) {
 	return filepath.Join(abs, "jsonschema"), filepath.Join(abs, "examples")
 }
 
-// TestSeed001ClientOverSocket: a seed-001 client sends plain JSON-RPC
-// methods, without initialize, and gets the seed's result objects; the
-// deprecated validate alias answers identically and logs its use.
+// TestSeed001ClientOverSocket: a client of the schema tools that never opens
+// an MCP session sends plain JSON-RPC methods, without initialize, and gets
+// the tools' result objects themselves; the deprecated validate alias
+// answers identically and logs its use.
 func TestSeed001ClientOverSocket(t *testing.T) {
 	s, e := corpus(t)
 	d := startDaemon(t, "SYN_SCHEMAS_DIR="+s, "SYN_EXAMPLES_DIR="+e)
@@ -112,8 +113,8 @@ func waitUntil(t *testing.T, cond func() bool) {
 	}
 }
 
-// TestValidateCommand: `hearthd validate` works without a daemon, with the
-// seed's exit codes.
+// TestValidateCommand: `hearthd validate` works without a daemon, with its
+// exit codes: 0 valid, 1 invalid, 2 unreadable.
 func TestValidateCommand(t *testing.T) {
 	s, e := corpus(t)
 	run := func(args ...string) int {

@@ -17,7 +17,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// goSrc is Go's own source tree, the large repository of seed 004's tests.
+// goSrc is Go's own source tree, the large repository the workspace tools
+// are tested and measured on.
 func goSrc(t *testing.T) string {
 	t.Helper()
 	src := filepath.Join(build.Default.GOROOT, "src")
@@ -131,8 +132,8 @@ func TestWorkspaceThroughShim(t *testing.T) {
 	}
 }
 
-// TestIndexBuildProgressOfGoSource (seed 004 §9): a build of Go's source
-// tree reports progress at most 4 times a second, strictly increasing.
+// TestIndexBuildProgressOfGoSource: a build of Go's source tree reports
+// progress at most 4 times a second, strictly increasing.
 func TestIndexBuildProgressOfGoSource(t *testing.T) {
 	src := goSrc(t)
 	d := startDaemon(t)
@@ -238,10 +239,9 @@ func startBuild(t *testing.T, c *rawConn, id int, src string, extra string) {
 	}
 }
 
-// TestIndexBuildCancelAndTimeout (seed 004 §7, §8): $/cancelRequest gives
-// exactly one CANCELLED response and no progress after it;
-// notifications/cancelled gives no response; a timeout gives TOOL_TIMEOUT
-// with timeoutMs. Each time the worker's whole process tree is gone.
+// TestIndexBuildCancelAndTimeout: $/cancelRequest gives exactly one
+// CANCELLED response and no progress after it; notifications/cancelled gives
+// no response; a timeout gives TOOL_TIMEOUT with timeoutMs. Each time the worker's whole process tree is gone.
 func TestIndexBuildCancelAndTimeout(t *testing.T) {
 	src := goSrc(t)
 	d := startDaemon(t)
@@ -326,7 +326,7 @@ func TestIndexBuildCancelAndTimeout(t *testing.T) {
 	}
 }
 
-// TestStartCancelRounds (seed 004 Part 2 §5): 1 000 rounds of starting a
+// TestStartCancelRounds: 1 000 rounds of starting a
 // build and cancelling it leave no process behind. The cancel lands at
 // different moments: while git lists the files, while the worker starts,
 // while it indexes. It runs when HEARTH_STRESS=1 (.ci/run sets it) or in CI.

@@ -140,8 +140,8 @@ func serve(mode daemon.Mode) int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 
-	// The version guard runs before any family opens a store (seed 000,
-	// REQ-MCP-004): a home in another format is refused untouched.
+	// The version guard runs before any family opens a store
+	// (docs/architecture.md): a home in another format is refused untouched.
 	home, err := guard.Home(os.Getenv)
 	if err != nil {
 		log.Error("hearthd could not start", zap.Error(err))

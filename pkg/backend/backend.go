@@ -1,17 +1,18 @@
 // Package backend persists synesthetic assets to the optional HTTP backend:
-// the domain logic of seed 001's populate_backend tool (§2, §4, §6).
+// the domain logic of the schema family's populate_backend tool.
 //
 // The backend is disabled unless SYN_BACKEND_URL is set. An asset is POSTed as
 // JSON to SYN_BACKEND_URL + SYN_BACKEND_ASSETS_PATH (default
 // /synesthetic-assets/), once (no retries), within 5 seconds. Every outcome
-// is a [Result] with the seed's shape; only the caller's own cancellation is
-// returned as an error.
+// is a [Result] in the shape populate_backend's clients read ({ok, reason,
+// ...}); only the caller's own cancellation is returned as an error.
 //
-// Validation: the seed's guard says assets MUST be validated before
-// persistence, so an asset is validated before every POST and an invalid one
-// is never sent, whatever validate_first says. validate_first=true is the
-// seed's explicit request for that step; validate_first=false cannot switch
-// the guard off (the seed's Python adapter let it, which broke its own guard).
+// Validation: assets must be validated before they are persisted, so an
+// asset is validated before every POST and an invalid one is never sent,
+// whatever validate_first says. validate_first=true is the explicit request
+// for that step; validate_first=false cannot switch the guard off (the Python
+// adapter whose result shapes these tools keep let it, which broke its own
+// guard). docs/decisions/0005-validate-first-must-be-true.md says why.
 package backend
 
 import (
@@ -30,11 +31,11 @@ import (
 	"github.com/hearth-mcp/hearth/pkg/tool"
 )
 
-// Configuration defaults (seed 001 §2, §7).
+// Configuration defaults.
 const (
 	DefaultAssetsPath = "/synesthetic-assets/"
 	DefaultTimeout    = 5 * time.Second
-	// MaxAssetBytes is the seed's 1 MiB request limit, applied to the encoded asset.
+	// MaxAssetBytes is the 1 MiB request limit (the frame limit), applied to the encoded asset.
 	MaxAssetBytes = 1 << 20
 )
 
@@ -44,14 +45,14 @@ const (
 	EnvAssetsPath = "SYN_BACKEND_ASSETS_PATH"
 )
 
-// Result reasons (seed 001 §4).
+// Result reasons, as populate_backend's result carries them.
 const (
 	ReasonValidationFailed = "validation_failed"
 	ReasonBackendError     = "backend_error"
 	ReasonUnsupported      = "unsupported"
 )
 
-// DetailNetworkUnreachable is the seed's detail for a backend that cannot be
+// DetailNetworkUnreachable is the result's detail for a backend that cannot be
 // reached; DetailTimeout says it was reached but did not answer in time.
 // Both come with status 503.
 const (
@@ -60,7 +61,7 @@ const (
 )
 
 // maxDetail bounds the detail taken from a backend's error body: an error
-// reply must never carry a large input back (DESIGN.md §4).
+// reply must never carry a large input back (docs/architecture.md).
 const maxDetail = 512
 
 // maxResponse bounds how much of a response body is read.
@@ -93,7 +94,7 @@ func ConfigFromEnv(getenv func(string) string) Config {
 // is invalid. The schema family supplies it, so this package needs no catalog.
 type Validator func(asset any) (ok bool, errors []tool.Violation)
 
-// Result is populate_backend's result object, in the seed's shape.
+// Result is populate_backend's result object, in the shape its clients read.
 type Result struct {
 	OK         bool             `json:"ok"`
 	AssetID    string           `json:"asset_id,omitempty"`
@@ -142,7 +143,7 @@ func New(cfg Config, validate Validator) (*Client, error) {
 	if path == "" {
 		path = DefaultAssetsPath
 	}
-	// Join like the seed's httpx base_url: one slash between base and path.
+	// Join like the Python adapter's httpx base_url: one slash between base and path.
 	c.endpoint = strings.TrimRight(base.String(), "/") + "/" + strings.TrimLeft(path, "/")
 	if _, err := url.Parse(c.endpoint); err != nil {
 		return nil, fmt.Errorf("backend: %s=%q does not make a valid URL: %w", EnvAssetsPath, path, err)
@@ -172,10 +173,11 @@ func (c *Client) Endpoint() string {
 }
 
 // Populate validates the asset and, if it is valid, POSTs it to the backend.
-// validateFirst is the seed's flag; validation happens either way (see the
-// package comment). The error is non-nil only when ctx is done before the
-// backend answered: the caller's cancellation or deadline, for the protocol
-// layer to report; the backend's own timeout is a Result.
+// validateFirst is populate_backend's validate_first; validation happens
+// either way (see the package comment). The error is non-nil only when ctx
+// is done before the backend answered: the caller's cancellation or
+// deadline, for the protocol layer to report; the backend's own timeout is a
+// Result.
 func (c *Client) Populate(ctx context.Context, asset any, validateFirst bool) (Result, error) {
 	if !c.Enabled() {
 		return Result{Reason: ReasonUnsupported, Detail: "backend disabled: " + EnvURL + " is not set"}, nil
@@ -271,7 +273,8 @@ func (c *Client) transportFailure(ctx, reqCtx context.Context, err error) (Resul
 }
 
 // assetID takes the id from a JSON object body: "id", else "asset_id" (the
-// seed's Python adapter reads "id"; "asset_id" is the seed's own name for it).
+// Python adapter reads "id"; "asset_id" is the name populate_backend's result
+// gives it).
 // A string is taken as is, a number as its JSON text.
 func assetID(body []byte) (string, bool) {
 	var obj map[string]json.RawMessage

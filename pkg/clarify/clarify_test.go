@@ -107,7 +107,7 @@ func (fx *fixture) ok(name string, args map[string]any) map[string]any {
 	return m
 }
 
-// seedErr runs a call that must fail with the seed's envelope and code.
+// seedErr runs a call that must fail with the Preflights envelope and code.
 func (fx *fixture) seedErr(code string, name string, args map[string]any) map[string]any {
 	fx.t.Helper()
 	m, isErr := fx.call(name, args)
@@ -143,7 +143,8 @@ func artifactTypes(m map[string]any) []string {
 	return out
 }
 
-// TestSimpleTaskNoADR is seed 002 §7.1.
+// TestSimpleTaskNoADR: a fix, a refactor or a config-only change needs no
+// decision: it gets a task at once, no questions, no ADR.
 func TestSimpleTaskNoADR(t *testing.T) {
 	fx := newFixture(t, nil)
 	m := fx.ok("require_clarification", map[string]any{"user_intention": "Fix typo in login button"})
@@ -164,7 +165,9 @@ func TestSimpleTaskNoADR(t *testing.T) {
 	}
 }
 
-// TestMultiTurnADR is seed 002 §7.2 and §7.3, then a second decision.
+// TestMultiTurnADR: an architecture-impacting request asks its questions over
+// turns, then writes an ADR, the task and the projection, which
+// read_architecture returns; then a second decision.
 func TestMultiTurnADR(t *testing.T) {
 	fx := newFixture(t, nil)
 	if m := fx.ok("read_architecture", map[string]any{}); m["architecture"].(map[string]any)["uid"] != nil {
@@ -486,7 +489,7 @@ func TestUIDsInOneMillisecond(t *testing.T) {
 
 // TestLLMFallback: a provider that fails, times out or answers garbage is
 // tried three times, then the deterministic planner answers with the
-// seed's warning; a working one plans and extracts.
+// llm_fallback warning; a working one plans and extracts.
 func TestLLMFallback(t *testing.T) {
 	for _, mode := range []string{"error", "timeout", "garbage", "invalid-plan"} {
 		t.Run(mode, func(t *testing.T) {

@@ -15,7 +15,8 @@ import (
 	"time"
 )
 
-// The repository contract (seed 002 §2.1), relative to the repository root.
+// The repository contract: where Preflights keeps its files, relative to the
+// repository root.
 const (
 	docsDir        = "docs"
 	adrDir         = "adr"          // inside docs

@@ -10,7 +10,7 @@ import (
 	"github.com/hearth-mcp/hearth/pkg/tool"
 )
 
-// The seed's error codes (seed 002 §5.1).
+// The Preflights error codes, which its clients match on.
 const (
 	codeValidationFailed = "VALIDATION_FAILED"
 	codeSessionExpired   = "SESSION_EXPIRED"
@@ -21,7 +21,8 @@ const (
 	codePatchExtraction  = "PATCH_EXTRACTION_FAILED"
 )
 
-// seedError is a failure in the seed's envelope (§5.2).
+// seedError is a failure in the Preflights envelope:
+// {"status":"error","error":{code, message, details, recovery_hint}}.
 type seedError struct {
 	code, message string
 	details       map[string]any
@@ -31,7 +32,7 @@ type seedError struct {
 func (e *seedError) Error() string { return e.code + ": " + e.message }
 
 // toolError is the isError result: hearth's contract fields (code, message)
-// and the seed's envelope ({"status":"error","error":{...}}) in one object,
+// and the Preflights envelope ({"status":"error","error":{...}}) in one object,
 // so clients of either read what they expect.
 func (e *seedError) toolError() *tool.Error {
 	details := e.details

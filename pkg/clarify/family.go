@@ -1,7 +1,14 @@
-// Package clarify is hearth's clarification family (seed 002, "Preflights"):
-// require_clarification asks the questions a request needs before work
-// starts and writes the repository's decision records; read_architecture
-// returns the current architecture snapshot.
+// Package clarify is hearth's clarification family: require_clarification
+// asks the questions a request needs before work starts and writes the
+// repository's decision records; read_architecture returns the current
+// architecture snapshot.
+//
+// The tools keep the contract of Preflights, an existing clarification tool,
+// so that its clients and its CLI work with them unchanged: the same tool
+// names, result shapes, error envelope and codes (errors.go), repository
+// files (docs.go), UIDs (uid.go) and LLM variables (llm.go). Errors carry
+// that envelope inside the tool contract's isError result
+// (docs/decisions/0009-clarify-errors-carry-both-envelopes.md).
 //
 // Artifacts live under the repository's docs/: immutable ADRs named by UID
 // (adr/<UID>_<slug>.md), CURRENT_TASK.md (the previous one archived first to
@@ -129,7 +136,8 @@ func (f *Family) Tools() []tool.Tool {
 	}
 }
 
-// findRepo is repository discovery with the seed's error (§6).
+// findRepo is repository discovery (package repo) with REPO_NOT_FOUND in the
+// Preflights envelope.
 func findRepo(repoPath *string, c tool.Client) (string, *seedError) {
 	p := ""
 	if repoPath != nil {
@@ -292,7 +300,8 @@ func (f *Family) turn(ctx context.Context, a requireArgs, client tool.Client) (m
 	return out, nil
 }
 
-// warn adds the seed's LLM fallback warning (§8.2) to a reply.
+// warn adds the LLM fallback warning ("llm_fallback") to a reply when the
+// deterministic planner stood in for an LLM that failed.
 func (s *session) warn(out map[string]any) {
 	if s.fallback {
 		out["warning"] = "llm_fallback"

@@ -14,9 +14,9 @@ import (
 	"time"
 )
 
-// The LLM configuration (seed 002 §8.1), the same variables as the
-// Preflights CLI. Without PREFLIGHTS_LLM_PROVIDER the deterministic planner
-// is used and nothing leaves the machine.
+// The LLM configuration: the same variables as the Preflights CLI. Without
+// PREFLIGHTS_LLM_PROVIDER the deterministic planner is used and nothing
+// leaves the machine.
 const (
 	EnvLLMProvider = "PREFLIGHTS_LLM_PROVIDER" // "ollama", "openai", or an OpenAI-compatible base URL
 	EnvLLMURL      = "PREFLIGHTS_LLM_URL"      // the server (ollama: http://localhost:11434; openai: https://api.openai.com/v1)
@@ -26,7 +26,8 @@ const (
 )
 
 // llmRetries is how often a failed LLM call is retried before the
-// deterministic planner takes over (seed 002 §8.2).
+// deterministic planner takes over and the reply carries the llm_fallback
+// warning.
 const llmRetries = 2
 
 // chatter sends one system+user exchange and returns the model's text.

@@ -12,7 +12,7 @@ type Plan struct {
 	NeedsADR     bool
 	Categories   []string // snapshot categories the decision touches, in catalog order
 	Questions    []Question
-	MissingInfo  []string // semantic keys still unknown (seed 002 §3.1)
+	MissingInfo  []string // semantic keys still unknown (an LLM plan's missing_info)
 	DecisionHint string   // why, for the reply; informative only
 }
 
@@ -33,7 +33,7 @@ func other(id, cat, key, what string) Question {
 		DependsOn: id, DependsValue: Other, Category: cat, Key: key}
 }
 
-// catalog holds seed 002 §3.3's category triggers, each with its questions.
+// catalog holds the ADR categories' trigger words, each with its questions.
 var catalog = []category{
 	{name: "Authentication", triggers: words(`auth`, `authentication`, `authn`, `authorization`, `oauth2?`, `sso`, `saml`, `openid`, `oidc`, `jwt`, `sign[- ]?in`, `log[- ]?in`, `login`, `passwordless`),
 		questions: []Question{
@@ -102,7 +102,7 @@ var generalQuestions = []Question{
 }
 
 var (
-	// Explicit user intent (seed 002 §3.3).
+	// Explicit user intent: the request asks for an architecture decision.
 	explicitIntent = words(`architecture`, `architectural`, `strategy`, `approach`, `adr`, `decision record`)
 	// Scope-based triggers: a new dependency, a migration, a cross-cutting change.
 	scopeTriggers = words(`new dependency`, `add(ing)? (a |the )?(library|dependency|service|sdk)`, `integrat(e|ion) with`, `migrat(e|ion|ing)`,
@@ -114,8 +114,8 @@ var (
 	configOnly = regexp.MustCompile(`(?i)\badd(ing)? (an? |another |one more )?(\w+ )?(provider|option|setting|flag|env(ironment)? var(iable)?)\b`)
 )
 
-// deterministicPlan is the default planner (seed 002 §8.1's mock LLM, made
-// useful): the request's words decide, no network.
+// deterministicPlan is the default planner, used without an LLM and when
+// one fails (a mock LLM made useful): the request's words decide, no network.
 func deterministicPlan(intention, context string, forceADR bool, current map[string]map[string]string) Plan {
 	text := intention + "\n" + context
 	var p Plan

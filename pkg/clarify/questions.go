@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// Question types (seed 002 §3.2).
+// Question types, as replies name them.
 const (
 	SingleChoice = "single_choice"
 	MultiChoice  = "multi_choice"
@@ -16,7 +16,7 @@ const (
 // Other is the option that takes the user's own answer.
 const Other = "Other (specify)"
 
-// MaxQuestions bounds the questions one session asks (seed 002 §3.2).
+// MaxQuestions bounds the questions one session asks, over all its turns.
 const MaxQuestions = 5
 
 // Question is one clarification question. DependsOn/DependsValue make it

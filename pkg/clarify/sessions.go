@@ -7,7 +7,8 @@ import (
 	"time"
 )
 
-// SessionTTL is how long a session lives without activity (seed 002 §5.3).
+// SessionTTL is how long a session lives without activity; a later turn gets
+// SESSION_EXPIRED.
 const SessionTTL = 30 * time.Minute
 
 // Tombstones of expired or completed sessions are kept this long (and at
@@ -19,7 +20,7 @@ const (
 )
 
 // session is one clarification in progress, in daemon memory only: it is
-// lost when the daemon restarts (seed 002 §3.1). Any connection holding its
+// lost when the daemon restarts. Any connection holding its
 // id may continue it.
 type session struct {
 	mu        sync.Mutex
@@ -62,7 +63,7 @@ func (s *sessions) add(sess *session) {
 	s.live[sess.id] = sess
 }
 
-// get returns a live session and marks it used, or the seed error for an
+// get returns a live session and marks it used, or the Preflights error for an
 // expired, completed or unknown id.
 func (s *sessions) get(id string) (*session, *seedError) {
 	s.mu.Lock()

@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// UIDs name ADRs and archived tasks (seed 002 §2.2): YYYYMMDDTHHMMSS.mmmZ-XXXX,
+// UIDs name ADRs and archived tasks, as Preflights names them: YYYYMMDDTHHMMSS.mmmZ-XXXX,
 // UTC, with a 4-character suffix in Crockford's base32, whose alphabet is in
 // ASCII order, so lexicographic order is creation order.
 //

@@ -1,5 +1,6 @@
 // Package frame reads and writes newline-delimited JSON (NDJSON) frames: one
-// UTF-8 JSON value per '\n'-terminated line, in both directions (DESIGN.md §3).
+// UTF-8 JSON value per '\n'-terminated line, in both directions
+// (docs/protocol.md, "Framing").
 //
 // The reader enforces the size guard before anything is parsed: a line longer
 // than the limit is consumed and discarded in bounded memory and reported as

@@ -1,6 +1,6 @@
-// Package guard is hearth's data-format version guard (seed 000, as DESIGN.md
-// §6 adapts it). Before any store is opened, hearthd calls Check, which reads
-// the marker $HEARTH_HOME/.format_version under a file lock:
+// Package guard is hearth's data-format version guard (docs/architecture.md).
+// Before any store is opened, hearthd calls Check, which reads the marker
+// $HEARTH_HOME/.format_version under a file lock:
 //
 //   - fresh home (no marker, no data): the marker is written atomically;
 //     line 1 is the on-disk format MAJOR.MINOR, line 2 the full version of
@@ -78,7 +78,8 @@ type Error struct {
 func (e *Error) Error() string { return e.Message }
 func (e *Error) Unwrap() error { return e.Err }
 
-// Result is what a passed check found; the daemon logs it (REQ-MCP-008).
+// Result is what a passed check found; the daemon logs it, so every start
+// records which format it found and which hearthd wrote it.
 type Result struct {
 	Home      string
 	Format    Version // the format on disk, equal to this build's
@@ -100,9 +101,10 @@ func (r Result) String() string {
 func Home(getenv func(string) string) (string, error) { return endpoint.Home(getenv) }
 
 // Check runs the guard on home for the hearthd whose full version is build
-// (e.g. version.Tooling()). Call it before anything opens a store in home
-// (REQ-MCP-004). A refusal is an *Error carrying the exit code; any other
-// error (home not creatable, I/O) means the check could not run at all.
+// (e.g. version.Tooling()). Call it before anything opens a store in home,
+// so that a refused home is left exactly as it was. A refusal is an *Error
+// carrying the exit code; any other error (home not creatable, I/O) means
+// the check could not run at all.
 func Check(home, build string) (Result, error) {
 	return check(home, current, build, migrations)
 }

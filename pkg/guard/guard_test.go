@@ -17,6 +17,10 @@ import (
 	"testing"
 )
 
+// The tests named TestREQ_MCP_nnn_... and TestNEG_MCP_nnn_... each pin one
+// rule of the version guard (what it must do, or must never do); the comment
+// above each test states the rule.
+
 const build = "0.1.0+test"
 
 func writeFile(t *testing.T, path, content string) {
@@ -87,6 +91,10 @@ func treeHash(t *testing.T, dir string) string {
 	return strings.Join(lines, "\n")
 }
 
+// A home in another format (older or newer MAJOR.MINOR) is refused with exit
+// 78, and the message names both formats, both hearthd versions, the home,
+// the explicit `hearthd migrate` step and what to do, and says that nothing
+// was changed.
 func TestREQ_MCP_001_VersionMismatchExitCode(t *testing.T) {
 	older := Version{0, 9}
 	steps := []Step{{From: older, To: current, What: "test", Run: func(string) error { return nil }}}
@@ -125,6 +133,9 @@ func TestREQ_MCP_001_VersionMismatchExitCode(t *testing.T) {
 	}
 }
 
+// A fresh home gets the marker (line 1 the format, line 2 the hearthd
+// version; home 0700, marker 0600) and nothing else; a later check by another
+// release reads it without rewriting it.
 func TestREQ_MCP_002_FreshInstallCreatesMarker(t *testing.T) {
 	home := filepath.Join(t.TempDir(), "new", "home")
 	res, err := Check(home, build)
@@ -164,6 +175,10 @@ func TestREQ_MCP_002_DotEntriesAreNotData(t *testing.T) {
 	}
 }
 
+// Data without a marker (any non-dot entry: a store, its log, an index,
+// even an empty directory or a dangling symlink) is refused with exit 65; the
+// message names what was found and `hearthd migrate --adopt`, and the home is
+// left as it was.
 func TestREQ_MCP_003_LegacyDatabaseExitCode(t *testing.T) {
 	cases := []struct {
 		name  string
@@ -203,8 +218,8 @@ func TestREQ_MCP_003_LegacyDatabaseExitCode(t *testing.T) {
 	}
 }
 
-// REQ-MCP-004, part one: the guard cannot open a store because it does not
-// even link one. Nothing of SQLite, PostgreSQL or a tool family is in its
+// The guard runs before any store is opened, part one: it cannot open a store
+// because it does not even link one. Nothing of SQLite, PostgreSQL or a tool family is in its
 // import graph, so hearthd can run it before any store code initializes.
 // (Part two, that hearthd calls it before opening a store, is the end-to-end
 // test/guard_test.go: a refused home is untouched and no socket is bound.)
@@ -228,8 +243,9 @@ func TestREQ_MCP_004_GuardRunsBeforeImport(t *testing.T) {
 	}
 }
 
-// REQ-MCP-004, the home side: every kind of refusal leaves the home exactly
-// as it was: no file created, removed, rewritten or touched, hidden or not.
+// The guard runs before any store is opened, the home side: every kind of
+// refusal leaves the home exactly as it was: no file created, removed,
+// rewritten or touched, hidden or not.
 func TestREQ_MCP_004_RefusedHomeIsUntouched(t *testing.T) {
 	cases := map[string]string{
 		"newer format":   "2.0\n2.0.0\n",
@@ -258,6 +274,9 @@ func TestREQ_MCP_004_RefusedHomeIsUntouched(t *testing.T) {
 	}
 }
 
+// Checks run under an exclusive lock: of many concurrent checkers of one
+// fresh home (goroutines here), exactly one writes the marker and all read
+// that one.
 func TestREQ_MCP_005_FileLockingGoroutines(t *testing.T) {
 	home := filepath.Join(t.TempDir(), "home") // not there yet: they race to create it too
 	const n = 32
@@ -359,7 +378,7 @@ func TestREQ_MCP_005_FileLockingProcesses(t *testing.T) {
 }
 
 // The Windows lock (LockFileEx, lock_windows.go) must at least compile and
-// pass vet; the seed's test_windows_fallback.
+// pass vet for both Windows architectures, since no Windows runner tests it.
 func TestREQ_MCP_005_WindowsLockCompiles(t *testing.T) {
 	gobin := goTool(t)
 	for _, arch := range []string{"amd64", "arm64"} {
@@ -371,6 +390,8 @@ func TestREQ_MCP_005_WindowsLockCompiles(t *testing.T) {
 	}
 }
 
+// The home is $HEARTH_HOME (cleaned, and it must be absolute), else
+// $XDG_DATA_HOME/hearth when that is absolute, else ~/.local/share/hearth.
 func TestREQ_MCP_006_HearthHomeEnv(t *testing.T) {
 	cases := []struct {
 		env  map[string]string
@@ -405,6 +426,8 @@ func TestREQ_MCP_006_HearthHomeEnv(t *testing.T) {
 	}
 }
 
+// Another hearthd release of the same format passes, and a passing check
+// rewrites nothing.
 func TestREQ_MCP_007_PatchVersionAllowed(t *testing.T) {
 	home := t.TempDir()
 	writeFile(t, filepath.Join(home, MarkerName), Format+"\n0.1.0+old\n")
@@ -421,6 +444,7 @@ func TestREQ_MCP_007_PatchVersionAllowed(t *testing.T) {
 	}
 }
 
+// Any other MAJOR.MINOR, a minor difference included, is refused with exit 78.
 func TestREQ_MCP_007_MinorVersionBlocked(t *testing.T) {
 	for _, onDisk := range []string{"1.1", "1.2", "1.10", "0.0", "2.0"} {
 		home := t.TempDir()
@@ -432,6 +456,8 @@ func TestREQ_MCP_007_MinorVersionBlocked(t *testing.T) {
 	}
 }
 
+// A passed check says what it found, for the daemon's log: fresh home and
+// marker written, or the format on disk and which hearthd wrote it and runs.
 func TestREQ_MCP_008_SuccessfulCheckLogged(t *testing.T) {
 	home := t.TempDir()
 	res, err := Check(home, "0.1.0+a")
@@ -454,9 +480,9 @@ func TestREQ_MCP_008_SuccessfulCheckLogged(t *testing.T) {
 	}
 }
 
-// NEG-MCP-001: a mismatch is always an error. No variable weakens it, and
-// the package reads no environment at all (Home is handed its getenv), so no
-// future "HEARTH_GUARD=warn" can slip in unnoticed.
+// There is no warning-only mode: a mismatch is always an error. No variable
+// weakens it, and the package reads no environment at all (Home is handed its
+// getenv), so no future "HEARTH_GUARD=warn" can slip in unnoticed.
 func TestNEG_MCP_001_NoWarningOnlyMode(t *testing.T) {
 	for _, k := range []string{"HEARTH_GUARD", "HEARTH_SKIP_VERSION_CHECK", "HEARTH_FORCE", "HEARTH_VERSION_GUARD", "PIXELTABLE_SKIP_GUARD"} {
 		t.Setenv(k, "warn")
@@ -485,8 +511,8 @@ func TestNEG_MCP_001_NoWarningOnlyMode(t *testing.T) {
 	}
 }
 
-// NEG-MCP-002: Check never migrates, even when a migration exists; only the
-// explicit Migrate does.
+// There is no automatic migration: Check never migrates, even when a
+// migration exists; only the explicit Migrate does.
 func TestNEG_MCP_002_NoAutoMigration(t *testing.T) {
 	ran := 0
 	steps := []Step{{From: Version{0, 9}, To: current, What: "test step", Run: func(string) error { ran++; return nil }}}

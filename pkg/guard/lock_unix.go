@@ -11,7 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// lock takes the guard's exclusive lock on home (REQ-MCP-005), so
+// lock takes the guard's exclusive lock on home, so
 // concurrent daemons, and `hearthd migrate`, check and write the marker one
 // at a time. It locks the directory itself with flock: nothing is created,
 // so a refused home stays byte-for-byte as it was, and the kernel drops the

@@ -10,9 +10,9 @@ import (
 	"golang.org/x/sys/windows"
 )
 
-// lock takes the guard's exclusive lock in home (REQ-MCP-005) with
-// LockFileEx, the Windows counterpart of flock: it waits, and the system
-// releases it when the handle closes or the process dies. A directory
+// lock takes the guard's exclusive lock in home, so checks run one at a
+// time, with LockFileEx, the Windows counterpart of flock: it waits, and the
+// system releases it when the handle closes or the process dies. A directory
 // handle cannot carry a byte-range lock, so Windows uses a hidden lock file
 // in home (the one trace a refused check leaves there).
 func lock(home string) (unlock func(), err error) {

@@ -31,7 +31,7 @@ func marshalPatch(t testing.TB, ops []Op) string {
 	return string(b)
 }
 
-// TestDiffRules pins each seed rule on both entry points: the patch must be
+// TestDiffRules pins each rule of the package doc on both entry points: the patch must be
 // exactly the expected JSON text.
 func TestDiffRules(t *testing.T) {
 	tests := []struct {

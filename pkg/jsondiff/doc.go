@@ -1,5 +1,5 @@
 // Package jsondiff computes the RFC 6902 JSON Patch that turns one JSON document
-// into another, with the deterministic rules of seed 001 §5:
+// into another, with the deterministic rules diff_assets promises its clients:
 //
 //   - only "add", "remove" and "replace" operations;
 //   - object members are compared key by key, in sorted key order ([Diff]

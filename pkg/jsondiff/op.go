@@ -60,7 +60,7 @@ func rank(op string) int {
 	return 3
 }
 
-// compareOps is the seed's patch order: by path, then by rank.
+// compareOps is the patch order diff_assets promises: by path, then by rank.
 func compareOps(a, b Op) int {
 	if c := cmp.Compare(a.Path, b.Path); c != 0 {
 		return c

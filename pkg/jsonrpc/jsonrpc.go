@@ -20,11 +20,11 @@ const (
 	CodeMethodNotFound   = -32601
 	CodeInvalidParams    = -32602
 	CodeInternalError    = -32603
-	CodeStoreError       = -32000 // seed 003: store unreachable
+	CodeStoreError       = -32000 // a store is unreachable (also: the shim resolves another data directory)
 	CodeOverloaded       = -32001 // the connection's queue is full (non-tool requests)
 	CodeResourceNotFound = -32002 // MCP: resources/read of an unknown URI
 	CodeShuttingDown     = -32005 // the daemon is draining; the request was not run
-	CodeToolError        = -32003 // a plain (seed 001) method failed under the tool contract
+	CodeToolError        = -32003 // a plain tool method (no MCP session) failed under the tool contract
 	CodeLost             = -32004 // the shim lost the daemon while the request was in flight
 	CodeCancelled        = -32800 // $/cancelRequest of a non-tool request
 )
@@ -205,8 +205,10 @@ func shorten(s string) string {
 	return s
 }
 
-// TooLargeFrame is the reply to a line over the 1 MiB guard (DESIGN.md §3): a
-// JSON-RPC error whose data is seed 001's payload_too_large object.
+// TooLargeFrame is the reply to a line over the 1 MiB guard (docs/protocol.md,
+// "Framing"): a JSON-RPC error whose data is a payload_too_large validation
+// result in the schema tools' shape ({ok, reason, errors: [{path, msg}]}), which
+// plain JSON-RPC clients of those tools already read.
 const TooLargeFrame = `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"payload_too_large","data":{"ok":false,"reason":"validation_failed","errors":[{"path":"","msg":"payload_too_large"}]}}}`
 
 // ResultFrame builds a response frame from a result's JSON text.

@@ -1,4 +1,4 @@
-// Package memory is hearth's memory family (seed 003): add_memory,
+// Package memory is hearth's memory family: add_memory,
 // search_memory, get_stats and delete_memory over one store that every client
 // of the daemon shares.
 //
@@ -7,10 +7,11 @@
 // server's /api/embed) and HEARTH_EMBED_MODEL, chunks get vectors and search
 // fuses BM25 with cosine similarity; without them search is lexical and says so.
 //
-// A broken store never stops the daemon: Open always succeeds, the tools answer
-// the seed's JSON-RPC -32000 error while the store is unavailable, and the store
-// is opened again on a later call (at most every few seconds), so repairing the
-// file needs no restart.
+// A broken store never stops the daemon: Open always succeeds, the tools
+// answer the JSON-RPC -32000 "Database connection failed" error
+// (docs/protocol.md) while the store is unavailable, and the store is opened
+// again on a later call (at most every few seconds), so repairing the file
+// needs no restart.
 package memory
 
 import (
@@ -38,7 +39,8 @@ const (
 // StoreFile is the database's name inside $HEARTH_HOME.
 const StoreFile = "memory.db"
 
-// engine names the store in the seed 003 error message.
+// engine names the store in the -32000 "Database connection failed. Please
+// check <engine> is running." message.
 const engine = "SQLite"
 
 const (

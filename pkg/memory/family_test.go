@@ -196,8 +196,8 @@ func TestAddTooLong(t *testing.T) {
 		t.Fatalf("a text of exactly %d characters: %v", MaxTextLen, err)
 	}
 
-	// Through the registry the schema's maxLength answers first, in the
-	// seed's words (Tool.ArgMessages).
+	// Through the registry the schema's maxLength answers first, with the
+	// fixed message clients match on (Tool.ArgMessages).
 	_, err = call(t, f, "add_memory", map[string]any{"text": huge})
 	te, ok = tool.AsError(err)
 	if !ok || te.Code != tool.InvalidRequest || te.Message != "content exceeds max length" {

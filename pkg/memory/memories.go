@@ -22,7 +22,8 @@ import (
 const MaxTextLen = 100_000
 
 var (
-	// ErrTooLong: the text is over MaxTextLen. The message is seed 003's.
+	// ErrTooLong: the text is over MaxTextLen. The message is fixed: clients
+	// match on it, and the input schema's maxLength check gives the same words.
 	ErrTooLong = errors.New("content exceeds max length")
 	// ErrNoEmbedder: vector ranking was asked for and no embedder is configured.
 	ErrNoEmbedder = errors.New("vector search needs an embedder: set HEARTH_EMBED_URL and HEARTH_EMBED_MODEL")

@@ -287,7 +287,7 @@ func (f *Family) deleteMemory(ctx context.Context, call *tool.Call) (any, error)
 }
 
 // fail maps the domain's errors to the tool contract. Store failures become the
-// seed 003 JSON-RPC error; what went wrong (paths included) goes to the log only.
+// JSON-RPC -32000 error; what went wrong (paths included) goes to the log only.
 func (f *Family) fail(call *tool.Call, err error) error {
 	switch {
 	case errors.Is(err, store.ErrUnavailable):

@@ -1,5 +1,5 @@
-// Package repo finds the repository a tool call is about (seed 002 §6, shared
-// by the clarification and workspace families): the call's repo_path when it
+// Package repo finds the repository a tool call is about (shared by the
+// clarification and workspace families): the call's repo_path when it
 // gives one, else the client's directory walked up to the first directory
 // holding .git.
 //

@@ -19,8 +19,8 @@ func prepare(cmd *exec.Cmd) {
 func start(cmd *exec.Cmd) error { return cmd.Start() }
 
 // Windows has no SIGTERM for a process tree: both steps use taskkill /T
-// (the tree) /F (forced), as seed 004 Part 2 §4.1 says. A tree that is
-// already gone makes taskkill fail, which is ignored.
+// (the tree) /F (forced), so the grace period is skipped there. A tree that
+// is already gone makes taskkill fail, which is ignored.
 func terminate(pid int) { kill(pid) }
 
 func kill(pid int) {

@@ -1,9 +1,10 @@
 // Package supervisor is the one place in hearth that starts child processes
-// for tools (seed 004 Part 2). Every child runs in its own process group; on
+// for tools, so that no child outlives its request or the daemon
+// (docs/architecture.md). Every child runs in its own process group; on
 // cancellation or timeout the whole group gets SIGTERM, a grace period, then
 // SIGKILL, and after any exit the group is SIGKILLed again so no grandchild
-// outlives its request. A daemon-wide cap bounds how many children run at
-// once.
+// outlives its request. On Linux a direct child is also SIGKILLed by the kernel when
+// the daemon dies. A daemon-wide cap bounds how many children run at once.
 package supervisor
 
 import (

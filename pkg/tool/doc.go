@@ -1,4 +1,4 @@
-// Package tool is the stable tool contract of hearth (DESIGN.md §4, seed 004 Part 1).
+// Package tool is the stable tool contract of hearth (docs/architecture.md, "The tool contract").
 //
 // A tool family declares its tools as [Tool] values; the daemon adds them to a
 // [Registry], which checks each definition against the contract when it is added

@@ -6,7 +6,7 @@ import (
 	"fmt"
 )
 
-// Code is a stable error code of the tool contract (seed 004 §6). Codes are part of
+// Code is a stable error code of the tool contract (docs/protocol.md). Codes are part of
 // a tool's schema: adding or renaming one a tool can return needs a schemaVersion bump.
 type Code string
 
@@ -62,7 +62,7 @@ func Errorf(code Code, format string, args ...any) *Error {
 }
 
 // RPCError is a failure that the contract reports as a JSON-RPC error rather than
-// as an isError result: the seed 003 store errors (-32000). Handlers return it
+// as an isError result: a store that cannot be reached (-32000). Handlers return it
 // (possibly wrapped) and the protocol layer sends it as the response's error.
 type RPCError struct {
 	Code    int
@@ -72,10 +72,10 @@ type RPCError struct {
 
 func (e *RPCError) Error() string { return fmt.Sprintf("jsonrpc error %d: %s", e.Code, e.Message) }
 
-// CodeStoreUnavailable is the JSON-RPC error code for an unreachable store (seed 003).
+// CodeStoreUnavailable is the JSON-RPC error code for an unreachable store.
 const CodeStoreUnavailable = -32000
 
-// StoreUnavailable is the seed 003 error for a store that cannot be reached or is
+// StoreUnavailable is the JSON-RPC error for a store that cannot be reached or is
 // corrupt. engine names the store ("SQLite", "PostgreSQL"); the message never
 // carries a path, DSN or secret: details belong in the daemon's log.
 func StoreUnavailable(engine string) *RPCError {

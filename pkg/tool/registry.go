@@ -20,7 +20,7 @@ import (
 var namePattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 
 // Definition is a tool as tools/list shows it: the MCP fields plus the
-// contract's schemaVersion and toolingVersion (seed 004 §2.1).
+// contract's schemaVersion and toolingVersion (docs/protocol.md, the tool contract).
 type Definition struct {
 	Name           string          `json:"name"`
 	Title          string          `json:"title,omitempty"`
@@ -286,7 +286,7 @@ func (e *Entry) check(raw json.RawMessage, doc *jsonval.Doc) (Args, *Error) {
 				break
 			}
 			if isOverride(e.ArgMessages, v.Msg) {
-				msgs = append(msgs, v.Msg) // a seed-fixed message stands alone
+				msgs = append(msgs, v.Msg) // a fixed (ArgMessages) message stands alone
 				continue
 			}
 			msgs = append(msgs, v.String())

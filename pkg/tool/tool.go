@@ -24,9 +24,10 @@ type Tool struct {
 	// "additionalProperties":false; every property has a description. It must be
 	// self-contained: no $ref outside the document.
 	InputSchema json.RawMessage
-	// SchemaVersion is the tool's monotonic contract version (seed 004 §2): bump it
-	// when argument names or meanings, defaults, result shape, error codes or
-	// cancellation/timeout semantics change. A snapshot test pins it.
+	// SchemaVersion is the tool's monotonic contract version: bump it when
+	// argument names or meanings, defaults, result shape, error codes or
+	// cancellation/timeout semantics change. The snapshot test
+	// (daemon/snapshot_test.go) pins it.
 	SchemaVersion int
 	// Annotations are the MCP behaviour hints.
 	Annotations Annotations
@@ -36,13 +37,14 @@ type Tool struct {
 	// for one call, when the tool's schema declares it. Empty: not overridable.
 	TimeoutArg string
 	// ArgMessages replaces the validator's wording for specific argument
-	// violations, where a seed fixes the message a client sees. The key is the
+	// violations, where existing clients expect a fixed message. The key is the
 	// argument's JSON Pointer and the failing keyword, joined by a space:
 	// {"/text maxLength": "content exceeds max length"}.
 	ArgMessages map[string]string
 	// PlainMethod also serves the tool as a plain JSON-RPC method of the same name
-	// whose params are the arguments and whose result is the tool's result object
-	// (seed 001 compatibility). Such methods work without an MCP initialize.
+	// whose params are the arguments and whose result is the tool's result object,
+	// for clients that never open an MCP session: such methods work without an
+	// MCP initialize.
 	PlainMethod bool
 	// Handler does the work. It must return promptly once ctx is done.
 	Handler Handler
@@ -60,7 +62,7 @@ type Annotations struct {
 // Handler runs one call. It returns the result object (anything that marshals to
 // a JSON object) or an error:
 //   - a *[Error]: an isError result carrying its code, message and fields;
-//   - a *[RPCError]: a JSON-RPC error response (store unavailable, seed 003);
+//   - a *[RPCError]: a JSON-RPC error response (a store is unavailable: -32000);
 //   - ctx.Err() after cancellation or timeout: the protocol layer answers with
 //     CANCELLED or TOOL_TIMEOUT as the contract says;
 //   - any other error: an isError result with code INTERNAL, logged.

@@ -11,7 +11,7 @@ import (
 )
 
 // Violation is one schema violation: where in the instance, and what is wrong.
-// The JSON shape is seed 001's validation error object.
+// The JSON shape is the schema tools' validation error object, {"path", "msg"}.
 type Violation struct {
 	// Path is an absolute RFC 6901 JSON Pointer into the instance ("" is the root).
 	Path string `json:"path"`

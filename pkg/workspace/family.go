@@ -1,4 +1,4 @@
-// Package workspace is hearth's code-workspace family (seed 004): index_build,
+// Package workspace is hearth's code-workspace family: index_build,
 // index_status, search, show_file, check_status and workspace_status.
 //
 // An index is one file per repository at $HEARTH_HOME/index/<hash>.idx

@@ -15,7 +15,8 @@ import (
 	"time"
 )
 
-// goSource is $(go env GOROOT)/src, seed 004's large repository.
+// goSource is $(go env GOROOT)/src, the large repository the workspace tools
+// are measured on.
 func goSource(b *testing.B) string {
 	b.Helper()
 	src := filepath.Join(gobuild.Default.GOROOT, "src")

@@ -22,7 +22,7 @@ var (
 	ErrNotFound = errors.New("memory not found")
 	// ErrUnavailable wraps every failure of the engine itself (cannot open,
 	// corrupt, I/O error, closed), as opposed to a bad request. The family turns
-	// it into the seed 003 "Database connection failed" error.
+	// it into the JSON-RPC -32000 "Database connection failed" error.
 	ErrUnavailable = errors.New("memory store unavailable")
 )
 

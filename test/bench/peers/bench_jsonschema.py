@@ -1,5 +1,6 @@
 """Benchmark peer: validates the corpus examples with Python's jsonschema
-(Draft202012Validator, the seed's own library), the same work hearth's
+(Draft202012Validator: the validator of the Python adapter whose result
+shapes hearth's schema tools keep), the same work hearth's
 BenchmarkValidateVsPeers times, and prints {"validations":N,"seconds":S}.
 Usage: python3 bench_jsonschema.py <schemasDir> <examplesDir> <rounds>"""
 import json
