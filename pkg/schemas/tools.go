@@ -10,6 +10,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"go.uber.org/zap"
 
+	"github.com/hearth-mcp/hearth/pkg/backend"
 	"github.com/hearth-mcp/hearth/pkg/jsondiff"
 	"github.com/hearth-mcp/hearth/pkg/jsonval"
 	"github.com/hearth-mcp/hearth/pkg/tool"
@@ -253,10 +254,10 @@ func (f *Family) diffAssets(ctx context.Context, call *tool.Call) (any, error) {
 
 // validateForBackend is populate_backend's validator: the asset's own
 // top-level $schema if it names a loaded schema, else synesthetic-asset.
-func (f *Family) validateForBackend(asset any) (bool, []tool.Violation) {
+func (f *Family) validateForBackend(asset any) (bool, []backend.Violation) {
 	c, err := f.catalog()
 	if err != nil {
-		return false, []tool.Violation{{Path: "", Msg: err.Error()}}
+		return false, []backend.Violation{{Path: "", Msg: err.Error()}}
 	}
 	name := AliasNested
 	if m, ok := asset.(map[string]any); ok {
@@ -268,9 +269,13 @@ func (f *Family) validateForBackend(asset any) (bool, []tool.Violation) {
 	}
 	ok, errs, found := c.Validate(asset, name)
 	if !found {
-		return false, []tool.Violation{{Path: "", Msg: "no schema to validate the asset against: unknown schema " + AliasCanonical + "; " + c.Available()}}
+		return false, []backend.Violation{{Path: "", Msg: "no schema to validate the asset against: unknown schema " + AliasCanonical + "; " + c.Available()}}
 	}
-	return ok, errs
+	var out []backend.Violation
+	for _, v := range errs {
+		out = append(out, backend.Violation(v))
+	}
+	return ok, out
 }
 
 func (f *Family) populateBackend(ctx context.Context, call *tool.Call) (any, error) {
