@@ -27,8 +27,6 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
-
-	"github.com/hearth-mcp/hearth/pkg/tool"
 )
 
 // Configuration defaults.
@@ -90,19 +88,27 @@ func ConfigFromEnv(getenv func(string) string) Config {
 }
 
 // Validator checks an asset against its schema. It reports the violations
-// (already sorted, as pkg/tool's SchemaViolations gives them) when the asset
-// is invalid. The schema family supplies it, so this package needs no catalog.
-type Validator func(asset any) (ok bool, errors []tool.Violation)
+// (already sorted) when the asset is invalid. The schema family supplies it,
+// so this package needs neither a catalog nor a validator of its own.
+type Validator func(asset any) (ok bool, errors []Violation)
+
+// Violation is one reason an asset is refused: where in the asset (an RFC
+// 6901 JSON Pointer, "" for the whole asset) and what is wrong. Its JSON is
+// the validation error object every schema tool answers with.
+type Violation struct {
+	Path string `json:"path"`
+	Msg  string `json:"msg"`
+}
 
 // Result is populate_backend's result object, in the shape its clients read.
 type Result struct {
-	OK         bool             `json:"ok"`
-	AssetID    string           `json:"asset_id,omitempty"`
-	BackendURL string           `json:"backend_url,omitempty"`
-	Reason     string           `json:"reason,omitempty"`
-	Errors     []tool.Violation `json:"errors,omitempty"`
-	Status     int              `json:"status,omitempty"`
-	Detail     string           `json:"detail,omitempty"`
+	OK         bool        `json:"ok"`
+	AssetID    string      `json:"asset_id,omitempty"`
+	BackendURL string      `json:"backend_url,omitempty"`
+	Reason     string      `json:"reason,omitempty"`
+	Errors     []Violation `json:"errors,omitempty"`
+	Status     int         `json:"status,omitempty"`
+	Detail     string      `json:"detail,omitempty"`
 	// Cause is the underlying failure, for the daemon's log only; it is never
 	// sent to the client (it may name hosts and ports).
 	Cause error `json:"-"`
@@ -184,14 +190,14 @@ func (c *Client) Populate(ctx context.Context, asset any, validateFirst bool) (R
 	}
 	body, err := encode(asset)
 	if err != nil {
-		return Result{Reason: ReasonValidationFailed, Errors: []tool.Violation{{Path: "", Msg: "asset is not JSON: " + err.Error()}}, Cause: err}, nil
+		return Result{Reason: ReasonValidationFailed, Errors: []Violation{{Path: "", Msg: "asset is not JSON: " + err.Error()}}, Cause: err}, nil
 	}
 	if len(body) > MaxAssetBytes {
-		return Result{Reason: ReasonValidationFailed, Errors: []tool.Violation{{Path: "", Msg: "payload_too_large"}}}, nil
+		return Result{Reason: ReasonValidationFailed, Errors: []Violation{{Path: "", Msg: "payload_too_large"}}}, nil
 	}
 	if ok, violations := c.validate(asset); !ok {
 		if len(violations) == 0 {
-			violations = []tool.Violation{{Path: "", Msg: "asset is invalid"}}
+			violations = []Violation{{Path: "", Msg: "asset is invalid"}}
 		}
 		return Result{Reason: ReasonValidationFailed, Errors: violations}, nil
 	}

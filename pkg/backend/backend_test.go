@@ -14,20 +14,18 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
-
-	"github.com/hearth-mcp/hearth/pkg/tool"
 )
 
 // validAsset is what the test validator accepts: an object with a "name".
 var validAsset = map[string]any{"name": "Asset One", "shader": map[string]any{"u": []any{1.0, nil}}}
 
-func acceptNamed(asset any) (bool, []tool.Violation) {
+func acceptNamed(asset any) (bool, []Violation) {
 	m, ok := asset.(map[string]any)
 	if !ok {
-		return false, []tool.Violation{{Path: "", Msg: "expected object"}}
+		return false, []Violation{{Path: "", Msg: "expected object"}}
 	}
 	if _, ok := m["name"]; !ok {
-		return false, []tool.Violation{{Path: "", Msg: "missing property 'name'"}, {Path: "/shader", Msg: "expected object"}}
+		return false, []Violation{{Path: "", Msg: "missing property 'name'"}, {Path: "/shader", Msg: "expected object"}}
 	}
 	return true, nil
 }
@@ -320,21 +318,21 @@ func TestPopulateValidation(t *testing.T) {
 		asset         any
 		validateFirst bool
 		wantOK        bool
-		wantErrors    []tool.Violation
+		wantErrors    []Violation
 	}{
 		{"valid, validate_first", validAsset, true, true, nil},
 		{"valid, no validate_first", validAsset, false, true, nil},
 		{"invalid, validate_first", map[string]any{"shader": 1}, true, false,
-			[]tool.Violation{{Path: "", Msg: "missing property 'name'"}, {Path: "/shader", Msg: "expected object"}}},
+			[]Violation{{Path: "", Msg: "missing property 'name'"}, {Path: "/shader", Msg: "expected object"}}},
 		{"invalid, no validate_first: still refused", map[string]any{"shader": 1}, false, false,
-			[]tool.Violation{{Path: "", Msg: "missing property 'name'"}, {Path: "/shader", Msg: "expected object"}}},
-		{"not an object", []any{1}, false, false, []tool.Violation{{Path: "", Msg: "expected object"}}},
+			[]Violation{{Path: "", Msg: "missing property 'name'"}, {Path: "/shader", Msg: "expected object"}}},
+		{"not an object", []any{1}, false, false, []Violation{{Path: "", Msg: "expected object"}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := newBackend(t, reply(http.StatusCreated, `{"id":"v"}`))
 			var validated atomic.Int32
-			c, err := New(Config{URL: srv.URL}, func(asset any) (bool, []tool.Violation) {
+			c, err := New(Config{URL: srv.URL}, func(asset any) (bool, []Violation) {
 				validated.Add(1)
 				if srv.posts.Load() != 0 {
 					t.Error("validation ran after the POST")
@@ -371,7 +369,7 @@ func TestPopulateValidation(t *testing.T) {
 
 func TestPopulateInvalidWithoutViolationsStillExplains(t *testing.T) {
 	srv := newBackend(t, reply(http.StatusCreated, `{"id":"v"}`))
-	c, err := New(Config{URL: srv.URL}, func(any) (bool, []tool.Violation) { return false, nil })
+	c, err := New(Config{URL: srv.URL}, func(any) (bool, []Violation) { return false, nil })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -413,7 +411,7 @@ func TestPopulateUnencodableAsset(t *testing.T) {
 
 func TestPopulateDisabled(t *testing.T) {
 	called := false
-	c, err := New(Config{}, func(any) (bool, []tool.Violation) { called = true; return true, nil })
+	c, err := New(Config{}, func(any) (bool, []Violation) { called = true; return true, nil })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -461,7 +459,7 @@ func TestResultJSON(t *testing.T) {
 		{Result{OK: true, AssetID: "a", BackendURL: "http://b", Cause: errors.New("never sent")}, `{"ok":true,"asset_id":"a","backend_url":"http://b"}`},
 		{Result{Reason: ReasonBackendError, Status: 500, Detail: "internal error"}, `{"ok":false,"reason":"backend_error","status":500,"detail":"internal error"}`},
 		{Result{Reason: ReasonBackendError, Status: 503, Detail: DetailNetworkUnreachable}, `{"ok":false,"reason":"backend_error","status":503,"detail":"network_unreachable"}`},
-		{Result{Reason: ReasonValidationFailed, Errors: []tool.Violation{{Path: "/a", Msg: "m"}}}, `{"ok":false,"reason":"validation_failed","errors":[{"path":"/a","msg":"m"}]}`},
+		{Result{Reason: ReasonValidationFailed, Errors: []Violation{{Path: "/a", Msg: "m"}}}, `{"ok":false,"reason":"validation_failed","errors":[{"path":"/a","msg":"m"}]}`},
 	}
 	for _, tc := range tests {
 		if got := mustJSON(t, tc.res); got != tc.want {

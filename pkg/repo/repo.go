@@ -16,8 +16,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-
-	"github.com/hearth-mcp/hearth/pkg/tool"
 )
 
 // ErrNotFound is wrapped by every failure to find a repository.
@@ -39,14 +37,16 @@ func (e *Error) Error() string { return e.Reason }
 func (e *Error) Unwrap() error { return ErrNotFound }
 
 // Find returns the absolute, symlink-free root of the repository for a call.
+// cwd and roots describe the client: its working directory ("" when
+// unknown) and its declared MCP roots as file paths (see ClientDir).
 //
 // An explicit repoPath must name an existing directory; it is used as it is
 // (a repository without .git is the caller's choice), and a relative one is
 // resolved against the client's directory. Without repoPath, the client's
 // directory is walked up to the first directory holding .git (a directory or,
 // for worktrees and submodules, a file).
-func Find(repoPath string, c tool.Client) (string, error) {
-	start := ClientDir(c)
+func Find(repoPath, cwd string, roots []string) (string, error) {
+	start := ClientDir(cwd, roots)
 	if repoPath != "" {
 		if strings.ContainsRune(repoPath, 0) {
 			return "", &Error{Path: repoPath, Explicit: true, Reason: "repo_path contains a NUL byte"}
@@ -78,16 +78,17 @@ func Find(repoPath string, c tool.Client) (string, error) {
 	return root, nil
 }
 
-// ClientDir is the client's working directory as far as the daemon knows it,
-// or "" when it does not.
-func ClientDir(c tool.Client) string {
-	for _, r := range c.Roots {
+// ClientDir is the client's directory as far as the daemon knows it, or ""
+// when it does not: the first absolute path among the client's roots, else
+// its working directory cwd when that is absolute.
+func ClientDir(cwd string, roots []string) string {
+	for _, r := range roots {
 		if filepath.IsAbs(r) {
 			return filepath.Clean(r)
 		}
 	}
-	if filepath.IsAbs(c.Cwd) {
-		return filepath.Clean(c.Cwd)
+	if filepath.IsAbs(cwd) {
+		return filepath.Clean(cwd)
 	}
 	return ""
 }

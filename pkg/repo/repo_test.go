@@ -5,9 +5,15 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-
-	"github.com/hearth-mcp/hearth/pkg/tool"
 )
+
+// client is what Find is told of a client: its directory and its roots.
+type client struct {
+	Cwd   string
+	Roots []string
+}
+
+func find(repoPath string, c client) (string, error) { return Find(repoPath, c.Cwd, c.Roots) }
 
 // tree makes root/.git and root/a/b, returning root (symlinks resolved, as
 // Find returns them).
@@ -27,7 +33,7 @@ func tree(t *testing.T) string {
 
 func TestFindWalksUpFromTheClientDirectory(t *testing.T) {
 	root := tree(t)
-	got, err := Find("", tool.Client{Cwd: filepath.Join(root, "a", "b")})
+	got, err := find("", client{Cwd: filepath.Join(root, "a", "b")})
 	if err != nil || got != root {
 		t.Fatalf("Find = %q, %v; want %q", got, err, root)
 	}
@@ -35,7 +41,7 @@ func TestFindWalksUpFromTheClientDirectory(t *testing.T) {
 
 func TestFindUsesRootsWhenThereIsNoHello(t *testing.T) {
 	root := tree(t)
-	got, err := Find("", tool.Client{Roots: []string{"relative/ignored", filepath.Join(root, "a")}})
+	got, err := find("", client{Roots: []string{"relative/ignored", filepath.Join(root, "a")}})
 	if err != nil || got != root {
 		t.Fatalf("Find = %q, %v; want %q", got, err, root)
 	}
@@ -44,7 +50,7 @@ func TestFindUsesRootsWhenThereIsNoHello(t *testing.T) {
 func TestRootsComeBeforeTheHello(t *testing.T) {
 	// An editor started the shim in / but declared its workspace as a root.
 	root := tree(t)
-	got, err := Find("", tool.Client{Cwd: "/", Roots: []string{filepath.Join(root, "a")}})
+	got, err := find("", client{Cwd: "/", Roots: []string{filepath.Join(root, "a")}})
 	if err != nil || got != root {
 		t.Fatalf("Find = %q, %v; want %q", got, err, root)
 	}
@@ -54,7 +60,7 @@ func TestFindAcceptsAGitFile(t *testing.T) {
 	// Worktrees and submodules have a .git file, not a directory.
 	root, _ := filepath.EvalSymlinks(t.TempDir())
 	os.WriteFile(filepath.Join(root, ".git"), []byte("gitdir: /elsewhere\n"), 0o644)
-	got, err := Find("", tool.Client{Cwd: root})
+	got, err := find("", client{Cwd: root})
 	if err != nil || got != root {
 		t.Fatalf("Find = %q, %v; want %q", got, err, root)
 	}
@@ -71,23 +77,23 @@ func TestFindExplicitPath(t *testing.T) {
 	os.WriteFile(file, nil, 0o644)
 	cases := []struct {
 		name, path string
-		client     tool.Client
+		client     client
 		want       string
 		wantErr    bool
 	}{
-		{"absolute", root, tool.Client{}, root, false},
-		{"nested is used as given", filepath.Join(root, "a"), tool.Client{}, filepath.Join(root, "a"), false},
-		{"without .git", plain, tool.Client{}, plain, false},
-		{"symlink resolved", link, tool.Client{}, root, false},
-		{"relative to the client", "a/b", tool.Client{Cwd: root}, filepath.Join(root, "a", "b"), false},
-		{"relative, client unknown", "a/b", tool.Client{}, "", true},
-		{"missing", filepath.Join(root, "nope"), tool.Client{}, "", true},
-		{"a file", file, tool.Client{}, "", true},
-		{"NUL byte", root + "\x00x", tool.Client{}, "", true},
+		{"absolute", root, client{}, root, false},
+		{"nested is used as given", filepath.Join(root, "a"), client{}, filepath.Join(root, "a"), false},
+		{"without .git", plain, client{}, plain, false},
+		{"symlink resolved", link, client{}, root, false},
+		{"relative to the client", "a/b", client{Cwd: root}, filepath.Join(root, "a", "b"), false},
+		{"relative, client unknown", "a/b", client{}, "", true},
+		{"missing", filepath.Join(root, "nope"), client{}, "", true},
+		{"a file", file, client{}, "", true},
+		{"NUL byte", root + "\x00x", client{}, "", true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got, err := Find(c.path, c.client)
+			got, err := find(c.path, c.client)
 			if c.wantErr {
 				var re *Error
 				if !errors.As(err, &re) || !re.Explicit || !errors.Is(err, ErrNotFound) || re.Reason == "" {
@@ -107,14 +113,14 @@ func TestFindFailures(t *testing.T) {
 	if _, ok := WalkUp(noGit); ok {
 		t.Skip("a .git above the temporary directory")
 	}
-	for name, c := range map[string]tool.Client{
+	for name, c := range map[string]client{
 		"unknown client directory": {},
 		"relative cwd ignored":     {Cwd: "some/where"},
 		"no .git above":            {Cwd: noGit},
 		"missing directory":        {Cwd: filepath.Join(noGit, "gone")},
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, err := Find("", c)
+			_, err := find("", c)
 			var re *Error
 			if !errors.As(err, &re) || re.Explicit || !errors.Is(err, ErrNotFound) || re.Reason == "" {
 				t.Fatalf("Find = %v; want a *Error", err)

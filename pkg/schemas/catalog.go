@@ -1,8 +1,8 @@
 // Package schemas is the schema family: a catalog of JSON Schemas and
 // examples loaded once from the schema roots (a directory, or the embedded
 // synesthetic-schemas catalog when none is configured), compiled with
-// santhosh-tekuri/jsonschema/v6 and kept warm for every client, plus the
-// tools that list, read, validate, diff and persist assets.
+// pkg/validate and kept warm for every client, plus the tools that list,
+// read, validate, diff and persist assets.
 //
 // $ref resolves only inside the roots: by a loaded schema's $id, by file path
 // under the schemas root, or through an explicit URL-prefix-to-directory map.
@@ -23,11 +23,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
-
-	"github.com/hearth-mcp/hearth/pkg/fastcheck"
 	"github.com/hearth-mcp/hearth/pkg/jsonval"
-	"github.com/hearth-mcp/hearth/pkg/tool"
+	"github.com/hearth-mcp/hearth/pkg/validate"
 )
 
 // Alias is the schema alias clients rely on: nested assets validate against the
@@ -45,8 +42,7 @@ type Schema struct {
 	ID      string `json:"-"`
 	raw     []byte
 	doc     any
-	sch     *jsonschema.Schema
-	fast    *fastcheck.Checker // nil: the schema needs the full validator
+	sch     *validate.Schema
 }
 
 // Example is one example document.
@@ -210,15 +206,13 @@ func (c *Catalog) loadSchemas(opts Options) error {
 	if err != nil {
 		return fmt.Errorf("read schemas in %s: %w", c.Origin, err)
 	}
-	comp := jsonschema.NewCompiler()
-	comp.DefaultDraft(jsonschema.Draft2020)
-	comp.UseLoader(&rootLoader{catalog: c, urlMap: opts.URLMap})
+	comp := validate.NewCompiler(&rootLoader{catalog: c, urlMap: opts.URLMap})
 	for _, rel := range files {
 		raw, err := fs.ReadFile(r.fsys, rel)
 		if err != nil {
 			return fmt.Errorf("read schema %s: %w", rel, unwrapPath(err))
 		}
-		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+		doc, err := validate.UnmarshalJSON(bytes.NewReader(raw))
 		if err != nil {
 			return fmt.Errorf("schema %s is not JSON: %w", rel, err)
 		}
@@ -258,7 +252,6 @@ func (c *Catalog) loadSchemas(opts Options) error {
 			return fmt.Errorf("schema %s does not compile: %w", s.Path, err)
 		}
 		s.sch = sch
-		s.fast = fastcheck.Compile(sch)
 	}
 	sort.Slice(c.schemas, func(i, j int) bool {
 		a, b := c.schemas[i], c.schemas[j]
@@ -296,14 +289,14 @@ func (l *rootLoader) Load(u string) (any, error) {
 				return nil, fmt.Errorf("$ref %s: %w", u, err)
 			}
 			defer f.Close()
-			return jsonschema.UnmarshalJSON(f)
+			return validate.UnmarshalJSON(f)
 		}
 	}
 	if parsed, err := url.Parse(u); err == nil && parsed.Scheme == "file" {
 		r := l.catalog.schemaRoot
 		if rel, ok := strings.CutPrefix(parsed.Path, r.urlPath+"/"); ok {
 			if raw, _, err := r.read(rel); err == nil {
-				return jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+				return validate.UnmarshalJSON(bytes.NewReader(raw))
 			} else if !errors.As(err, new(*refusedError)) {
 				return nil, fmt.Errorf("$ref %s: %w", u, err)
 			}
@@ -514,10 +507,10 @@ func (c *Catalog) Examples(component string) []Example {
 
 // Validate checks an instance in encoding/json's decoded form (UseNumber
 // or not) against a schema by name; see ValidateDoc.
-func (c *Catalog) Validate(instance any, name string) (ok bool, errs []tool.Violation, found bool) {
+func (c *Catalog) Validate(instance any, name string) (ok bool, errs []validate.Violation, found bool) {
 	doc, err := jsonval.FromAny(instance)
 	if err != nil {
-		return false, []tool.Violation{{Path: "", Msg: "not a JSON value: " + err.Error()}}, true
+		return false, []validate.Violation{{Path: "", Msg: "not a JSON value: " + err.Error()}}, true
 	}
 	return c.ValidateDoc(doc, name)
 }
@@ -527,7 +520,7 @@ func (c *Catalog) Validate(instance any, name string) (ok bool, errs []tool.Viol
 // reference to its schema, not content, and is set aside; for the nested
 // alias a top-level "$schemaRef" is ignored too. Errors are
 // the validator's leaves, sorted by path then message.
-func (c *Catalog) ValidateDoc(doc *jsonval.Doc, name string) (ok bool, errs []tool.Violation, found bool) {
+func (c *Catalog) ValidateDoc(doc *jsonval.Doc, name string) (ok bool, errs []validate.Violation, found bool) {
 	s, found := c.Lookup(name)
 	if !found {
 		return false, nil, false
@@ -538,14 +531,8 @@ func (c *Catalog) ValidateDoc(doc *jsonval.Doc, name string) (ok bool, errs []to
 	if name == AliasNested {
 		doc = doc.Without("$schemaRef")
 	}
-	// Most documents are valid: the fast checker says so without building
-	// the full validator's error tree. Only a document it rejects (or a
-	// schema it cannot check) takes the full path, which gives the errors.
-	if s.fast != nil && s.fast.Valid(doc) {
-		return true, nil, true
-	}
-	if err := tool.Validate(s.sch, doc.Any()); err != nil {
-		return false, tool.SchemaViolations(err), true
+	if vs := s.sch.Validate(doc, nil); vs != nil {
+		return false, vs, true
 	}
 	return true, nil, true
 }

@@ -52,17 +52,20 @@ func TestFastCheckerAgreesWithTheSuite(t *testing.T) {
 			return
 		}
 		s, _ := g.cat.Lookup("group")
-		if s.fast == nil {
-			return
-		}
-		compiled++
-		for _, tc := range g.tests {
+		for i, tc := range g.tests {
 			doc, err := jsonval.Parse(tc.Data)
 			if err != nil {
 				t.Fatal(err)
 			}
+			got, fast := s.sch.FastVerdict(doc)
+			if !fast {
+				return // the schema has no fast check
+			}
+			if i == 0 {
+				compiled++
+			}
 			checked++
-			if got := s.fast.Valid(doc); got != tc.Valid {
+			if got != tc.Valid {
 				t.Errorf("%s / %s / %s: fast checker says %v, suite says %v", g.file, g.description, tc.Description, got, tc.Valid)
 			}
 		}

@@ -7,12 +7,13 @@ import (
 	"errors"
 	"strconv"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
 	"go.uber.org/zap"
 
+	"github.com/hearth-mcp/hearth/pkg/backend"
 	"github.com/hearth-mcp/hearth/pkg/jsondiff"
 	"github.com/hearth-mcp/hearth/pkg/jsonval"
 	"github.com/hearth-mcp/hearth/pkg/tool"
+	"github.com/hearth-mcp/hearth/pkg/validate"
 )
 
 func obj(props string, required ...string) json.RawMessage {
@@ -64,9 +65,9 @@ type result map[string]any
 
 func notFound() result { return result{"ok": false, "reason": "not_found"} }
 
-func failed(vs []tool.Violation) result {
+func failed(vs []validate.Violation) result {
 	if vs == nil {
-		vs = []tool.Violation{}
+		vs = []validate.Violation{}
 	}
 	return result{"ok": false, "reason": "validation_failed", "errors": vs}
 }
@@ -133,13 +134,13 @@ func (f *Family) getExample(ctx context.Context, call *tool.Call) (any, error) {
 	if err != nil {
 		var refused *refusedError
 		if errors.As(err, &refused) {
-			return failed([]tool.Violation{{Path: "", Msg: "path refused: " + err.Error()}}), nil
+			return failed([]validate.Violation{{Path: "", Msg: "path refused: " + err.Error()}}), nil
 		}
 		return notFound(), nil
 	}
 	doc, err := decode(raw)
 	if err != nil {
-		return failed([]tool.Violation{{Path: "", Msg: "the example is not valid JSON"}}), nil
+		return failed([]validate.Violation{{Path: "", Msg: "the example is not valid JSON"}}), nil
 	}
 	schema := c.SchemaOf(doc)
 	if schema == "" {
@@ -194,11 +195,11 @@ func (f *Family) validateAlias(ctx context.Context, call *tool.Call) (any, error
 // validateDoc is validate_asset's result for a decoded asset.
 func validateDoc(c *Catalog, doc *jsonval.Doc, schema string) result {
 	if schema == "" {
-		return failed([]tool.Violation{{Path: "", Msg: "schema is required: name the schema to validate against"}})
+		return failed([]validate.Violation{{Path: "", Msg: "schema is required: name the schema to validate against"}})
 	}
 	ok, errs, found := c.ValidateDoc(doc, schema)
 	if !found {
-		return failed([]tool.Violation{{Path: "", Msg: "unknown schema: " + truncate(schema, 100) + "; " + c.Available()}})
+		return failed([]validate.Violation{{Path: "", Msg: "unknown schema: " + truncate(schema, 100) + "; " + c.Available()}})
 	}
 	if !ok {
 		return failed(errs)
@@ -253,10 +254,10 @@ func (f *Family) diffAssets(ctx context.Context, call *tool.Call) (any, error) {
 
 // validateForBackend is populate_backend's validator: the asset's own
 // top-level $schema if it names a loaded schema, else synesthetic-asset.
-func (f *Family) validateForBackend(asset any) (bool, []tool.Violation) {
+func (f *Family) validateForBackend(asset any) (bool, []backend.Violation) {
 	c, err := f.catalog()
 	if err != nil {
-		return false, []tool.Violation{{Path: "", Msg: err.Error()}}
+		return false, []backend.Violation{{Path: "", Msg: err.Error()}}
 	}
 	name := AliasNested
 	if m, ok := asset.(map[string]any); ok {
@@ -268,9 +269,13 @@ func (f *Family) validateForBackend(asset any) (bool, []tool.Violation) {
 	}
 	ok, errs, found := c.Validate(asset, name)
 	if !found {
-		return false, []tool.Violation{{Path: "", Msg: "no schema to validate the asset against: unknown schema " + AliasCanonical + "; " + c.Available()}}
+		return false, []backend.Violation{{Path: "", Msg: "no schema to validate the asset against: unknown schema " + AliasCanonical + "; " + c.Available()}}
 	}
-	return ok, errs
+	var out []backend.Violation
+	for _, v := range errs {
+		out = append(out, backend.Violation(v))
+	}
+	return ok, out
 }
 
 func (f *Family) populateBackend(ctx context.Context, call *tool.Call) (any, error) {
@@ -282,15 +287,15 @@ func (f *Family) populateBackend(ctx context.Context, call *tool.Call) (any, err
 		return nil, err
 	}
 	if a.ValidateFirst != nil && !*a.ValidateFirst {
-		return failed([]tool.Violation{{Path: "/validate_first", Msg: "hearth never persists an unvalidated asset; validate_first must be true"}}), nil
+		return failed([]validate.Violation{{Path: "/validate_first", Msg: "hearth never persists an unvalidated asset; validate_first must be true"}}), nil
 	}
 	if f.backendErr != nil {
 		return result{"ok": false, "reason": "unsupported", "detail": "backend misconfigured: " + f.backendErr.Error()}, nil
 	}
 	// The backend client encodes what it POSTs from encoding/json's form.
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(a.Asset))
+	doc, err := validate.UnmarshalJSON(bytes.NewReader(a.Asset))
 	if err != nil {
-		return failed([]tool.Violation{{Path: "", Msg: "the asset is not valid JSON"}}), nil
+		return failed([]validate.Violation{{Path: "", Msg: "the asset is not valid JSON"}}), nil
 	}
 	res, err := f.backend.Populate(ctx, doc, true)
 	if err != nil {

@@ -18,8 +18,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/hearth-mcp/hearth/pkg/tool"
 )
 
 // Defaults.
@@ -30,6 +28,17 @@ const (
 	// drainAfterKill bounds how long Run waits for output once the group is
 	// dead: only a child that escaped its group (setsid) can hold a pipe open.
 	drainAfterKill = time.Second
+)
+
+// Errors Run returns when it starts no child because ctx ended first. Test
+// for them with errors.Is; callers map them to their own error codes.
+var (
+	// ErrBusy: every child slot stayed busy until ctx's deadline.
+	ErrBusy = errors.New("every child slot stayed busy until the deadline")
+	// ErrCancelled: ctx was cancelled while the call waited for a slot, or
+	// as it got one. The error Run returns also matches ctx's own error
+	// (context.Canceled).
+	ErrCancelled = errors.New("cancelled before a child started")
 )
 
 // Options configure a Supervisor.
@@ -93,21 +102,21 @@ func (s *Supervisor) Live() int {
 
 // Run starts the child, waits for it, and returns its result. Cancelling ctx
 // (or its deadline) terminates the child's whole group. Waiting for a free
-// slot honours ctx: a deadline that passes in the queue is QUEUE_OVERLOADED.
-// A child that exits non-zero is a Result, not an error; errors are failures
-// to start, or ctx ending before a slot was free.
+// slot honours ctx: a deadline that passes in the queue is ErrBusy, a
+// cancellation ErrCancelled. A child that exits non-zero is a Result, not an
+// error; errors are failures to start, or ctx ending before a child started.
 func (s *Supervisor) Run(ctx context.Context, spec Spec) (Result, error) {
 	select {
 	case s.slots <- struct{}{}:
 	case <-ctx.Done():
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return Result{}, tool.Errorf(tool.QueueOverloaded, "every one of the %d child slots stayed busy until the call's deadline", cap(s.slots))
+			return Result{}, ErrBusy
 		}
-		return Result{}, ctx.Err()
+		return Result{}, notStarted(ctx.Err())
 	}
 	defer func() { <-s.slots }()
 	if err := ctx.Err(); err != nil {
-		return Result{}, err
+		return Result{}, notStarted(err)
 	}
 
 	grace := spec.Grace
@@ -217,6 +226,16 @@ func (s *Supervisor) Run(ctx context.Context, spec Spec) (Result, error) {
 	}
 	res.ExitCode, res.Signal = exitStatus(state)
 	return res, nil
+}
+
+// notStarted is Run's error when ctx ended before a child started: a
+// cancellation is ErrCancelled (and still ctx's error); a deadline that
+// passed as the slot came free is ctx's error alone, a timeout.
+func notStarted(err error) error {
+	if errors.Is(err, context.Canceled) {
+		return fmt.Errorf("%w: %w", ErrCancelled, err)
+	}
+	return err
 }
 
 // Shutdown kills every live child group (graceful daemon shutdown): SIGTERM,

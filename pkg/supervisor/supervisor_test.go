@@ -13,8 +13,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/hearth-mcp/hearth/pkg/tool"
 )
 
 // groupAlive lists the live (not zombie) processes whose process group is pgid.
@@ -172,13 +170,12 @@ func TestConcurrencyCap(t *testing.T) {
 	short, cancelShort := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancelShort()
 	_, err := s.Run(short, Spec{Path: "/bin/true"})
-	var te *tool.Error
-	if !errors.As(err, &te) || te.Code != tool.QueueOverloaded {
-		t.Fatalf("want QUEUE_OVERLOADED, got %v", err)
+	if !errors.Is(err, ErrBusy) || errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("want ErrBusy (and no timeout), got %v", err)
 	}
 	cancelled, cancelNow := context.WithCancel(context.Background())
 	cancelNow()
-	if _, err := s.Run(cancelled, Spec{Path: "/bin/true"}); !errors.Is(err, context.Canceled) {
+	if _, err := s.Run(cancelled, Spec{Path: "/bin/true"}); !errors.Is(err, ErrCancelled) || !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled while queued: %v", err)
 	}
 	cancel()

@@ -11,16 +11,14 @@ import (
 	"sync"
 	"time"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
-
-	"github.com/hearth-mcp/hearth/pkg/fastcheck"
 	"github.com/hearth-mcp/hearth/pkg/jsonval"
+	"github.com/hearth-mcp/hearth/pkg/validate"
 )
 
 var namePattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 
 // Definition is a tool as tools/list shows it: the MCP fields plus the
-// contract's schemaVersion and toolingVersion (docs/protocol.md, the tool contract).
+// contract's schemaVersion and toolingVersion (seed 004 §2.1).
 type Definition struct {
 	Name           string          `json:"name"`
 	Title          string          `json:"title,omitempty"`
@@ -43,8 +41,7 @@ const (
 // Entry is a registered tool with its compiled input schema.
 type Entry struct {
 	Tool
-	schema     *jsonschema.Schema
-	fast       *fastcheck.Checker // nil: every call takes the full validator
+	schema     *validate.Schema
 	definition Definition
 }
 
@@ -186,13 +183,11 @@ func compile(t Tool, toolingVersion string) (*Entry, error) {
 		}
 	}
 
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(t.InputSchema))
+	doc, err := validate.UnmarshalJSON(bytes.NewReader(t.InputSchema))
 	if err != nil {
 		return nil, fmt.Errorf("inputSchema: %w", err)
 	}
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	c.UseLoader(refuseLoader{})
+	c := validate.NewCompiler(refuseLoader{})
 	loc := "hearth:tool/" + t.Name + ".json"
 	if err := c.AddResource(loc, doc); err != nil {
 		return nil, fmt.Errorf("inputSchema: %w", err)
@@ -205,7 +200,7 @@ func compile(t Tool, toolingVersion string) (*Entry, error) {
 	if err := json.Compact(&compact, t.InputSchema); err != nil {
 		return nil, fmt.Errorf("inputSchema: %w", err)
 	}
-	e := &Entry{Tool: t, schema: sch, fast: fastcheck.Compile(sch)}
+	e := &Entry{Tool: t, schema: sch}
 	e.InputSchema = compact.Bytes()
 	e.definition = Definition{
 		Name:           t.Name,
@@ -240,8 +235,7 @@ func (e *Entry) CheckArgs(raw json.RawMessage) (json.RawMessage, *Error) {
 
 // Check is CheckArgs that also returns the decoded arguments, so the handler
 // need not decode them again (see NewCall and Call.Doc). Arguments are
-// decoded once, with jsonval; the fast checker accepts valid ones without
-// building the full validator's error tree, which only rejected ones take.
+// decoded once, with jsonval, and checked by validate.Schema.Validate.
 func (e *Entry) Check(raw json.RawMessage) (Args, *Error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
@@ -274,36 +268,33 @@ func (e *Entry) CheckDoc(doc *jsonval.Doc) (Args, *Error) {
 }
 
 func (e *Entry) check(raw json.RawMessage, doc *jsonval.Doc) (Args, *Error) {
-	if e.fast != nil && e.fast.Valid(doc) {
+	vs := e.schema.Validate(doc, e.ArgMessages)
+	if vs == nil {
 		return Args{raw, doc}, nil
 	}
-	if err := Validate(e.schema, doc.Any()); err != nil {
-		vs := schemaViolations(err, e.ArgMessages)
-		msgs := make([]string, 0, len(vs))
-		for i, v := range vs {
-			if i == 3 {
-				msgs = append(msgs, fmt.Sprintf("and %d more", len(vs)-3))
-				break
-			}
-			if isOverride(e.ArgMessages, v.Msg) {
-				msgs = append(msgs, v.Msg) // a fixed (ArgMessages) message stands alone
-				continue
-			}
-			msgs = append(msgs, v.String())
+	msgs := make([]string, 0, len(vs))
+	for i, v := range vs {
+		if i == 3 {
+			msgs = append(msgs, fmt.Sprintf("and %d more", len(vs)-3))
+			break
 		}
-		if len(vs) == 1 && isOverride(e.ArgMessages, vs[0].Msg) {
-			return Args{}, &Error{Code: InvalidRequest, Message: vs[0].Msg, Fields: map[string]any{"errors": vs}}
+		if isOverride(e.ArgMessages, v.Msg) {
+			msgs = append(msgs, v.Msg) // a fixed message stands alone
+			continue
 		}
-		if len(vs) > maxReportedViolations {
-			vs = vs[:maxReportedViolations]
-		}
-		return Args{}, &Error{
-			Code:    InvalidRequest,
-			Message: "invalid arguments for " + e.Name + ": " + strings.Join(msgs, "; "),
-			Fields:  map[string]any{"errors": vs},
-		}
+		msgs = append(msgs, v.String())
 	}
-	return Args{raw, doc}, nil
+	if len(vs) == 1 && isOverride(e.ArgMessages, vs[0].Msg) {
+		return Args{}, &Error{Code: InvalidRequest, Message: vs[0].Msg, Fields: map[string]any{"errors": vs}}
+	}
+	if len(vs) > maxReportedViolations {
+		vs = vs[:maxReportedViolations]
+	}
+	return Args{}, &Error{
+		Code:    InvalidRequest,
+		Message: "invalid arguments for " + e.Name + ": " + strings.Join(msgs, "; "),
+		Fields:  map[string]any{"errors": vs},
+	}
 }
 
 // Timeout returns the time limit for one call with the given (validated) arguments.

@@ -139,7 +139,7 @@ func (f *Family) indexPath(root string) string {
 
 // root finds the repository of a call, as a tool error when there is none.
 func (f *Family) root(repoPath string, c tool.Client) (string, error) {
-	root, err := repo.Find(repoPath, c)
+	root, err := repo.Find(repoPath, c.Cwd, c.Roots)
 	if err == nil {
 		return root, nil
 	}

@@ -599,3 +599,52 @@ func TestProgressOfALargeBuild(t *testing.T) {
 		t.Fatalf("progress ends at %v of %v; listed %v", rep.progress[len(rep.progress)-1], rep.total, res["listed"])
 	}
 }
+
+// TestChildSlotErrors: when the supervisor starts no child because every
+// slot stayed busy until the deadline, or because the call was cancelled
+// while it waited, the family's error carries QUEUE_OVERLOADED or CANCELLED.
+func TestChildSlotErrors(t *testing.T) {
+	sleep, err := exec.LookPath("sleep")
+	if err != nil {
+		t.Skip("no sleep program")
+	}
+	sup := supervisor.New(supervisor.Options{MaxChildren: 1, Grace: 100 * time.Millisecond})
+	// Any program stands in for git: it never starts.
+	f, err := open(tool.Env{Home: t.TempDir(), Log: zap.NewNop()}, sup, Options{Worker: []string{os.Args[0], WorkerCommand}, Git: sleep})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+
+	hold, release := context.WithCancel(context.Background())
+	held := make(chan struct{})
+	go func() {
+		defer close(held)
+		sup.Run(hold, supervisor.Spec{Path: sleep, Args: []string{"60"}})
+	}()
+	defer func() { release(); <-held }()
+	for deadline := time.Now().Add(10 * time.Second); sup.Live() == 0; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the child holding the only slot did not start")
+		}
+	}
+
+	short, cancelShort := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancelShort()
+	_, err = f.git(short, t.TempDir(), "status")
+	te, ok := tool.AsError(err)
+	if !ok || te.Code != tool.QueueOverloaded || te.Message != "every one of the 1 child slots stayed busy until the call's deadline" {
+		t.Fatalf("busy: %v", err)
+	}
+
+	cancelled, cancelNow := context.WithCancel(context.Background())
+	cancelNow()
+	_, err = f.git(cancelled, t.TempDir(), "status")
+	if te, ok := tool.AsError(err); !ok || te.Code != tool.Cancelled {
+		t.Fatalf("cancelled: %v", err)
+	}
+
+	if te := f.notStarted(errors.New("start /nowhere: no such file or directory")); te != nil {
+		t.Fatalf("a failure to start is no slot error: %v", te)
+	}
+}

@@ -42,6 +42,9 @@ func (f *Family) git(ctx context.Context, dir string, args ...string) ([]string,
 		OnLine: func(line []byte) { lines = append(lines, string(line)) },
 	})
 	if err != nil {
+		if te := f.notStarted(err); te != nil {
+			return nil, te
+		}
 		return nil, err
 	}
 	if res.Killed {
@@ -54,6 +57,22 @@ func (f *Family) git(ctx context.Context, dir string, args ...string) ([]string,
 		return nil, &gitError{args: args, code: res.ExitCode, stderr: res.Stderr}
 	}
 	return lines, nil
+}
+
+// notStarted maps the supervisor's errors for a child it never started to
+// the tool contract's codes: every slot busy until the deadline is
+// QUEUE_OVERLOADED, a cancellation while waiting is CANCELLED. It is nil for
+// any other error. Handlers check their own ctx first, so a call that ran
+// out of time or was cancelled is still answered as such by the protocol
+// layer.
+func (f *Family) notStarted(err error) *tool.Error {
+	switch {
+	case errors.Is(err, supervisor.ErrBusy):
+		return tool.Errorf(tool.QueueOverloaded, "every one of the %d child slots stayed busy until the call's deadline", f.sup.MaxChildren())
+	case errors.Is(err, supervisor.ErrCancelled):
+		return tool.Errorf(tool.Cancelled, "the call was cancelled while it waited for a child slot")
+	}
+	return nil
 }
 
 var errNoGit = errors.New("git is not installed (not found in PATH)")

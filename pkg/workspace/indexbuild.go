@@ -121,7 +121,7 @@ func (f *Family) indexBuild(ctx context.Context, call *tool.Call) (any, error) {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		if te, ok := tool.AsError(err); ok {
+		if te := f.notStarted(err); te != nil {
 			return nil, te
 		}
 		return nil, tool.Errorf(tool.Internal, "cannot start the index worker: %v", err)

@@ -1,4 +1,4 @@
-package tool
+package validate
 
 import (
 	"errors"
@@ -11,7 +11,8 @@ import (
 )
 
 // Violation is one schema violation: where in the instance, and what is wrong.
-// The JSON shape is the schema tools' validation error object, {"path", "msg"}.
+// Its JSON is the validation error object of validate_asset's errors and of
+// INVALID_REQUEST's "errors" field (docs/protocol.md).
 type Violation struct {
 	// Path is an absolute RFC 6901 JSON Pointer into the instance ("" is the root).
 	Path string `json:"path"`
@@ -31,15 +32,12 @@ var printer = message.NewPrinter(language.English)
 // maxViolationMsg bounds one message: a const or enum error may quote a value.
 const maxViolationMsg = 200
 
-// SchemaViolations flattens a jsonschema validation error into its leaves,
-// sorted by path then message, duplicates removed. Any other error becomes one
-// violation at the root.
-func SchemaViolations(err error) []Violation { return schemaViolations(err, nil) }
-
-// schemaViolations is SchemaViolations with messages overridden by
-// "<pointer> <keyword>" keys (see Tool.ArgMessages).
-func schemaViolations(err error, override map[string]string) []Violation {
-	var nr *NumberRangeError
+// violations flattens a full validator's error into its leaves, sorted by
+// path then message, duplicates removed; override replaces the messages of
+// leaves its "<pointer> <keyword>" keys name (see Schema.Validate). Any other
+// error becomes one violation at the root.
+func violations(err error, override map[string]string) []Violation {
+	var nr *numberRangeError
 	if errors.As(err, &nr) {
 		return []Violation{{Path: nr.Path, Msg: nr.Error()}}
 	}
@@ -51,7 +49,7 @@ func schemaViolations(err error, override map[string]string) []Violation {
 	var walk func(e *jsonschema.ValidationError)
 	walk = func(e *jsonschema.ValidationError) {
 		if len(e.Causes) == 0 {
-			path := Pointer(e.InstanceLocation)
+			path := pointer(e.InstanceLocation)
 			msg := truncate(e.ErrorKind.LocalizedString(printer), maxViolationMsg)
 			if kw := e.ErrorKind.KeywordPath(); len(kw) > 0 && override != nil {
 				if m, ok := override[path+" "+kw[len(kw)-1]]; ok {
@@ -82,8 +80,8 @@ func schemaViolations(err error, override map[string]string) []Violation {
 	return dedup
 }
 
-// Pointer builds an RFC 6901 JSON Pointer from reference tokens.
-func Pointer(tokens []string) string {
+// pointer builds an RFC 6901 JSON Pointer from reference tokens.
+func pointer(tokens []string) string {
 	if len(tokens) == 0 {
 		return ""
 	}
@@ -93,4 +91,15 @@ func Pointer(tokens []string) string {
 		b.WriteString(strings.NewReplacer("~", "~0", "/", "~1").Replace(t))
 	}
 	return b.String()
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	// Cut on a rune boundary.
+	for n > 0 && n < len(s) && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return s[:n] + "…"
 }

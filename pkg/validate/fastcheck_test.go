@@ -1,4 +1,4 @@
-package fastcheck_test
+package validate
 
 import (
 	"errors"
@@ -8,9 +8,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
-	. "github.com/hearth-mcp/hearth/pkg/fastcheck"
 	"github.com/hearth-mcp/hearth/pkg/jsonval"
-	"github.com/hearth-mcp/hearth/pkg/tool"
 )
 
 // schemas the differential tests check documents against: every keyword the
@@ -70,19 +68,19 @@ func compile(t testing.TB, src string) *jsonschema.Schema {
 // duplicate keys the verdicts are equal. (A duplicated key is checked at
 // every occurrence, stricter than encoding/json's last-wins, so the fast
 // check may refuse such a document and leave it to the full validator.)
-func agrees(t *testing.T, full *jsonschema.Schema, fast *Checker, doc string) {
+func agrees(t *testing.T, s *jsonschema.Schema, fast *fastSchema, doc string) {
 	t.Helper()
 	d, err := jsonval.ParseString(doc)
 	if err != nil {
 		return
 	}
-	err = tool.Validate(full, d.Any())
-	var nr *tool.NumberRangeError
+	err = fullValidate(s, d.Any())
+	var nr *numberRangeError
 	if errors.As(err, &nr) {
 		return // a number math/big cannot parse: the full validator cannot judge
 	}
 	want := err == nil
-	got := fast.Valid(d)
+	got := fast.valid(d, d.Root())
 	if got && !want {
 		t.Errorf("%s: fast says valid, the full validator says invalid", doc)
 	}
@@ -111,7 +109,7 @@ func duplicateKeys(d *jsonval.Doc, n *jsonval.Node) bool {
 func TestAgreesWithTheFullValidator(t *testing.T) {
 	for i, src := range schemas {
 		full := compile(t, src)
-		fast := Compile(full)
+		fast := compileFast(full)
 		if fast == nil {
 			t.Fatalf("schema %d did not compile to a fast check: %s", i, src)
 		}
@@ -135,7 +133,7 @@ func TestUnsupportedKeywords(t *testing.T) {
 		`{"properties":{"a":{"dependentRequired":{"a":["b"]}}}}`,
 		`{"$defs":{"x":{"propertyNames":{"maxLength":1}}},"anyOf":[{"$ref":"#/$defs/x"}]}`,
 	} {
-		if Compile(compile(t, src)) != nil {
+		if compileFast(compile(t, src)) != nil {
 			t.Errorf("%s: compiled, but the checker does not implement it", src)
 		}
 	}
@@ -153,7 +151,7 @@ func TestManyProperties(t *testing.T) {
 	props = append(props, `"aXbYc":{"type":"string"}`, `"aZbWc":{"type":"number"}`)
 	src := `{"type":"object","properties":{` + strings.Join(props, ",") + `},"required":[` + strings.Join(req, ",") + `],"additionalProperties":false}`
 	full := compile(t, src)
-	fast := Compile(full)
+	fast := compileFast(full)
 	if fast == nil {
 		t.Fatal("no fast check")
 	}
@@ -181,10 +179,10 @@ func FuzzAgreesWithTheFullValidator(f *testing.F) {
 		}
 	}
 	full := make([]*jsonschema.Schema, len(schemas))
-	fast := make([]*Checker, len(schemas))
+	fast := make([]*fastSchema, len(schemas))
 	for i, src := range schemas {
 		full[i] = compile(f, src)
-		fast[i] = Compile(full[i])
+		fast[i] = compileFast(full[i])
 	}
 	f.Fuzz(func(t *testing.T, which uint8, doc string) {
 		i := int(which) % len(schemas)

@@ -1,8 +1,4 @@
-// Package fastcheck decides quickly whether a jsonval document satisfies a
-// compiled JSON Schema (santhosh-tekuri/jsonschema/v6), for schemas that use
-// only common keywords. It answers valid or not, never why: a caller sends
-// what it rejects to the full validator for the error list.
-package fastcheck
+package validate
 
 import (
 	"math/big"
@@ -16,22 +12,6 @@ import (
 	"github.com/hearth-mcp/hearth/pkg/jsondiff"
 	"github.com/hearth-mcp/hearth/pkg/jsonval"
 )
-
-// Checker is a compiled schema's fast check. It is immutable and safe for
-// concurrent use.
-type Checker struct{ root *fastSchema }
-
-// Compile returns the fast check of s, or nil when s (or any schema it
-// reaches) uses a keyword the checker does not implement.
-func Compile(s *jsonschema.Schema) *Checker {
-	if f := compileFast(s); f != nil {
-		return &Checker{f}
-	}
-	return nil
-}
-
-// Valid reports whether the document satisfies the schema.
-func (c *Checker) Valid(d *jsonval.Doc) bool { return c.root.valid(d, d.Root()) }
 
 // fastSchema decides validity quickly for schemas that use only common
 // keywords. The full validator (santhosh-tekuri/jsonschema) builds an error

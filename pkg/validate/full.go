@@ -1,4 +1,4 @@
-package tool
+package validate
 
 import (
 	"encoding/json"
@@ -9,32 +9,33 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
-// Validate runs the full validator on an instance in encoding/json's form.
-// Use it, never Schema.Validate directly: santhosh-tekuri/jsonschema v6.0.3
-// dereferences a nil *big.Rat when a numeric keyword (minimum, maximum,
-// exclusive*, multipleOf, uniqueItems) meets a number that math/big refuses
-// to parse (an exponent beyond ±1 000 000, such as 1E1000001), and a client
-// would get a crash-shaped -32603 for a document it may send. Such a number
-// is answered as a violation at its path instead (a *NumberRangeError); any
-// other panic is a bug and goes on up.
-func Validate(s *jsonschema.Schema, inst any) (err error) {
+// fullValidate runs the full validator on an instance in encoding/json's form.
+// Every full validation goes through it, never through Schema.Validate of
+// santhosh-tekuri/jsonschema directly: v6.0.3 dereferences a nil *big.Rat
+// when a numeric keyword (minimum, maximum, exclusive*, multipleOf,
+// uniqueItems) meets a number that math/big refuses to parse (an exponent
+// beyond ±1 000 000, such as 1E1000001), and a client would get a
+// crash-shaped -32603 for a document it may send. Such a number is answered
+// as a violation at its path instead (a *numberRangeError); any other panic
+// is a bug and goes on up. See docs/decisions/0012-validator-number-guard.md.
+func fullValidate(s *jsonschema.Schema, inst any) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			path, found := unparsableNumber(inst, nil)
 			if !found {
 				panic(r)
 			}
-			err = &NumberRangeError{Path: Pointer(path)}
+			err = &numberRangeError{Path: pointer(path)}
 		}
 	}()
 	return s.Validate(inst)
 }
 
-// NumberRangeError is a number too large (or too precise) to compare
+// numberRangeError is a number too large (or too precise) to compare
 // exactly: its decimal exponent is beyond what math/big parses.
-type NumberRangeError struct{ Path string }
+type numberRangeError struct{ Path string }
 
-func (e *NumberRangeError) Error() string {
+func (e *numberRangeError) Error() string {
 	return "number out of range: its exponent is too large to compare against the schema"
 }
 
