@@ -95,7 +95,7 @@ func compareSnapshots(golden, current map[string]pinned) []string {
 		c, ok := current[name]
 		switch {
 		case !ok:
-			problems = append(problems, fmt.Sprintf("tool %s was removed: tool names are stable (seed 004 §3.1)", name))
+			problems = append(problems, fmt.Sprintf("tool %s was removed: tool names are stable (docs/protocol.md)", name))
 		case c.SchemaVersion < g.SchemaVersion:
 			problems = append(problems, fmt.Sprintf("tool %s: schemaVersion went down from %d to %d", name, g.SchemaVersion, c.SchemaVersion))
 		case !jsonEqual(c.Definition, g.Definition) && c.SchemaVersion == g.SchemaVersion:
@@ -136,7 +136,7 @@ func TestSnapshotComparison(t *testing.T) {
 		{"changed without bump", map[string]pinned{"t": {1, def("b")}, "gone": {1, def("x")}}, []string{"tool t: definition changed without a schemaVersion bump (still 1); bump it, then re-pin with -update"}},
 		{"bumped, not re-pinned", map[string]pinned{"t": {2, def("b")}, "gone": {1, def("x")}}, []string{"tool t: schemaVersion bumped to 2; re-pin with -update"}},
 		{"version down", map[string]pinned{"t": {0, def("a")}, "gone": {1, def("x")}}, []string{"tool t: schemaVersion went down from 1 to 0"}},
-		{"removed and added", map[string]pinned{"t": {1, def("a")}, "new": {1, def("n")}}, []string{"tool gone was removed: tool names are stable (seed 004 §3.1)", "tool new is new: pin it with -update"}},
+		{"removed and added", map[string]pinned{"t": {1, def("a")}, "new": {1, def("n")}}, []string{"tool gone was removed: tool names are stable (docs/protocol.md)", "tool new is new: pin it with -update"}},
 		{"whitespace is not a change", map[string]pinned{"t": {1, json.RawMessage(`{ "description":"a", "name":"t" }`)}, "gone": {1, def("x")}}, nil},
 	}
 	for _, c := range cases {

@@ -65,13 +65,13 @@ type Shim struct {
 	exit    int
 	done    chan struct{}
 
-	imu         sync.Mutex // the client's session state
-	inflight    map[string]owedReq // requests sent and not yet answered, by id key
-	seq         uint64             // orders inflight by when requests were sent
+	imu      sync.Mutex         // the client's session state
+	inflight map[string]owedReq // requests sent and not yet answered, by id key
+	seq      uint64             // orders inflight by when requests were sent
 	// anon counts replies owed to frames the daemon answers without the id
 	// of a pending request: malformed lines, invalid ids, over-long lines.
 	// Without them, a bad last line before EOF would lose its error reply.
-	anon int
+	anon        int
 	initFrame   []byte // the client's initialize, replayed after a reconnect
 	initialized bool
 	replayID    string        // the reconnect probe's id: its reply is swallowed

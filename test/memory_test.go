@@ -86,7 +86,7 @@ func TestMemoryStoreUnavailable(t *testing.T) {
 	defer cancel()
 	_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "add_memory", Arguments: map[string]any{"text": "x"}})
 	if err == nil || !strings.Contains(err.Error(), "Database connection failed. Please check SQLite is running.") || strings.Contains(err.Error(), home) {
-		t.Fatalf("want the seed's -32000 without a path, got %v", err)
+		t.Fatalf("want -32000 without a path, got %v", err)
 	}
 	if res := callTool(t, cs, "daemon_status", map[string]any{}); res.IsError {
 		t.Fatalf("daemon_status after a store failure: %+v", res)

@@ -228,7 +228,7 @@ func TestPopulateSlowBackendTimesOut(t *testing.T) {
 func TestPopulateDefaultTimeoutIsFiveSeconds(t *testing.T) {
 	c := newClient(t, Config{URL: "http://127.0.0.1:1"})
 	if c.timeout != 5*time.Second {
-		t.Errorf("default timeout %v, want 5s (seed §2)", c.timeout)
+		t.Errorf("default timeout %v, want 5s", c.timeout)
 	}
 }
 

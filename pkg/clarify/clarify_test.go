@@ -107,13 +107,13 @@ func (fx *fixture) ok(name string, args map[string]any) map[string]any {
 	return m
 }
 
-// seedErr runs a call that must fail with the Preflights envelope and code.
-func (fx *fixture) seedErr(code string, name string, args map[string]any) map[string]any {
+// envelopeErr runs a call that must fail with the Preflights envelope and code.
+func (fx *fixture) envelopeErr(code string, name string, args map[string]any) map[string]any {
 	fx.t.Helper()
 	m, isErr := fx.call(name, args)
 	e, _ := m["error"].(map[string]any)
 	if !isErr || m["status"] != "error" || m["code"] != code || e == nil || e["code"] != code || e["recovery_hint"] == "" || e["details"] == nil {
-		fx.t.Fatalf("%s %v: want %s in the seed envelope, got %v", name, args, code, m)
+		fx.t.Fatalf("%s %v: want %s in the Preflights envelope, got %v", name, args, code, m)
 	}
 	return e
 }
@@ -251,7 +251,7 @@ func TestConditionalQuestionsAndAnswers(t *testing.T) {
 		return map[string]any{"user_intention": "Add authentication", "session_id": sid, "answers": answers}
 	}
 	// Bad answers change nothing.
-	e := fx.seedErr(codeValidationFailed, "require_clarification", args(map[string]any{"auth_strategy": 3, "nope": "x", "auth_strategy_other": "WebAuthn"}))
+	e := fx.envelopeErr(codeValidationFailed, "require_clarification", args(map[string]any{"auth_strategy": 3, "nope": "x", "auth_strategy_other": "WebAuthn"}))
 	inv := e["details"].(map[string]any)["invalid_answers"].(map[string]any)
 	if len(inv) != 3 {
 		t.Fatalf("invalid answers: %v", inv)
@@ -273,7 +273,7 @@ func TestConditionalQuestionsAndAnswers(t *testing.T) {
 		t.Fatalf("decisions: %v", arch)
 	}
 	// A completed session cannot be continued.
-	fx.seedErr(codeSessionNotFound, "require_clarification", args(nil))
+	fx.envelopeErr(codeSessionNotFound, "require_clarification", args(nil))
 }
 
 func TestFiveQuestionCap(t *testing.T) {
@@ -295,7 +295,7 @@ func TestFiveQuestionCap(t *testing.T) {
 
 func TestSessionErrorsAndExpiry(t *testing.T) {
 	fx := newFixture(t, nil)
-	fx.seedErr(codeSessionNotFound, "require_clarification", map[string]any{"user_intention": "x", "session_id": "sess-nope"})
+	fx.envelopeErr(codeSessionNotFound, "require_clarification", map[string]any{"user_intention": "x", "session_id": "sess-nope"})
 	m := fx.ok("require_clarification", map[string]any{"user_intention": "Add authentication"})
 	sid := m["session_id"].(string)
 	turn := map[string]any{"user_intention": "Add authentication", "session_id": sid}
@@ -304,14 +304,14 @@ func TestSessionErrorsAndExpiry(t *testing.T) {
 		t.Fatalf("within 30 minutes: %v", m)
 	}
 	fx.clk.advance(SessionTTL + time.Second)
-	fx.seedErr(codeSessionExpired, "require_clarification", turn)
+	fx.envelopeErr(codeSessionExpired, "require_clarification", turn)
 
 	m = fx.ok("require_clarification", map[string]any{"user_intention": "Add authentication"})
 	sid = m["session_id"].(string)
-	fx.seedErr(codeValidationFailed, "require_clarification", map[string]any{"user_intention": "Add billing", "session_id": sid})
-	fx.seedErr(codeValidationFailed, "require_clarification", map[string]any{"user_intention": "Add authentication", "session_id": sid, "preferences": map[string]any{"force_adr": true}})
+	fx.envelopeErr(codeValidationFailed, "require_clarification", map[string]any{"user_intention": "Add billing", "session_id": sid})
+	fx.envelopeErr(codeValidationFailed, "require_clarification", map[string]any{"user_intention": "Add authentication", "session_id": sid, "preferences": map[string]any{"force_adr": true}})
 	other := newRepo(t)
-	fx.seedErr(codeValidationFailed, "require_clarification", map[string]any{"user_intention": "Add authentication", "session_id": sid, "repo_path": other})
+	fx.envelopeErr(codeValidationFailed, "require_clarification", map[string]any{"user_intention": "Add authentication", "session_id": sid, "repo_path": other})
 	// Unknown arguments are the tool contract's INVALID_REQUEST.
 	if m, isErr := fx.call("require_clarification", map[string]any{"user_intention": "x", "urgent": true}); !isErr || m["code"] != "INVALID_REQUEST" {
 		t.Fatalf("unknown argument: %v", m)
@@ -353,12 +353,12 @@ func TestRepositoryDiscoveryAndErrors(t *testing.T) {
 		t.Fatalf("the task is not at the repository root: %v", err)
 	}
 	fx.cwd = t.TempDir()
-	e := fx.seedErr(codeRepoNotFound, "require_clarification", map[string]any{"user_intention": "x"})
+	e := fx.envelopeErr(codeRepoNotFound, "require_clarification", map[string]any{"user_intention": "x"})
 	if e["message"] != "No git repository found" || e["recovery_hint"] != "Run from a git repository or provide repo_path" {
-		t.Fatalf("seed wording: %v", e)
+		t.Fatalf("fixed wording: %v", e)
 	}
-	fx.seedErr(codeRepoNotFound, "read_architecture", map[string]any{})
-	fx.seedErr(codeRepoNotFound, "read_architecture", map[string]any{"repo_path": filepath.Join(fx.repo, "missing")})
+	fx.envelopeErr(codeRepoNotFound, "read_architecture", map[string]any{})
+	fx.envelopeErr(codeRepoNotFound, "read_architecture", map[string]any{"repo_path": filepath.Join(fx.repo, "missing")})
 	if m := fx.ok("read_architecture", map[string]any{"repo_path": fx.repo}); m["status"] != "success" {
 		t.Fatal(m)
 	}
@@ -367,7 +367,7 @@ func TestRepositoryDiscoveryAndErrors(t *testing.T) {
 	evil := newRepo(t)
 	outside := t.TempDir()
 	os.Symlink(outside, filepath.Join(evil, "docs"))
-	e = fx.seedErr(codeFilesystemError, "require_clarification", map[string]any{"user_intention": "Fix typo", "repo_path": evil})
+	e = fx.envelopeErr(codeFilesystemError, "require_clarification", map[string]any{"user_intention": "Fix typo", "repo_path": evil})
 	if entries, _ := os.ReadDir(outside); len(entries) != 0 || !strings.Contains(e["message"].(string), "outside the repository") {
 		t.Fatalf("wrote outside: %v %v", entries, e)
 	}
@@ -375,7 +375,7 @@ func TestRepositoryDiscoveryAndErrors(t *testing.T) {
 	if os.Geteuid() != 0 {
 		ro := newRepo(t)
 		os.MkdirAll(filepath.Join(ro, "docs"), 0o555)
-		e = fx.seedErr(codeFilesystemError, "require_clarification", map[string]any{"user_intention": "Fix typo", "repo_path": ro})
+		e = fx.envelopeErr(codeFilesystemError, "require_clarification", map[string]any{"user_intention": "Fix typo", "repo_path": ro})
 		d := e["details"].(map[string]any)
 		if !strings.Contains(d["reason"].(string), "permission denied") || d["path"] == nil {
 			t.Fatalf("read-only docs: %v", e)
@@ -403,14 +403,14 @@ func TestMalformedPreviousADR(t *testing.T) {
 	// A category deleted from the snapshot by hand: VALIDATION_FAILED.
 	edited := strings.Replace(string(orig), "### Authentication\n\n- Library: next-auth\n- Strategy: OAuth\n", "", 1)
 	os.WriteFile(list[0], []byte(edited), 0o644)
-	e := fx.seedErr(codeValidationFailed, "require_clarification", next)
+	e := fx.envelopeErr(codeValidationFailed, "require_clarification", next)
 	if mk := toStrings(e["details"].(map[string]any)["missing_keys"]); !slices.Equal(mk, []string{"Authentication"}) {
 		t.Fatalf("missing_keys: %v", e)
 	}
 	// No PART 1 at all: PARSE_ERROR.
 	os.WriteFile(list[0], []byte(strings.Split(string(orig), part1Heading)[0]), 0o644)
-	fx.seedErr(codeParseError, "require_clarification", next)
-	fx.seedErr(codeParseError, "read_architecture", map[string]any{})
+	fx.envelopeErr(codeParseError, "require_clarification", next)
+	fx.envelopeErr(codeParseError, "read_architecture", map[string]any{})
 	// A task needs no snapshot: it still works.
 	if m := fx.ok("require_clarification", map[string]any{"user_intention": "Fix typo in footer"}); m["status"] != "completed" {
 		t.Fatal(m)
@@ -608,7 +608,7 @@ func TestPatchExtractionFailed(t *testing.T) {
 	if !slices.Equal(questionIDs(m), []string{"notes"}) {
 		t.Fatal(m)
 	}
-	fx.seedErr(codePatchExtraction, "require_clarification", map[string]any{"user_intention": "Add tracing", "session_id": m["session_id"], "answers": map[string]any{"notes": nil}})
+	fx.envelopeErr(codePatchExtraction, "require_clarification", map[string]any{"user_intention": "Add tracing", "session_id": m["session_id"], "answers": map[string]any{"notes": nil}})
 	if _, err := os.Stat(filepath.Join(fx.repo, "docs")); !os.IsNotExist(err) {
 		t.Fatalf("something was written: %v", err)
 	}

@@ -18,7 +18,7 @@ func (f *Family) complete(ctx context.Context, s *session) (map[string]any, erro
 	if s.plan.NeedsADR {
 		decisions, title, summary = f.extract(ctx, s)
 		if len(decisions) == 0 {
-			return nil, &seedError{code: codePatchExtraction, message: "No architecture decision could be taken from the answers",
+			return nil, &envelopeError{code: codePatchExtraction, message: "No architecture decision could be taken from the answers",
 				details: map[string]any{"session_id": s.id}, recoveryHint: "Retry: start a new session and answer the questions"}
 		}
 	}

@@ -254,7 +254,7 @@ func parseADR(file, uid string, b []byte) (Snapshot, error) {
 		}
 	}
 	if len(missing) > 0 {
-		return nil, &seedError{code: codeValidationFailed, message: "ADR snapshot validation failed",
+		return nil, &envelopeError{code: codeValidationFailed, message: "ADR snapshot validation failed",
 			details:      map[string]any{"file": file, "missing_keys": missing},
 			recoveryHint: "Review previous ADR and retry: restore the missing categories in its PART 1 (ADRs are immutable; the file was edited)"}
 	}

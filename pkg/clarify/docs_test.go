@@ -41,7 +41,7 @@ func TestParseADRRefusesMalformed(t *testing.T) {
 	}
 	for name, c := range cases {
 		_, err := parseADR("docs/adr/x.md", uid, []byte(c.text))
-		se, ok := err.(*seedError)
+		se, ok := err.(*envelopeError)
 		if !ok || se.code != c.code {
 			t.Errorf("%s: got %v, want %s", name, err, c.code)
 		}
@@ -55,8 +55,8 @@ func FuzzParseADR(f *testing.F) {
 	f.Fuzz(func(t *testing.T, text string) {
 		snap, err := parseADR("x.md", uid, []byte(text))
 		if err != nil {
-			if _, ok := err.(*seedError); !ok {
-				t.Fatalf("not a seed error: %v", err)
+			if _, ok := err.(*envelopeError); !ok {
+				t.Fatalf("not an envelope error: %v", err)
 			}
 			return
 		}

@@ -21,20 +21,20 @@ const (
 	codePatchExtraction  = "PATCH_EXTRACTION_FAILED"
 )
 
-// seedError is a failure in the Preflights envelope:
+// envelopeError is a failure in the Preflights envelope:
 // {"status":"error","error":{code, message, details, recovery_hint}}.
-type seedError struct {
+type envelopeError struct {
 	code, message string
 	details       map[string]any
 	recoveryHint  string
 }
 
-func (e *seedError) Error() string { return e.code + ": " + e.message }
+func (e *envelopeError) Error() string { return e.code + ": " + e.message }
 
 // toolError is the isError result: hearth's contract fields (code, message)
 // and the Preflights envelope ({"status":"error","error":{...}}) in one object,
 // so clients of either read what they expect.
-func (e *seedError) toolError() *tool.Error {
+func (e *envelopeError) toolError() *tool.Error {
 	details := e.details
 	if details == nil {
 		details = map[string]any{}
@@ -47,13 +47,13 @@ func (e *seedError) toolError() *tool.Error {
 	}}
 }
 
-func parseError(file, reason string) *seedError {
-	return &seedError{code: codeParseError, message: file + " is malformed: " + reason,
+func parseError(file, reason string) *envelopeError {
+	return &envelopeError{code: codeParseError, message: file + " is malformed: " + reason,
 		details: map[string]any{"file": file, "reason": reason}, recoveryHint: "Manual fix required: repair or restore " + file}
 }
 
 // fsError is FILESYSTEM_ERROR with the path and the operating system's reason.
-func fsError(path string, err error) *seedError {
+func fsError(path string, err error) *envelopeError {
 	reason := err.Error()
 	var pe *fs.PathError
 	var le *os.LinkError
@@ -68,13 +68,13 @@ func fsError(path string, err error) *seedError {
 		reason = "the path leads outside the repository (a symbolic link?)"
 		hint = "Make docs/ a real directory inside the repository"
 	}
-	return &seedError{code: codeFilesystemError, message: "Cannot write files: " + path + ": " + reason,
+	return &envelopeError{code: codeFilesystemError, message: "Cannot write files: " + path + ": " + reason,
 		details: map[string]any{"path": path, "reason": reason}, recoveryHint: hint}
 }
 
 // isExist reports whether a write failed because the file exists.
 func isExist(err error) bool {
-	var se *seedError
+	var se *envelopeError
 	if errors.As(err, &se) {
 		return strings.Contains(fmt.Sprint(se.details["reason"]), "file exists")
 	}

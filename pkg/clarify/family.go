@@ -138,7 +138,7 @@ func (f *Family) Tools() []tool.Tool {
 
 // findRepo is repository discovery (package repo) with REPO_NOT_FOUND in the
 // Preflights envelope.
-func findRepo(repoPath *string, c tool.Client) (string, *seedError) {
+func findRepo(repoPath *string, c tool.Client) (string, *envelopeError) {
 	p := ""
 	if repoPath != nil {
 		p = *repoPath
@@ -155,7 +155,7 @@ func findRepo(repoPath *string, c tool.Client) (string, *seedError) {
 			details["path"] = re.Path
 		}
 	}
-	return "", &seedError{code: codeRepoNotFound, message: "No git repository found", details: details,
+	return "", &envelopeError{code: codeRepoNotFound, message: "No git repository found", details: details,
 		recoveryHint: "Run from a git repository or provide repo_path"}
 }
 
@@ -196,7 +196,7 @@ func (f *Family) readArchitecture(ctx context.Context, call *tool.Call) (any, er
 }
 
 func asToolError(err error) error {
-	var se *seedError
+	var se *envelopeError
 	if errors.As(err, &se) {
 		return se.toolError()
 	}
@@ -230,7 +230,7 @@ func (f *Family) requireClarification(ctx context.Context, call *tool.Call) (any
 func (f *Family) turn(ctx context.Context, a requireArgs, client tool.Client) (map[string]any, error) {
 	intention := strings.TrimSpace(a.UserIntention)
 	if intention == "" {
-		return nil, &seedError{code: codeValidationFailed, message: "user_intention is empty", recoveryHint: "Say what should be done"}
+		return nil, &envelopeError{code: codeValidationFailed, message: "user_intention is empty", recoveryHint: "Say what should be done"}
 	}
 	force := a.Preferences != nil && a.Preferences.ForceADR != nil && *a.Preferences.ForceADR
 	var sess *session
@@ -313,18 +313,18 @@ func (s *session) warn(out map[string]any) {
 // about: its request, its repository, its preferences.
 func (s *session) sameRequest(a requireArgs, intention string, client tool.Client) error {
 	if !strings.EqualFold(oneLine(intention), oneLine(s.intention)) {
-		return &seedError{code: codeValidationFailed, message: "user_intention differs from the session's",
+		return &envelopeError{code: codeValidationFailed, message: "user_intention differs from the session's",
 			details:      map[string]any{"session_intention": s.intention},
 			recoveryHint: "Send the session's user_intention unchanged, or start a new session for a different request"}
 	}
 	if a.RepoPath != nil && *a.RepoPath != "" {
 		if root, serr := findRepo(a.RepoPath, client); serr != nil || root != s.root {
-			return &seedError{code: codeValidationFailed, message: "repo_path names another repository than the session's",
+			return &envelopeError{code: codeValidationFailed, message: "repo_path names another repository than the session's",
 				details: map[string]any{"session_repo": s.root}, recoveryHint: "Omit repo_path on later turns, or start a new session"}
 		}
 	}
 	if a.Preferences != nil && a.Preferences.ForceADR != nil && *a.Preferences.ForceADR != s.forceADR {
-		return &seedError{code: codeValidationFailed, message: "preferences apply when a session starts and cannot change on a later turn",
+		return &envelopeError{code: codeValidationFailed, message: "preferences apply when a session starts and cannot change on a later turn",
 			recoveryHint: "Start a new session with the preferences you want"}
 	}
 	return nil
@@ -369,7 +369,7 @@ func (s *session) record(answers map[string]any) error {
 		}
 	}
 	if len(invalid) > 0 {
-		return &seedError{code: codeValidationFailed, message: "Some answers are not valid for their questions",
+		return &envelopeError{code: codeValidationFailed, message: "Some answers are not valid for their questions",
 			details: map[string]any{"invalid_answers": invalid}, recoveryHint: "Answer the listed questions again"}
 	}
 	for id, v := range normal {

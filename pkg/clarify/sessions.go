@@ -65,7 +65,7 @@ func (s *sessions) add(sess *session) {
 
 // get returns a live session and marks it used, or the Preflights error for an
 // expired, completed or unknown id.
-func (s *sessions) get(id string) (*session, *seedError) {
+func (s *sessions) get(id string) (*session, *envelopeError) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.sweepLocked()
@@ -75,13 +75,13 @@ func (s *sessions) get(id string) (*session, *seedError) {
 	}
 	if t, ok := s.tombs[id]; ok {
 		if t.completed {
-			return nil, &seedError{code: codeSessionNotFound, message: "Session " + id + " is already completed",
+			return nil, &envelopeError{code: codeSessionNotFound, message: "Session " + id + " is already completed",
 				details: map[string]any{"session_id": id}, recoveryHint: "Start new session"}
 		}
-		return nil, &seedError{code: codeSessionExpired, message: "Session " + id + " expired after 30 minutes without activity",
+		return nil, &envelopeError{code: codeSessionExpired, message: "Session " + id + " expired after 30 minutes without activity",
 			details: map[string]any{"session_id": id}, recoveryHint: "Restart clarification"}
 	}
-	return nil, &seedError{code: codeSessionNotFound, message: "Unknown session_id " + id + " (sessions live in the daemon's memory and end when it restarts)",
+	return nil, &envelopeError{code: codeSessionNotFound, message: "Unknown session_id " + id + " (sessions live in the daemon's memory and end when it restarts)",
 		details: map[string]any{"session_id": id}, recoveryHint: "Start new session"}
 }
 

@@ -18,7 +18,7 @@ import (
 var namePattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 
 // Definition is a tool as tools/list shows it: the MCP fields plus the
-// contract's schemaVersion and toolingVersion (seed 004 §2.1).
+// contract's schemaVersion and toolingVersion (docs/protocol.md, the tool contract).
 type Definition struct {
 	Name           string          `json:"name"`
 	Title          string          `json:"title,omitempty"`
