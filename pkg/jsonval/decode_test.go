@@ -298,6 +298,7 @@ func TestCorpus(t *testing.T) {
 		if err == nil {
 			n++
 			agree(t, string(raw))
+			compactAgrees(t, string(raw))
 		}
 		return nil
 	})
@@ -312,6 +313,7 @@ func FuzzAgreesWithEncodingJSON(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, in string) {
 		agree(t, in)
+		compactAgrees(t, in)
 		// Parse and ParseString agree too (Parse copies).
 		a, errA := Parse([]byte(in))
 		b, errB := ParseString(in)
