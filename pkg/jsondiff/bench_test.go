@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	wi2l "github.com/wI2L/jsondiff"
+
+	"github.com/hearth-mcp/hearth/pkg/jsonval"
 )
 
 // examplesDir is the synesthetic corpus beside the repository (CI has it).
@@ -16,10 +18,10 @@ var examplesDir = filepath.Join("..", "..", "..", "shared", "fixtures", "synesth
 
 type benchPair struct {
 	name                string
-	base, new           []byte // compact, as a client sends them
-	baseIndented        []byte // the file as written: indented
-	baseValue, newValue any    // decoded with UseNumber
-	baseFloat, newFloat any    // decoded into float64s, for wI2L
+	base, new           []byte       // compact, as a client sends them
+	baseIndented        []byte       // the file as written: indented
+	baseDoc, newDoc     *jsonval.Doc // base and new decoded as a frame is (with their text)
+	baseFloat, newFloat any          // decoded into float64s, for wI2L
 }
 
 // loadBenchPairs turns every corpus example into a realistic edit: a few
@@ -46,11 +48,17 @@ func loadBenchPairs(tb testing.TB) []benchPair {
 		if m, ok := edited.(map[string]any); ok {
 			m["edited_by"] = "benchmark"
 		}
-		p := benchPair{name: filepath.Base(f), baseIndented: raw, baseValue: base, newValue: edited}
+		p := benchPair{name: filepath.Base(f), baseIndented: raw}
 		if p.base, err = json.Marshal(base); err != nil {
 			tb.Fatal(err)
 		}
 		if p.new, err = json.Marshal(edited); err != nil {
+			tb.Fatal(err)
+		}
+		if p.baseDoc, err = jsonval.ParseRaw(p.base); err != nil {
+			tb.Fatal(err)
+		}
+		if p.newDoc, err = jsonval.ParseRaw(p.new); err != nil {
 			tb.Fatal(err)
 		}
 		if err := json.Unmarshal(p.base, &p.baseFloat); err != nil {
@@ -133,7 +141,9 @@ func TestBenchInputsMakeRealPatches(t *testing.T) {
 
 // BenchmarkDiff compares this package with github.com/wI2L/jsondiff on the
 // corpus edits; one iteration diffs all fifteen pairs. "json" starts from the
-// text (what diff_assets receives); "values" from decoded documents.
+// text; "docs" from jsonval documents decoded with their text (what
+// diff_assets diffs: its arguments as the frame's decode left them), against
+// wI2L on values decoded by encoding/json ("values").
 func BenchmarkDiff(b *testing.B) {
 	pairs := loadBenchPairs(b)
 	var size int64
@@ -157,7 +167,7 @@ func BenchmarkDiff(b *testing.B) {
 	run("json/wI2L", func(p *benchPair) error { _, err := wi2l.CompareJSON(p.base, p.new); return err })
 	run("json-indented-base/hearth", func(p *benchPair) error { _, err := DiffJSON(p.baseIndented, p.new); return err })
 	run("json-indented-base/wI2L", func(p *benchPair) error { _, err := wi2l.CompareJSON(p.baseIndented, p.new); return err })
-	run("values/hearth", func(p *benchPair) error { _, err := Diff(p.baseFloat, p.newFloat); return err })
+	run("docs/hearth", func(p *benchPair) error { Diff(p.baseDoc, p.newDoc); return nil })
 	run("values/wI2L", func(p *benchPair) error { _, err := wi2l.CompareWithoutMarshal(p.baseFloat, p.newFloat); return err })
 	run("json+marshal/hearth", func(p *benchPair) error {
 		ops, err := DiffJSON(p.base, p.new)

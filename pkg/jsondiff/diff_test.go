@@ -4,13 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"math"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/hearth-mcp/hearth/pkg/jsonval"
 )
 
-// decodeNumbers decodes one JSON document the way callers of Diff should.
+// decodeNumbers decodes one JSON document with exact numbers (UseNumber).
 func decodeNumbers(t testing.TB, doc string) any {
 	t.Helper()
 	dec := json.NewDecoder(strings.NewReader(doc))
@@ -31,8 +32,8 @@ func marshalPatch(t testing.TB, ops []Op) string {
 	return string(b)
 }
 
-// TestDiffRules pins each rule of the package doc on both entry points: the patch must be
-// exactly the expected JSON text.
+// TestDiffRules pins each rule of the package comment on every way a
+// document comes in: the patch must be exactly the expected JSON text.
 func TestDiffRules(t *testing.T) {
 	tests := []struct {
 		name      string
@@ -93,70 +94,68 @@ func TestDiffRules(t *testing.T) {
 			if got := marshalPatch(t, ops); got != tc.want {
 				t.Errorf("DiffJSON:\n got %s\nwant %s", got, tc.want)
 			}
-			ops, err = Diff(decodeNumbers(t, tc.base), decodeNumbers(t, tc.new))
-			if err != nil {
-				t.Fatalf("Diff: %v", err)
+			base, newDoc, _ := asArguments(t, tc.base, tc.new)
+			if got := marshalPatch(t, Diff(base, newDoc)); got != tc.want {
+				t.Errorf("Diff of arguments:\n got %s\nwant %s", got, tc.want)
 			}
-			if got := marshalPatch(t, ops); got != tc.want {
-				t.Errorf("Diff:\n got %s\nwant %s", got, tc.want)
-			}
-		})
-	}
-}
-
-// TestDiffPlainDecodedValues covers callers that decode without UseNumber, or
-// build values in Go.
-func TestDiffPlainDecodedValues(t *testing.T) {
-	tests := []struct {
-		name      string
-		base, new any
-		want      string
-	}{
-		{"float64 and json.Number compare by value", map[string]any{"a": 1.0}, map[string]any{"a": json.Number("1")}, `[]`},
-		{"int and float64", map[string]any{"a": 3}, map[string]any{"a": 3.0}, `[]`},
-		{"uint64 beyond float64 stays exact", map[string]any{"a": uint64(1<<63 + 1)}, map[string]any{"a": json.Number("9223372036854775808")},
-			`[{"op":"replace","path":"/a","value":9223372036854775808}]`},
-		{"float32", []any{float32(0.5)}, []any{0.5}, `[]`},
-		{"nil slices and maps inside", map[string]any{"a": []any(nil)}, map[string]any{"a": []any{}}, `[]`},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			ops, err := Diff(tc.base, tc.new)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := marshalPatch(t, ops); got != tc.want {
-				t.Errorf("got %s\nwant %s", got, tc.want)
+			if got := marshalPatch(t, Diff(parsed(t, tc.base), parsed(t, tc.new))); got != tc.want {
+				t.Errorf("Diff without the text:\n got %s\nwant %s", got, tc.want)
 			}
 		})
 	}
 }
 
+// asArguments decodes base and new as diff_assets receives them: members of
+// one arguments object, decoded with its text as a frame is. false: the
+// object does not decode (a document at the depth limit).
+func asArguments(t testing.TB, base, newDoc string) (*jsonval.Doc, *jsonval.Doc, bool) {
+	t.Helper()
+	args, err := jsonval.ParseRaw([]byte(`{"base": ` + base + `, "new": ` + newDoc + `}`))
+	if err != nil {
+		return nil, nil, false
+	}
+	return args.Sub(args.Get(args.Root(), "base")), args.Sub(args.Get(args.Root(), "new")), true
+}
+
+// parsed decodes a document without keeping its text (jsonval.Parse).
+func parsed(t testing.TB, doc string) *jsonval.Doc {
+	t.Helper()
+	d, err := jsonval.ParseString(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// TestDiffJSONRejectsMalformedInput is the table of bad documents: each is
+// refused with jsonval's message and offset, naming the document.
 func TestDiffJSONRejectsMalformedInput(t *testing.T) {
-	deep := strings.Repeat("[", maxDepth+1) + strings.Repeat("]", maxDepth+1)
+	deep := strings.Repeat("[", jsonval.MaxDepth+1) + strings.Repeat("]", jsonval.MaxDepth+1)
 	tests := []struct {
 		name, doc, want string
 	}{
-		{"empty", "", "empty document"},
-		{"only spaces", "  \n", "empty document"},
-		{"unterminated object", `{"a":1`, "expected ',' or '}'"},
-		{"missing value", `{"a":}`, "unexpected character '}'"},
-		{"trailing comma", `[1,]`, "unexpected character ']'"},
-		{"missing colon", `{"a" 1}`, "expected ':'"},
-		{"non-string key", `{1:2}`, "expected a string object key"},
-		{"leading zero", `01`, "unexpected data after the top-level value"},
-		{"bare minus", `-`, "malformed number"},
-		{"dangling point", `1.`, "malformed number"},
-		{"dangling exponent", `1e+`, "malformed number"},
-		{"bad literal", `tru`, "expected true"},
-		{"control character", "\"a\x01\"", "control character"},
-		{"invalid UTF-8", "\"\xff\"", "invalid UTF-8"},
-		{"bad escape", `"\x"`, `invalid escape \x`},
-		{"short unicode escape", `"\u12"`, `short \u escape`},
-		{"bad unicode escape", `"\u12g4"`, `invalid \u escape`},
-		{"unterminated string", `"abc`, "unterminated string"},
-		{"two values", `{} {}`, "unexpected data after the top-level value"},
-		{"too deep", deep, "nesting deeper than 10000"},
+		{"empty", "", "unexpected end of JSON input"},
+		{"only spaces", "  \n", "unexpected end of JSON input"},
+		{"unterminated object", `{"a":1`, "unexpected end of JSON input"},
+		{"missing value", `{"a":}`, "invalid character '}' looking for beginning of value"},
+		{"trailing comma", `[1,]`, "invalid character ']' looking for beginning of value"},
+		{"missing colon", `{"a" 1}`, "invalid character '1' after object key"},
+		{"non-string key", `{1:2}`, "invalid character '1' looking for beginning of object key string"},
+		{"leading zero", `01`, "invalid character '1' after top-level value"},
+		{"bare minus", `-`, "unexpected end of JSON input"},
+		{"dangling point", `1.`, "unexpected end of JSON input"},
+		{"dangling exponent", `1e+`, "unexpected end of JSON input"},
+		{"bad literal", `tru`, "unexpected end of JSON input"},
+		{"wrong literal", `trux`, "invalid character 'x' in literal true"},
+		{"control character", "\"a\x01\"", `invalid character '\x01' in string literal`},
+		{"invalid UTF-8", "\"\xff\"", "invalid UTF-8 in string at offset 1"},
+		{"invalid UTF-8 after valid", "[\"é\", \"a\xc3\"]", "invalid UTF-8 in string at offset 9"},
+		{"bad escape", `"\x"`, "invalid character 'x' in string escape code"},
+		{"short unicode escape", `"\u12"`, `invalid character '"' in \u hexadecimal character escape`},
+		{"bad unicode escape", `"\u12g4"`, `invalid character 'g' in \u hexadecimal character escape`},
+		{"unterminated string", `"abc`, "unexpected end of JSON input"},
+		{"two values", `{} {}`, "invalid character '{' after top-level value"},
+		{"too deep", deep, "exceeded max depth"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -164,71 +163,13 @@ func TestDiffJSONRejectsMalformedInput(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "base document") {
 				t.Errorf("base: got %v, want an error about the base document containing %q", err, tc.want)
 			}
-			var se *SyntaxError
-			if !errors.As(err, &se) {
-				t.Errorf("error %v is not a *SyntaxError", err)
+			var se *jsonval.SyntaxError
+			if !errors.As(err, &se) || se.Offset < 0 || se.Offset > len(tc.doc) {
+				t.Errorf("error %v is not a *jsonval.SyntaxError with an offset in the input", err)
 			}
 			_, err = DiffJSON([]byte(`{}`), []byte(tc.doc))
-			if err == nil || !strings.Contains(err.Error(), "new document") {
-				t.Errorf("new: got %v, want an error about the new document", err)
-			}
-		})
-	}
-}
-
-func TestDiffRejectsNonJSONValues(t *testing.T) {
-	type custom struct{}
-	cyclic := map[string]any{}
-	cyclic["self"] = cyclic
-	tests := []struct {
-		name string
-		v    any
-		want string
-	}{
-		{"NaN", map[string]any{"a": math.NaN()}, `value at "/a": NaN`},
-		{"infinity in array", []any{1, math.Inf(1)}, `value at "/1": NaN or infinity`},
-		{"struct", map[string]any{"a/b": []any{custom{}}}, `value at "/a~1b/0": unsupported type jsondiff.custom`},
-		{"malformed json.Number", json.Number("1x"), `value at "": malformed number`},
-		{"cycle", cyclic, "nesting deeper than 10000"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			_, err := Diff(map[string]any{}, tc.v)
-			var ve *ValueError
-			if !errors.As(err, &ve) || !strings.Contains(err.Error(), tc.want) {
-				t.Errorf("got %v, want a *ValueError containing %q", err, tc.want)
-			}
-			if _, err := Diff(tc.v, nil); err == nil || !strings.Contains(err.Error(), "base document") {
-				t.Errorf("base: got %v, want an error about the base document", err)
-			}
-		})
-	}
-}
-
-// TestDiffRejectsNonJSONValuesEverywhere: a bad value is found wherever it
-// sits, even inside parts that are equal on both sides or removed.
-func TestDiffRejectsNonJSONValuesEverywhere(t *testing.T) {
-	type custom struct{}
-	cyclic := map[string]any{}
-	cyclic["self"] = cyclic
-	tests := []struct {
-		name      string
-		base, new any
-		want      string
-	}{
-		{"same NaN on both sides", []any{math.NaN()}, []any{math.NaN()}, `base document: value at "/0": NaN`},
-		{"same infinity on both sides", map[string]any{"a": []any{math.Inf(-1)}}, map[string]any{"a": []any{math.Inf(-1)}}, `base document: value at "/a/0": NaN or infinity`},
-		{"same bad json.Number", map[string]any{"a": json.Number("x")}, map[string]any{"a": json.Number("x")}, `base document: value at "/a": malformed number`},
-		{"same unsupported type", map[string]any{"a": custom{}}, map[string]any{"a": custom{}}, `base document: value at "/a": unsupported type`},
-		{"removed subtree", map[string]any{"gone": []any{custom{}}}, map[string]any{}, `base document: value at "/gone/0": unsupported type`},
-		{"replacing value", map[string]any{"a": 1}, map[string]any{"a": []any{1, custom{}}}, `new document: value at "/a/1": unsupported type`},
-		{"cycle on both sides", cyclic, cyclic, "nesting deeper than 10000"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			ops, err := Diff(tc.base, tc.new)
-			if err == nil || !strings.Contains(err.Error(), tc.want) {
-				t.Errorf("got %v, %v; want an error containing %q", ops, err, tc.want)
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "new document") {
+				t.Errorf("new: got %v, want an error about the new document containing %q", err, tc.want)
 			}
 		})
 	}
@@ -289,37 +230,38 @@ func TestDiffJSONValuesDoNotAliasInput(t *testing.T) {
 	}
 }
 
-func TestNumbersEqual(t *testing.T) {
-	tests := []struct {
-		a, b string
-		want bool
-	}{
-		{"0", "-0", true},
-		{"0", "0e10", true},
-		{"0.000", "-0.0E-5", true},
-		{"1", "1.000", true},
-		{"10", "1e1", true},
-		{"10", "1E+1", true},
-		{"0.5", "5e-1", true},
-		{"123.45", "12345e-2", true},
-		{"100", "1000e-1", true},
-		{"1", "-1", false},
-		{"1", "2", false},
-		{"1", "10", false},
-		{"12", "21", false},
-		{"1.1", "1.01", false},
-		{"123456789012345678901234567890", "123456789012345678901234567891", false},
-		{"123456789012345678901234567890", "12345678901234567890123456789e1", true},
-		{"1e9223372036854775807", "10e9223372036854775806", true},
-		{"1e-9223372036854775808", "0.1e-9223372036854775807", true},
-		{"1e99999999999999999999999", "1e99999999999999999999998", false},
+// TestDiffValuesAreIndependent: values share one buffer, but appending to
+// one never writes over the next.
+func TestDiffValuesAreIndependent(t *testing.T) {
+	ops, err := DiffJSON([]byte(`{}`), []byte(`{"a":1,"b":2}`))
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, tc := range tests {
-		if got := numbersEqual(tc.a, tc.b); got != tc.want {
-			t.Errorf("numbersEqual(%s, %s) = %v, want %v", tc.a, tc.b, got, tc.want)
-		}
-		if got := numbersEqual(tc.b, tc.a); got != tc.want {
-			t.Errorf("numbersEqual(%s, %s) = %v, want %v", tc.b, tc.a, got, tc.want)
-		}
+	_ = append(ops[0].Value.(json.RawMessage), "999"...)
+	if got := marshalPatch(t, ops); got != `[{"op":"add","path":"/a","value":1},{"op":"add","path":"/b","value":2}]` {
+		t.Fatalf("appending to a value changed another: %s", got)
+	}
+}
+
+// TestDiffValueText: a value is the new document's text, compacted, when the
+// document keeps it (escapes and number literals as written); else an
+// encoding of the value.
+func TestDiffValueText(t *testing.T) {
+	base, newDoc := `{"a":1}`, `{"a": {"s": "\u00e9\/<", "n": 1.50, "d": 1, "d": 2}}`
+	want := `{"s":"\u00e9\/<","n":1.50,"d":1,"d":2}`
+	ops, err := DiffJSON([]byte(base), []byte(newDoc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(ops[0].Value.(json.RawMessage)); got != want {
+		t.Errorf("DiffJSON: %s, want %s", got, want)
+	}
+	b, n, _ := asArguments(t, base, newDoc)
+	if got := string(Diff(b, n)[0].Value.(json.RawMessage)); got != want {
+		t.Errorf("Diff of arguments: %s, want %s", got, want)
+	}
+	want = `{"s":"é/<","n":1.50,"d":1,"d":2}`
+	if got := string(Diff(parsed(t, base), parsed(t, newDoc))[0].Value.(json.RawMessage)); got != want {
+		t.Errorf("Diff without the text: %s, want %s", got, want)
 	}
 }

@@ -1,9 +1,10 @@
 // Package jsondiff computes the RFC 6902 JSON Patch that turns one JSON document
-// into another, with the deterministic rules diff_assets promises its clients:
+// into another, with these deterministic rules:
 //
 //   - only "add", "remove" and "replace" operations;
-//   - object members are compared key by key, in sorted key order ([Diff]
-//     walks Go maps in their own order, which gives the same sorted patch);
+//   - object members are compared key by key, in sorted key order (a
+//     duplicated key counts once, with its last value, as encoding/json reads
+//     it);
 //   - an array that differs in any way is replaced whole by one "replace";
 //   - a change of type, or of a scalar, at the root is one "replace" at path "";
 //   - operations are sorted by path (byte order of the RFC 6901 pointer) and, on
@@ -24,15 +25,18 @@
 //
 // # Equality
 //
-// Two values are equal when they are the same JSON value: objects with the
-// same members (order does not matter), arrays with equal elements in the same
+// Two values are equal when [jsonval.Equal] says so: objects with the same
+// members (order does not matter), arrays with equal elements in the same
 // order, strings with the same characters after unescaping, and numbers with
 // the same numeric value, compared exactly on their decimal text (so 1, 1.0
 // and 1e0 are equal, as RFC 6902 §4.6 defines for "test"; 9007199254740993 and
 // 9007199254740992 are not, however large the integers). true is not 1.
 //
-// [DiffJSON] works on raw JSON text with its own strict parser (UTF-8 required,
-// duplicate object keys resolved as encoding/json does: the last one wins) and
-// is the fast path for tools that receive JSON. [Diff] works on values already
-// decoded by encoding/json, preferably with [json.Decoder.UseNumber].
+// # Input
+//
+// [Diff] works on [jsonval] documents, the form hearth decodes every frame
+// into, so a tool diffs its arguments where they lie. Values in the patch are
+// the new document's own text, compacted, when the document keeps its text
+// ([jsonval.ParseRaw], as frames are decoded). [DiffJSON] decodes text first,
+// with [jsonval.ParseRaw], and requires it to be UTF-8.
 package jsondiff

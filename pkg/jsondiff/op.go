@@ -20,8 +20,7 @@ type Op struct {
 	// Path is an RFC 6901 JSON Pointer; "" is the whole document.
 	Path string
 	// Value is the new value for Add and Replace (nil means JSON null); it is
-	// ignored for Remove. [DiffJSON] sets a compact [json.RawMessage]; [Diff]
-	// sets the caller's own decoded value, shared, not copied.
+	// ignored for Remove. [Diff] sets a compact [json.RawMessage].
 	Value any
 }
 
@@ -60,7 +59,8 @@ func rank(op string) int {
 	return 3
 }
 
-// compareOps is the patch order diff_assets promises: by path, then by rank.
+// compareOps is the patch order (see the package comment): by path, then by
+// rank.
 func compareOps(a, b Op) int {
 	if c := cmp.Compare(a.Path, b.Path); c != 0 {
 		return c
@@ -69,7 +69,7 @@ func compareOps(a, b Op) int {
 }
 
 // appendToken appends "/" and key escaped per RFC 6901 ("~" → "~0", "/" → "~1").
-func appendToken[T string | []byte](path []byte, key T) []byte {
+func appendToken(path []byte, key string) []byte {
 	path = append(path, '/')
 	for i := 0; i < len(key); i++ {
 		switch c := key[i]; c {

@@ -3,7 +3,6 @@ package jsondiff
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"math/big"
 	"math/rand/v2"
 	"reflect"
@@ -13,6 +12,8 @@ import (
 	"unicode/utf8"
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
+
+	"github.com/hearth-mcp/hearth/pkg/jsonval"
 )
 
 // Keys chosen to stress RFC 6901 escaping and byte-order sorting.
@@ -280,8 +281,8 @@ func renameInPointer(p string) string {
 }
 
 // TestDiffProperty diffs 20 000 random pairs and applies each patch with an
-// independent RFC 6902 implementation. It also checks that Diff on decoded
-// values and DiffJSON on the text agree.
+// independent RFC 6902 implementation. It also checks that every way a
+// document comes in gives the same patch (see samePatchEveryWay).
 func TestDiffProperty(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 2026))
 	const pairs = 20000
@@ -316,15 +317,7 @@ func TestDiffProperty(t *testing.T) {
 			t.Fatalf("pair %d: DiffJSON(%s, %s): %v", i, baseJSON, newJSON, err)
 		}
 		checkPatch(t, baseJSON, newJSON, got)
-
-		fromValues, err := Diff(normalizeNumbersOff(t, baseJSON), normalizeNumbersOff(t, newJSON))
-		if err != nil {
-			t.Fatalf("pair %d: Diff: %v", i, err)
-		}
-		a, b := marshalPatch(t, got), marshalPatch(t, fromValues)
-		if !reflect.DeepEqual(normalize(t, []byte(a)), normalize(t, []byte(b))) {
-			t.Fatalf("pair %d: DiffJSON and Diff disagree:\n%s\n%s", i, a, b)
-		}
+		samePatchEveryWay(t, baseJSON, newJSON, got)
 		ops += len(got)
 		if len(got) == 0 {
 			empty++
@@ -337,9 +330,29 @@ func TestDiffProperty(t *testing.T) {
 	t.Logf("%d pairs, %d ops, %d empty patches, %d with a scalar root", pairs, ops, empty, scalarRoots)
 }
 
-// normalizeNumbersOff decodes a document for Diff (UseNumber, no rewriting).
-func normalizeNumbersOff(t testing.TB, doc []byte) any {
-	return decodeNumbers(t, string(doc))
+// samePatchEveryWay checks the patch DiffJSON gave against Diff on the
+// documents decoded the other ways a caller holds them: as members of one
+// arguments object (what diff_assets diffs), the very same patch text; and
+// without their text (jsonval.Parse), the same patch once values are read
+// as encoding/json reads them (only escapes may differ). An empty patch is
+// exactly jsonval.Equal's verdict.
+func samePatchEveryWay(t testing.TB, base, newDoc []byte, ops []Op) {
+	t.Helper()
+	want := marshalPatch(t, ops)
+	// Documents at the depth limit cannot be members of another.
+	if b, n, ok := asArguments(t, string(base), string(newDoc)); ok {
+		if got := marshalPatch(t, Diff(b, n)); got != want {
+			t.Fatalf("DiffJSON and Diff of arguments disagree on %s, %s:\n%s\n%s", base, newDoc, want, got)
+		}
+	}
+	pb, pn := parsed(t, string(base)), parsed(t, string(newDoc))
+	got := marshalPatch(t, Diff(pb, pn))
+	if !reflect.DeepEqual(normalize(t, []byte(want)), normalize(t, []byte(got))) {
+		t.Fatalf("DiffJSON and Diff without the text disagree on %s, %s:\n%s\n%s", base, newDoc, want, got)
+	}
+	if eq := jsonval.Equal(pb, pb.Root(), pn, pn.Root()); eq != (len(ops) == 0) {
+		t.Fatalf("jsonval.Equal(%s, %s) = %v, but the patch has %d operations", base, newDoc, eq, len(ops))
+	}
 }
 
 // bigExponent finds exponents too large for big.Rat to expand cheaply.
@@ -347,7 +360,9 @@ var bigExponent = regexp.MustCompile(`[eE][+-]?0*[0-9]{4,}`)
 
 // FuzzDiff checks, for any two inputs, that DiffJSON fails exactly on the
 // inputs that are not valid UTF-8 JSON, and otherwise returns a patch that
-// an independent applier turns into the new document.
+// an independent applier turns into the new document, the same patch
+// whichever way the documents were decoded (samePatchEveryWay), and that
+// jsonval.Equal agrees with an exact reading by encoding/json and math/big.
 func FuzzDiff(f *testing.F) {
 	seeds := [][2]string{
 		{`{}`, `{}`},
@@ -375,6 +390,12 @@ func FuzzDiff(f *testing.F) {
 		if bigExponent.Match(base) || bigExponent.Match(newDoc) {
 			t.Skip("exponent too large for the big.Rat oracle")
 		}
+		samePatchEveryWay(t, base, newDoc, ops)
+		a, b := parsed(t, string(base)), parsed(t, string(newDoc))
+		want := reflect.DeepEqual(normalize(t, base), normalize(t, newDoc))
+		if got := jsonval.Equal(a, a.Root(), b, b.Root()); got != want {
+			t.Fatalf("jsonval.Equal(%s, %s) = %v, the reference says %v", base, newDoc, got, want)
+		}
 		// The applier works on encoding/json's reading of base (duplicate
 		// keys: the last wins), which is the document DiffJSON diffs.
 		checkPatch(t, canonical(t, base), newDoc, ops)
@@ -394,58 +415,4 @@ func canonical(t testing.TB, doc []byte) []byte {
 		t.Fatalf("marshal: %v", err)
 	}
 	return out
-}
-
-// TestNumbersEqualAgainstBigRat compares the exact decimal comparison with
-// math/big on random number texts, including equal values written apart.
-func TestNumbersEqualAgainstBigRat(t *testing.T) {
-	r := rand.New(rand.NewPCG(1, 2))
-	digits := func(n int) string {
-		var b strings.Builder
-		for range n {
-			b.WriteByte(byte('0' + r.IntN(10)))
-		}
-		return b.String()
-	}
-	number := func() string {
-		s := ""
-		if r.IntN(3) == 0 {
-			s = "-"
-		}
-		if r.IntN(3) == 0 {
-			s += "0"
-		} else {
-			s += fmt.Sprint(1+r.IntN(9)) + digits(r.IntN(4))
-		}
-		if r.IntN(2) == 0 {
-			s += "." + digits(1+r.IntN(4))
-		}
-		if r.IntN(2) == 0 {
-			s += []string{"e", "E", "e+", "e-", "E-"}[r.IntN(5)] + digits(1+r.IntN(2))
-		}
-		return s
-	}
-	equal := 0
-	for range 200000 {
-		a, b := number(), number()
-		if r.IntN(4) == 0 { // the same value, rewritten
-			ra, _ := new(big.Rat).SetString(a)
-			b = ra.FloatString(30)
-		}
-		if !validNumber(a) || !validNumber(b) {
-			t.Fatalf("generator made an invalid number: %q %q", a, b)
-		}
-		ra, _ := new(big.Rat).SetString(a)
-		rb, _ := new(big.Rat).SetString(b)
-		want := ra.Cmp(rb) == 0
-		if got := numbersEqual(a, b); got != want {
-			t.Fatalf("numbersEqual(%s, %s) = %v, want %v", a, b, got, want)
-		}
-		if want {
-			equal++
-		}
-	}
-	if equal < 1000 {
-		t.Fatalf("only %d equal pairs: the generator does not test equality", equal)
-	}
 }

@@ -298,6 +298,7 @@ func TestCorpus(t *testing.T) {
 		if err == nil {
 			n++
 			agree(t, string(raw))
+			compactAgrees(t, string(raw))
 		}
 		return nil
 	})
@@ -312,6 +313,7 @@ func FuzzAgreesWithEncodingJSON(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, in string) {
 		agree(t, in)
+		compactAgrees(t, in)
 		// Parse and ParseString agree too (Parse copies).
 		a, errA := Parse([]byte(in))
 		b, errB := ParseString(in)
@@ -324,13 +326,17 @@ func FuzzAgreesWithEncodingJSON(f *testing.F) {
 				t.Fatalf("ParseRaw refused what Parse accepted: %v", err)
 			}
 			rawAgrees(t, r)
+			// A document equals itself, however it was decoded.
+			if !Equal(a, a.Root(), r, r.Root()) || !EqualAny(a.Any(), r.Any()) {
+				t.Fatalf("%q: not equal to itself", in)
+			}
 			// Re-encoding and decoding again gives the same value.
 			out, err := json.Marshal(a.Any())
 			if err != nil {
 				t.Fatal(err)
 			}
 			c, err := Parse(out)
-			if err != nil || !reflect.DeepEqual(c.Any(), a.Any()) {
+			if err != nil || !reflect.DeepEqual(c.Any(), a.Any()) || !Equal(a, a.Root(), c, c.Root()) {
 				t.Fatalf("%q: re-encoded %s does not decode to the same value (%v)", in, out, err)
 			}
 		}

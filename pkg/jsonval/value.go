@@ -9,6 +9,11 @@
 // as it does (invalid UTF-8 and lone surrogates become U+FFFD), so Any gives
 // the same value jsonschema.UnmarshalJSON would; FuzzAgreesWithEncodingJSON
 // holds it to that.
+//
+// Equal tells whether two documents' values are the same JSON value, numbers
+// compared exactly on their decimal text (1 and 1.0 are equal, two integers
+// past float64's precision are not); EqualAny does the same for values in
+// encoding/json's decoded form.
 package jsonval
 
 import (

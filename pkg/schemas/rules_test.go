@@ -1,6 +1,7 @@
 package schemas
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -9,6 +10,9 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/hearth-mcp/hearth/pkg/jsonval"
+	"github.com/hearth-mcp/hearth/pkg/tool"
 )
 
 // smallRoot writes a schema root of our own: an asset schema that refers to a
@@ -200,6 +204,38 @@ func TestDiffAssetsTool(t *testing.T) {
 	}
 	if r := c("diff_assets", map[string]any{"base": 1}); r["tool_error"] == nil {
 		t.Fatalf("missing new: %v", r)
+	}
+}
+
+// TestDiffAssetsFromTheFrame calls diff_assets as the daemon does, on the
+// arguments as the frame's decode left them: the patch's values are the
+// client's own text, compacted (escapes and number literals as sent).
+func TestDiffAssetsFromTheFrame(t *testing.T) {
+	s, e := smallRoot(t)
+	_, reg := openFamily(t, map[string]string{"SYN_SCHEMAS_DIR": s, "SYN_EXAMPLES_DIR": e})
+	entry, _ := reg.Lookup("diff_assets")
+	doc, err := jsonval.ParseRaw([]byte(`{"new": {"a": 1.50, "b": {"s": "\u00e9 <"}, "b": [ 1 ]}, "base": {"a":1.5,"c":{}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	args, bad := entry.CheckDoc(doc)
+	if bad != nil {
+		t.Fatal(bad)
+	}
+	res, err := entry.Handler(context.Background(), tool.NewCall("diff_assets", args.Raw, args.Doc, tool.Client{}, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"ok":true,"patch":[{"op":"add","path":"/b","value":[1]},{"op":"remove","path":"/c"}]}`
+	if got := mustJSON(res); got != want {
+		t.Fatalf("got  %s\nwant %s", got, want)
+	}
+	doc, _ = jsonval.ParseRaw([]byte(`{"base": {"a": 1}, "new": {"a": {"s": "\u00e9 <", "n": 1.50}}}`))
+	args, _ = entry.CheckDoc(doc)
+	res, _ = entry.Handler(context.Background(), tool.NewCall("diff_assets", args.Raw, args.Doc, tool.Client{}, nil))
+	want = `{"ok":true,"patch":[{"op":"replace","path":"/a","value":{"s":"\u00e9 \u003c","n":1.50}}]}`
+	if got := mustJSON(res); got != want {
+		t.Fatalf("got  %s\nwant %s", got, want)
 	}
 }
 

@@ -237,19 +237,18 @@ func (f *Family) validateMany(ctx context.Context, call *tool.Call) (any, error)
 	return result{"ok": true, "results": results}, nil
 }
 
+// diffAssets diffs the two documents where the argument check decoded them,
+// as validateAsset reads its asset.
 func (f *Family) diffAssets(ctx context.Context, call *tool.Call) (any, error) {
-	var a struct {
-		Base json.RawMessage `json:"base"`
-		New  json.RawMessage `json:"new"`
-	}
-	if err := call.Bind(&a); err != nil {
+	args, err := call.Doc()
+	if err != nil {
 		return nil, err
 	}
-	ops, err := jsondiff.DiffJSON(a.Base, a.New)
-	if err != nil {
-		return nil, tool.Errorf(tool.InvalidRequest, "diff_assets: %v", err)
+	base, newDoc := args.Get(args.Root(), "base"), args.Get(args.Root(), "new")
+	if base == nil || newDoc == nil {
+		return nil, tool.Errorf(tool.InvalidRequest, "diff_assets: base and new are required")
 	}
-	return result{"ok": true, "patch": ops}, nil
+	return result{"ok": true, "patch": jsondiff.Diff(args.Sub(base), args.Sub(newDoc))}, nil
 }
 
 // validateForBackend is populate_backend's validator: the asset's own

@@ -9,7 +9,6 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
-	"github.com/hearth-mcp/hearth/pkg/jsondiff"
 	"github.com/hearth-mcp/hearth/pkg/jsonval"
 )
 
@@ -396,7 +395,7 @@ func (f *fastSchema) rareValid(d *jsonval.Doc, v *jsonval.Node) bool {
 	} else if f.enum != nil && !containsEqual(f.enum, d.AnyOf(v)) {
 		return false
 	}
-	if f.cnst != nil && !jsondiff.Equal(*f.cnst, d.AnyOf(v)) {
+	if f.cnst != nil && !jsonval.EqualAny(*f.cnst, d.AnyOf(v)) {
 		return false
 	}
 	if f.not != nil && f.not.valid(d, v) {
@@ -731,7 +730,7 @@ func isInteger(d *jsonval.Doc, v *jsonval.Node) bool {
 
 func containsEqual(list []any, v any) bool {
 	for _, x := range list {
-		if jsondiff.Equal(x, v) {
+		if jsonval.EqualAny(x, v) {
 			return true
 		}
 	}
