@@ -48,6 +48,13 @@ type Config struct {
 	// MaxCalls bounds the tool calls one connection runs at once
 	// (max_calls, HEARTH_MAX_CALLS; DefaultMaxCalls).
 	MaxCalls int
+	// MaxConnections caps the connections served at once (max_connections,
+	// HEARTH_MAX_CONNECTIONS, default 512); one more is told so and closed.
+	MaxConnections int
+	// MaxHeldMB bounds, in MiB, what every connection's pending requests and
+	// partly read lines hold together (max_held_mb, HEARTH_MAX_HELD_MB,
+	// default 512; mcp.Options.MaxHeldBytes).
+	MaxHeldMB int
 	// LogLevel is the stderr log level (debug, info, warn, error).
 	LogLevel string
 	// IdleTimeout ends a socket daemon that has had no client for this long
@@ -66,6 +73,12 @@ type Config struct {
 	Settings *config.Live
 }
 
+// Defaults of the daemon-wide bounds (see Config).
+const (
+	DefaultMaxConnections = 512
+	DefaultMaxHeldMB      = 512
+)
+
 // AutostartIdleTimeout is the idle timeout of a daemon the shim started,
 // when no idle_timeout is configured.
 const AutostartIdleTimeout = 10 * time.Minute
@@ -76,7 +89,8 @@ type Getenv func(string) string
 // LoadConfig reads the configuration for mode through getenv. Every
 // setting's bounds are pkg/config's, and an error names the variable.
 func LoadConfig(mode Mode, getenv Getenv) (Config, error) {
-	c := Config{Mode: mode, SocketMode: 0o600, DrainTimeout: 10 * time.Second, LogLevel: "info", MaxCalls: DefaultMaxCalls}
+	c := Config{Mode: mode, SocketMode: 0o600, DrainTimeout: 10 * time.Second, LogLevel: "info", MaxCalls: DefaultMaxCalls,
+		MaxConnections: DefaultMaxConnections, MaxHeldMB: DefaultMaxHeldMB}
 	if v := getenv("HEARTH_LOG_LEVEL"); v != "" {
 		if err := config.Check("HEARTH_LOG_LEVEL", v); err != nil {
 			return c, err
@@ -107,7 +121,8 @@ func LoadConfig(mode Mode, getenv Getenv) (Config, error) {
 	ints := []struct {
 		name string
 		to   *int
-	}{{"HEARTH_QUEUE_DEPTH", &c.QueueDepth}, {"HEARTH_MAX_CALLS", &c.MaxCalls}, {"HEARTH_MAX_CHILDREN", &c.MaxChildren}}
+	}{{"HEARTH_QUEUE_DEPTH", &c.QueueDepth}, {"HEARTH_MAX_CALLS", &c.MaxCalls}, {"HEARTH_MAX_CHILDREN", &c.MaxChildren},
+		{"HEARTH_MAX_CONNECTIONS", &c.MaxConnections}, {"HEARTH_MAX_HELD_MB", &c.MaxHeldMB}}
 	for _, n := range ints {
 		v, ok, err := config.Int(getenv, n.name)
 		if err != nil {

@@ -19,6 +19,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/hearth-mcp/hearth/pkg/config"
+	"github.com/hearth-mcp/hearth/pkg/jsonrpc"
 	"github.com/hearth-mcp/hearth/pkg/mcp"
 	"github.com/hearth-mcp/hearth/pkg/supervisor"
 	"github.com/hearth-mcp/hearth/pkg/tool"
@@ -54,6 +55,10 @@ type Daemon struct {
 	// StdioListens: a stdio daemon also serves the socket (when it owns its
 	// data directory and no other daemon holds the socket).
 	StdioListens bool
+	// conns counts the socket connections being served (max_connections).
+	conns atomic.Int64
+	// refusedLogged is when a refused connection was last logged (unix ns).
+	refusedLogged atomic.Int64
 	// home is the data directory (tool.Env.Home).
 	home string
 	// socketPath is where the daemon listens ("" when it does not).
@@ -101,6 +106,7 @@ func New(cfg Config, log *zap.Logger, env tool.Env, openers []tool.Opener, child
 		// Each tool call of a connection runs on its own, up to this many
 		// at once: a slow one never holds up ping or another call.
 		MaxConcurrentCalls: cfg.MaxCalls,
+		MaxHeldBytes:       int64(cfg.MaxHeldMB) << 20,
 		// A shim that resolved another data directory is told so rather
 		// than served this one's data.
 		Home: env.Home,
@@ -143,6 +149,9 @@ func (d *Daemon) Run(ctx context.Context) error {
 	defer d.closeFamilies()
 	defer d.stopChildren()
 	d.started = time.Now()
+	memCtx, stopMem := context.WithCancel(ctx)
+	defer stopMem()
+	go d.returnMemory(memCtx)
 	switch d.cfg.Mode {
 	case ModeSocket:
 		return d.runSocket(ctx)
@@ -336,10 +345,16 @@ func (d *Daemon) accept(ctx context.Context, ln *net.UnixListener, conns *sync.W
 			c.Close()
 			continue
 		}
+		if max := d.cfg.MaxConnections; max > 0 && d.conns.Load() >= int64(max) {
+			d.refuseConnection(c, p, max)
+			continue
+		}
+		d.conns.Add(1)
 		conns.Add(1)
 		idle.connected()
 		go func() {
 			defer conns.Done()
+			defer d.conns.Add(-1)
 			defer idle.disconnected()
 			defer c.Close()
 			hup := newHangupWatch(c, connFD(c))
@@ -438,4 +453,18 @@ func (d *Daemon) stopChildren() {
 	ctx, cancel := context.WithTimeout(context.Background(), supervisor.DefaultGrace)
 	defer cancel()
 	d.children.Shutdown(ctx)
+}
+
+// refuseConnection tells a client past max_connections why, in a frame it
+// can read, and closes it; the log says so at most every 10 s.
+func (d *Daemon) refuseConnection(c *net.UnixConn, p peer, max int) {
+	msg := fmt.Sprintf("hearthd already serves %d connections, its max_connections; close some clients or raise the limit", max)
+	c.SetWriteDeadline(time.Now().Add(time.Second))
+	c.Write(append(jsonrpc.ErrorFrame(jsonrpc.ID{}, &jsonrpc.Error{Code: jsonrpc.CodeOverloaded, Message: msg,
+		Data: map[string]string{"code": "QUEUE_OVERLOADED"}}), '\n'))
+	c.Close()
+	now := time.Now().UnixNano()
+	if last := d.refusedLogged.Load(); now-last > int64(10*time.Second) && d.refusedLogged.CompareAndSwap(last, now) {
+		d.log.Warn("refused a connection: too many", zap.Int("max_connections", max), zap.Int("peer_pid", p.PID))
+	}
 }

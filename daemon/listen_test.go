@@ -5,6 +5,7 @@ package daemon
 import (
 	"context"
 	"errors"
+	"io"
 	"io/fs"
 	"net"
 	"os"
@@ -317,4 +318,73 @@ func shortDir(t *testing.T) string {
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	return dir
+}
+
+// Past max_connections a client is told why, in a frame, and closed; the
+// connections already served are not disturbed.
+func TestConnectionCap(t *testing.T) {
+	cfg := socketConfig(t)
+	cfg.MaxConnections = 2
+	d, err := New(cfg, zap.NewNop(), tool.Env{}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- d.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	waitReady(t, cfg.ReadyFile)
+	ping := func(c net.Conn) string {
+		c.Write([]byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}` + "\n"))
+		c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		buf := make([]byte, 512)
+		n, _ := c.Read(buf)
+		return string(buf[:n])
+	}
+	var open []net.Conn
+	for i := 0; i < 2; i++ {
+		c, err := net.Dial("unix", cfg.SocketPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		if got := ping(c); !strings.Contains(got, `"result":{}`) {
+			t.Fatalf("connection %d: %q", i, got)
+		}
+		open = append(open, c)
+	}
+	extra, err := net.Dial("unix", cfg.SocketPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer extra.Close()
+	extra.SetReadDeadline(time.Now().Add(5 * time.Second))
+	b, _ := io.ReadAll(extra)
+	if !strings.Contains(string(b), `"code":-32001`) || !strings.Contains(string(b), "max_connections") || !strings.Contains(string(b), "QUEUE_OVERLOADED") {
+		t.Fatalf("the connection past the cap got %q", b)
+	}
+	if got := ping(open[0]); !strings.Contains(got, `"result":{}`) {
+		t.Fatalf("a served connection was disturbed: %q", got)
+	}
+	open[1].Close() // a place frees up
+	waitFor(t, func() bool { return d.conns.Load() < 2 })
+	c, err := net.Dial("unix", cfg.SocketPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if got := ping(c); !strings.Contains(got, `"result":{}`) {
+		t.Fatalf("after a client left: %q", got)
+	}
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met in 10s")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }

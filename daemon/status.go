@@ -57,19 +57,25 @@ func (d *Daemon) statusSettings() statusSettings {
 type statusConnections struct {
 	Current int64  `json:"current"`
 	Total   uint64 `json:"total"`
+	Max     int    `json:"max"`
+	// HeldBytes is what pending requests and partly read lines hold, of
+	// MaxHeldBytes; Overloaded counts what that daemon-wide bound refused.
+	HeldBytes    int64  `json:"held_bytes"`
+	MaxHeldBytes int64  `json:"max_held_bytes"`
+	Overloaded   uint64 `json:"overloaded"`
 }
 
 func (d *Daemon) statusTool() tool.Tool {
 	return tool.Tool{
 		Name:  "daemon_status",
 		Title: "hearth daemon status",
-		Description: "Reports the hearth daemon's health: version, uptime, connections, request and error counts, " +
+		Description: "Reports the hearth daemon's health: version, uptime, connections (current, total, the limit, and the memory pending requests hold against the daemon-wide bound), request and error counts, " +
 			"child processes running for tools, per tool the calls, errors and p50/p99 latency in milliseconds since the daemon started, " +
 			"the data directory it owns, its socket and store, the clients attached (name, version, directory, since when, shim version), " +
 			"and its settings: the config file, and per setting its value (secrets redacted), where it came from (env, file or default) " +
 			"and any change waiting for a restart.",
 		InputSchema:   json.RawMessage(`{"type":"object","additionalProperties":false,"properties":{}}`),
-		SchemaVersion: 3, // 2: the result gained "children"; 3: "settings", "home", "socket", "store", "clients"
+		SchemaVersion: 4, // 2: the result gained "children"; 3: "settings", "home", "socket", "store", "clients"; 4: connections gained "max", "held_bytes", "max_held_bytes", "overloaded"
 		Annotations:   tool.Annotations{ReadOnly: true, Idempotent: true},
 		Timeout:       5 * time.Second,
 		Handler: func(ctx context.Context, call *tool.Call) (any, error) {
@@ -81,17 +87,18 @@ func (d *Daemon) statusTool() tool.Tool {
 				Mode:           d.cfg.Mode,
 				StartedAt:      d.started.UTC().Format(time.RFC3339),
 				UptimeSeconds:  time.Since(d.started).Seconds(),
-				Connections:    statusConnections{Current: c.Connections, Total: c.ConnectionsAll},
-				Requests:       c.Requests,
-				Errors:         c.Errors,
-				Panics:         c.Panics,
-				Children:       d.children.Live(),
-				Tools:          d.srv.ToolCounters(),
-				Settings:       d.statusSettings(),
-				Home:           d.home,
-				Socket:         d.socketPath,
-				Store:          d.store(),
-				Clients:        d.srv.Clients(),
+				Connections: statusConnections{Current: c.Connections, Total: c.ConnectionsAll, Max: d.cfg.MaxConnections,
+					HeldBytes: c.HeldBytes, MaxHeldBytes: c.MaxHeldBytes, Overloaded: c.Overloaded},
+				Requests: c.Requests,
+				Errors:   c.Errors,
+				Panics:   c.Panics,
+				Children: d.children.Live(),
+				Tools:    d.srv.ToolCounters(),
+				Settings: d.statusSettings(),
+				Home:     d.home,
+				Socket:   d.socketPath,
+				Store:    d.store(),
+				Clients:  d.srv.Clients(),
 			}, nil
 		},
 	}

@@ -55,6 +55,8 @@ var types = map[string]spec{
 	"llm_timeout":         {kind: kindDuration, min: int64(time.Nanosecond), def: "20s", example: "20s"},
 	"queue_depth":         {kind: kindInt, min: 1, max: 1 << 20, def: "1024"},
 	"max_calls":           {kind: kindInt, min: 1, max: 1024, def: "16"},
+	"max_connections":     {kind: kindInt, min: 1, max: 1 << 20, def: "512"},
+	"max_held_mb":         {kind: kindInt, min: 16, max: 1 << 20, def: "512"},
 	"max_children":        {kind: kindInt, min: 1, max: 1024, def: "8"},
 	"kill_grace":          {kind: kindDuration, min: int64(time.Millisecond), max: int64(time.Minute), def: "2s", example: "2s"},
 	"drain_timeout":       {kind: kindDuration, min: int64(time.Nanosecond), def: "10s", example: "10s"},

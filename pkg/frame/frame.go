@@ -16,6 +16,7 @@ import (
 	"errors"
 	"io"
 	"sync"
+	"sync/atomic"
 )
 
 // MaxLine is the largest accepted line in bytes, not counting the newline (1 MiB).
@@ -25,12 +26,99 @@ const MaxLine = 1 << 20
 // discarded; the next Read returns the following line.
 var ErrTooLarge = errors.New("payload_too_large")
 
+// ErrOverloaded reports a line dropped because the reader's Budget had no
+// room for it (and the reader was not exempt). The line has been discarded;
+// the next Read returns the following line.
+var ErrOverloaded = errors.New("overloaded")
+
+// Budget bounds the memory that many readers together may hold in lines
+// they are still reading (beyond each one's first FreeLine bytes), and
+// anything else its users Take from it. It is safe for concurrent use.
+type Budget struct {
+	max  int64
+	used atomic.Int64
+}
+
+// NewBudget returns a Budget of max bytes.
+func NewBudget(max int64) *Budget { return &Budget{max: max} }
+
+// Take reserves n bytes; false when they do not fit (nothing is taken),
+// unless force, which takes them anyway (an exempt user never starves).
+func (b *Budget) Take(n int64, force bool) bool {
+	for {
+		used := b.used.Load()
+		if !force && used+n > b.max {
+			return false
+		}
+		if b.used.CompareAndSwap(used, used+n) {
+			return true
+		}
+	}
+}
+
+// Give returns n bytes taken earlier.
+func (b *Budget) Give(n int64) { b.used.Add(-n) }
+
+// Used is what is taken now.
+func (b *Budget) Used() int64 { return b.used.Load() }
+
+// Max is the budget's size.
+func (b *Budget) Max() int64 { return b.max }
+
+// FreeLine is how much of a line a reader buffers without drawing on its
+// Budget: every connection may hold this much, which covers nearly every
+// frame a client sends.
+const FreeLine = 64 << 10
+
 // Reader splits a byte stream into lines of at most a fixed size.
 type Reader struct {
 	br    *bufio.Reader
 	limit int
 	buf   []byte
+
+	budget   *Budget
+	exempt   func() bool // may this reader exceed the budget now?
+	reserved int64       // taken from budget for buf
 }
+
+// UseBudget makes the reader draw on b for line bytes beyond FreeLine. When
+// b has no room and exempt (nil: never) says the reader may not exceed it,
+// the line is discarded and Read returns ErrOverloaded.
+func (r *Reader) UseBudget(b *Budget, exempt func() bool) {
+	r.budget, r.exempt = b, exempt
+}
+
+// grow reserves budget for a buffer of n bytes; false: the line must go.
+func (r *Reader) grow(n int) bool {
+	if r.budget == nil || n <= FreeLine {
+		return true
+	}
+	need := int64(n-FreeLine) - r.reserved
+	if need <= 0 {
+		return true
+	}
+	if !r.budget.Take(need, r.exempt != nil && r.exempt()) {
+		return false
+	}
+	r.reserved += need
+	return true
+}
+
+// releaseLine returns the previous line's budget and, when that line was
+// large, its buffer: an idle connection holds no more than FreeLine.
+func (r *Reader) releaseLine() {
+	if r.reserved > 0 {
+		r.budget.Give(r.reserved)
+		r.reserved = 0
+	}
+	if cap(r.buf) > FreeLine {
+		r.buf = nil
+	}
+}
+
+// Close gives back what the reader holds of its budget (call it when the
+// stream is done).
+func (r *Reader) Close() { r.releaseLine() }
 
 // NewReader returns a Reader with the MaxLine limit.
 func NewReader(r io.Reader) *Reader { return NewReaderSize(r, MaxLine) }
@@ -59,19 +147,25 @@ func (r *Reader) Read() ([]byte, error) {
 }
 
 func (r *Reader) readLine() ([]byte, error) {
+	r.releaseLine()
 	r.buf = r.buf[:0]
-	tooLarge := false
+	tooLarge, overloaded := false, false
 	for {
 		chunk, err := r.br.ReadSlice('\n')
 		n := len(chunk)
 		if err == nil {
 			n-- // the newline does not count towards the limit
 		}
-		if !tooLarge && len(r.buf)+n > r.limit {
+		if !tooLarge && !overloaded && len(r.buf)+n > r.limit {
 			tooLarge = true // keep reading to the newline, keeping nothing
 			r.buf = r.buf[:0]
 		}
-		if !tooLarge {
+		if !tooLarge && !overloaded && !r.grow(len(r.buf)+len(chunk)) {
+			overloaded = true // likewise: the daemon has no room for it
+			r.releaseLine()
+			r.buf = r.buf[:0]
+		}
+		if !tooLarge && !overloaded {
 			r.buf = append(r.buf, chunk...)
 		}
 		switch {
@@ -79,12 +173,18 @@ func (r *Reader) readLine() ([]byte, error) {
 			if tooLarge {
 				return nil, ErrTooLarge
 			}
+			if overloaded {
+				return nil, ErrOverloaded
+			}
 			return r.buf[:len(r.buf)-1], nil
 		case errors.Is(err, bufio.ErrBufferFull):
 			continue
 		case errors.Is(err, io.EOF):
 			if tooLarge {
 				return nil, ErrTooLarge
+			}
+			if overloaded {
+				return nil, ErrOverloaded
 			}
 			if len(r.buf) > 0 {
 				return r.buf, nil

@@ -152,3 +152,53 @@ func FuzzReader(f *testing.F) {
 		}
 	})
 }
+
+// A reader on a budget keeps lines up to FreeLine for free; a longer one
+// draws on the budget, and is dropped (ErrOverloaded) when the budget is
+// spent, unless the reader is exempt. The next line is read normally, and
+// nothing stays taken once the reader moves on or closes.
+func TestReaderBudget(t *testing.T) {
+	long := strings.Repeat("x", 3*FreeLine)
+	input := "short\n" + long + "\n" + "after\n" + long + "\n"
+	b := NewBudget(int64(FreeLine)) // room for less than the long line's excess
+	r := NewReader(strings.NewReader(input))
+	exempt := false
+	r.UseBudget(b, func() bool { return exempt })
+	if line, err := r.Read(); err != nil || string(line) != "short" {
+		t.Fatalf("short: %q %v", line, err)
+	}
+	if _, err := r.Read(); !errors.Is(err, ErrOverloaded) {
+		t.Fatalf("long line over budget: %v", err)
+	}
+	if b.Used() != 0 {
+		t.Fatalf("a dropped line still holds %d", b.Used())
+	}
+	if line, err := r.Read(); err != nil || string(line) != "after" {
+		t.Fatalf("after: %q %v", line, err)
+	}
+	exempt = true // an idle connection may finish its line anyway
+	if line, err := r.Read(); err != nil || len(line) != len(long) {
+		t.Fatalf("exempt long line: %d %v", len(line), err)
+	}
+	if b.Used() == 0 {
+		t.Fatal("the long line took nothing from the budget")
+	}
+	r.Close()
+	if b.Used() != 0 {
+		t.Fatalf("closed reader still holds %d", b.Used())
+	}
+}
+
+func TestBudgetTake(t *testing.T) {
+	b := NewBudget(10)
+	if !b.Take(6, false) || b.Take(6, false) || !b.Take(4, false) || b.Used() != 10 {
+		t.Fatalf("used %d", b.Used())
+	}
+	if !b.Take(5, true) || b.Used() != 15 {
+		t.Fatal("forced take")
+	}
+	b.Give(15)
+	if b.Used() != 0 {
+		t.Fatal("give")
+	}
+}

@@ -25,6 +25,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/hearth-mcp/hearth/pkg/frame"
 	"github.com/hearth-mcp/hearth/pkg/stats"
 	"github.com/hearth-mcp/hearth/pkg/tool"
 )
@@ -39,7 +40,10 @@ const (
 	// DefaultQueueBytes bounds the memory one connection's queued and
 	// running requests hold (their decoded frames): 1 024 frames of 1 MiB
 	// could otherwise pin gigabytes.
-	DefaultQueueBytes   = 256 << 20
+	DefaultQueueBytes = 256 << 20
+	// DefaultMaxHeldBytes bounds the same across every connection: four
+	// clients flooding 1 MiB frames without reading took 2 GB without it.
+	DefaultMaxHeldBytes = 512 << 20
 	DefaultPageSize     = 100
 	DefaultDrainTimeout = 10 * time.Second
 	// DefaultAbandonGrace is how long a session waits, after a call's deadline
@@ -63,6 +67,12 @@ type Options struct {
 	// for a call slot or running; more are answered QUEUE_OVERLOADED (at
 	// once, or in order on a FIFO connection). Zero: DefaultQueueDepth.
 	QueueDepth int
+	// MaxHeldBytes bounds, across every connection, the bytes pending
+	// requests hold (jsonrpc.Message.Size) plus the lines still being read
+	// beyond frame.FreeLine each: past it a request is answered
+	// QUEUE_OVERLOADED, unless its connection has nothing pending (an idle
+	// connection is always served). Zero: DefaultMaxHeldBytes.
+	MaxHeldBytes int64
 	// QueueBytes bounds the bytes (see jsonrpc.Message.Size) held by one
 	// connection's queued and running requests; a request that would pass it
 	// is answered QUEUE_OVERLOADED, unless nothing else is pending (a single
@@ -97,6 +107,11 @@ type Server struct {
 	sessions atomic.Int64
 	total    atomic.Uint64
 
+	// held is the daemon-wide budget (Options.MaxHeldBytes) that pending
+	// requests' decoded frames and lines still being read draw on.
+	held      *frame.Budget
+	overloads atomic.Uint64 // requests refused by the daemon-wide bound
+
 	statsMu sync.Mutex
 	tools   map[string]*toolStats
 
@@ -118,6 +133,9 @@ func New(opts Options) *Server {
 	if opts.QueueBytes <= 0 {
 		opts.QueueBytes = DefaultQueueBytes
 	}
+	if opts.MaxHeldBytes <= 0 {
+		opts.MaxHeldBytes = DefaultMaxHeldBytes
+	}
 	if opts.PageSize <= 0 {
 		opts.PageSize = DefaultPageSize
 	}
@@ -136,7 +154,7 @@ func New(opts Options) *Server {
 	if opts.Name == "" {
 		opts.Name = "hearth"
 	}
-	return &Server{opts: opts, log: opts.Log, tools: map[string]*toolStats{}, live: map[*session]struct{}{}}
+	return &Server{opts: opts, log: opts.Log, tools: map[string]*toolStats{}, live: map[*session]struct{}{}, held: frame.NewBudget(opts.MaxHeldBytes)}
 }
 
 // Registry is the registry the server serves.
@@ -270,6 +288,12 @@ type Counters struct {
 	Panics         uint64 `json:"panics"`
 	Connections    int64  `json:"connections"`
 	ConnectionsAll uint64 `json:"connections_total"`
+	// HeldBytes is what pending requests and partly read lines hold now,
+	// of MaxHeldBytes; Overloaded counts requests the daemon-wide bound
+	// refused.
+	HeldBytes    int64  `json:"held_bytes"`
+	MaxHeldBytes int64  `json:"max_held_bytes"`
+	Overloaded   uint64 `json:"overloaded"`
 }
 
 // Counters returns the current counts.
@@ -280,6 +304,9 @@ func (s *Server) Counters() Counters {
 		Panics:         s.panics.Load(),
 		Connections:    s.sessions.Load(),
 		ConnectionsAll: s.total.Load(),
+		HeldBytes:      s.held.Used(),
+		MaxHeldBytes:   s.held.Max(),
+		Overloaded:     s.overloads.Load(),
 	}
 }
 

@@ -296,6 +296,13 @@ func (s *session) stopReading() {
 // or answers it itself or hands it to the call queue (concurrent).
 func (s *session) read() error {
 	r := frame.NewReader(s.conn.Reader)
+	// A line still being read draws on the daemon-wide budget beyond its
+	// first frame.FreeLine bytes, with no exemption: every frame an idle
+	// client ordinarily sends fits in FreeLine and is always read, while
+	// partly sent megabyte lines from many connections cannot add up past
+	// the bound (they are answered QUEUE_OVERLOADED).
+	r.UseBudget(s.srv.held, nil)
+	defer r.Close()
 	for {
 		line, err := r.Read()
 		if s.silenced.Load() {
@@ -309,6 +316,12 @@ func (s *session) read() error {
 		if errors.Is(err, frame.ErrTooLarge) {
 			s.countRequest()
 			s.answer([]byte(jsonrpc.TooLargeFrame))
+			continue
+		}
+		if errors.Is(err, frame.ErrOverloaded) {
+			s.countRequest()
+			s.srv.overloads.Add(1)
+			s.answer(daemonOverloaded(nil))
 			continue
 		}
 		if err != nil {
@@ -463,15 +476,25 @@ func (s *session) admit(e *entry) []byte {
 		e.params, e.paramsDoc = nil, nil
 		return s.shuttingDown(e.id)
 	}
-	if pending := s.pendingExec.Load(); pending >= int64(s.srv.opts.QueueDepth) ||
+	pending := s.pendingExec.Load()
+	if pending >= int64(s.srv.opts.QueueDepth) ||
 		(pending > 0 && s.heldBytes.Load()+e.size > s.srv.opts.QueueBytes) {
 		e.params, e.paramsDoc = nil, nil // answered from here: hold nothing
 		s.srv.errors.Add(1)
 		return s.overloaded(e)
 	}
+	// The daemon-wide bound: what every connection's pending requests hold
+	// together. A connection with nothing pending is always served.
+	if !s.srv.held.Take(e.size, pending == 0) {
+		e.params, e.paramsDoc = nil, nil
+		s.srv.errors.Add(1)
+		s.srv.overloads.Add(1)
+		return daemonOverloaded(e)
+	}
 	s.mu.Lock()
 	if _, dup := s.inflight[e.key]; dup {
 		s.mu.Unlock()
+		s.srv.held.Give(e.size)
 		e.params, e.paramsDoc = nil, nil
 		s.srv.errors.Add(1)
 		return duplicateID(e.id)
@@ -498,6 +521,7 @@ func (s *session) release(e *entry) {
 	// The reply is all that is left to send: let the frame go.
 	e.params, e.paramsDoc = nil, nil
 	s.heldBytes.Add(-e.size)
+	s.srv.held.Give(e.size)
 	s.pendingExec.Add(-1)
 }
 
@@ -513,12 +537,28 @@ func duplicateID(id jsonrpc.ID) []byte {
 }
 
 func (s *session) overloaded(e *entry) []byte {
-	msg := "the connection's queue is full; retry later or send fewer requests at once"
-	if e.method == "tools/call" {
+	return overloadedReply(e, "the connection's queue is full; retry later or send fewer requests at once")
+}
+
+// daemonOverloaded refuses a request (or, e nil, a line read only in part)
+// because every connection's pending requests together hold the
+// daemon-wide limit (Options.MaxHeldBytes).
+func daemonOverloaded(e *entry) []byte {
+	return overloadedReply(e, "the daemon holds as many unanswered requests as it may; retry later")
+}
+
+// overloadedReply is QUEUE_OVERLOADED: an isError result for tools/call,
+// error -32001 otherwise (id null when e is nil).
+func overloadedReply(e *entry, msg string) []byte {
+	if e != nil && e.method == "tools/call" {
 		res, _ := toolResult((&tool.Error{Code: tool.QueueOverloaded, Message: msg}).Object(), true)
 		return jsonrpc.ResultFrame(e.id, res)
 	}
-	return jsonrpc.ErrorFrame(e.id, &jsonrpc.Error{Code: jsonrpc.CodeOverloaded, Message: msg, Data: map[string]string{"code": string(tool.QueueOverloaded)}})
+	var id jsonrpc.ID // null
+	if e != nil {
+		id = e.id
+	}
+	return jsonrpc.ErrorFrame(id, &jsonrpc.Error{Code: jsonrpc.CodeOverloaded, Message: msg, Data: map[string]string{"code": string(tool.QueueOverloaded)}})
 }
 
 // notify handles a notification at once, in the reader: cancellations must

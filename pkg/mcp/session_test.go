@@ -800,3 +800,46 @@ func TestRootsNeverAnswered(t *testing.T) {
 		}
 	}
 }
+
+// TestDaemonWideHeldBound: every connection's pending requests together may
+// hold at most MaxHeldBytes. Past it a connection with something pending is
+// refused QUEUE_OVERLOADED, while an idle connection is still served; the
+// budget comes back when the calls end.
+func TestDaemonWideHeldBound(t *testing.T) {
+	srv, tt := newTestServer(t, Options{MaxHeldBytes: 1 << 20})
+	big := func(id int) string { // over 1 MiB decoded with what it holds
+		return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":{"text":"a"},"pad":[%s0]}}`,
+			id, strings.Repeat("0,", 200_000))
+	}
+	a := startSession(t, srv)
+	a.initialize()
+	a.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"block","arguments":{}}}`)
+	waitFor(t, func() bool { return tt.count("block") == 1 })
+	b := startSession(t, srv)
+	b.initialize()
+	b.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"block","arguments":{}}}`)
+	waitFor(t, func() bool { return tt.count("block") == 2 })
+	// a's block is pending: its big request would pass the daemon-wide bound.
+	a.send(big(2))
+	if r := a.recv(); r["id"] != 2.0 {
+		t.Fatalf("a 2: %v", r)
+	} else if p, isErr := toolPayload(t, r); !isErr || p["code"] != "QUEUE_OVERLOADED" || !strings.Contains(p["message"].(string), "daemon") {
+		t.Fatalf("a 2: %v", r)
+	}
+	// An idle connection is served whatever the others hold.
+	c := startSession(t, srv)
+	c.initialize()
+	c.send(big(3))
+	if r := c.recv(); r["id"] != 3.0 {
+		t.Fatalf("c 3: %v", r)
+	} else if _, isErr := toolPayload(t, r); isErr {
+		t.Fatalf("an idle connection was refused: %v", r)
+	}
+	if n := srv.Counters().Overloaded; n != 1 {
+		t.Fatalf("overloaded %d", n)
+	}
+	close(tt.release)
+	a.recv()
+	b.recv()
+	waitFor(t, func() bool { return srv.Counters().HeldBytes == 0 })
+}

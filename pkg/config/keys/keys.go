@@ -33,6 +33,8 @@ var Settings = []Setting{
 	{"llm_timeout", "PREFLIGHTS_LLM_TIMEOUT"},
 	{"queue_depth", "HEARTH_QUEUE_DEPTH"},
 	{"max_calls", "HEARTH_MAX_CALLS"},
+	{"max_connections", "HEARTH_MAX_CONNECTIONS"},
+	{"max_held_mb", "HEARTH_MAX_HELD_MB"},
 	{"max_children", "HEARTH_MAX_CHILDREN"},
 	{"kill_grace", "HEARTH_KILL_GRACE"},
 	{"drain_timeout", "HEARTH_DRAIN_TIMEOUT"},
