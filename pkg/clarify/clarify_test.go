@@ -613,3 +613,26 @@ func TestPatchExtractionFailed(t *testing.T) {
 		t.Fatalf("something was written: %v", err)
 	}
 }
+
+// A repo_path inside a repository stands for the repository, as in git: the
+// documents go to the work tree's root, never to the subdirectory. A
+// directory in no repository is REPO_NOT_FOUND for both tools.
+func TestRepoPathResolvesToTheWorkTreeRoot(t *testing.T) {
+	fx := newFixture(t, nil)
+	sub := filepath.Join(fx.repo, "pkg", "deep")
+	if err := os.MkdirAll(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if m := fx.ok("require_clarification", map[string]any{"user_intention": "Fix typo in README", "repo_path": sub}); m["status"] != "completed" {
+		t.Fatalf("require_clarification: %v", m)
+	}
+	if _, err := os.Stat(filepath.Join(fx.repo, "docs", "CURRENT_TASK.md")); err != nil {
+		t.Fatalf("the task is not at the root: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(sub, "docs")); !os.IsNotExist(err) {
+		t.Fatalf("docs/ was written into the subdirectory: %v", err)
+	}
+	plain := t.TempDir()
+	fx.envelopeErr(codeRepoNotFound, "read_architecture", map[string]any{"repo_path": plain})
+	fx.envelopeErr(codeRepoNotFound, "require_clarification", map[string]any{"user_intention": "Fix typo", "repo_path": plain})
+}

@@ -143,7 +143,7 @@ func findRepo(repoPath *string, c tool.Client) (string, *envelopeError) {
 	if repoPath != nil {
 		p = *repoPath
 	}
-	root, err := repo.Find(p, c.Cwd, c.Roots)
+	root, err := repo.FindRepository(p, c.Cwd, c.Roots)
 	if err == nil {
 		return root, nil
 	}

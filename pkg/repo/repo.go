@@ -40,12 +40,43 @@ func (e *Error) Unwrap() error { return ErrNotFound }
 // cwd and roots describe the client: its working directory ("" when
 // unknown) and its declared MCP roots as file paths (see ClientDir).
 //
-// An explicit repoPath must name an existing directory; it is used as it is
-// (a repository without .git is the caller's choice), and a relative one is
-// resolved against the client's directory. Without repoPath, the client's
-// directory is walked up to the first directory holding .git (a directory or,
-// for worktrees and submodules, a file).
+// An explicit repoPath must name an existing directory; a relative one is
+// resolved against the client's directory. Like git, a directory inside a
+// repository stands for that repository: it is walked up to the work
+// tree's root. A directory in no repository is returned as it is (the
+// workspace tools index plain directories too; FindRepository refuses
+// them). Without repoPath, the client's directory is walked up to the first
+// directory holding .git (a directory or, for worktrees and submodules, a
+// file).
 func Find(repoPath, cwd string, roots []string) (string, error) {
+	dir, err := resolve(repoPath, cwd, roots)
+	if err != nil || repoPath == "" {
+		return dir, err
+	}
+	if root, ok := WalkUp(dir); ok {
+		return root, nil
+	}
+	return dir, nil
+}
+
+// FindRepository is Find for callers that need a git repository: an
+// explicit repoPath in no repository is an *Error, as a client directory in
+// none is.
+func FindRepository(repoPath, cwd string, roots []string) (string, error) {
+	dir, err := resolve(repoPath, cwd, roots)
+	if err != nil || repoPath == "" {
+		return dir, err
+	}
+	root, ok := WalkUp(dir)
+	if !ok {
+		return "", &Error{Path: repoPath, Explicit: true, Reason: fmt.Sprintf("repo_path %s is not inside a git repository (no .git at or above %s)", repoPath, dir)}
+	}
+	return root, nil
+}
+
+// resolve resolves repoPath (or, without it, the repository around the
+// client's directory).
+func resolve(repoPath, cwd string, roots []string) (string, error) {
 	start := ClientDir(cwd, roots)
 	if repoPath != "" {
 		if strings.ContainsRune(repoPath, 0) {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -82,10 +83,10 @@ func TestFindExplicitPath(t *testing.T) {
 		wantErr    bool
 	}{
 		{"absolute", root, client{}, root, false},
-		{"nested is used as given", filepath.Join(root, "a"), client{}, filepath.Join(root, "a"), false},
+		{"a subdirectory stands for its repository (as in git)", filepath.Join(root, "a"), client{}, root, false},
 		{"without .git", plain, client{}, plain, false},
 		{"symlink resolved", link, client{}, root, false},
-		{"relative to the client", "a/b", client{Cwd: root}, filepath.Join(root, "a", "b"), false},
+		{"relative to the client", "a/b", client{Cwd: root}, root, false},
 		{"relative, client unknown", "a/b", client{}, "", true},
 		{"missing", filepath.Join(root, "nope"), client{}, "", true},
 		{"a file", file, client{}, "", true},
@@ -126,5 +127,23 @@ func TestFindFailures(t *testing.T) {
 				t.Fatalf("Find = %v; want a *Error", err)
 			}
 		})
+	}
+}
+
+// FindRepository refuses an explicit directory in no repository, where Find
+// takes it as a plain directory; inside a repository both give its root.
+func TestFindRepository(t *testing.T) {
+	root := tree(t)
+	plain, _ := filepath.EvalSymlinks(t.TempDir())
+	if got, err := FindRepository(filepath.Join(root, "a", "b"), "", nil); err != nil || got != root {
+		t.Fatalf("nested: %q %v", got, err)
+	}
+	_, err := FindRepository(plain, "", nil)
+	var re *Error
+	if !errors.As(err, &re) || !re.Explicit || !strings.Contains(re.Reason, "not inside a git repository") {
+		t.Fatalf("plain directory: %v", err)
+	}
+	if got, err := Find(plain, "", nil); err != nil || got != plain {
+		t.Fatalf("Find of a plain directory: %q %v", got, err)
 	}
 }
