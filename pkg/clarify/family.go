@@ -108,6 +108,11 @@ var readSchema = json.RawMessage(`{
 	}
 }`)
 
+// repoNote ends each tool's description: where the repository comes from
+// without repo_path, and when repo_path is needed.
+const repoNote = " Without repo_path the repository is the client's directory walked up to .git: its MCP roots, or the directory it " +
+	"started hearth in (the hearth shim or hearthd stdio). A client that declares no roots and reaches hearth another way must pass repo_path."
+
 // Tools lists require_clarification and read_architecture.
 func (f *Family) Tools() []tool.Tool {
 	return []tool.Tool{
@@ -117,9 +122,10 @@ func (f *Family) Tools() []tool.Tool {
 			Description: "Start or continue the clarification of a change request. Structurally impactful requests (auth, database, storage, cache, " +
 				"framework, runtime, deployment, infrastructure, queues; new dependencies, migrations; 'architecture', 'strategy', 'approach') get up to 5 " +
 				"questions over one or more turns, then an immutable ADR in docs/adr/, docs/CURRENT_TASK.md and docs/ARCHITECTURE_STATE.md. Bug fixes, refactors " +
-				"and config-only changes get docs/CURRENT_TASK.md at once. Reply status: needs_clarification (answer the questions with session_id), completed, or error.",
+				"and config-only changes get docs/CURRENT_TASK.md at once. Reply status: needs_clarification (answer the questions with session_id), completed, or error." + repoNote,
 			InputSchema:   requireSchema,
-			SchemaVersion: 1,
+			SchemaVersion: 2, // 2: the description says where the repository comes from without repo_path
+			ClientDir:     true,
 			Annotations:   tool.Annotations{},
 			Timeout:       3 * time.Minute, // an LLM may be tried three times
 			Handler:       f.requireClarification,
@@ -127,9 +133,10 @@ func (f *Family) Tools() []tool.Tool {
 		{
 			Name:          "read_architecture",
 			Title:         "Read the architecture snapshot",
-			Description:   "The repository's current architecture: the latest ADR's UID and its categories of decisions (from docs/ARCHITECTURE_STATE.md, regenerated from the latest ADR when missing or stale). No ADR yet: uid null, no categories.",
+			Description:   "The repository's current architecture: the latest ADR's UID and its categories of decisions (from docs/ARCHITECTURE_STATE.md, regenerated from the latest ADR when missing or stale). No ADR yet: uid null, no categories." + repoNote,
 			InputSchema:   readSchema,
-			SchemaVersion: 1,
+			SchemaVersion: 2, // 2: the description says where the repository comes from without repo_path
+			ClientDir:     true,
 			Annotations:   tool.Annotations{Idempotent: true},
 			Handler:       f.readArchitecture,
 		},

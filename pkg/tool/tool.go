@@ -46,6 +46,12 @@ type Tool struct {
 	// for clients that never open an MCP session: such methods work without an
 	// MCP initialize.
 	PlainMethod bool
+	// ClientDir marks a tool that works on a repository found from its
+	// repo_path argument or the client's directory (pkg/repo). On a modern
+	// (2026-07-28) connection, which cannot be sent roots/list, such a call
+	// may be answered by asking the client for its roots first
+	// (docs/protocol.md).
+	ClientDir bool
 	// Handler does the work. It must return promptly once ctx is done.
 	Handler Handler
 }

@@ -24,6 +24,11 @@ const (
 const repoPathProp = `"repo_path": {"type": "string", "minLength": 1, "maxLength": 4096,
 	"description": "The repository's directory (absolute, or relative to the client's directory). Default: the client's directory walked up to the nearest .git."}`
 
+// repoNote ends the description of every tool that works on a repository:
+// where it comes from without repo_path, and when repo_path is needed.
+const repoNote = " Without repo_path the repository is the client's directory walked up to .git: its MCP roots, or the directory it " +
+	"started hearth in (the hearth shim or hearthd stdio). A client that declares no roots and reaches hearth another way must pass repo_path."
+
 var indexBuildSchema = json.RawMessage(`{
 	"$schema": "https://json-schema.org/draft/2020-12/schema",
 	"type": "object",
@@ -100,21 +105,23 @@ func (f *Family) Tools() []tool.Tool {
 			Title: "Build the code index",
 			Description: "Index a repository's text files for search: git's tracked and untracked-but-not-ignored files in a work tree, " +
 				"else every file except .git and node_modules; binary files and files over 1 MiB are skipped. Runs as a supervised " +
-				"process with progress (files done of total); incremental by default. A cancelled, timed-out or failed build leaves the previous index.",
+				"process with progress (files done of total); incremental by default. A cancelled, timed-out or failed build leaves the previous index." + repoNote,
 			InputSchema:   indexBuildSchema,
-			SchemaVersion: 1,
+			SchemaVersion: 2, // 2: the description says where the repository comes from without repo_path
 			Annotations:   tool.Annotations{Idempotent: true},
 			Timeout:       buildTimeout,
 			TimeoutArg:    "timeout_ms",
+			ClientDir:     true,
 			Handler:       f.indexBuild,
 		},
 		{
 			Name:          "index_status",
 			Title:         "Index status",
-			Description:   "Whether a repository has an index, when it was built, its size, the git HEAD it was built at, and the files added, modified or deleted since.",
+			Description:   "Whether a repository has an index, when it was built, its size, the git HEAD it was built at, and the files added, modified or deleted since." + repoNote,
 			InputSchema:   repoOnlySchema,
-			SchemaVersion: 1,
+			SchemaVersion: 2, // 2: the description says where the repository comes from without repo_path
 			Annotations:   readOnly,
+			ClientDir:     true,
 			Handler:       f.indexStatus,
 		},
 		{
@@ -122,20 +129,22 @@ func (f *Family) Tools() []tool.Tool {
 			Title: "Search code",
 			Description: "Find lines in a repository's indexed files: literal text or an RE2 regular expression, case-insensitive by default, " +
 				"optionally limited to a path glob. Each hit has path, line, column, text and context lines. Needs index_build first (NO_INDEX otherwise); " +
-				"results reflect the files as of the last build.",
+				"results reflect the files as of the last build." + repoNote,
 			InputSchema:   searchSchema,
-			SchemaVersion: 1,
+			SchemaVersion: 2, // 2: the description says where the repository comes from without repo_path
 			Annotations:   readOnly,
 			Timeout:       30 * time.Second,
+			ClientDir:     true,
 			Handler:       f.search,
 		},
 		{
 			Name:          "show_file",
 			Title:         "Show a file",
-			Description:   "A repository file's current text with line numbers, optionally a line range; at most 1 MiB. Binary files and paths leaving the repository are refused.",
+			Description:   "A repository file's current text with line numbers, optionally a line range; at most 1 MiB. Binary files and paths leaving the repository are refused." + repoNote,
 			InputSchema:   showFileSchema,
-			SchemaVersion: 1,
+			SchemaVersion: 2, // 2: the description says where the repository comes from without repo_path
 			Annotations:   readOnly,
+			ClientDir:     true,
 			Handler:       f.showFile,
 		},
 		{
@@ -150,10 +159,11 @@ func (f *Family) Tools() []tool.Tool {
 		{
 			Name:          "workspace_status",
 			Title:         "Workspace status",
-			Description:   "A repository's root, git branch, HEAD and count of files with uncommitted changes, and a summary of its index.",
+			Description:   "A repository's root, git branch, HEAD and count of files with uncommitted changes, and a summary of its index." + repoNote,
 			InputSchema:   repoOnlySchema,
-			SchemaVersion: 1,
+			SchemaVersion: 2, // 2: the description says where the repository comes from without repo_path
 			Annotations:   readOnly,
+			ClientDir:     true,
 			Handler:       f.workspaceStatus,
 		},
 	}
