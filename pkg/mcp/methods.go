@@ -24,19 +24,31 @@ import (
 // dispatch runs one request and returns its reply frame (nil: no reply).
 func (s *session) dispatch(e *entry) []byte {
 	entryTool, plain := s.plainMethod(e.method)
-	if !s.initialized.Load() && e.method != "initialize" && e.method != "ping" && !plain {
-		return s.fail(e, jsonrpc.CodeInvalidRequest, "Invalid Request: the session is not initialized; send initialize first", nil)
+	if e.meta == nil && !s.initialized.Load() && e.method != "initialize" && e.method != "ping" && !plain {
+		return s.fail(e, jsonrpc.CodeInvalidRequest, "Invalid Request: the session is not initialized; send initialize first, "+
+			"or server/discover and requests carrying _meta "+strconv.Quote(metaProtocolVersion), nil)
 	}
 	switch e.method {
 	case "initialize":
 		return s.initialize(e)
 	case "ping":
+		if s.modern.Load() {
+			return jsonrpc.ResultFrame(e.id, s.modernResult([]byte("{}"), false))
+		}
 		return jsonrpc.ResultFrame(e.id, []byte("{}"))
+	case "server/discover":
+		if e.meta != nil {
+			return s.discover(e)
+		}
 	case "tools/list":
 		return s.listTools(e)
 	case "tools/call":
 		return s.callTool(e)
 	case "logging/setLevel":
+		if e.meta != nil {
+			return s.fail(e, jsonrpc.CodeMethodNotFound, "Method not found: logging/setLevel is not part of protocol "+e.meta.version+
+				"; set _meta "+strconv.Quote(metaLogLevel)+" on each request that should send log messages", nil)
+		}
 		return s.setLevel(e)
 	case "resources/list", "resources/read", "resources/templates/list":
 		if len(s.srv.opts.Registry.ResourceProviders()) > 0 {
@@ -74,7 +86,7 @@ func (s *session) result(e *entry, v any) []byte {
 	if err != nil {
 		return s.fail(e, jsonrpc.CodeInternalError, "Internal error: result did not marshal", nil)
 	}
-	return jsonrpc.ResultFrame(e.id, b)
+	return s.ok(e, b)
 }
 
 // decodeParams decodes params (absent: zero value) and reports -32602 on failure.
@@ -120,16 +132,9 @@ func (s *session) initialize(e *entry) []byte {
 		Title   string `json:"title,omitempty"`
 		Version string `json:"version"`
 	}
-	caps := map[string]any{
-		"tools":   map[string]any{"listChanged": false},
-		"logging": map[string]any{},
-	}
-	if len(s.srv.opts.Registry.ResourceProviders()) > 0 {
-		caps["resources"] = map[string]any{"listChanged": false, "subscribe": false}
-	}
 	return s.result(e, map[string]any{
 		"protocolVersion": version,
-		"capabilities":    caps,
+		"capabilities":    s.srv.capabilities(),
 		"serverInfo":      info{Name: s.srv.opts.Name, Title: "hearth", Version: s.srv.opts.Version},
 		"instructions":    s.srv.opts.Instructions,
 	})
@@ -206,7 +211,7 @@ type outcome struct {
 // invoke runs a handler under the call's timeout, turning a panic into an
 // outcome and not waiting past the abandon grace for a handler that ignores
 // its context.
-func (s *session) invoke(e *entry, t *tool.Entry, args tool.Args, rep *reporter) (outcome, context.Context) {
+func (s *session) invoke(e *entry, t *tool.Entry, args tool.Args, client tool.Client, rep *reporter) (outcome, context.Context) {
 	// Replies buffered ahead of this call (pipelined on a FIFO connection)
 	// must not wait for it.
 	s.flush()
@@ -215,8 +220,11 @@ func (s *session) invoke(e *entry, t *tool.Entry, args tool.Args, rep *reporter)
 	timeout := t.CallTimeout(args.Raw)
 	ctx, cancel := context.WithTimeout(e.ctx, timeout)
 	defer cancel()
-	s.awaitRoots(ctx)
-	call := tool.NewCall(t.Name, args.Raw, args.Doc, s.clientInfo(), rep)
+	if e.meta == nil {
+		s.awaitRoots(ctx)
+		client = s.clientInfo()
+	}
+	call := tool.NewCall(t.Name, args.Raw, args.Doc, client, rep)
 	done := make(chan outcome, 1)
 	go func() {
 		defer func() {
@@ -309,8 +317,15 @@ func (s *session) callTool(e *entry) []byte {
 		s.srv.recordCall(t.Name, time.Since(start), true)
 		return s.toolError(e, bad)
 	}
-	rep := newReporter(s, p.ProgressToken)
-	o, ctx := s.invoke(e, t, args, rep)
+	var client tool.Client
+	if e.meta != nil {
+		var reply []byte
+		if client, reply = s.modernCallClient(e, t, args); reply != nil {
+			return reply
+		}
+	}
+	rep := newReporter(s, p.ProgressToken, e.meta)
+	o, ctx := s.invoke(e, t, args, client, rep)
 	rep.finish() // no progress after this point: the response is next
 	elapsed := time.Since(start)
 
@@ -320,7 +335,7 @@ func (s *session) callTool(e *entry) []byte {
 			s.log.Error("tool result did not marshal", zap.String("tool", t.Name), zap.Error(err))
 			return s.toolError(e, tool.Errorf(tool.Internal, "the result of %s could not be encoded", t.Name))
 		}
-		return jsonrpc.ResultFrame(e.id, res)
+		return s.ok(e, res)
 	}, s.toolError)
 	s.srv.recordCall(t.Name, elapsed, failed)
 	return reply
@@ -335,7 +350,7 @@ func (s *session) callPlain(e *entry, t *tool.Entry) []byte {
 		s.srv.recordCall(t.Name, time.Since(start), true)
 		return s.plainError(e, bad)
 	}
-	o, ctx := s.invoke(e, t, args, nil)
+	o, ctx := s.invoke(e, t, args, tool.Client{}, nil)
 	reply, failed := s.toolReply(e, t, o, ctx, func(v any) []byte { return s.result(e, v) }, s.plainError)
 	s.srv.recordCall(t.Name, time.Since(start), failed)
 	return reply
@@ -391,7 +406,7 @@ func (s *session) toolError(e *entry, te *tool.Error) []byte {
 	if err != nil {
 		res, _ = toolResult((&tool.Error{Code: te.Code, Message: te.Message}).Object(), true)
 	}
-	return jsonrpc.ResultFrame(e.id, res)
+	return s.ok(e, res)
 }
 
 func (s *session) plainError(e *entry, te *tool.Error) []byte {
@@ -438,7 +453,7 @@ func shortErr(err error) string {
 func (s *session) resources(e *entry) []byte {
 	switch e.method {
 	case "resources/templates/list":
-		return jsonrpc.ResultFrame(e.id, []byte(`{"resourceTemplates":[]}`))
+		return s.ok(e, []byte(`{"resourceTemplates":[]}`))
 	case "resources/read":
 		var p struct {
 			URI string `json:"uri"`
@@ -461,7 +476,11 @@ func (s *session) resources(e *entry) []byte {
 		if len(uri) > 200 {
 			uri = uri[:200] + "…"
 		}
-		return s.fail(e, jsonrpc.CodeResourceNotFound, "Resource not found", map[string]string{"uri": uri})
+		code := jsonrpc.CodeResourceNotFound
+		if e.meta != nil {
+			code = jsonrpc.CodeInvalidParams // the modern era's resource-not-found code
+		}
+		return s.fail(e, code, "Resource not found", map[string]string{"uri": uri})
 	}
 	var p struct {
 		Cursor *string `json:"cursor"`

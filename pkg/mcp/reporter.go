@@ -19,6 +19,9 @@ const progressInterval = 250 * time.Millisecond
 type reporter struct {
 	s     *session
 	token json.RawMessage // nil: the client asked for no progress
+	// meta is a modern call's _meta: its log level, not the session's,
+	// decides which log messages are sent (none when it set none).
+	meta *reqMeta
 
 	mu      sync.Mutex
 	done    bool
@@ -36,11 +39,11 @@ type progressParams struct {
 	Message       string          `json:"message,omitempty"`
 }
 
-func newReporter(s *session, token json.RawMessage) *reporter {
+func newReporter(s *session, token json.RawMessage, meta *reqMeta) *reporter {
 	if len(token) == 0 || string(token) == "null" {
 		token = nil
 	}
-	return &reporter{s: s, token: token}
+	return &reporter{s: s, token: token, meta: meta}
 }
 
 func (r *reporter) Progress(progress, total float64, message string) {
@@ -91,7 +94,11 @@ func (r *reporter) Log(level tool.Level, logger string, data any) {
 	if r == nil {
 		return
 	}
-	if int32(level) < r.s.logLevel.Load() {
+	if r.meta != nil {
+		if !r.meta.logs || level < r.meta.logLevel {
+			return // the request asked for no log messages, or not these
+		}
+	} else if int32(level) < r.s.logLevel.Load() {
 		return
 	}
 	r.mu.Lock()

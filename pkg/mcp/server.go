@@ -117,6 +117,9 @@ type Server struct {
 
 	liveMu sync.Mutex
 	live   map[*session]struct{}
+
+	infoOnce sync.Once
+	info     []byte // serverInfoJSON
 }
 
 type toolStats struct {

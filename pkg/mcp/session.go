@@ -52,6 +52,10 @@ type entry struct {
 	// the FIFO. Such an entry is not run; it is written in its place.
 	answer []byte
 
+	// meta is the request's own _meta on a modern connection (nil: legacy
+	// or plain): its era, client and log level come from it alone.
+	meta *reqMeta
+
 	ctx        context.Context
 	cancel     context.CancelFunc
 	cancelMode atomic.Int32
@@ -79,8 +83,13 @@ type session struct {
 	// ahead of the frame it holds and it may answer that frame itself.
 	outstanding atomic.Int64
 	// concurrent is the reader's own: set once the connection is
-	// initialized and the FIFO is empty, never cleared.
+	// initialized (or modern) and the FIFO is empty, never cleared.
 	concurrent bool
+	// era is the reader's own: the protocol era the connection opened with
+	// (eraNone until a request decides it; never changed after).
+	era int32
+	// modern mirrors era == eraModern for other goroutines.
+	modern atomic.Bool
 
 	// calls runs tool calls on a concurrent connection.
 	calls callQueue
@@ -109,8 +118,11 @@ type session struct {
 	rootsCapable atomic.Bool
 	rootsAsked   atomic.Int64
 	rootsWait    chan struct{} // under mu: closed when the latest roots/list is answered
-	logLevel     atomic.Int32
-	draining     atomic.Bool
+	// subs are the connection's open subscriptions/listen streams, by
+	// request id key (under mu).
+	subs     map[string]*subscription
+	logLevel atomic.Int32
+	draining atomic.Bool
 	// silenced: nothing more is written, because the peer is gone (a write
 	// failed, Conn.Gone closed) or Serve has returned.
 	silenced atomic.Bool
@@ -138,6 +150,7 @@ func newSession(s *Server, c Conn, seq uint64) *session {
 		queue:      make(chan *entry, 4*s.opts.QueueDepth),
 		calls:      callQueue{max: s.opts.MaxConcurrentCalls, idle: make(chan struct{})},
 		inflight:   map[string]*entry{},
+		subs:       map[string]*subscription{},
 		client:     c.Client,
 		hungUp:     make(chan struct{}),
 		base:       base,
@@ -252,6 +265,7 @@ func (s *session) drain() {
 	s.draining.Store(true)
 	s.stopReading()
 	s.stopWork()
+	s.endSubscriptions()
 	waiting := s.calls.closeAndTake()
 	for _, e := range waiting {
 		s.execute(e) // draining: answered without running
@@ -308,9 +322,10 @@ func (s *session) read() error {
 		if s.silenced.Load() {
 			return nil
 		}
-		if !s.concurrent && s.initialized.Load() && s.outstanding.Load() == 0 {
-			// initialize has been answered and every reply before it is
-			// written: from now on nothing depends on the order.
+		if !s.concurrent && (s.initialized.Load() || s.era == eraModern) && s.outstanding.Load() == 0 {
+			// initialize has been answered (or the connection is modern)
+			// and every reply before it is written: from now on nothing
+			// depends on the order.
 			s.concurrent = true
 		}
 		if errors.Is(err, frame.ErrTooLarge) {
@@ -321,7 +336,7 @@ func (s *session) read() error {
 		if errors.Is(err, frame.ErrOverloaded) {
 			s.countRequest()
 			s.srv.overloads.Add(1)
-			s.answer(daemonOverloaded(nil))
+			s.answer(s.daemonOverloaded(nil))
 			continue
 		}
 		if err != nil {
@@ -382,11 +397,21 @@ func (s *session) request(msg *jsonrpc.Message) {
 		s.answer(jsonrpc.ErrorFrame(msg.ID, &jsonrpc.Error{Code: codeWrongHome, Message: *refusal}))
 		return
 	}
+	meta, refusal := s.eraOf(msg)
+	if refusal != nil {
+		s.answer(jsonrpc.ErrorFrame(msg.ID, refusal))
+		return
+	}
+	if meta != nil && msg.Method == "subscriptions/listen" {
+		s.listen(msg, meta)
+		return
+	}
 	if !s.concurrent {
-		if s.answerInline(msg) {
+		if s.answerInline(msg, meta) {
 			return
 		}
 		e := newEntry(msg)
+		e.meta = meta
 		if refusal := s.admit(e); refusal != nil {
 			e.answer = refusal
 		}
@@ -397,7 +422,7 @@ func (s *session) request(msg *jsonrpc.Message) {
 		return
 	}
 	if s.isCall(msg.Method) {
-		s.startCall(msg)
+		s.startCall(msg, meta)
 		return
 	}
 	// A protocol method (or an unknown one): answered here and now.
@@ -410,11 +435,64 @@ func (s *session) request(msg *jsonrpc.Message) {
 		s.answer(duplicateID(msg.ID))
 		return
 	}
-	e := &entry{id: msg.ID, key: msg.ID.Key(), method: msg.Method, params: msg.Params, paramsDoc: msg.ParamsDoc()}
+	e := &entry{id: msg.ID, key: msg.ID.Key(), method: msg.Method, params: msg.Params, paramsDoc: msg.ParamsDoc(), meta: meta}
 	if reply := s.dispatch(e); reply != nil {
 		s.write(reply)
 	}
 	s.flush()
+}
+
+// eraOf fixes the connection's era with the first request that decides it
+// and checks the request against it: on a modern connection it returns the
+// request's own _meta (nil for ping and plain tool methods, which need
+// none); a request that does not belong to the connection's era, or whose
+// _meta is malformed, gets the error to answer it with.
+func (s *session) eraOf(msg *jsonrpc.Message) (*reqMeta, *jsonrpc.Error) {
+	if _, plain := s.plainMethod(msg.Method); plain {
+		return nil, nil // plain JSON-RPC: outside both eras
+	}
+	d := msg.ParamsDoc()
+	switch s.era {
+	case eraNone:
+		switch {
+		case msg.Method == "initialize":
+			s.era = eraLegacy
+			return nil, nil
+		case modernShaped(d):
+			s.era = eraModern
+			s.modern.Store(true)
+			if s.outstanding.Load() == 0 {
+				s.concurrent = true // nothing is ahead of this request
+			}
+		case msg.Method == "server/discover":
+			// Not modern yet: a client that falls back to initialize on
+			// this error still can.
+			_, err := readMeta(d)
+			return nil, err
+		default:
+			return nil, nil
+		}
+	case eraLegacy:
+		if msg.Method == "server/discover" || modernShaped(d) {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "Invalid Request: this connection opened with initialize (a 2025 session); " +
+				"requests with _meta " + strconv.Quote(metaProtocolVersion) + " and server/discover need a new connection"}
+		}
+		return nil, nil
+	}
+	// A modern connection.
+	switch msg.Method {
+	case "initialize":
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "Invalid Request: this connection speaks protocol " + ModernVersions[0] +
+			" (per-request _meta); initialize belongs to the 2025 versions and needs a new connection"}
+	case "ping":
+		return nil, nil
+	}
+	m, err := readMeta(d)
+	if err != nil {
+		return nil, err
+	}
+	s.noteModernClient(&m)
+	return &m, nil
 }
 
 // isCall reports whether a method runs a tool: tools/call, or a tool served
@@ -424,7 +502,8 @@ func (s *session) isCall(method string) bool {
 	case "tools/call":
 		return true
 	case "ping", "initialize", "tools/list", "logging/setLevel",
-		"resources/list", "resources/read", "resources/templates/list":
+		"resources/list", "resources/read", "resources/templates/list",
+		"server/discover", "subscriptions/listen":
 		return false
 	}
 	_, plain := s.plainMethod(method)
@@ -433,8 +512,9 @@ func (s *session) isCall(method string) bool {
 
 // startCall admits a tool call on a concurrent connection and hands it to
 // the call queue; a refusal is answered at once.
-func (s *session) startCall(msg *jsonrpc.Message) {
+func (s *session) startCall(msg *jsonrpc.Message, meta *reqMeta) {
 	e := newEntry(msg)
+	e.meta = meta
 	if refusal := s.admit(e); refusal != nil {
 		s.write(refusal)
 		s.flush()
@@ -452,15 +532,15 @@ func (s *session) startCall(msg *jsonrpc.Message) {
 // inlineMethods are answered from memory at once on a FIFO connection when
 // nothing is ahead of them: handing them to the worker would cost a
 // cross-thread wake-up that dominates their round trip.
-var inlineMethods = map[string]bool{"ping": true, "initialize": true, "tools/list": true, "logging/setLevel": true}
+var inlineMethods = map[string]bool{"ping": true, "initialize": true, "tools/list": true, "logging/setLevel": true, "server/discover": true}
 
 // answerInline answers a cheap protocol request in the reader when nothing
 // is outstanding on a FIFO connection, so the reply cannot overtake another.
-func (s *session) answerInline(msg *jsonrpc.Message) bool {
+func (s *session) answerInline(msg *jsonrpc.Message, meta *reqMeta) bool {
 	if !inlineMethods[msg.Method] || s.outstanding.Load() != 0 || s.draining.Load() || s.silenced.Load() {
 		return false
 	}
-	e := &entry{id: msg.ID, key: msg.ID.Key(), method: msg.Method, params: msg.Params, paramsDoc: msg.ParamsDoc()}
+	e := &entry{id: msg.ID, key: msg.ID.Key(), method: msg.Method, params: msg.Params, paramsDoc: msg.ParamsDoc(), meta: meta}
 	if reply := s.dispatch(e); reply != nil {
 		s.write(reply)
 	}
@@ -489,7 +569,7 @@ func (s *session) admit(e *entry) []byte {
 		e.params, e.paramsDoc = nil, nil
 		s.srv.errors.Add(1)
 		s.srv.overloads.Add(1)
-		return daemonOverloaded(e)
+		return s.daemonOverloaded(e)
 	}
 	s.mu.Lock()
 	if _, dup := s.inflight[e.key]; dup {
@@ -537,22 +617,22 @@ func duplicateID(id jsonrpc.ID) []byte {
 }
 
 func (s *session) overloaded(e *entry) []byte {
-	return overloadedReply(e, "the connection's queue is full; retry later or send fewer requests at once")
+	return s.overloadedReply(e, "the connection's queue is full; retry later or send fewer requests at once")
 }
 
 // daemonOverloaded refuses a request (or, e nil, a line read only in part)
 // because every connection's pending requests together hold the
 // daemon-wide limit (Options.MaxHeldBytes).
-func daemonOverloaded(e *entry) []byte {
-	return overloadedReply(e, "the daemon holds as many unanswered requests as it may; retry later")
+func (s *session) daemonOverloaded(e *entry) []byte {
+	return s.overloadedReply(e, "the daemon holds as many unanswered requests as it may; retry later")
 }
 
 // overloadedReply is QUEUE_OVERLOADED: an isError result for tools/call,
 // error -32001 otherwise (id null when e is nil).
-func overloadedReply(e *entry, msg string) []byte {
+func (s *session) overloadedReply(e *entry, msg string) []byte {
 	if e != nil && e.method == "tools/call" {
 		res, _ := toolResult((&tool.Error{Code: tool.QueueOverloaded, Message: msg}).Object(), true)
-		return jsonrpc.ResultFrame(e.id, res)
+		return s.ok(e, res)
 	}
 	var id jsonrpc.ID // null
 	if e != nil {
@@ -764,6 +844,10 @@ func (s *session) cancelRequest(key string, mode int32) {
 	if e == nil {
 		return // unknown or finished: ignored
 	}
+	if e.method == "subscriptions/listen" {
+		s.unlisten(e, mode == cancelWithReply)
+		return
+	}
 	e.cancelMode.CompareAndSwap(notCancelled, mode)
 	e.cancel()
 	// A call still waiting for a slot never starts; it is answered now
@@ -862,7 +946,7 @@ func (s *session) cancelledReply(e *entry) []byte {
 	s.srv.errors.Add(1)
 	if e.method == "tools/call" {
 		res, _ := toolResult((&tool.Error{Code: tool.Cancelled, Message: "the request was cancelled by the client"}).Object(), true)
-		return jsonrpc.ResultFrame(e.id, res)
+		return s.ok(e, res)
 	}
 	return jsonrpc.ErrorFrame(e.id, &jsonrpc.Error{Code: jsonrpc.CodeCancelled, Message: "Request cancelled"})
 }

@@ -1,0 +1,203 @@
+package mcp
+
+import (
+	"context"
+
+	"github.com/hearth-mcp/hearth/pkg/jsonrpc"
+	"github.com/hearth-mcp/hearth/pkg/jsonval"
+)
+
+// subscription is one open subscriptions/listen stream of a modern
+// connection: the notifications it agreed to send, tagged with the listen
+// request's id.
+type subscription struct {
+	id        jsonrpc.ID
+	tools     bool
+	resources bool
+}
+
+// listen serves subscriptions/listen: it acknowledges the filter it honors
+// (tool and resource list changes; prompts and per-resource updates are not
+// served and are left out of the acknowledgement) and keeps the request open
+// until the client cancels it, the connection ends, or the daemon drains
+// (then it is answered: a graceful end).
+func (s *session) listen(msg *jsonrpc.Message, meta *reqMeta) {
+	if s.silenced.Load() {
+		return
+	}
+	if s.draining.Load() {
+		s.write(s.shuttingDown(msg.ID))
+		s.flush()
+		return
+	}
+	d := msg.ParamsDoc()
+	filter := d.Get(d.Root(), "notifications") // readMeta checked that params is an object
+	bad := func(what string) {
+		s.answer(jsonrpc.ErrorFrame(msg.ID, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "Invalid params: " + what}))
+	}
+	if filter == nil || filter.Kind() != jsonval.Object {
+		bad(`"notifications" is required: an object such as {"toolsListChanged": true, "resourcesListChanged": true}`)
+		return
+	}
+	want := map[string]bool{}
+	for _, k := range []string{"toolsListChanged", "resourcesListChanged", "promptsListChanged"} {
+		n := d.Get(filter, k)
+		if n == nil {
+			continue
+		}
+		if n.Kind() != jsonval.True && n.Kind() != jsonval.False {
+			bad(`"notifications".` + k + ` must be a boolean`)
+			return
+		}
+		want[k] = n.Kind() == jsonval.True
+	}
+	if n := d.Get(filter, "resourceSubscriptions"); n != nil {
+		ok := n.Kind() == jsonval.Array
+		for it := d.Kids(n); ok; {
+			u := it.Next()
+			if u == nil {
+				break
+			}
+			ok = u.Kind() == jsonval.String
+		}
+		if !ok {
+			bad(`"notifications".resourceSubscriptions must be an array of URIs`)
+			return
+		}
+	}
+	sub := &subscription{id: msg.ID, tools: want["toolsListChanged"]}
+	sub.resources = want["resourcesListChanged"] && len(s.srv.opts.Registry.ResourceProviders()) > 0
+	e := &entry{id: msg.ID, key: msg.ID.Key(), method: msg.Method, meta: meta}
+	e.ctx, e.cancel = context.WithCancel(s.base)
+	s.mu.Lock()
+	if _, dup := s.inflight[e.key]; dup {
+		s.mu.Unlock()
+		e.cancel()
+		s.answer(duplicateID(msg.ID))
+		return
+	}
+	s.inflight[e.key] = e
+	s.subs[e.key] = sub
+	honored := map[string]any{}
+	if sub.tools {
+		honored["toolsListChanged"] = true
+	}
+	if sub.resources {
+		honored["resourcesListChanged"] = true
+	}
+	// Written under mu: no list-changed notification of this subscription
+	// can precede its acknowledgement.
+	s.notifyClient("notifications/subscriptions/acknowledged", map[string]any{
+		"_meta":         map[string]any{metaSubscriptionID: rawID(msg.ID)},
+		"notifications": honored,
+	})
+	s.mu.Unlock()
+}
+
+// rawID marshals as the id exactly as the client wrote it.
+type rawID jsonrpc.ID
+
+func (r rawID) MarshalJSON() ([]byte, error) { return jsonrpc.ID(r).Raw(), nil }
+
+// unlisten ends a subscription the client cancelled: notifications/cancelled
+// wants no reply; $/cancelRequest gets the graceful end.
+func (s *session) unlisten(e *entry, reply bool) {
+	s.mu.Lock()
+	_, open := s.subs[e.key]
+	delete(s.subs, e.key)
+	if s.inflight[e.key] == e {
+		delete(s.inflight, e.key)
+	}
+	s.mu.Unlock()
+	e.cancel()
+	if open && reply {
+		s.write(s.listenEnded(e.id))
+		s.flush()
+	}
+}
+
+// listenEnded is the result that ends a subscription gracefully.
+func (s *session) listenEnded(id jsonrpc.ID) []byte {
+	b := make([]byte, 0, 192)
+	b = append(b, `{"resultType":"complete","_meta":{"`+metaSubscriptionID+`":`...)
+	b = append(b, id.Raw()...)
+	b = append(b, `,"`+metaServerInfo+`":`...)
+	b = append(b, s.srv.serverInfoJSON()...)
+	b = append(b, "}}"...)
+	return jsonrpc.ResultFrame(id, b)
+}
+
+// endSubscriptions answers every open subscription (the daemon drains), so
+// clients know they ended on purpose.
+func (s *session) endSubscriptions() {
+	s.mu.Lock()
+	var ended []jsonrpc.ID
+	for key, sub := range s.subs {
+		ended = append(ended, sub.id)
+		delete(s.subs, key)
+		if e := s.inflight[key]; e != nil && e.method == "subscriptions/listen" {
+			delete(s.inflight, key)
+			e.cancel()
+		}
+	}
+	s.mu.Unlock()
+	for _, id := range ended {
+		s.write(s.listenEnded(id))
+	}
+	if len(ended) > 0 {
+		s.flush()
+	}
+}
+
+// listChanged tells this connection's client that the tool or resource list
+// changed: a modern connection on each subscription that asked (tagged with
+// its id), a legacy session unasked (its initialize result advertises
+// listChanged). A plain connection hears nothing.
+func (s *session) listChanged(tools, resources bool) {
+	if s.silenced.Load() {
+		return
+	}
+	if s.modern.Load() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		for _, sub := range s.subs {
+			tag := map[string]any{"_meta": map[string]any{metaSubscriptionID: rawID(sub.id)}}
+			if tools && sub.tools {
+				s.notifyClient("notifications/tools/list_changed", tag)
+			}
+			if resources && sub.resources {
+				s.notifyClient("notifications/resources/list_changed", tag)
+			}
+		}
+		return
+	}
+	if !s.initialized.Load() {
+		return
+	}
+	if tools {
+		s.write([]byte(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`))
+	}
+	if resources && len(s.srv.opts.Registry.ResourceProviders()) > 0 {
+		s.write([]byte(`{"jsonrpc":"2.0","method":"notifications/resources/list_changed"}`))
+	}
+	s.flush()
+}
+
+// ListChanged notifies every connected client that the tool list, the
+// resource list (or a resource's content), or both changed: modern
+// subscribers that asked for it and legacy sessions alike (docs/protocol.md).
+// The daemon calls it after a reload that changed what it serves.
+func (s *Server) ListChanged(tools, resources bool) {
+	if !tools && !resources {
+		return
+	}
+	s.liveMu.Lock()
+	sessions := make([]*session, 0, len(s.live))
+	for sess := range s.live {
+		sessions = append(sessions, sess)
+	}
+	s.liveMu.Unlock()
+	for _, sess := range sessions {
+		sess.listChanged(tools, resources)
+	}
+}
