@@ -398,8 +398,18 @@ func (d *Daemon) readyFields() string {
 // settings keep serving; a good one is swapped in at once, except that a
 // setting only a restart applies keeps its running value (logged as
 // "changed; takes effect after a restart"). A family whose reload fails
-// keeps serving what it had; the error is logged.
+// keeps serving what it had; the error is logged. When the tool list or
+// the resources changed, every client is told (docs/protocol.md).
 func (d *Daemon) Reload() {
+	before := d.served()
+	defer func() {
+		after := d.served()
+		tools, resources := after.tools != before.tools, after.resources != before.resources
+		if tools || resources {
+			d.log.Info("what the daemon serves changed; telling its clients", zap.Bool("tools", tools), zap.Bool("resources", resources))
+			d.srv.ListChanged(tools, resources)
+		}
+	}()
 	d.reloadSettings()
 	for _, f := range d.families {
 		if r, ok := f.(tool.Reloader); ok {
