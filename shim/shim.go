@@ -74,9 +74,13 @@ type Shim struct {
 	anon        int
 	initFrame   []byte // the client's initialize, replayed after a reconnect
 	initialized bool
-	replayID    string        // the reconnect probe's id: its reply is swallowed
-	replayAck   chan struct{} // closed when the probe's reply arrives
-	replays     int
+	// opened: the client has sent a request. modern: that first request was
+	// server/discover, so the session is of the stateless era (2026-07-28):
+	// a reconnect replays nothing and probes with server/discover.
+	opened, modern bool
+	replayID       string        // the reconnect probe's id: its reply is swallowed
+	replayAck      chan struct{} // closed when the probe's reply arrives
+	replays        int
 }
 
 // probeWait bounds how long a reconnect waits for the new daemon to answer
@@ -223,6 +227,9 @@ func (s *Shim) note(line []byte) {
 	case envelope.Request:
 		s.seq++
 		s.inflight[envelope.Key(env.ID)] = owedReq{id: append(json.RawMessage(nil), env.ID...), seq: s.seq}
+		if !s.opened {
+			s.opened, s.modern = true, env.Method == "server/discover"
+		}
 		if env.Method == "initialize" {
 			s.initFrame = append([]byte(nil), line...)
 		}
@@ -429,13 +436,14 @@ func (s *Shim) lost(gen int) {
 }
 
 // replay re-sends the client's initialize (under a private id whose reply is
-// swallowed) and initialized, so the new daemon serves the same session; a
-// client that never initialized gets a ping instead. Either is the probe
-// whose answer proves the connection; the returned channel closes then.
-// s.mu is held.
+// swallowed) and initialized, so the new daemon serves the same session. A
+// modern (stateless) session has nothing to replay: it gets a
+// server/discover, and a client that never initialized a ping. Each is the
+// probe whose answer proves the connection; the returned channel closes
+// then. s.mu is held.
 func (s *Shim) replay() <-chan struct{} {
 	s.imu.Lock()
-	initFrame, initialized := s.initFrame, s.initialized
+	initFrame, initialized, modern := s.initFrame, s.initialized, s.modern
 	s.replays++
 	s.replayID = "hearth-shim-replay-" + strconv.Itoa(s.replays)
 	s.replayAck = make(chan struct{})
@@ -443,6 +451,12 @@ func (s *Shim) replay() <-chan struct{} {
 	id, _ := json.Marshal(s.replayID)
 	s.imu.Unlock()
 
+	if modern {
+		s.writeDaemonLocked([]byte(`{"jsonrpc":"2.0","id":` + string(id) + `,"method":"server/discover","params":{"_meta":{` +
+			`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},` +
+			`"io.modelcontextprotocol/clientInfo":{"name":"hearth-shim","version":` + strconv.Quote(version.Tooling()) + `}}}}`))
+		return ack
+	}
 	var fields map[string]json.RawMessage
 	if initFrame == nil || json.Unmarshal(initFrame, &fields) != nil {
 		s.writeDaemonLocked([]byte(`{"jsonrpc":"2.0","id":` + string(id) + `,"method":"ping"}`))

@@ -127,6 +127,34 @@ func TestReplayWithoutInitializePings(t *testing.T) {
 	}
 }
 
+// A modern (stateless) session has no initialize to replay: the probe is a
+// server/discover carrying the modern _meta, and its reply is swallowed.
+func TestReplayOfAModernSessionDiscovers(t *testing.T) {
+	s, _ := newTestShim(nil)
+	s.note([]byte(`{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{}}}`))
+	s.note([]byte(`{"jsonrpc":"2.0","id":2,"method":"initialize","params":{}}`)) // not its first: no legacy replay
+	c, r := pipeConn(t)
+	s.conn = c
+	ack := s.replay()
+	sent := readAll(t, r, c)
+	var probe struct {
+		ID     string
+		Method string
+		Params struct {
+			Meta map[string]any `json:"_meta"`
+		}
+	}
+	if strings.Count(strings.TrimSpace(sent), "\n") != 0 || json.Unmarshal([]byte(sent), &probe) != nil || probe.Method != "server/discover" ||
+		probe.ID != "hearth-shim-replay-1" || probe.Params.Meta["io.modelcontextprotocol/protocolVersion"] != "2026-07-28" ||
+		probe.Params.Meta["io.modelcontextprotocol/clientCapabilities"] == nil {
+		t.Fatalf("probe: %s", sent)
+	}
+	if !s.settle([]byte(`{"jsonrpc":"2.0","id":"hearth-shim-replay-1","result":{"resultType":"complete"}}`)) {
+		t.Fatal("the probe's reply reached the client")
+	}
+	<-ack
+}
+
 // An autostarted daemon gets the shim's environment less systemd's
 // variables and less every setting: the client that happened to start it
 // must not configure the daemon every other client shares.
