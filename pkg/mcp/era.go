@@ -302,10 +302,12 @@ func inputRoots(d *jsonval.Doc) (roots []string, answered bool, err *jsonrpc.Err
 }
 
 // inputRequiredRoots is the InputRequiredResult asking the client for its
-// roots: the retry carries them in inputResponses.roots.
+// roots: the retry carries them in inputResponses.roots. The request's
+// params are optional in the schema but sent (empty): some clients decode
+// them unconditionally.
 func (s *session) inputRequiredRoots(e *entry) []byte {
 	b := make([]byte, 0, 256)
-	b = append(b, `{"resultType":"input_required","inputRequests":{"`+rootsInputKey+`":{"method":"roots/list"}},"_meta":{"`+metaServerInfo+`":`...)
+	b = append(b, `{"resultType":"input_required","inputRequests":{"`+rootsInputKey+`":{"method":"roots/list","params":{}}},"_meta":{"`+metaServerInfo+`":`...)
 	b = append(b, s.srv.serverInfoJSON()...)
 	b = append(b, "}}"...)
 	return jsonrpc.ResultFrame(e.id, b)
