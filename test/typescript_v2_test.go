@@ -17,8 +17,8 @@ import (
 // TestTypeScriptSDKv2ThroughShim: the v2 client starts `hearth` with only
 // HOME, PATH and the like; the shim finds the user's daemon through the
 // data directory under HOME. Once with the SDK's default version
-// negotiation, once with the server/discover probe (auto), which must fall
-// back to initialize when the server does not answer it.
+// negotiation (the 2025 handshake), once with the server/discover probe
+// (auto), which hearth answers: that connection is of the 2026-07-28 era.
 func TestTypeScriptSDKv2ThroughShim(t *testing.T) {
 	needV2Client(t)
 	env, pid := startUserDaemon(t)
@@ -96,8 +96,15 @@ func runV2Client(t *testing.T, env []string, negotiation, wantMode string, comma
 		t.Fatalf("v2 client output %q: %v", out, err)
 	}
 	t.Logf("v2 client: protocol version %q, era %q", got.ProtocolVersion, got.Era)
-	if got.Server.Name != "hearth" || got.ProtocolVersion == "" || !got.Pinged {
+	if got.Server.Name != "hearth" || got.ProtocolVersion == "" || (got.Era != "modern" && !got.Pinged) {
 		t.Fatalf("server %+v, protocol version %q, pinged %v", got.Server, got.ProtocolVersion, got.Pinged)
+	}
+	wantEra := "legacy"
+	if negotiation == "auto" {
+		wantEra = "modern" // hearth answers the server/discover probe
+	}
+	if got.Era != wantEra {
+		t.Fatalf("negotiation %q: era %q, want %s", negotiation, got.Era, wantEra)
 	}
 	var listed []string
 	for _, tl := range got.Tools {

@@ -8,9 +8,10 @@
 // environment (no env option: only HOME, LOGNAME, PATH, SHELL, TERM and USER
 // reach it), as an editor built on the v2 SDK starts its servers. Without
 // --negotiation the client keeps the SDK's default version negotiation;
-// with auto it first probes with server/discover and falls back to the
-// initialize handshake when the server does not answer it. Any failure exits
-// non-zero with the error on stderr.
+// with auto it first probes with server/discover: a dual-era server such as
+// hearth answers it and the connection is modern (2026-07-28); a legacy one
+// does not and the client falls back to the initialize handshake. Any
+// failure exits non-zero with the error on stderr.
 import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 
@@ -43,8 +44,9 @@ try {
   const server = client.getServerVersion() ?? null;
   const protocolVersion = client.getNegotiatedProtocolVersion?.() ?? null;
   const era = client.getProtocolEra?.() ?? null;
+  // ping belongs to the 2025 era: a modern connection has none.
   let pinged = false;
-  if (typeof client.ping === "function") {
+  if (era !== "modern" && typeof client.ping === "function") {
     await client.ping();
     pinged = true;
   }
