@@ -401,3 +401,68 @@ func fileExists(p string) bool {
 	_, err := os.Stat(p)
 	return err == nil
 }
+
+// modernMeta is a modern request's _meta for raw frames.
+const modernMeta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"raw-modern","version":"1"}}`
+
+// TestModernShimSurvivesDaemonKill: a modern session and a legacy one
+// through shims, each with a request in flight (the modern one also an open
+// subscription), when the daemon is killed. Every request in flight gets
+// the retryable -32004; the modern session goes on with nothing replayed
+// (the shim's server/discover probe is not seen by the client), listens
+// again, and the legacy one goes on with its initialize replayed.
+func TestModernShimSurvivesDaemonKill(t *testing.T) {
+	env, runtime, _ := shimEnv(t)
+	m, l := startShim(t, env), startShim(t, env)
+	m.send(`{"jsonrpc":"2.0","id":"d","method":"server/discover","params":{` + modernMeta + `}}`)
+	if r := m.recv(); r["id"] != "d" || r["result"].(map[string]any)["resultType"] != "complete" {
+		t.Fatalf("discover: %v", r)
+	}
+	m.send(`{"jsonrpc":"2.0","id":"sub","method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true},` + modernMeta + `}}`)
+	if r := m.recv(); r["method"] != "notifications/subscriptions/acknowledged" {
+		t.Fatalf("listen: %v", r)
+	}
+	l.initialize()
+	pids := daemonsIn(runtime)
+	if len(pids) != 1 {
+		t.Fatalf("daemons: %v", pids)
+	}
+	syscall.Kill(pids[0], syscall.SIGSTOP)
+	waitUntil(t, func() bool { return procState(pids[0]) == "T" })
+	m.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"daemon_status","arguments":{},` + modernMeta + `}}`)
+	l.send(`{"jsonrpc":"2.0","id":"l1","method":"tools/list"}`)
+	time.Sleep(100 * time.Millisecond)
+	syscall.Kill(pids[0], syscall.SIGKILL)
+
+	lost := map[any]bool{}
+	for range 2 {
+		r := m.recv()
+		if e, _ := r["error"].(map[string]any); e == nil || e["code"] != -32004.0 {
+			t.Fatalf("modern in-flight request: %v", r)
+		}
+		lost[r["id"]] = true
+	}
+	if !lost["sub"] || !lost[1.0] {
+		t.Fatalf("lost: %v", lost)
+	}
+	if r := l.recv(); r["id"] != "l1" || r["error"].(map[string]any)["code"] != -32004.0 {
+		t.Fatalf("legacy in-flight request: %v", r)
+	}
+
+	m.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"daemon_status","arguments":{},` + modernMeta + `}}`)
+	r := m.recv()
+	if r["id"] != 2.0 || r["result"].(map[string]any)["resultType"] != "complete" {
+		t.Fatalf("modern after the reconnect (the probe's reply must not reach the client): %v", r)
+	}
+	m.send(`{"jsonrpc":"2.0","id":"sub2","method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true},` + modernMeta + `}}`)
+	if r := m.recv(); r["method"] != "notifications/subscriptions/acknowledged" {
+		t.Fatalf("listen again: %v", r)
+	}
+	l.send(`{"jsonrpc":"2.0","id":"l2","method":"tools/list"}`)
+	if r := l.recv(); r["id"] != "l2" || r["result"] == nil || r["result"].(map[string]any)["resultType"] != nil {
+		t.Fatalf("legacy after the reconnect: %v", r)
+	}
+	if now := daemonsIn(runtime); len(now) != 1 || now[0] == pids[0] {
+		t.Fatalf("want one new daemon, have %v (old %d)", now, pids[0])
+	}
+}
