@@ -3,15 +3,21 @@
 // counters, per-tool statistics, the sessions connected now) and Serve runs
 // one connection's session.
 //
-// A connection that has sent initialize is served concurrently: the reader
-// answers protocol methods (ping, tools/list, resources, logging/setLevel,
-// errors) at once, and each tools/call runs in its own goroutine, at most
-// Options.MaxConcurrentCalls at a time, the rest waiting in arrival order;
-// each reply is written when it is ready. A connection that never sent
-// initialize (plain JSON-RPC methods) keeps one FIFO: requests run one at a
-// time and replies, including those to malformed frames, leave in request
-// order. Either way cancellations are read while calls run. See
-// docs/protocol.md and decision 0013 (docs/decisions).
+// A connection speaks one of two protocol eras, fixed by its first deciding
+// request: initialize opens a legacy (2025) session; a request carrying the
+// protocol version in _meta opens a modern (2026-07-28), stateless one,
+// where each request's _meta is read on its own (era.go, subscribe.go).
+//
+// A connection that has sent initialize, or is modern, is served
+// concurrently: the reader answers protocol methods (ping, tools/list,
+// resources, logging/setLevel, server/discover, errors) at once, and each
+// tools/call runs in its own goroutine, at most Options.MaxConcurrentCalls
+// at a time, the rest waiting in arrival order; each reply is written when
+// it is ready. A connection of neither (plain JSON-RPC methods) keeps one
+// FIFO: requests run one at a time and replies, including those to
+// malformed frames, leave in request order. Either way cancellations are
+// read while calls run. See docs/protocol.md and decisions 0013 and 0016
+// (docs/decisions).
 package mcp
 
 import (
@@ -30,8 +36,9 @@ import (
 	"github.com/hearth-mcp/hearth/pkg/tool"
 )
 
-// Protocol versions this server speaks, newest first. An unknown version asked
-// for in initialize is answered with the newest (the client then decides).
+// Protocol versions this server speaks through initialize (the legacy era),
+// newest first. An unknown version asked for in initialize is answered with
+// the newest (the client then decides). ModernVersions are the stateless ones.
 var ProtocolVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
 
 // Defaults for Options.
@@ -219,11 +226,12 @@ func (s *Server) Serve(ctx context.Context, c Conn) error {
 
 // ClientInfo describes one connected session (daemon_status, hearthd status).
 type ClientInfo struct {
-	// Name and Version are initialize's clientInfo; empty on a connection
-	// that never sent initialize.
+	// Name and Version are initialize's clientInfo, or on a modern
+	// connection the latest request's; empty when neither said.
 	Name    string `json:"name"`
 	Version string `json:"version"`
-	// ProtocolVersion is the MCP version negotiated ("" before initialize).
+	// ProtocolVersion is the MCP version negotiated, or a modern request's
+	// ("" on a connection of neither era).
 	ProtocolVersion string `json:"protocol_version"`
 	// Cwd and PID come from the transport and the shim's $/hearth/hello.
 	Cwd string `json:"cwd"`
