@@ -5,14 +5,14 @@ package safefile
 import (
 	"errors"
 	"io/fs"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/hearth-mcp/hearth/pkg/safefile/safefiletest"
 )
 
 // tree is a root holding one file of every kind, and an outside directory
@@ -21,9 +21,7 @@ import (
 //	root/file.txt          regular, "inside"
 //	root/dir/              directory
 //	root/dir/nested.txt    regular, "nested"
-//	root/fifo              FIFO
-//	root/sock              Unix socket (listening)
-//	root/null              character device 1:3, when run as root
+//	root/fifo, sock, dev   FIFO, Unix socket, device (see safefiletest.Make)
 //	root/link-in           -> file.txt
 //	root/link-fifo         -> fifo
 //	root/link-out          -> outside/secret.txt
@@ -31,7 +29,7 @@ import (
 //	outside/secret.txt     regular, "SECRET"
 type tree struct {
 	root, outside string
-	device        bool // root/null exists
+	device        bool // root/dev exists
 }
 
 func newTree(tb testing.TB) tree {
@@ -52,14 +50,7 @@ func newTree(tb testing.TB) tree {
 	must(os.WriteFile(filepath.Join(tr.root, "file.txt"), []byte("inside"), 0o644))
 	must(os.WriteFile(filepath.Join(tr.root, "dir", "nested.txt"), []byte("nested"), 0o644))
 	must(os.WriteFile(filepath.Join(tr.outside, "secret.txt"), []byte("SECRET"), 0o644))
-	must(unix.Mkfifo(filepath.Join(tr.root, "fifo"), 0o644))
-	l, err := net.Listen("unix", filepath.Join(tr.root, "sock"))
-	must(err)
-	tb.Cleanup(func() { l.Close() })
-	if os.Geteuid() == 0 {
-		must(unix.Mknod(filepath.Join(tr.root, "null"), unix.S_IFCHR|0o666, int(unix.Mkdev(1, 3))))
-		tr.device = true
-	}
+	tr.device = len(safefiletest.Make(tb, tr.root)) == 3
 	must(os.Symlink("file.txt", filepath.Join(tr.root, "link-in")))
 	must(os.Symlink("fifo", filepath.Join(tr.root, "link-fifo")))
 	must(os.Symlink(filepath.Join(tr.outside, "secret.txt"), filepath.Join(tr.root, "link-out")))
@@ -75,19 +66,6 @@ func (tr tree) openRoot(tb testing.TB) *os.Root {
 	}
 	tb.Cleanup(func() { r.Close() })
 	return r
-}
-
-// prompt runs fn and fails the test if it has not returned within 10 s (a
-// read of a FIFO blocks until a writer comes: forever, here).
-func prompt(t *testing.T, what string, fn func()) {
-	t.Helper()
-	done := make(chan struct{})
-	go func() { defer close(done); fn() }()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		t.Fatalf("%s did not return (blocked in open or read)", what)
-	}
 }
 
 // result is what one open gave: the content read, or the error's text.
@@ -114,7 +92,7 @@ func TestOpenKinds(t *testing.T) {
 		{name: "dir", in: want{err: "dir is a directory, not a regular file"}, noFollow: want{err: "dir is a directory, not a regular file"}, plain: want{err: "is a directory, not a regular file"}},
 		{name: "fifo", in: want{err: "fifo is a FIFO, not a regular file"}, noFollow: want{err: "fifo is a FIFO, not a regular file"}, plain: want{err: "fifo is a FIFO, not a regular file"}},
 		{name: "sock", in: want{err: "sock is a socket, not a regular file"}, noFollow: want{err: "sock is a socket, not a regular file"}, plain: want{err: "sock is a socket, not a regular file"}},
-		{name: "null", needDevice: true, in: want{err: "null is a device, not a regular file"}, noFollow: want{err: "null is a device, not a regular file"}, plain: want{err: "null is a device, not a regular file"}},
+		{name: "dev", needDevice: true, in: want{err: "dev is a device, not a regular file"}, noFollow: want{err: "dev is a device, not a regular file"}, plain: want{err: "dev is a device, not a regular file"}},
 		{name: "link-in", in: want{content: "inside"}, noFollow: want{err: "link-in is a symbolic link, not a regular file"}, plain: want{err: "link-in is a symbolic link, not a regular file"}},
 		{name: "link-fifo", in: want{err: "link-fifo is a FIFO, not a regular file"}, noFollow: want{err: "link-fifo is a symbolic link, not a regular file"}, plain: want{err: "link-fifo is a symbolic link, not a regular file"}},
 		{name: "link-out", in: want{err: "escapes"}, noFollow: want{err: "link-out is a symbolic link, not a regular file"}, plain: want{err: "link-out is a symbolic link, not a regular file"}},
@@ -143,19 +121,19 @@ func TestOpenKinds(t *testing.T) {
 			if row.needDevice && !tr.device {
 				t.Skip("making a device node needs root")
 			}
-			prompt(t, "OpenIn "+row.name, func() {
+			safefiletest.Prompt(t, "OpenIn "+row.name, func() {
 				got, err := result(OpenIn(r, row.name))
 				check(t, "OpenIn", got, err, row.in)
 			})
-			prompt(t, "OpenInNoFollow "+row.name, func() {
+			safefiletest.Prompt(t, "OpenInNoFollow "+row.name, func() {
 				got, err := result(OpenInNoFollow(r, row.name))
 				check(t, "OpenInNoFollow", got, err, row.noFollow)
 			})
-			prompt(t, "Open "+row.name, func() {
+			safefiletest.Prompt(t, "Open "+row.name, func() {
 				got, err := result(Open(filepath.Join(tr.root, row.name)))
 				check(t, "Open", got, err, row.plain)
 			})
-			prompt(t, "ReadFileAt "+row.name, func() {
+			safefiletest.Prompt(t, "ReadFileAt "+row.name, func() {
 				b, err := ReadFileAt(tr.root, row.name)
 				check(t, "ReadFileAt", string(b), err, row.in)
 			})
@@ -210,9 +188,9 @@ func TestNoDescriptorsHeld(t *testing.T) {
 		return len(es)
 	}
 	before := count()
-	prompt(t, "5000 opens", func() {
+	safefiletest.Prompt(t, "5000 opens", func() {
 		for i := 0; i < 1000; i++ {
-			for _, n := range []string{"fifo", "sock", "link-fifo", "dir", "null"} {
+			for _, n := range []string{"fifo", "sock", "link-fifo", "dir", "dev"} {
 				if f, err := OpenIn(r, n); err == nil {
 					f.Close()
 					t.Errorf("%s opened", n)
@@ -247,7 +225,7 @@ func FuzzOpenIn(f *testing.F) {
 		f.Fatal(err)
 	}
 	defer r.Close()
-	for _, s := range []string{"file.txt", "dir", "fifo", "sock", "null", "link-in", "link-fifo", "link-out", "up/secret.txt",
+	for _, s := range []string{"file.txt", "dir", "fifo", "sock", "dev", "link-in", "link-fifo", "link-out", "up/secret.txt",
 		"dir/../fifo", "dir/../link-out", "./up/../file.txt", "../outside/secret.txt", "/etc/passwd", "fifo/", "", "a\x00b"} {
 		f.Add(s)
 	}
