@@ -15,6 +15,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/hearth-mcp/hearth/pkg/safefile/safefiletest"
 	"github.com/hearth-mcp/hearth/pkg/supervisor"
 	"github.com/hearth-mcp/hearth/pkg/tool"
 )
@@ -416,6 +417,33 @@ func TestShowFileArguments(t *testing.T) {
 	}
 	fx.fail(tool.NotFound, "show_file", map[string]any{"path": "missing.go"})
 	fx.fail(tool.InvalidRequest, "show_file", map[string]any{"path": "main.go", "lines": 3})
+
+	// Special files, a link to one and a directory leading out are refused
+	// at once, saying what they are: none may block (opening a FIFO for
+	// reading waits for a writer) or hold a descriptor.
+	specials := safefiletest.Make(t, filepath.Join(dir, "special"))
+	if err := os.Symlink("special/fifo", filepath.Join(dir, "link-fifo")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Dir(outside), filepath.Join(dir, "up")); err != nil {
+		t.Fatal(err)
+	}
+	refusals := map[string]string{
+		"docs":          "docs is a directory, not a regular file",
+		"link-fifo":     "link-fifo is a FIFO, not a regular file",
+		"up/secret.txt": "up/secret.txt leads out of the repository through a symbolic link",
+	}
+	for _, sp := range specials {
+		refusals["special/"+sp.Name] = "special/" + sp.Name + " is a " + sp.Kind + ", not a regular file"
+	}
+	for p, want := range refusals {
+		safefiletest.Prompt(t, "show_file "+p, func() {
+			_, err := fx.call(context.Background(), "show_file", map[string]any{"path": p}, nil)
+			if te, ok := tool.AsError(err); !ok || te.Code != tool.InvalidRequest || !strings.Contains(te.Message, want) {
+				t.Errorf("show_file %s: %v; want %s with %q", p, err, tool.InvalidRequest, want)
+			}
+		})
+	}
 }
 
 func TestShowFileBounds(t *testing.T) {
