@@ -133,6 +133,16 @@ func TestOpenKinds(t *testing.T) {
 				got, err := result(Open(filepath.Join(tr.root, row.name)))
 				check(t, "Open", got, err, row.plain)
 			})
+			safefiletest.Prompt(t, "Dirs.OpenNoFollow "+row.name, func() {
+				d := NewDirs(r)
+				defer d.Close()
+				got, err := result(d.OpenNoFollow(row.name))
+				check(t, "Dirs.OpenNoFollow", got, err, row.noFollow)
+				fi, err := d.Lstat(row.name)
+				if row.noFollow.err == "" && (err != nil || !fi.Mode().IsRegular()) {
+					t.Errorf("Dirs.Lstat: %v %v", fi, err)
+				}
+			})
 			safefiletest.Prompt(t, "ReadFileAt "+row.name, func() {
 				b, err := ReadFileAt(tr.root, row.name)
 				check(t, "ReadFileAt", string(b), err, row.in)
@@ -216,8 +226,9 @@ func TestKind(t *testing.T) {
 	}
 }
 
-// FuzzOpenIn: whatever the name, OpenIn returns at once, and what it opens
-// is a regular file inside the root (never the outside secret).
+// FuzzOpenIn: whatever the name, OpenIn, OpenInNoFollow and
+// Dirs.OpenNoFollow return at once, and what they open is a regular file
+// inside the root (never the outside secret).
 func FuzzOpenIn(f *testing.F) {
 	tr := newTree(f)
 	r, err := os.OpenRoot(tr.root)
@@ -229,8 +240,10 @@ func FuzzOpenIn(f *testing.F) {
 		"dir/../fifo", "dir/../link-out", "./up/../file.txt", "../outside/secret.txt", "/etc/passwd", "fifo/", "", "a\x00b"} {
 		f.Add(s)
 	}
+	dirs := NewDirs(r) // kept across inputs: its open directory too must never lead out
+	defer dirs.Close()
 	f.Fuzz(func(t *testing.T, name string) {
-		for _, open := range []func(*os.Root, string) (*os.File, error){OpenIn, OpenInNoFollow} {
+		for _, open := range []func(*os.Root, string) (*os.File, error){OpenIn, OpenInNoFollow, func(_ *os.Root, name string) (*os.File, error) { return dirs.OpenNoFollow(name) }} {
 			fh, err := open(r, name)
 			if err != nil {
 				continue
