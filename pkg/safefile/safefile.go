@@ -16,14 +16,19 @@
 //  4. O_NONBLOCK is cleared for the reads (regular files ignore it anyway).
 //
 // Anything but a regular file is refused with a *NotRegularError:
-// "<name> is a FIFO, not a regular file".
+// "<name> is a FIFO, not a regular file". Directories a client names are
+// opened and listed by OpenRootIn and ReadDirIn, which refuse anything but a
+// directory the same way, before it could block.
 package safefile
 
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
+	"slices"
+	"strings"
 )
 
 // ErrNotRegular is what every *NotRegularError matches with errors.Is.
@@ -190,4 +195,40 @@ func readAll(f *os.File) ([]byte, error) {
 	}
 	_, err := buf.ReadFrom(f)
 	return buf.Bytes(), err
+}
+
+// OpenRootIn opens the directory name inside root as a root of its own,
+// following links as os.Root does. Anything but a directory is refused
+// before it is opened ("<name> is a FIFO, not a directory"): os.Root opens
+// the last component without O_DIRECTORY, and a FIFO would block that open.
+func OpenRootIn(root *os.Root, name string) (*os.Root, error) {
+	fi, err := root.Stat(name)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.IsDir() {
+		return nil, notDir(name, fi.Mode())
+	}
+	return root.OpenRoot(name)
+}
+
+// ReadDirIn reads the directory name inside root, sorted by file name, as
+// os.ReadDir does. It is opened with O_DIRECTORY, so a FIFO or any other
+// non-directory fails at once ("<name> is a FIFO, not a directory").
+func ReadDirIn(root *os.Root, name string) ([]fs.DirEntry, error) {
+	f, err := root.OpenFile(name, os.O_RDONLY|dirFlags, 0)
+	if err != nil {
+		if fi, serr := root.Stat(name); serr == nil && !fi.IsDir() {
+			return nil, notDir(name, fi.Mode())
+		}
+		return nil, err
+	}
+	defer f.Close()
+	es, err := f.ReadDir(-1)
+	slices.SortFunc(es, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	return es, err
+}
+
+func notDir(name string, m fs.FileMode) error {
+	return fmt.Errorf("%s is a %s, not a directory", name, Kind(m))
 }

@@ -214,6 +214,38 @@ func TestNoDescriptorsHeld(t *testing.T) {
 	}
 }
 
+func TestDirectories(t *testing.T) {
+	tr := newTree(t)
+	r := tr.openRoot(t)
+	for name, want := range map[string]string{
+		"dir": "", ".": "", "fifo": "fifo is a FIFO, not a directory", "sock": "sock is a socket, not a directory",
+		"dev": "dev is a device, not a directory", "file.txt": "file.txt is a regular file, not a directory",
+		"link-fifo": "link-fifo is a FIFO, not a directory", "up": "escapes", "fifo/x": "not a directory", "missing": "no such file",
+	} {
+		if name == "dev" && !tr.device {
+			continue
+		}
+		safefiletest.Prompt(t, "OpenRootIn "+name, func() {
+			sub, err := OpenRootIn(r, name)
+			if err == nil {
+				sub.Close()
+			}
+			if (want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), want)) {
+				t.Errorf("OpenRootIn(%s): %v; want %q", name, err, want)
+			}
+		})
+		safefiletest.Prompt(t, "ReadDirIn "+name, func() {
+			es, err := ReadDirIn(r, name)
+			if (want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), want)) {
+				t.Errorf("ReadDirIn(%s): %v; want %q", name, err, want)
+			}
+			if name == "dir" && (len(es) != 1 || es[0].Name() != "nested.txt") {
+				t.Errorf("ReadDirIn(dir) = %v", es)
+			}
+		})
+	}
+}
+
 func TestKind(t *testing.T) {
 	for m, want := range map[fs.FileMode]string{
 		0o644: "regular file", fs.ModeDir: "directory", fs.ModeNamedPipe: "FIFO", fs.ModeSocket: "socket",

@@ -16,6 +16,9 @@ const openFlags = syscall.O_NONBLOCK | syscall.O_NOFOLLOW | syscall.O_CLOEXEC
 // clearNonblock puts a regular file opened with O_NONBLOCK back in blocking
 // mode. Regular files ignore the flag, and the runtime does not poll them,
 // so this only keeps the descriptor honest for whoever reads it.
+// dirFlags make the open of a directory fail at once on anything else.
+const dirFlags = syscall.O_DIRECTORY | syscall.O_CLOEXEC
+
 func clearNonblock(f *os.File) error {
 	rc, err := f.SyscallConn()
 	if err != nil {
