@@ -427,6 +427,29 @@ func TestSpecialFilesInDocs(t *testing.T) {
 			t.Errorf("the projection was not regenerated over the %s: %v %v", sp.Kind, fi, err)
 		}
 	}
+	// docs/adr, then docs itself, a FIFO: refused before it is opened.
+	for rel, want := range map[string]string{"docs/adr": "adr is a FIFO, not a directory", "docs": "docs is a FIFO, not a directory"} {
+		repo := newRepo(t)
+		if len(safefiletest.Make(t, filepath.Join(repo, "special"))) == 0 {
+			t.Skip("no FIFO on this system")
+		}
+		os.MkdirAll(filepath.Dir(filepath.Join(repo, rel)), 0o755)
+		if err := os.Rename(filepath.Join(repo, "special", "fifo"), filepath.Join(repo, rel)); err != nil {
+			t.Fatal(err)
+		}
+		for _, args := range []map[string]any{{"repo_path": repo}, {"repo_path": repo, "user_intention": "Fix typo in README"}} {
+			name := "read_architecture"
+			if args["user_intention"] != nil {
+				name = "require_clarification"
+			}
+			var m map[string]any
+			var isErr bool
+			safefiletest.Prompt(t, name+" with "+rel+" a FIFO", func() { m, isErr = fx.call(name, args) })
+			if name == "read_architecture" && (!isErr || !strings.Contains(fmt.Sprint(m["error"]), want)) {
+				t.Errorf("%s with %s a FIFO: %v; want %q", name, rel, m, want)
+			}
+		}
+	}
 }
 
 func TestMalformedPreviousADR(t *testing.T) {

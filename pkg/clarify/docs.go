@@ -60,7 +60,7 @@ func openDocs(repo string, create bool) (*docs, error) {
 			return nil, fsError(path.Join(repo, docsDir), err)
 		}
 	}
-	d, err := r.OpenRoot(docsDir)
+	d, err := safefile.OpenRootIn(r, docsDir) // a FIFO there is refused, not opened
 	if err != nil {
 		return nil, fsError(path.Join(repo, docsDir), err)
 	}
@@ -140,7 +140,7 @@ type adrFile struct {
 // adrs lists the ADRs by UID, oldest first. Files whose names do not start
 // with a UID (a README) are not ADRs.
 func (d *docs) adrs() ([]adrFile, error) {
-	entries, err := fs.ReadDir(d.root.FS(), adrDir)
+	entries, err := safefile.ReadDirIn(d.root, adrDir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
