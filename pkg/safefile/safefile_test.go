@@ -101,6 +101,9 @@ func TestOpenKinds(t *testing.T) {
 		{name: "up/secret.txt", in: want{err: "escapes"}, noFollow: want{err: "escapes"}, plain: want{content: "SECRET"}},
 		{name: "../outside/secret.txt", in: want{err: "escapes"}, noFollow: want{err: "escapes"}, plain: want{content: "SECRET"}},
 		{name: "missing", in: want{err: "no such file"}, noFollow: want{err: "no such file"}, plain: want{err: "no such file"}},
+		// A special file where a directory belongs is never opened.
+		{name: "fifo/x", in: want{err: "not a directory"}, noFollow: want{err: "not a directory"}, plain: want{err: "not a directory"}},
+		{name: "link-fifo/x", in: want{err: "not a directory"}, noFollow: want{err: "not a directory"}, plain: want{err: "not a directory"}},
 	}
 	check := func(t *testing.T, how string, got string, err error, w want) {
 		t.Helper()
