@@ -17,6 +17,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/hearth-mcp/hearth/pkg/safefile/safefiletest"
 	"github.com/hearth-mcp/hearth/pkg/tool"
 )
 
@@ -379,6 +380,74 @@ func TestRepositoryDiscoveryAndErrors(t *testing.T) {
 		d := e["details"].(map[string]any)
 		if !strings.Contains(d["reason"].(string), "permission denied") || d["path"] == nil {
 			t.Fatalf("read-only docs: %v", e)
+		}
+	}
+}
+
+// TestSpecialFilesInDocs: a FIFO, a socket or a device where the current
+// task or the projection belongs is refused or replaced at once, never read
+// (opening a FIFO for reading waits for a writer; a device may never end).
+func TestSpecialFilesInDocs(t *testing.T) {
+	fx := newFixture(t, nil)
+	m := fx.ok("require_clarification", map[string]any{"user_intention": "Add authentication",
+		"answers": map[string]any{"auth_strategy": "OAuth", "auth_library": "next-auth"}})
+	if !slices.Contains(artifactTypes(m), "adr") {
+		t.Fatalf("no ADR to project: %v", m)
+	}
+	docs := filepath.Join(fx.repo, "docs")
+	for _, sp := range safefiletest.Make(t, filepath.Join(fx.repo, "special")) {
+		special := filepath.Join(fx.repo, "special", sp.Name)
+		// The task: refused with what it is, and left in place.
+		task := filepath.Join(docs, taskFile)
+		os.Remove(task)
+		if err := os.Rename(special, task); err != nil {
+			t.Fatal(err)
+		}
+		var isErr bool
+		safefiletest.Prompt(t, "require_clarification over a "+sp.Kind, func() {
+			m, isErr = fx.call("require_clarification", map[string]any{"user_intention": "Fix typo in README"})
+		})
+		want := taskFile + " is a " + sp.Kind + ", not a regular file"
+		if !isErr || m["code"] != codeFilesystemError || !strings.Contains(fmt.Sprint(m["error"]), want) {
+			t.Errorf("task is a %s: %v; want %s with %q", sp.Kind, m, codeFilesystemError, want)
+		}
+		if fi, err := os.Lstat(task); err != nil || fi.Mode().IsRegular() {
+			t.Errorf("the %s was replaced: %v %v", sp.Kind, fi, err)
+		}
+		// The projection: hearth's own, regenerated over it.
+		proj := filepath.Join(docs, projectionFile)
+		if err := os.Rename(task, proj); err != nil {
+			t.Fatal(err)
+		}
+		safefiletest.Prompt(t, "read_architecture over a "+sp.Kind, func() { m, isErr = fx.call("read_architecture", map[string]any{}) })
+		if isErr || m["status"] != "success" {
+			t.Errorf("projection is a %s: %v", sp.Kind, m)
+		}
+		if fi, err := os.Lstat(proj); err != nil || !fi.Mode().IsRegular() {
+			t.Errorf("the projection was not regenerated over the %s: %v %v", sp.Kind, fi, err)
+		}
+	}
+	// docs/adr, then docs itself, a FIFO: refused before it is opened.
+	for rel, want := range map[string]string{"docs/adr": "adr is a FIFO, not a directory", "docs": "docs is a FIFO, not a directory"} {
+		repo := newRepo(t)
+		if len(safefiletest.Make(t, filepath.Join(repo, "special"))) == 0 {
+			t.Skip("no FIFO on this system")
+		}
+		os.MkdirAll(filepath.Dir(filepath.Join(repo, rel)), 0o755)
+		if err := os.Rename(filepath.Join(repo, "special", "fifo"), filepath.Join(repo, rel)); err != nil {
+			t.Fatal(err)
+		}
+		for _, args := range []map[string]any{{"repo_path": repo}, {"repo_path": repo, "user_intention": "Fix typo in README"}} {
+			name := "read_architecture"
+			if args["user_intention"] != nil {
+				name = "require_clarification"
+			}
+			var m map[string]any
+			var isErr bool
+			safefiletest.Prompt(t, name+" with "+rel+" a FIFO", func() { m, isErr = fx.call(name, args) })
+			if name == "read_architecture" && (!isErr || !strings.Contains(fmt.Sprint(m["error"]), want)) {
+				t.Errorf("%s with %s a FIFO: %v; want %q", name, rel, m, want)
+			}
 		}
 	}
 }

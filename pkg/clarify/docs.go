@@ -13,6 +13,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/hearth-mcp/hearth/pkg/safefile"
 )
 
 // The repository contract: where Preflights keeps its files, relative to the
@@ -58,7 +60,7 @@ func openDocs(repo string, create bool) (*docs, error) {
 			return nil, fsError(path.Join(repo, docsDir), err)
 		}
 	}
-	d, err := r.OpenRoot(docsDir)
+	d, err := safefile.OpenRootIn(r, docsDir) // a FIFO there is refused, not opened
 	if err != nil {
 		return nil, fsError(path.Join(repo, docsDir), err)
 	}
@@ -66,6 +68,11 @@ func openDocs(repo string, create bool) (*docs, error) {
 }
 
 func (d *docs) close() { d.root.Close() }
+
+// readFile reads the file name inside docs/ only if it is a regular file: a
+// FIFO put there would block the call in open(2), a device never end (see
+// pkg/safefile).
+func (d *docs) readFile(name string) ([]byte, error) { return safefile.ReadFileIn(d.root, name) }
 
 // rel is the repository-relative path of a name inside docs/.
 func rel(name string) string { return path.Join(docsDir, name) }
@@ -133,7 +140,7 @@ type adrFile struct {
 // adrs lists the ADRs by UID, oldest first. Files whose names do not start
 // with a UID (a README) are not ADRs.
 func (d *docs) adrs() ([]adrFile, error) {
-	entries, err := fs.ReadDir(d.root.FS(), adrDir)
+	entries, err := safefile.ReadDirIn(d.root, adrDir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -163,7 +170,7 @@ func (d *docs) latest() (adrFile, Snapshot, error) {
 		return adrFile{}, Snapshot{}, err
 	}
 	last := list[len(list)-1]
-	b, err := d.root.ReadFile(last.name)
+	b, err := d.readFile(last.name)
 	if err != nil {
 		return adrFile{}, nil, fsError(rel(last.name), err)
 	}
@@ -326,7 +333,7 @@ func (d *docs) projection() (uid string, snap Snapshot, regenerated bool, err er
 	if last.uid == "" {
 		return "", Snapshot{}, false, nil
 	}
-	if b, err := d.root.ReadFile(projectionFile); err == nil && headerValue(b, "UID") == last.uid {
+	if b, err := d.readFile(projectionFile); err == nil && headerValue(b, "UID") == last.uid {
 		if s, perr := parseSnapshot(rel(projectionFile), b); perr == nil {
 			return last.uid, s, false, nil
 		}
@@ -381,7 +388,7 @@ func renderTask(t taskDoc) []byte {
 // before it is replaced. A task file without a usable UID (written by hand)
 // is archived under a new one: nothing is lost.
 func (d *docs) archiveTask(newUID func() string) (archived string, err error) {
-	b, err := d.root.ReadFile(taskFile)
+	b, err := d.readFile(taskFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", nil
 	}
@@ -402,7 +409,7 @@ func (d *docs) archiveTask(newUID func() string) (archived string, err error) {
 		if err == nil {
 			return rel(name), nil
 		}
-		if old, rerr := d.root.ReadFile(name); rerr == nil && bytes.Equal(old, b) {
+		if old, rerr := d.readFile(name); rerr == nil && bytes.Equal(old, b) {
 			return rel(name), nil // archived already (a crash before the task was replaced)
 		}
 		if !errors.Is(err, fs.ErrExist) {

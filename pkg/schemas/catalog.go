@@ -24,6 +24,7 @@ import (
 	"strings"
 
 	"github.com/hearth-mcp/hearth/pkg/jsonval"
+	"github.com/hearth-mcp/hearth/pkg/safefile"
 	"github.com/hearth-mcp/hearth/pkg/validate"
 )
 
@@ -103,6 +104,17 @@ type root struct {
 
 func (r root) embedded() bool { return r.fsys != nil && r.dir == "" }
 
+// readFile reads the file rel ('/'-separated) of the root: from the fs.FS of
+// an embedded root, else inside the directory through safefile, so that a
+// FIFO, a socket or a device put there is refused instead of blocking the
+// load, and nothing outside the directory is read.
+func (r root) readFile(rel string) ([]byte, error) {
+	if r.dir == "" {
+		return fs.ReadFile(r.fsys, rel)
+	}
+	return safefile.ReadFileAt(r.dir, filepath.FromSlash(rel))
+}
+
 func openRoot(r Root, embeddedPath string) (root, string, error) {
 	switch {
 	case r.FS != nil:
@@ -160,7 +172,7 @@ func LoadRoots(schemas, examples Root, opts Options) (*Catalog, error) {
 }
 
 // jsonFiles lists the regular *.json files under a root ('/'-separated,
-// sorted). Symbolic links are not followed.
+// sorted). Symbolic links are not followed; special files are left out.
 func jsonFiles(fsys fs.FS) ([]string, error) {
 	var out []string
 	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
@@ -208,7 +220,7 @@ func (c *Catalog) loadSchemas(opts Options) error {
 	}
 	comp := validate.NewCompiler(&rootLoader{catalog: c, urlMap: opts.URLMap})
 	for _, rel := range files {
-		raw, err := fs.ReadFile(r.fsys, rel)
+		raw, err := r.readFile(rel)
 		if err != nil {
 			return fmt.Errorf("read schema %s: %w", rel, unwrapPath(err))
 		}
@@ -284,7 +296,7 @@ func (l *rootLoader) Load(u string) (any, error) {
 			if err != nil {
 				return nil, fmt.Errorf("$ref %s: %w", u, err)
 			}
-			f, err := os.Open(p)
+			f, err := safefile.Open(p)
 			if err != nil {
 				return nil, fmt.Errorf("$ref %s: %w", u, err)
 			}
@@ -297,7 +309,7 @@ func (l *rootLoader) Load(u string) (any, error) {
 		if rel, ok := strings.CutPrefix(parsed.Path, r.urlPath+"/"); ok {
 			if raw, _, err := r.read(rel); err == nil {
 				return validate.UnmarshalJSON(bytes.NewReader(raw))
-			} else if !errors.As(err, new(*refusedError)) {
+			} else if errors.Is(err, safefile.ErrNotRegular) || !errors.As(err, new(*refusedError)) {
 				return nil, fmt.Errorf("$ref %s: %w", u, err)
 			}
 		}
@@ -315,7 +327,8 @@ func (e *refusedError) Error() string { return e.err.Error() }
 func (e *refusedError) Unwrap() error { return e.err }
 
 // read returns the file rel of the root and its path relative to the root
-// after symbolic links. A path that could leave the root is a
+// after symbolic links. A path that could leave the root, or that is not a
+// regular file (a FIFO, a socket, a device, a directory), is a
 // *refusedError; a file the root does not have is fs.ErrNotExist.
 func (r root) read(rel string) ([]byte, string, error) {
 	if r.fsys == nil {
@@ -341,16 +354,21 @@ func (r root) read(rel string) ([]byte, string, error) {
 		}
 		return nil, "", &refusedError{err}
 	}
-	raw, err := os.ReadFile(p)
-	if err != nil {
-		return nil, "", err
-	}
 	realRoot, err := filepath.EvalSymlinks(r.dir)
 	if err != nil {
 		return nil, "", err
 	}
 	resolved, err := filepath.Rel(realRoot, p)
 	if err != nil {
+		return nil, "", err
+	}
+	raw, err := safefile.ReadFileAt(realRoot, resolved)
+	if err != nil {
+		var nr *safefile.NotRegularError
+		if errors.As(err, &nr) {
+			nr.Name = rel // the name asked for, not where its links led
+			return nil, "", &refusedError{nr}
+		}
 		return nil, "", err
 	}
 	return raw, filepath.ToSlash(resolved), nil
@@ -408,7 +426,7 @@ func (c *Catalog) loadExamples() error {
 	}
 	for _, rel := range files {
 		ex := Example{Path: rel, Component: componentOf(rel)}
-		if raw, err := fs.ReadFile(c.exampleRoot.fsys, rel); err == nil {
+		if raw, err := c.exampleRoot.readFile(rel); err == nil {
 			var head struct {
 				Schema string `json:"$schema"`
 			}

@@ -3,6 +3,7 @@ package schemas
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/hearth-mcp/hearth/pkg/jsonval"
+	"github.com/hearth-mcp/hearth/pkg/safefile/safefiletest"
 	"github.com/hearth-mcp/hearth/pkg/tool"
 )
 
@@ -152,6 +154,95 @@ func TestGetExampleTraversalTable(t *testing.T) {
 	}
 	if r := c("list_examples", map[string]any{"component": "part"}); len(r["examples"].([]any)) != 2 {
 		t.Fatalf("by component: %v", r)
+	}
+
+	// Special files, a link to one and a directory leading out: refused at
+	// once, saying why (opening a FIFO for reading waits for a writer).
+	dir := fam.Catalog().ExamplesDir
+	specials := specialJSON(t, filepath.Join(dir, "special"))
+	os.Symlink("special/fifo.json", filepath.Join(dir, "link-fifo.json"))
+	os.Symlink(outside, filepath.Join(dir, "up"))
+	refusals := map[string]string{
+		"link-fifo.json":  "path refused: link-fifo.json is a FIFO, not a regular file",
+		"special":         "path refused: special is a directory, not a regular file",
+		"up/secret.json":  "path refused: the path leaves its root",
+		"special/../up/x": "path refused: the path leaves its root",
+	}
+	for _, sp := range specials {
+		refusals["special/"+sp.Name] = "path refused: special/" + sp.Name + " is a " + sp.Kind + ", not a regular file"
+	}
+	for p, want := range refusals {
+		var r map[string]any
+		safefiletest.Prompt(t, "get_example "+p, func() { r = c("get_example", map[string]any{"path": p}) })
+		if r["ok"] != false || r["example"] != nil || !strings.Contains(mustJSON(r), want) {
+			t.Errorf("get_example %q: %v; want %q", p, r, want)
+		}
+	}
+	if r := c("list_examples", map[string]any{}); len(r["examples"].([]any)) != 2 {
+		t.Fatalf("special files listed as examples: %v", r)
+	}
+}
+
+// specialJSON makes a FIFO, a socket and (as root) a device in dir, named
+// <kind>.json as a schema or an example would be.
+func specialJSON(t *testing.T, dir string) []safefiletest.Special {
+	t.Helper()
+	specials := safefiletest.Make(t, dir)
+	for i, sp := range specials {
+		if err := os.Rename(filepath.Join(dir, sp.Name), filepath.Join(dir, sp.Name+".json")); err != nil {
+			t.Fatal(err)
+		}
+		specials[i].Name += ".json"
+	}
+	return specials
+}
+
+// TestSpecialFilesInTheSchemaRoots: a FIFO, a socket or a device in the
+// schema root is not a schema, a $ref to one fails the load at once naming
+// it, and resources/read of one answers at once.
+func TestSpecialFilesInTheSchemaRoots(t *testing.T) {
+	fam, c := smallFamily(t)
+	schemasDir, examplesDir := fam.Catalog().SchemasDir, fam.Catalog().ExamplesDir
+	specials := specialJSON(t, filepath.Join(schemasDir, "special"))
+	exampleSpecials := specialJSON(t, filepath.Join(examplesDir, "special"))
+	safefiletest.Prompt(t, "a reload", func() {
+		if err := fam.Reload(); err != nil {
+			t.Errorf("reload with special files in the roots: %v", err)
+		}
+	})
+	if r := c("list_schemas", map[string]any{}); len(r["schemas"].([]any)) != 2 {
+		t.Fatalf("special files listed as schemas: %v", r)
+	}
+	// resources/read is the schema family's ReadResource: it answers
+	// before any call, so a blocked read used to stop a connection dead.
+	outside := t.TempDir()
+	os.WriteFile(filepath.Join(outside, "x.json"), []byte(`{"n":1}`), 0o644)
+	os.Symlink(outside, filepath.Join(examplesDir, "up"))
+	uris := map[string]string{"hearth://examples/up/x.json": "the path leaves its root"}
+	for _, sp := range specials {
+		uris["hearth://schemas/special/"+sp.Name] = "no such resource"
+		uris["hearth://schemas/"+strings.TrimSuffix(sp.Name, ".json")] = "no such resource"
+	}
+	for _, sp := range exampleSpecials {
+		uris["hearth://examples/special/"+sp.Name] = "special/" + sp.Name + " is a " + sp.Kind + ", not a regular file"
+	}
+	for uri, want := range uris {
+		var err error
+		safefiletest.Prompt(t, "resources/read "+uri, func() { _, _, err = fam.ReadResource(uri) })
+		if !errors.Is(err, tool.ErrNoResource) || !strings.Contains(err.Error(), want) {
+			t.Errorf("ReadResource(%s): %v; want %q", uri, err, want)
+		}
+	}
+	for _, sp := range specials {
+		os.WriteFile(filepath.Join(schemasDir, "uses.schema.json"), []byte(`{"$ref":"special/`+sp.Name+`"}`), 0o644)
+		var err error
+		safefiletest.Prompt(t, "a load with a $ref to "+sp.Name, func() { _, err = Load(schemasDir, "", Options{}) })
+		if want := "special/" + sp.Name + " is a " + sp.Kind + ", not a regular file"; err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("$ref to %s: %v; want %q", sp.Name, err, want)
+		}
+	}
+	if text, _, err := fam.ReadResource("hearth://examples/Part_Example.json"); err != nil || !strings.Contains(text, `"n":1`) {
+		t.Fatalf("a regular example: %q %v", text, err)
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/hearth-mcp/hearth/pkg/safefile/safefiletest"
 	"github.com/hearth-mcp/hearth/pkg/supervisor"
 	"github.com/hearth-mcp/hearth/pkg/tool"
 )
@@ -416,6 +417,97 @@ func TestShowFileArguments(t *testing.T) {
 	}
 	fx.fail(tool.NotFound, "show_file", map[string]any{"path": "missing.go"})
 	fx.fail(tool.InvalidRequest, "show_file", map[string]any{"path": "main.go", "lines": 3})
+
+	// Special files, a link to one and a directory leading out are refused
+	// at once, saying what they are: none may block (opening a FIFO for
+	// reading waits for a writer) or hold a descriptor.
+	specials := safefiletest.Make(t, filepath.Join(dir, "special"))
+	if err := os.Symlink("special/fifo", filepath.Join(dir, "link-fifo")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Dir(outside), filepath.Join(dir, "up")); err != nil {
+		t.Fatal(err)
+	}
+	refusals := map[string]string{
+		"docs":          "docs is a directory, not a regular file",
+		"link-fifo":     "link-fifo is a FIFO, not a regular file",
+		"up/secret.txt": "up/secret.txt leads out of the repository through a symbolic link",
+	}
+	for _, sp := range specials {
+		refusals["special/"+sp.Name] = "special/" + sp.Name + " is a " + sp.Kind + ", not a regular file"
+	}
+	for p, want := range refusals {
+		safefiletest.Prompt(t, "show_file "+p, func() {
+			_, err := fx.call(context.Background(), "show_file", map[string]any{"path": p}, nil)
+			if te, ok := tool.AsError(err); !ok || te.Code != tool.InvalidRequest || !strings.Contains(te.Message, want) {
+				t.Errorf("show_file %s: %v; want %s with %q", p, err, tool.InvalidRequest, want)
+			}
+		})
+	}
+}
+
+// TestSpecialFilesInTheRepository: git lists files that are now a FIFO, a
+// socket and a device, and d/x where d is now a symbolic link to a directory
+// outside the repository. index_build completes and skips them (never
+// blocking on one), search never shows the outside file's lines, and
+// index_status and show_file answer at once.
+func TestSpecialFilesInTheRepository(t *testing.T) {
+	dir := newRepo(t)
+	for _, n := range []string{"special/fifo", "special/sock", "special/dev", "d/x"} {
+		write(t, filepath.Join(dir, n), "tracked "+n+"\n")
+	}
+	gitIn(t, dir, "add", "-A")
+	gitIn(t, dir, "commit", "-q", "-m", "tracked files about to become special")
+	if err := os.RemoveAll(filepath.Join(dir, "special")); err != nil {
+		t.Fatal(err)
+	}
+	specials := safefiletest.Make(t, filepath.Join(dir, "special"))
+	outside := t.TempDir()
+	write(t, filepath.Join(outside, "x"), "OUTSIDE SECRET line\n")
+	if err := os.RemoveAll(filepath.Join(dir, "d")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(dir, "d")); err != nil {
+		t.Fatal(err)
+	}
+	fx := newFixture(t, dir)
+	safefiletest.Prompt(t, "index_build", func() {
+		res, err := fx.call(context.Background(), "index_build", map[string]any{}, nil)
+		// Indexed: .gitignore main.go pkg/util.go docs/guide.md notes.txt.
+		// Skipped: logo.bin, the specials, d/x, and d itself (untracked).
+		if err != nil || res["files"] != 5.0 || res["skipped"] != res["listed"].(float64)-5 {
+			t.Errorf("index_build: %v %v", res, err)
+		}
+	})
+	if t.Failed() {
+		return
+	}
+	if m := fx.ok("search", map[string]any{"query": "OUTSIDE SECRET"}); len(hitPaths(m)) != 0 {
+		t.Fatalf("search shows a file outside the repository: %v", m)
+	}
+	if m := fx.ok("search", map[string]any{"query": "tracked"}); len(hitPaths(m)) != 0 {
+		t.Fatalf("search shows files that are gone: %v", m)
+	}
+	safefiletest.Prompt(t, "index_status", func() {
+		st, err := fx.call(context.Background(), "index_status", map[string]any{}, nil)
+		if err != nil {
+			t.Errorf("index_status: %v", err)
+		} else if ch := st["changed_since"].(map[string]any); ch["added"] != 0.0 || ch["modified"] != 0.0 || ch["deleted"] != 0.0 {
+			t.Errorf("nothing the indexer would take changed: %v", ch)
+		}
+	})
+	for _, sp := range specials {
+		safefiletest.Prompt(t, "show_file special/"+sp.Name, func() {
+			_, err := fx.call(context.Background(), "show_file", map[string]any{"path": "special/" + sp.Name}, nil)
+			if err == nil || !strings.Contains(err.Error(), "is a "+sp.Kind+", not a regular file") {
+				t.Errorf("show_file special/%s: %v", sp.Name, err)
+			}
+		})
+	}
+	te := fx.fail(tool.InvalidRequest, "show_file", map[string]any{"path": "d/x"})
+	if !strings.Contains(te.Message, "leads out of the repository") {
+		t.Fatalf("show_file d/x: %v", te)
+	}
 }
 
 func TestShowFileBounds(t *testing.T) {

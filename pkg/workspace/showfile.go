@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/hearth-mcp/hearth/pkg/safefile"
 	"github.com/hearth-mcp/hearth/pkg/tool"
 )
 
@@ -74,7 +75,9 @@ func (f *Family) showFile(ctx context.Context, call *tool.Call) (any, error) {
 		return nil, tool.Errorf(tool.Internal, "cannot open the repository %s: %v", root, err)
 	}
 	defer r.Close()
-	fh, err := r.Open(rel)
+	// Only a regular file is opened, and never in a way that blocks: a FIFO,
+	// a socket or a device is refused (see pkg/safefile).
+	fh, err := safefile.OpenIn(r, rel)
 	if err != nil {
 		return nil, openError(a.Path, root, err)
 	}
@@ -82,12 +85,6 @@ func (f *Family) showFile(ctx context.Context, call *tool.Call) (any, error) {
 	fi, err := fh.Stat()
 	if err != nil {
 		return nil, tool.Errorf(tool.Internal, "cannot read %s: %v", a.Path, err)
-	}
-	if fi.IsDir() {
-		return nil, tool.Errorf(tool.InvalidRequest, "%s is a directory, not a file", a.Path)
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, tool.Errorf(tool.InvalidRequest, "%s is not a regular file (%s)", a.Path, fi.Mode().Type())
 	}
 
 	br := bufio.NewReaderSize(fh, 64<<10)
@@ -191,7 +188,10 @@ func localFile(p string) (string, error) {
 }
 
 func openError(p, root string, err error) error {
+	var nr *safefile.NotRegularError
 	switch {
+	case errors.As(err, &nr):
+		return tool.Errorf(tool.InvalidRequest, "%s is a %s, not a regular file; show_file shows regular files only", p, nr.Kind)
 	case errors.Is(err, fs.ErrNotExist):
 		return tool.Errorf(tool.NotFound, "%s does not exist in %s", p, root)
 	case errors.Is(err, fs.ErrPermission):

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hearth-mcp/hearth/pkg/safefile"
 	"github.com/hearth-mcp/hearth/pkg/tool"
 	"github.com/hearth-mcp/hearth/pkg/workspace/index"
 )
@@ -104,9 +105,18 @@ func (f *Family) repoArg(call *tool.Call) (string, error) {
 
 // diffIndex compares an index with the files listed now: deleted (indexed,
 // no longer listed or gone), modified (size or modification time differ)
-// and added (listed, not indexed, and a file the indexer would take).
+// and added (listed, not indexed, and a file the indexer would take). Files
+// are looked at inside the repository, as the indexer reads them: one behind
+// a directory leading out of it is gone.
 func diffIndex(ctx context.Context, ix *index.Index, root string, listed []string) (changes, error) {
 	c := changes{Examples: examples{Modified: []string{}, Added: []string{}, Deleted: []string{}}}
+	repo, err := os.OpenRoot(root)
+	if err != nil {
+		return c, tool.Errorf(tool.Internal, "cannot open the repository %s: %v", root, err)
+	}
+	defer repo.Close()
+	dirs := safefile.NewDirs(repo) // both lists are in path order
+	defer dirs.Close()
 	note := func(n *int, list *[]string, p string) {
 		if *n++; len(*list) < changeExamples {
 			*list = append(*list, p)
@@ -127,7 +137,7 @@ func diffIndex(ctx context.Context, ix *index.Index, root string, listed []strin
 			note(&c.Deleted, &c.Examples.Deleted, fi.Path)
 			continue
 		}
-		st, err := os.Lstat(filepath.Join(root, filepath.FromSlash(fi.Path)))
+		st, err := dirs.Lstat(fi.Path)
 		switch {
 		case err != nil || !st.Mode().IsRegular():
 			note(&c.Deleted, &c.Examples.Deleted, fi.Path)
@@ -139,25 +149,24 @@ func diffIndex(ctx context.Context, ix *index.Index, root string, listed []strin
 		if i&1023 == 0 && ctx.Err() != nil {
 			return c, ctx.Err()
 		}
-		if !indexed[p] && indexable(filepath.Join(root, filepath.FromSlash(p))) {
+		if !indexed[p] && indexable(dirs, p) {
 			note(&c.Added, &c.Examples.Added, p)
 		}
 	}
 	return c, nil
 }
 
-// indexable reports whether the indexer would take a file: regular, at most
-// index.MaxFileSize, not binary.
-func indexable(path string) bool {
-	st, err := os.Lstat(path)
-	if err != nil || !st.Mode().IsRegular() || st.Size() > index.MaxFileSize {
-		return false
-	}
-	fh, err := os.Open(path)
+// indexable reports whether the indexer would take a file: regular, inside
+// the repository, at most index.MaxFileSize, not binary.
+func indexable(dirs *safefile.Dirs, name string) bool {
+	fh, err := dirs.OpenNoFollow(name)
 	if err != nil {
 		return false
 	}
 	defer fh.Close()
+	if st, err := fh.Stat(); err != nil || st.Size() > index.MaxFileSize {
+		return false
+	}
 	buf := make([]byte, binarySniff)
 	n, _ := fh.Read(buf)
 	return bytes.IndexByte(buf[:n], 0) < 0

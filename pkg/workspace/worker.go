@@ -63,7 +63,7 @@ func RunWorker(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 				fmt.Fprintf(stderr, "index-worker: refusing path %q: not inside the repository\n", rel)
 				return 2
 			}
-			entries = append(entries, index.Entry{Rel: rel, Abs: filepath.Join(*repo, filepath.FromSlash(rel))})
+			entries = append(entries, index.Entry{Rel: rel})
 		}
 		if err == io.EOF {
 			break
@@ -73,6 +73,14 @@ func RunWorker(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			return 1
 		}
 	}
+	// Every file is read inside the repository: a directory that leads out
+	// of it through a symbolic link is refused, not followed.
+	root, err := os.OpenRoot(*repo)
+	if err != nil {
+		fmt.Fprintln(stderr, "index-worker: opening the repository:", err)
+		return 1
+	}
+	defer root.Close()
 	var prev *index.Index
 	if *incremental {
 		if ix, err := index.Open(*out); err == nil && ix.Meta().Repo == *repo {
@@ -83,7 +91,7 @@ func RunWorker(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 	}
 	enc := json.NewEncoder(stdout)
-	meta, err := index.Build(ctx, *out, index.Meta{Repo: *repo, Head: *head, Source: *source}, entries, prev,
+	meta, err := index.Build(ctx, *out, index.Meta{Repo: *repo, Head: *head, Source: *source}, root, entries, prev,
 		func(done, total int) { enc.Encode(workerLine{Done: done, Total: total}) })
 	if err != nil {
 		if errors.Is(err, context.Canceled) {

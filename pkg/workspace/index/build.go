@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"slices"
 	"time"
+
+	"github.com/hearth-mcp/hearth/pkg/safefile"
 )
 
 // MaxFileSize is the largest file indexed; larger ones are skipped.
@@ -21,22 +23,26 @@ const binarySniff = 8000
 
 // Entry is one file a build is asked to index.
 type Entry struct {
-	Rel string // repository-relative slash path; the sort key
-	Abs string // where to read it
+	Rel string // repository-relative slash path: the sort key, and the file's name in the build's root
 }
 
 // Progress is told how many of total files are done; it is called from the
 // building goroutine.
 type Progress func(done, total int)
 
-// Build writes the index of entries to path. prev, if not nil, is the
-// previous index of the same repository: a file whose size and modification
-// time are unchanged is taken from it instead of being read again. The meta's
-// Files, Bytes and Skipped are filled in; BuiltAt is set when it is zero.
+// Build writes the index of entries, read inside root, to path. prev, if
+// not nil, is the previous index of the same repository: a file whose size
+// and modification time are unchanged is taken from it instead of being read
+// again. The meta's Files, Bytes and Skipped are filled in; BuiltAt is set
+// when it is zero.
+//
+// Only regular files inside root are read: an entry that is a symbolic
+// link, a FIFO, a socket or a device, or whose directory leads out of root
+// through a symbolic link, is skipped (see pkg/safefile).
 //
 // The index is written to a temporary file beside path and renamed over it
 // only when complete, so a failed or cancelled build leaves the old index.
-func Build(ctx context.Context, path string, meta Meta, entries []Entry, prev *Index, progress Progress) (Meta, error) {
+func Build(ctx context.Context, path string, meta Meta, root *os.Root, entries []Entry, prev *Index, progress Progress) (Meta, error) {
 	entries = slices.Clone(entries)
 	slices.SortFunc(entries, func(a, b Entry) int { return cmpString(a.Rel, b.Rel) })
 	entries = slices.CompactFunc(entries, func(a, b Entry) bool { return a.Rel == b.Rel })
@@ -67,6 +73,10 @@ func Build(ctx context.Context, path string, meta Meta, entries []Entry, prev *I
 	)
 	foot[secContent][0] = w.n
 	n := 0
+	// Entries are sorted by path: the files of a directory follow each
+	// other, and Dirs keeps the directory open for them.
+	dirs := safefile.NewDirs(root)
+	defer dirs.Close()
 	for i, e := range entries {
 		if i&63 == 0 {
 			if err := ctx.Err(); err != nil {
@@ -77,7 +87,7 @@ func Build(ctx context.Context, path string, meta Meta, entries []Entry, prev *I
 			progress(i, len(entries))
 			lastTick = time.Now()
 		}
-		content, size, mtime, reused, keep := readEntry(e, prev)
+		content, size, mtime, reused, keep := readEntry(dirs, e, prev)
 		if !keep {
 			meta.Skipped++
 			continue
@@ -143,10 +153,10 @@ func Build(ctx context.Context, path string, meta Meta, entries []Entry, prev *I
 }
 
 // readEntry returns a file's content (from prev when unchanged), or keep
-// false for a file that is not indexed: gone, not regular, too large,
-// binary, unreadable.
-func readEntry(e Entry, prev *Index) (content []byte, size, mtime int64, reused, keep bool) {
-	fi, err := os.Lstat(e.Abs)
+// false for a file that is not indexed: gone, not a regular file, outside
+// the root, too large, binary, unreadable.
+func readEntry(dirs *safefile.Dirs, e Entry, prev *Index) (content []byte, size, mtime int64, reused, keep bool) {
+	fi, err := dirs.Lstat(e.Rel)
 	if err != nil || !fi.Mode().IsRegular() || fi.Size() > MaxFileSize {
 		return nil, 0, 0, false, false
 	}
@@ -158,11 +168,16 @@ func readEntry(e Entry, prev *Index) (content []byte, size, mtime int64, reused,
 			}
 		}
 	}
-	f, err := os.Open(e.Abs)
+	f, err := dirs.OpenNoFollow(e.Rel)
 	if err != nil {
 		return nil, 0, 0, false, false
 	}
 	defer f.Close()
+	// What was opened may have replaced what was checked: take its size.
+	if fi, err = f.Stat(); err != nil || fi.Size() > MaxFileSize {
+		return nil, 0, 0, false, false
+	}
+	size, mtime = fi.Size(), fi.ModTime().UnixNano()
 	// Read one byte more than the stat said, to notice a file that grew.
 	b := make([]byte, size+1)
 	k, err := io.ReadFull(f, b)

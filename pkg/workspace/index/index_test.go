@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/hearth-mcp/hearth/pkg/safefile/safefiletest"
 )
 
 // corpus lists the Go files of this repository (a real, varied code base).
@@ -31,7 +33,7 @@ func corpus(t testing.TB) (string, []Entry) {
 		}
 		if d.Type().IsRegular() && (strings.HasSuffix(p, ".go") || strings.HasSuffix(p, ".md")) {
 			rel, _ := filepath.Rel(root, p)
-			es = append(es, Entry{Rel: filepath.ToSlash(rel), Abs: p})
+			es = append(es, Entry{Rel: filepath.ToSlash(rel)})
 		}
 		return nil
 	})
@@ -41,10 +43,21 @@ func corpus(t testing.TB) (string, []Entry) {
 	return root, es
 }
 
-func build(t testing.TB, entries []Entry, prev *Index) (*Index, string) {
+// openRoot opens dir as the root a build reads its entries in.
+func openRoot(tb testing.TB, dir string) *os.Root {
+	tb.Helper()
+	r, err := os.OpenRoot(dir)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { r.Close() })
+	return r
+}
+
+func build(t testing.TB, dir string, entries []Entry, prev *Index) (*Index, string) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "x.idx")
-	if _, err := Build(context.Background(), path, Meta{Repo: "r"}, entries, prev, nil); err != nil {
+	if _, err := Build(context.Background(), path, Meta{Repo: "r"}, openRoot(t, dir), entries, prev, nil); err != nil {
 		t.Fatal(err)
 	}
 	ix, err := Open(path)
@@ -56,14 +69,14 @@ func build(t testing.TB, entries []Entry, prev *Index) (*Index, string) {
 }
 
 // bruteForce is the reference: every file, every line, the regexp alone.
-func bruteForce(t *testing.T, entries []Entry, q Query) []Hit {
+func bruteForce(t *testing.T, root string, entries []Entry, q Query) []Hit {
 	re, err := Compile(q)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var hits []Hit
 	for _, e := range sortedEntries(entries) {
-		b, _ := os.ReadFile(e.Abs)
+		b, _ := os.ReadFile(filepath.Join(root, filepath.FromSlash(e.Rel)))
 		if q.Path != nil && !q.Path(e.Rel) {
 			continue
 		}
@@ -107,8 +120,8 @@ func sortedEntries(es []Entry) []Entry {
 // TestSearchAgreesWithBruteForce checks that the trigram narrowing never
 // loses a match: every query's hits equal a scan of every file.
 func TestSearchAgreesWithBruteForce(t *testing.T) {
-	_, es := corpus(t)
-	ix, _ := build(t, es, nil)
+	root, es := corpus(t)
+	ix, _ := build(t, root, es, nil)
 	queries := []Query{
 		{Pattern: "func"}, {Pattern: "FUNC"}, {Pattern: "func", CaseSensitive: true}, {Pattern: "FUNC", CaseSensitive: true},
 		{Pattern: "ctx context.Context"}, {Pattern: "ab"}, {Pattern: "x"}, {Pattern: "(a|b)*"},
@@ -132,7 +145,7 @@ func TestSearchAgreesWithBruteForce(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%q: %v", q.Pattern, err)
 			}
-			want := bruteForce(t, es, q)
+			want := bruteForce(t, root, es, q)
 			if len(got) != len(want) || (len(got) > 0 && !reflect.DeepEqual(got, want)) {
 				t.Errorf("%q (regex %v, case %v, limit %d): %d hits, brute force %d", q.Pattern, q.Regex, q.CaseSensitive, limit, len(got), len(want))
 			}
@@ -141,8 +154,8 @@ func TestSearchAgreesWithBruteForce(t *testing.T) {
 }
 
 func TestSearchNarrowsWithTheIndex(t *testing.T) {
-	_, es := corpus(t)
-	ix, _ := build(t, es, nil)
+	root, es := corpus(t)
+	ix, _ := build(t, root, es, nil)
 	_, st, _ := ix.Search(context.Background(), Query{Pattern: "SchemaViolations", Limit: 1000})
 	if !st.Indexed || st.Candidates >= ix.Len()/4 {
 		t.Fatalf("literal search did not narrow: %+v of %d files", st, ix.Len())
@@ -160,7 +173,7 @@ func TestSearchNarrowsWithTheIndex(t *testing.T) {
 func TestHitShape(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("one\ntwo\r\nthree héllo héllo\nfour\nfive\n"), 0o644)
-	ix, _ := build(t, []Entry{{Rel: "a.txt", Abs: filepath.Join(dir, "a.txt")}}, nil)
+	ix, _ := build(t, dir, []Entry{{Rel: "a.txt"}}, nil)
 	hits, _, err := ix.Search(context.Background(), Query{Pattern: "HÉLLO", Limit: 10, Context: 2})
 	if err != nil {
 		t.Fatal(err)
@@ -178,19 +191,33 @@ func TestHitShape(t *testing.T) {
 	}
 }
 
+// TestBuildSkipsBinaryLargeAndSymlinks: every listed file that is not a
+// regular text file inside the root is skipped, and the build never blocks
+// on one (opening a FIFO for reading waits for a writer).
 func TestBuildSkipsBinaryLargeAndSymlinks(t *testing.T) {
 	dir := t.TempDir()
+	outside := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "text"), []byte("hello world"), 0o644)
 	os.WriteFile(filepath.Join(dir, "bin"), []byte("hello\x00world"), 0o644)
 	os.WriteFile(filepath.Join(dir, "big"), bytes.Repeat([]byte("hello "), MaxFileSize/5), 0o644)
 	os.Symlink("/etc/passwd", filepath.Join(dir, "link"))
+	os.MkdirAll(filepath.Join(dir, "sub"), 0o755)
+	os.WriteFile(filepath.Join(outside, "x"), []byte("OUTSIDE the repository"), 0o644)
+	os.Symlink(outside, filepath.Join(dir, "out"))                          // a directory leading out
+	os.Symlink(filepath.Join("..", "out"), filepath.Join(dir, "sub", "up")) // and a longer way there
+	names := []string{"text", "bin", "big", "link", "gone", "out/x", "sub/up/x", "sub/../out/x"}
+	names = append(names, safefiletest.Names(safefiletest.Make(t, dir))...)
 	var es []Entry
-	for _, n := range []string{"text", "bin", "big", "link", "gone"} {
-		es = append(es, Entry{Rel: n, Abs: filepath.Join(dir, n)})
+	for _, n := range names {
+		es = append(es, Entry{Rel: n})
 	}
-	ix, _ := build(t, es, nil)
-	if m := ix.Meta(); m.Files != 1 || m.Skipped != 4 || m.Bytes != 11 || ix.File(0).Path != "text" {
-		t.Fatalf("meta = %+v", m)
+	var ix *Index
+	safefiletest.Prompt(t, "the build", func() { ix, _ = build(t, dir, es, nil) })
+	if m := ix.Meta(); m.Files != 1 || m.Skipped != len(names)-1 || m.Bytes != 11 || ix.File(0).Path != "text" {
+		t.Fatalf("meta = %+v of %d entries", m, len(names))
+	}
+	if h, _, _ := ix.Search(context.Background(), Query{Pattern: "OUTSIDE", Limit: 5}); len(h) != 0 {
+		t.Fatalf("a file outside the root was indexed: %+v", h)
 	}
 }
 
@@ -199,15 +226,15 @@ func TestIncrementalReusesUnchangedFiles(t *testing.T) {
 	write := func(n, s string) { os.WriteFile(filepath.Join(dir, n), []byte(s), 0o644) }
 	write("a", "alpha content")
 	write("b", "beta content")
-	es := []Entry{{Rel: "a", Abs: filepath.Join(dir, "a")}, {Rel: "b", Abs: filepath.Join(dir, "b")}}
-	prev, _ := build(t, es, nil)
+	es := []Entry{{Rel: "a"}, {Rel: "b"}}
+	prev, _ := build(t, dir, es, nil)
 	// Change b on disk without changing its size or time: the build trusts
 	// size and mtime, so the old content shows it was not read again.
 	fi, _ := os.Stat(filepath.Join(dir, "b"))
 	write("b", "BETA CONTENT")
 	os.Chtimes(filepath.Join(dir, "b"), fi.ModTime(), fi.ModTime())
 	write("a", "alpha changed!")
-	next, _ := build(t, es, prev)
+	next, _ := build(t, dir, es, prev)
 	if h, _, _ := next.Search(context.Background(), Query{Pattern: "beta content", CaseSensitive: true, Limit: 5}); len(h) != 1 {
 		t.Fatalf("unchanged file not reused: %+v", h)
 	}
@@ -217,12 +244,12 @@ func TestIncrementalReusesUnchangedFiles(t *testing.T) {
 }
 
 func TestCancelledBuildLeavesThePreviousIndex(t *testing.T) {
-	_, es := corpus(t)
-	_, path := build(t, es[:3], nil)
+	root, es := corpus(t)
+	_, path := build(t, root, es[:3], nil)
 	before, _ := os.ReadFile(path)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := Build(ctx, path, Meta{}, es, nil, nil); !errors.Is(err, context.Canceled) {
+	if _, err := Build(ctx, path, Meta{}, openRoot(t, root), es, nil, nil); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Build = %v", err)
 	}
 	after, _ := os.ReadFile(path)
@@ -236,8 +263,8 @@ func TestCancelledBuildLeavesThePreviousIndex(t *testing.T) {
 }
 
 func TestOpenRefusesDamagedFiles(t *testing.T) {
-	_, es := corpus(t)
-	_, path := build(t, es[:5], nil)
+	root, es := corpus(t)
+	_, path := build(t, root, es[:5], nil)
 	good, _ := os.ReadFile(path)
 	cases := map[string][]byte{
 		"empty":          {},
@@ -262,7 +289,7 @@ func FuzzOpen(f *testing.F) {
 	dir := f.TempDir()
 	os.WriteFile(filepath.Join(dir, "a"), []byte("some text\nmore text"), 0o644)
 	path := filepath.Join(dir, "x.idx")
-	Build(context.Background(), path, Meta{}, []Entry{{Rel: "a", Abs: filepath.Join(dir, "a")}}, nil, nil)
+	Build(context.Background(), path, Meta{}, openRoot(f, dir), []Entry{{Rel: "a"}}, nil, nil)
 	good, _ := os.ReadFile(path)
 	f.Add(good)
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -282,28 +309,29 @@ func runtimeGOROOT() string { return runtime.GOROOT() }
 
 // goSource lists Go's source tree (about 11 000 files, 150 MB), the large
 // repository the index's targets are measured on (≥ 50 MB/s to build).
-func goSource() []Entry {
+func goSource() (string, []Entry) {
 	root := filepath.Join(runtimeGOROOT(), "src")
 	var es []Entry
 	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err == nil && d.Type().IsRegular() {
 			rel, _ := filepath.Rel(root, p)
-			es = append(es, Entry{Rel: filepath.ToSlash(rel), Abs: p})
+			es = append(es, Entry{Rel: filepath.ToSlash(rel)})
 		}
 		return nil
 	})
-	return es
+	return root, es
 }
 
 // BenchmarkBuildGOROOT indexes Go's source tree (about 150 MB): MB/s.
 func BenchmarkBuildGOROOT(b *testing.B) {
-	es := goSource()
+	root, es := goSource()
+	r := openRoot(b, root)
 	path := filepath.Join(b.TempDir(), "x.idx")
 	var m Meta
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		var err error
-		if m, err = Build(context.Background(), path, Meta{}, es, nil, nil); err != nil {
+		if m, err = Build(context.Background(), path, Meta{}, r, es, nil, nil); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -331,9 +359,9 @@ var goSearchQueries = []Query{
 // BenchmarkSearchGOROOT: each query of the fixed set over an index of Go's
 // source tree, limit 20 and 2 context lines as the search tool's defaults.
 func BenchmarkSearchGOROOT(b *testing.B) {
-	es := goSource()
+	root, es := goSource()
 	path := filepath.Join(b.TempDir(), "x.idx")
-	if _, err := Build(context.Background(), path, Meta{}, es, nil, nil); err != nil {
+	if _, err := Build(context.Background(), path, Meta{}, openRoot(b, root), es, nil, nil); err != nil {
 		b.Fatal(err)
 	}
 	ix, err := Open(path)
