@@ -148,7 +148,7 @@ func LoadConfig(mode Mode, getenv Getenv) (Config, error) {
 	case v != "":
 		c.ReadyFile = v
 	case mode == ModeSocket:
-		c.ReadyFile = filepath.Join(filepath.Dir(c.SocketPath), "hearthd.ready")
+		c.ReadyFile = filepath.Join(filepath.Dir(c.SocketPath), endpoint.ReadyName(c.SocketPath))
 		c.ReadyFileDefault = true
 	default:
 		// A stdio daemon is one editor's private copy: writing the shared

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/hearth-mcp/hearth/pkg/endpoint"
 )
 
 // ErrAlreadyRunning reports that another daemon holds the socket's lock.
@@ -41,7 +43,7 @@ func (d *Daemon) socket() (*socketListener, error) {
 	if ul != nil {
 		path := ul.Addr().String()
 		if d.cfg.ReadyFileDefault {
-			d.cfg.ReadyFile = filepath.Join(filepath.Dir(path), "hearthd.ready")
+			d.cfg.ReadyFile = filepath.Join(filepath.Dir(path), endpoint.ReadyName(path))
 		}
 		return &socketListener{UnixListener: ul, path: path, activated: true}, nil
 	}

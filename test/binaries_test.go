@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/hearth-mcp/hearth/pkg/endpoint"
 )
 
 // bin holds the paths of the binaries built once for the whole run.
@@ -115,8 +117,6 @@ func startDaemonAt(t *testing.T, socket string, extraEnv ...string) *daemonProc 
 	t.Helper()
 	runtime := shortTempDir(t)
 	d := &daemonProc{
-		socket: filepath.Join(runtime, "hearth", "hearthd.sock"),
-		ready:  filepath.Join(runtime, "hearth", "hearthd.ready"),
 		stderr: &lockedBuffer{},
 		done:   make(chan error, 1),
 	}
@@ -129,6 +129,10 @@ func startDaemonAt(t *testing.T, socket string, extraEnv ...string) *daemonProc 
 		"XDG_CONFIG_HOME="+filepath.Join(runtime, "config"), // no config file: the user's must not leak in
 		"MCP_SOCKET_PATH="+socket, "MCP_READY_FILE="+d.ready)
 	d.cmd.Env = append(d.cmd.Env, extraEnv...)
+	if socket == "" { // where the daemon's own environment puts it
+		d.socket = defaultSocket(t, d.cmd.Env)
+		d.ready = filepath.Join(filepath.Dir(d.socket), endpoint.ReadyName(d.socket))
+	}
 	d.cmd.Stderr = d.stderr
 	if err := d.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -218,3 +222,19 @@ func (r *rawConn) initialize() {
 }
 
 var _ = context.Background
+
+// defaultSocket is the socket a daemon or shim with environment env uses
+// (the last of a repeated variable wins, as for exec).
+func defaultSocket(t *testing.T, env []string) string {
+	t.Helper()
+	vars := map[string]string{}
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		vars[k] = v
+	}
+	path, _, err := endpoint.SocketPath(func(k string) string { return vars[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return path
+}

@@ -72,7 +72,7 @@ func TestGuardRefusesOtherFormatUntouched(t *testing.T) {
 	if after := hashTree(t, home); fmt.Sprint(after) != fmt.Sprint(before) {
 		t.Fatalf("the refused home changed:\nbefore %v\nafter  %v", before, after)
 	}
-	if _, err := os.Stat(filepath.Join(runtime, "hearth", "hearthd.sock")); err == nil {
+	if socks, _ := filepath.Glob(filepath.Join(runtime, "hearth", "*.sock")); len(socks) != 0 {
 		t.Fatal("a socket was bound before the guard refused")
 	}
 }

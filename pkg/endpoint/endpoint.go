@@ -5,6 +5,8 @@
 package endpoint
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -20,17 +22,24 @@ type Getenv func(string) string
 
 // SocketPath returns the daemon's socket path and whether it is hearth's own
 // default location (whose directory hearth creates 0700 and checks is ours).
-// MCP_SOCKET_PATH wins; else $XDG_RUNTIME_DIR/hearth/hearthd.sock; else the
-// user's runtime directory /run/user/<uid> when it exists and is theirs (a
-// client that passes its server a minimal environment drops XDG_RUNTIME_DIR,
-// but the directory is still there); else $TMPDIR/hearth-<uid>/hearthd.sock.
+// MCP_SOCKET_PATH wins; else SocketName of the data directory in
+// $XDG_RUNTIME_DIR/hearth; else in the user's runtime directory
+// /run/user/<uid>/hearth when it exists and is theirs (a client that passes
+// its server a minimal environment drops XDG_RUNTIME_DIR, but the directory
+// is still there); else in $TMPDIR/hearth-<uid>.
 func SocketPath(getenv Getenv) (path string, ours bool, err error) {
 	if v := getenv("MCP_SOCKET_PATH"); v != "" {
 		path = v
-	} else if dir := RuntimeDir(getenv); dir != "" {
-		path, ours = filepath.Join(dir, "hearth", "hearthd.sock"), true
 	} else {
-		path, ours = filepath.Join(os.TempDir(), fmt.Sprintf("hearth-%d", os.Getuid()), "hearthd.sock"), true
+		home, err := Home(getenv)
+		if err != nil {
+			return "", false, err
+		}
+		dir := filepath.Join(os.TempDir(), fmt.Sprintf("hearth-%d", os.Getuid()))
+		if rd := RuntimeDir(getenv); rd != "" {
+			dir = filepath.Join(rd, "hearth")
+		}
+		path, ours = filepath.Join(dir, SocketName(home, userHome())), true
 	}
 	if strings.ContainsRune(path, 0) {
 		return "", false, fmt.Errorf("socket path contains a NUL byte")
@@ -46,6 +55,33 @@ func SocketPath(getenv Getenv) (path string, ours bool, err error) {
 		return "", false, fmt.Errorf("socket path %s is %d bytes; Unix sockets allow at most %d: set MCP_SOCKET_PATH to a shorter path", path, len(path), MaxSocketPath)
 	}
 	return path, ours, nil
+}
+
+// SocketName is the default socket's file name for the data directory
+// home: hearthd.sock for the user's own default data directory
+// (~/.local/share/hearth under userHome, the home directory of the user's
+// account), hearthd-<hash>.sock for any other, so that daemons of
+// different data directories never contend for one socket, and a client
+// that reaches a socket without an owner record reaches its own data
+// directory's daemon (docs/decisions/0015-one-owner-per-home.md).
+func SocketName(home, userHome string) string {
+	if userHome != "" && filepath.Clean(home) == filepath.Join(userHome, ".local", "share", "hearth") {
+		return "hearthd.sock"
+	}
+	sum := sha256.Sum256([]byte(filepath.Clean(home)))
+	return "hearthd-" + hex.EncodeToString(sum[:6]) + ".sock"
+}
+
+// ReadyName is the readiness file beside a socket: for hearth's own names
+// (hearthd.sock, hearthd-<hash>.sock) the same name with .ready, so daemons
+// of several data directories in one runtime directory keep theirs apart;
+// beside any other socket (an explicit MCP_SOCKET_PATH) hearthd.ready.
+func ReadyName(socket string) string {
+	base := filepath.Base(socket)
+	if strings.HasPrefix(base, "hearthd") && strings.HasSuffix(base, ".sock") {
+		return strings.TrimSuffix(base, ".sock") + ".ready"
+	}
+	return "hearthd.ready"
 }
 
 // RuntimeDir is the user's runtime directory: $XDG_RUNTIME_DIR when it is

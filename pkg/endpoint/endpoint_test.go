@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -86,5 +87,51 @@ func TestHome(t *testing.T) {
 		if (err != nil) != c.bad || got != c.want {
 			t.Errorf("Home(%v) = %q, %v; want %q (error %v)", c.env, got, err, c.want, c.bad)
 		}
+	}
+}
+
+// The user's own default data directory keeps the well-known socket name
+// (systemd's socket unit listens there); any other data directory gets a
+// name of its own, so two never contend for one socket.
+func TestSocketNamePerDataDirectory(t *testing.T) {
+	if got := SocketName("/home/u/.local/share/hearth", "/home/u"); got != "hearthd.sock" {
+		t.Fatalf("default: %s", got)
+	}
+	a, b := SocketName("/tmp/a/.local/share/hearth", "/home/u"), SocketName("/srv/hearth", "/home/u")
+	if a == b || !strings.HasPrefix(a, "hearthd-") || !strings.HasSuffix(a, ".sock") {
+		t.Fatalf("other data directories: %s %s", a, b)
+	}
+	if SocketName("/srv/hearth/", "/home/u") != b {
+		t.Fatal("the name depends on a trailing slash")
+	}
+	if SocketName("/home/u/.local/share/hearth", "") == "hearthd.sock" {
+		t.Fatal("without the account's home every data directory is hashed")
+	}
+	for socket, ready := range map[string]string{"/r/hearth/hearthd.sock": "hearthd.ready", "/r/hearth/hearthd-0a1b2c.sock": "hearthd-0a1b2c.ready", "/tmp/mcp.sock": "hearthd.ready"} {
+		if got := ReadyName(socket); got != ready {
+			t.Errorf("ReadyName(%s) = %s, want %s", socket, got, ready)
+		}
+	}
+}
+
+// userHome comes from the account database, not $HOME.
+func TestUserHomeFromPasswd(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "passwd")
+	uid := strconv.Itoa(os.Getuid())
+	os.WriteFile(f, []byte("other:x:12345:1::/home/other:/bin/sh\nme:x:"+uid+":"+uid+"::/home/me:/bin/sh\n"), 0o644)
+	old := passwdFile
+	passwdFile = f
+	defer func() { passwdFile = old }()
+	t.Setenv("HOME", "/elsewhere")
+	if got := userHome(); got != "/home/me" {
+		t.Fatalf("userHome = %q", got)
+	}
+	p, _, err := SocketPath(envOf(map[string]string{"HOME": "/home/me", "XDG_RUNTIME_DIR": "/r"}))
+	if err != nil || p != "/r/hearth/hearthd.sock" {
+		t.Fatalf("default home: %q %v", p, err)
+	}
+	p, _, _ = SocketPath(envOf(map[string]string{"HOME": "/tmp/test-home", "XDG_RUNTIME_DIR": "/r"}))
+	if p == "/r/hearth/hearthd.sock" {
+		t.Fatal("another HOME got the default socket")
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 )
 
@@ -25,4 +26,26 @@ func userRuntimeDir() string {
 		return ""
 	}
 	return dir
+}
+
+// passwdFile is the account database userHome reads; a variable for tests.
+var passwdFile = "/etc/passwd"
+
+// userHome is the home directory of the account running this process, from
+// the account database rather than $HOME (which a test or a client may have
+// changed), or "" when it cannot be read. It reads /etc/passwd itself:
+// os/user would link the C library into the shim.
+func userHome() string {
+	b, err := os.ReadFile(passwdFile)
+	if err != nil {
+		return ""
+	}
+	uid := strconv.Itoa(os.Getuid())
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Split(line, ":")
+		if len(f) >= 7 && f[2] == uid && filepath.IsAbs(f[5]) {
+			return filepath.Clean(f[5])
+		}
+	}
+	return ""
 }

@@ -68,7 +68,8 @@ func startSocketDaemonIn(b *testing.B) (string, string) {
 	build(b)
 	dir, _ := os.MkdirTemp("", "hb")
 	cmd := exec.Command(bins.hearthd, "serve")
-	cmd.Env = append(os.Environ(), "XDG_RUNTIME_DIR="+dir, "HEARTH_HOME="+filepath.Join(dir, "home"), "MCP_SOCKET_PATH=", "MCP_READY_FILE=", "HEARTH_LOG_LEVEL=warn")
+	sock := filepath.Join(dir, "hearth", "hearthd.sock") // a fixed name, whatever the data directory
+	cmd.Env = append(os.Environ(), "XDG_RUNTIME_DIR="+dir, "HEARTH_HOME="+filepath.Join(dir, "home"), "MCP_SOCKET_PATH="+sock, "MCP_READY_FILE=", "HEARTH_LOG_LEVEL=warn")
 	if err := cmd.Start(); err != nil {
 		b.Fatal(err)
 	}
@@ -80,7 +81,7 @@ func startSocketDaemonIn(b *testing.B) (string, string) {
 	ready := filepath.Join(dir, "hearth", "hearthd.ready")
 	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(5 * time.Millisecond) {
 		if _, err := os.Stat(ready); err == nil {
-			return filepath.Join(dir, "hearth", "hearthd.sock"), dir
+			return sock, dir
 		}
 		if time.Now().After(deadline) {
 			b.Fatal("hearthd not ready")
