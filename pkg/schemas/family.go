@@ -10,7 +10,7 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/hearth-mcp/hearth/pkg/backend"
+	"github.com/hearth-mcp/hearth/pkg/schemas/backend"
 	"github.com/hearth-mcp/hearth/pkg/tool"
 )
 

@@ -9,9 +9,9 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/hearth-mcp/hearth/pkg/backend"
-	"github.com/hearth-mcp/hearth/pkg/jsondiff"
 	"github.com/hearth-mcp/hearth/pkg/jsonval"
+	"github.com/hearth-mcp/hearth/pkg/schemas/backend"
+	"github.com/hearth-mcp/hearth/pkg/schemas/jsondiff"
 	"github.com/hearth-mcp/hearth/pkg/tool"
 	"github.com/hearth-mcp/hearth/pkg/validate"
 )

@@ -12,15 +12,15 @@ import (
 	// Linked in so that go test's cache knows them: a change anywhere in
 	// their dependencies rebuilds this test and runs it again, instead of
 	// replaying a pass from before the change (go list runs outside it).
-	_ "github.com/hearth-mcp/hearth/pkg/backend"
 	_ "github.com/hearth-mcp/hearth/pkg/repo"
+	_ "github.com/hearth-mcp/hearth/pkg/schemas/backend"
 	_ "github.com/hearth-mcp/hearth/pkg/supervisor"
 )
 
 const module = "github.com/hearth-mcp/hearth/"
 
 // low are the packages that must not depend on what banned lists.
-var low = []string{"pkg/supervisor", "pkg/repo", "pkg/backend"}
+var low = []string{"pkg/supervisor", "pkg/repo", "pkg/schemas/backend"}
 
 // banned are import path prefixes: the validator, and the hearth packages
 // that bring it (the tool contract, hearth's validation package).

@@ -14,7 +14,7 @@ import (
 )
 
 // examplesDir is the synesthetic corpus beside the repository (CI has it).
-var examplesDir = filepath.Join("..", "..", "..", "shared", "fixtures", "synesthetic-schemas", "examples")
+var examplesDir = filepath.Join("..", "..", "..", "..", "shared", "fixtures", "synesthetic-schemas", "examples")
 
 type benchPair struct {
 	name                string
