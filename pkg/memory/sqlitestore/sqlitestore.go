@@ -1,7 +1,7 @@
 // Package sqlitestore is the embedded memory store: one SQLite file in WAL mode
-// through modernc.org/sqlite (pure Go, no cgo), an in-memory BM25 index
-// (package lexindex) for lexical ranking, rebuilt from the file at open, and
-// sqlite-vec's vec_distance_cosine for vectors.
+// through modernc.org/sqlite (pure Go, no cgo), the in-memory BM25 index
+// (packages lexindex and rank) for lexical ranking, rebuilt from the file at
+// open, and sqlite-vec's vec_distance_cosine for vectors.
 //
 // Durability: every add is a committed transaction with synchronous=FULL, so an
 // answered add survives SIGKILL and also power loss. (In WAL mode NORMAL would
@@ -38,6 +38,7 @@ import (
 	_ "modernc.org/sqlite/vec" // sqlite-vec functions on every connection
 
 	"github.com/hearth-mcp/hearth/pkg/memory/lexindex"
+	"github.com/hearth-mcp/hearth/pkg/memory/rank"
 	"github.com/hearth-mcp/hearth/pkg/memory/store"
 )
 
@@ -193,11 +194,7 @@ func (s *Store) Add(ctx context.Context, m store.NewMemory) (string, error) {
 	if m.Vectors != nil && len(m.Vectors) != len(m.Chunks) {
 		return "", fmt.Errorf("add memory: %d vectors for %d chunks", len(m.Vectors), len(m.Chunks))
 	}
-	docs := make([]lexindex.Analyzed, len(m.Chunks))
-	for i, c := range m.Chunks {
-		docs[i] = lexindex.Analyze(c)
-	}
-	req := &addRequest{ctx: ctx, m: m, docs: docs, done: make(chan addResult, 1)}
+	req := &addRequest{ctx: ctx, m: m, docs: rank.Analyze(m.Chunks), done: make(chan addResult, 1)}
 	select {
 	case s.adds <- req:
 	case <-ctx.Done():
@@ -314,7 +311,7 @@ func (s *Store) commit(batch []*addRequest) {
 	if err == nil {
 		// Indexed before anyone is answered: an answered add is searchable.
 		for i, req := range live {
-			s.ix.AddAnalyzed(indexMemory(keys[i].memory, req.m), keys[i].chunks, req.docs)
+			s.ix.AddAnalyzed(rank.Memory(keys[i].memory, req.m), keys[i].chunks, req.docs)
 		}
 	}
 	for i, req := range live {
@@ -498,7 +495,7 @@ func filterSQL(q store.Query, where *strings.Builder, args *[]any) {
 		where.WriteString(` AND m.ts <= ?`)
 		*args = append(*args, f.To.UnixMilli())
 	}
-	if tags := distinct(f.Tags); len(tags) > 0 {
+	if tags := rank.Tags(f); len(tags) > 0 {
 		where.WriteString(` AND m.id IN (SELECT memory_id FROM memory_tags WHERE tag IN (?` +
 			strings.Repeat(`, ?`, len(tags)-1) + `) GROUP BY memory_id HAVING count(*) = ?)`)
 		for _, t := range tags {
@@ -508,22 +505,8 @@ func filterSQL(q store.Query, where *strings.Builder, args *[]any) {
 	}
 }
 
-func distinct(xs []string) []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, x := range xs {
-		if !seen[x] {
-			seen[x] = true
-			out = append(out, x)
-		}
-	}
-	return out
-}
-
-// SearchLexical ranks by BM25 through the in-memory index, then loads the
-// ranked memories and their best chunks in one read transaction. With several
-// words, the index ranks more candidates than asked (candidates) so that the
-// phrase bonus (lexindex.Ranking.Rerank) can lift one into the top.
+// SearchLexical ranks through the in-memory index (rank.Search), then loads
+// the ranked memories and their best chunks.
 func (s *Store) SearchLexical(ctx context.Context, q store.Query, words []string) ([]store.Hit, error) {
 	if len(words) == 0 || q.Limit <= 0 {
 		return nil, nil
@@ -531,49 +514,13 @@ func (s *Store) SearchLexical(ctx context.Context, q store.Query, words []string
 	if err := s.indexed(ctx); err != nil {
 		return nil, err
 	}
-	k := q.Limit
-	if len(words) > 1 {
-		k = candidates(q.Limit)
-	}
-	r := s.ix.Search(words, indexFilter(q), k)
-	if len(r.Results) == 0 {
-		return nil, nil
-	}
-	rows, err := s.loadHits(ctx, r.Results)
-	if err != nil {
-		return nil, fail(ctx, "lexical search", err)
-	}
-	r.Rerank(func(chunk int64) (string, bool) { h, ok := rows[chunk]; return h.Chunk, ok })
-	hits := make([]store.Hit, 0, q.Limit)
-	for _, res := range r.Results {
-		h, ok := rows[res.Chunk]
-		if !ok {
-			continue // deleted since the index ranked it
+	return rank.Search(s.ix, q, words, func(results []lexindex.Result) (map[int64]store.Hit, error) {
+		rows, err := s.loadHits(ctx, results)
+		if err != nil {
+			return nil, fail(ctx, "lexical search", err)
 		}
-		h.Score = res.Score
-		hits = append(hits, h)
-		if len(hits) == q.Limit {
-			break
-		}
-	}
-	return hits, nil
-}
-
-// candidates is how many memories the index ranks for a limit when the phrase
-// bonus may reorder them: a phrase match ranked just below the limit by its
-// words alone can move up; one ranked far below rarely can, and every extra
-// candidate makes the search slower.
-func candidates(limit int) int { return limit + max(limit/2, 10) }
-
-func indexFilter(q store.Query) lexindex.Filter {
-	f := lexindex.Filter{Workspace: q.Workspace, Source: q.Filters.Source, Tags: distinct(q.Filters.Tags)}
-	if !q.Filters.From.IsZero() {
-		f.From, f.HasFrom = q.Filters.From.UnixMilli(), true
-	}
-	if !q.Filters.To.IsZero() {
-		f.To, f.HasTo = q.Filters.To.UnixMilli(), true
-	}
-	return f
+		return rows, nil
+	})
 }
 
 // loadHits reads the memories and chunk texts of results, by chunk key.

@@ -4,8 +4,9 @@
 // An engine stores each memory whole plus the chunks the caller cut it into;
 // chunks are what get ranked, memories are what get returned. Search takes one
 // ranking at a time (lexical or vector): fusing rankings is the caller's job,
-// so every engine ranks the same way. The contract every engine must pass is
-// the suite in package storetest.
+// so every engine ranks the same way, and every engine ranks lexically with
+// the same code, package rank. The contract every engine must pass is the
+// suite in package storetest.
 package store
 
 import (
