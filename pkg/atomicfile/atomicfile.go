@@ -1,6 +1,7 @@
 // Package atomicfile replaces a file's content all at once: a reader sees
 // the old file or the whole new one, never a torn write, and a crash leaves
-// one or the other.
+// one or the other (the new one once Write has returned). It is also the one
+// place that syncs a directory (SyncDir).
 package atomicfile
 
 import (
@@ -10,7 +11,8 @@ import (
 )
 
 // Write writes data to a temporary file beside path (so the rename stays
-// on one file system), syncs it, gives it perm, and renames it over path.
+// on one file system), syncs it, gives it perm, renames it over path, and
+// syncs the directory so that the rename, too, survives a crash.
 func Write(path string, data []byte, perm os.FileMode) error {
 	dir, base := filepath.Split(path)
 	if dir == "" {
@@ -33,6 +35,11 @@ func Write(path string, data []byte, perm os.FileMode) error {
 	}
 	if err == nil {
 		err = os.Rename(tmp.Name(), path)
+	}
+	if err == nil {
+		if serr := SyncDir(dir); serr != nil {
+			err = fmt.Errorf("sync %s: %w", dir, serr)
+		}
 	}
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)

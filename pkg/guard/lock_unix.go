@@ -57,13 +57,3 @@ func flock(f *os.File) error {
 		}
 	}
 }
-
-// syncDir makes a rename inside dir durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
-}

@@ -32,7 +32,3 @@ func lock(home string) (unlock func(), err error) {
 		f.Close()
 	}, nil
 }
-
-// syncDir is a no-op: Windows cannot open a directory for FlushFileBuffers,
-// and NTFS journals the rename itself.
-func syncDir(string) error { return nil }

@@ -156,16 +156,13 @@ func validBuild(build string) error {
 }
 
 // writeMarker replaces the marker atomically (temporary file, fsync,
-// rename), then syncs the directory so the rename itself survives a crash:
-// a lost marker beside a store written after it would read as "data without
-// a marker" on the next start.
+// rename), and atomicfile.Write then syncs the directory so the rename
+// itself survives a crash: a lost marker beside a store written after it
+// would read as "data without a marker" on the next start.
 func writeMarker(home string, v Version, build string) error {
 	path := filepath.Join(home, MarkerName)
 	if err := atomicfile.Write(path, []byte(v.String()+"\n"+build+"\n"), 0o600); err != nil {
 		return fmt.Errorf("write format marker: %w", err)
-	}
-	if err := syncDir(home); err != nil {
-		return fmt.Errorf("write format marker: sync %s: %w", home, err)
 	}
 	return nil
 }

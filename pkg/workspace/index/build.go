@@ -11,6 +11,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/hearth-mcp/hearth/pkg/atomicfile"
 	"github.com/hearth-mcp/hearth/pkg/safefile"
 )
 
@@ -148,7 +149,9 @@ func Build(ctx context.Context, path string, meta Meta, root *os.Root, entries [
 		return meta, err
 	}
 	ok = true
-	syncDir(filepath.Dir(path))
+	// Failure (some file systems) only weakens durability, never
+	// correctness, so it is ignored.
+	atomicfile.SyncDir(filepath.Dir(path))
 	return meta, nil
 }
 
@@ -288,15 +291,6 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 	c.n += uint64(n)
 	c.err = err
 	return n, err
-}
-
-// syncDir makes a rename durable; failure (some file systems) only weakens
-// durability, never correctness, so it is ignored.
-func syncDir(dir string) {
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
-	}
 }
 
 // cmpString orders paths bytewise, as the index stores them.
