@@ -1,9 +1,9 @@
 // Package supervisor is the one place in hearth that starts child processes
 // for tools, so that no child outlives its request or the daemon
 // (docs/architecture.md). Every child runs in its own process group; on
-// cancellation or timeout the whole group gets SIGTERM, a grace period, then
-// SIGKILL, and after any exit the group is SIGKILLed again so no grandchild
-// outlives its request. On Linux a direct child is also SIGKILLed by the kernel when
+// cancellation or timeout the whole group gets SIGTERM (exec.Cmd's Cancel),
+// a grace period (its WaitDelay), then SIGKILL, and after any exit the group
+// is SIGKILLed again so no grandchild outlives its request. On Linux a direct child is also SIGKILLed by the kernel when
 // the daemon dies. A daemon-wide cap bounds how many children run at once.
 package supervisor
 
@@ -127,11 +127,26 @@ func (s *Supervisor) Run(ctx context.Context, spec Spec) (Result, error) {
 	if limit <= 0 {
 		limit = DefaultOutputLimit
 	}
-	cmd := exec.Command(spec.Path, spec.Args...)
+	cmd := exec.CommandContext(ctx, spec.Path, spec.Args...)
 	cmd.Dir = spec.Dir
 	cmd.Env = cleanEnv(spec.Env)
-	cmd.Stdin = spec.Stdin
+	cmd.Stdin = spec.Stdin // not a file: exec copies it, and Wait waits for that, at most WaitDelay once the child exited
 	prepare(cmd)
+	// When ctx ends first, the group gets SIGTERM (Cancel); a leader still
+	// running grace later gets SIGKILL from exec (WaitDelay), and the whole
+	// group gets it once Wait returns (below). Cancel runs before Wait
+	// returns, so killed and reason are set by then.
+	var killed bool
+	var reason string
+	cmd.Cancel = func() error {
+		killed, reason = true, "cancel"
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			reason = "timeout"
+		}
+		terminate(cmd.Process.Pid)
+		return nil
+	}
+	cmd.WaitDelay = grace
 
 	// Our own pipes: Run waits for the process, then the group's death, then
 	// the output, so a grandchild holding stdout cannot hold Run.
@@ -153,6 +168,9 @@ func (s *Supervisor) Run(ctx context.Context, spec Spec) (Result, error) {
 	if err != nil {
 		outR.Close()
 		errR.Close()
+		if cerr := ctx.Err(); cerr != nil && errors.Is(err, cerr) {
+			return Result{}, notStarted(cerr) // ctx ended as the slot came free
+		}
 		return Result{}, fmt.Errorf("start %s: %w", spec.Path, err)
 	}
 	pid := cmd.Process.Pid
@@ -167,33 +185,9 @@ func (s *Supervisor) Run(ctx context.Context, spec Spec) (Result, error) {
 	go func() { defer readers.Done(); readLines(outR, stdout, spec.OnLine, &gate) }()
 	go func() { defer readers.Done(); io.Copy(stderr, errR) }()
 
-	exited := make(chan struct{})
-	var killed, reason string
-	var killMu sync.Mutex
-	go func() {
-		select {
-		case <-exited:
-			return
-		case <-ctx.Done():
-		}
-		killMu.Lock()
-		killed, reason = "yes", "cancel"
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			reason = "timeout"
-		}
-		killMu.Unlock()
-		terminate(pid)
-		t := time.NewTimer(grace)
-		defer t.Stop()
-		select {
-		case <-exited:
-		case <-t.C:
-		}
-		kill(pid)
-	}()
-
-	state, waitErr := cmd.Process.Wait()
-	close(exited)
+	// Wait's error is ignored once the child was waited for: a child that
+	// exits cleanly on SIGTERM is a Result (Killed), not ctx's error.
+	waitErr := cmd.Wait()
 	kill(pid) // grandchildren die with the request, however the leader ended
 	// SIGKILL is delivered asynchronously: wait until it has done its work.
 	// Only a process stuck in the kernel outlasts the bound; the service's
@@ -217,14 +211,12 @@ func (s *Supervisor) Run(ctx context.Context, spec Spec) (Result, error) {
 	outR.Close()
 	errR.Close()
 
-	res := Result{Duration: time.Since(started), Stdout: stdout.String(), Stderr: stderr.String()}
-	killMu.Lock()
-	res.Killed, res.KillReason = killed != "", reason
-	killMu.Unlock()
-	if waitErr != nil {
+	res := Result{Duration: time.Since(started), Stdout: stdout.String(), Stderr: stderr.String(),
+		Killed: killed, KillReason: reason}
+	if cmd.ProcessState == nil {
 		return res, fmt.Errorf("wait for %s: %w", spec.Path, waitErr)
 	}
-	res.ExitCode, res.Signal = exitStatus(state)
+	res.ExitCode, res.Signal = exitStatus(cmd.ProcessState)
 	return res, nil
 }
 
