@@ -60,7 +60,8 @@ func Acquire(home string) (*Lock, error) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	if err := f.Truncate(0); err == nil {
+	err = f.Truncate(0)
+	if err == nil {
 		_, err = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
 	}
 	if err != nil {
