@@ -115,7 +115,7 @@ func validID(raw []byte) bool {
 	case c == '"':
 		return true
 	case c == '-' || '0' <= c && c <= '9':
-		return bytes.IndexAny(raw, ".eE") < 0
+		return !bytes.ContainsAny(raw, ".eE")
 	}
 	return false
 }

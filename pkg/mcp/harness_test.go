@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -84,17 +83,6 @@ func (c *client) noMoreFrames() {
 	case <-time.After(20 * time.Second):
 		c.t.Fatal("the connection's output did not end within 20s")
 	}
-}
-
-// recvByID reads n responses (skipping notifications) and returns them by id.
-func (c *client) recvByID(n int) map[string]map[string]any {
-	c.t.Helper()
-	out := map[string]map[string]any{}
-	for len(out) < n {
-		r := c.recvResponse()
-		out[fmt.Sprint(r["id"])] = r
-	}
-	return out
 }
 
 func (c *client) send(line string) {
@@ -344,11 +332,4 @@ func newTestServer(t *testing.T, opts Options) (*Server, *testTools) {
 		opts.Registry = reg
 	}
 	return New(opts), tt
-}
-
-func mustContain(t *testing.T, s, sub string) {
-	t.Helper()
-	if !strings.Contains(s, sub) {
-		t.Fatalf("%q does not contain %q", s, sub)
-	}
 }

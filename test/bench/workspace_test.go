@@ -3,7 +3,6 @@ package bench
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	gobuild "go/build"
 	"io/fs"
 	"os"
@@ -155,5 +154,5 @@ func BenchmarkSearchVsRipgrep(b *testing.B) {
 	}
 	rp50, _ := quantiles(b, "rg-", rl)
 	b.ReportMetric(rp50/hp50, "speedup-x")
-	b.Log(fmt.Sprintf("search p50 %.2f ms, rg p50 %.1f ms", hp50/1e3, rp50/1e3))
+	b.Logf("search p50 %.2f ms, rg p50 %.1f ms", hp50/1e3, rp50/1e3)
 }

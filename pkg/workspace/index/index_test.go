@@ -4,11 +4,11 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	gobuild "go/build"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
-	"runtime"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -305,7 +305,7 @@ func FuzzOpen(f *testing.F) {
 	})
 }
 
-func runtimeGOROOT() string { return runtime.GOROOT() }
+func runtimeGOROOT() string { return gobuild.Default.GOROOT }
 
 // goSource lists Go's source tree (about 11 000 files, 150 MB), the large
 // repository the index's targets are measured on (≥ 50 MB/s to build).
