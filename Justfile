@@ -12,6 +12,13 @@ build:
 test:
     go test ./...
 
+# The checks CI runs before the tests: gofmt, go vet, staticcheck (pinned as
+# in .ci/run; go run fetches it)
+lint:
+    test -z "$(gofmt -l .)"
+    go vet ./...
+    go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
+
 # End-to-end tests only, verbose
 e2e:
     go test -count=1 -v ./test/
