@@ -263,9 +263,12 @@ func (s *session) shuttingDown(id jsonrpc.ID) []byte {
 // now, running ones are left to finish (watch bounds them).
 func (s *session) drain() {
 	s.draining.Store(true)
+	// Subscriptions end first, while the session is surely still running:
+	// once the worker stops, Serve may return and the transport close
+	// before a later write.
+	s.endSubscriptions()
 	s.stopReading()
 	s.stopWork()
-	s.endSubscriptions()
 	waiting := s.calls.closeAndTake()
 	for _, e := range waiting {
 		s.execute(e) // draining: answered without running
