@@ -43,6 +43,7 @@ func TestBadInputOverSocket(t *testing.T) {
 		{"unknown tool", `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"rm_rf"}}`, `"id":5,"error":{"code":-32602`},
 		{"unknown argument", `{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"daemon_status","arguments":{"x":1}}}`, `\"code\":\"INVALID_REQUEST\"`},
 		{"ill-typed arguments", `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"daemon_status","arguments":"x"}}`, `\"code\":\"INVALID_REQUEST\"`},
+		{"a million-digit limit", `{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"search_memory","arguments":{"query":"x","limit":` + strings.Repeat("7", 1_000_000) + `}}}`, `more than 1000 digits`},
 		{"100 000-deep nesting", `{"jsonrpc":"2.0","id":8,"method":"ping","params":{"a":` + strings.Repeat("[", 100000) + strings.Repeat("]", 100000) + `}}`, `"code":-32700`},
 		{"invalid UTF-8", "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"ping\",\"params\":{\"s\":\"\xff\xfe\"}}", `"code":-32700`},
 	}

@@ -80,6 +80,10 @@ func TestBadInputTable(t *testing.T) {
 			p, isErr := toolPayload(t, m)
 			return isErr && p["code"] == "INVALID_REQUEST" && strings.Contains(p["message"].(string), "/gain") && strings.Contains(p["message"].(string), "out of range")
 		}},
+		{"argument number with a million digits", `{"jsonrpc":"2.0","id":24,"method":"tools/call","params":{"name":"echo","arguments":{"gain":` + strings.Repeat("7", 1_000_000) + `}}}`, func(m map[string]any) bool {
+			p, isErr := toolPayload(t, m)
+			return isErr && p["code"] == "INVALID_REQUEST" && strings.Contains(p["message"].(string), "/gain") && strings.Contains(p["message"].(string), "digits")
+		}},
 		{"form feed is not JSON whitespace", "\f" + `{"jsonrpc":"2.0","id":22,"method":"ping"}`, func(m map[string]any) bool { return errCode(m) == -32700 }},
 		{"100 000-deep nesting", deep, func(m map[string]any) bool { return errCode(m) == -32700 }},
 		{"invalid UTF-8", "{\"jsonrpc\":\"2.0\",\"id\":11,\"method\":\"ping\",\"params\":{\"s\":\"\xc3\x28\"}}", func(m map[string]any) bool { return errCode(m) == -32700 }},

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/hearth-mcp/hearth/pkg/jsonval"
 	"github.com/hearth-mcp/hearth/pkg/safefile/safefiletest"
@@ -81,6 +82,36 @@ func TestHugeExponent(t *testing.T) {
 		r := call(t, reg, "validate_asset", map[string]any{"schema": "gain", "asset": json.RawMessage(asset)})
 		if b := mustJSON(r); r["ok"] != false || !strings.Contains(b, `"path":"`+path+`"`) || !strings.Contains(b, "out of range") {
 			t.Errorf("%s: %s", asset, b)
+		}
+	}
+}
+
+// TestManyDigits: a number with more digits than validation converts
+// (docs/decisions/0012-validator-number-guard.md) is a violation at its
+// path where the schema compares it, answered without converting it; one
+// nothing compares is a number like any other.
+func TestManyDigits(t *testing.T) {
+	million := strings.Repeat("7", 1_000_000)
+	_, c := smallFamily(t)
+	if r := c("validate_asset", map[string]any{"schema": "part", "asset": json.RawMessage(`{"n":` + million + `}`)}); r["ok"] != true {
+		t.Errorf("a long number with no bound to compare: %.300s", mustJSON(r))
+	}
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "gain.schema.json"), []byte(`{"type":"object","properties":{"gain":{"type":"number","maximum":1},"list":{"type":"array","items":{"type":"integer"}}}}`), 0o644)
+	_, reg := openFamily(t, map[string]string{"SYN_SCHEMAS_DIR": dir})
+	for asset, path := range map[string]string{
+		`{"gain":` + million + `}`:                                  "/gain",
+		`{"gain":1.` + strings.Repeat("0", 999_990) + `}`:           "/gain",
+		`{"gain":0,"list":[1,2.` + million + `e1000]}`:              "/list/1",
+		`{"gain":-` + strings.Repeat("9", 1001) + `,"list":[true]}`: "/gain",
+	} {
+		start := time.Now()
+		r := call(t, reg, "validate_asset", map[string]any{"schema": "gain", "asset": json.RawMessage(asset)})
+		if b := mustJSON(r); r["ok"] != false || !strings.Contains(b, `"path":"`+path+`"`) || !strings.Contains(b, "digits") || len(b) > 1024 {
+			t.Errorf("%.40s…: %.300s", asset, b)
+		}
+		if d := time.Since(start); d > time.Second {
+			t.Errorf("%.40s…: took %v", asset, d)
 		}
 	}
 }

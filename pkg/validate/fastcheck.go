@@ -4,7 +4,6 @@ import (
 	"math/big"
 	"slices"
 	"strconv"
-	"strings"
 	"unicode/utf8"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -392,10 +391,10 @@ func (f *fastSchema) rareValid(d *jsonval.Doc, v *jsonval.Node) bool {
 		if v.Kind() != jsonval.String || !slices.Contains(f.enumStr, d.Str(v)) {
 			return false
 		}
-	} else if f.enum != nil && !containsEqual(f.enum, d.AnyOf(v)) {
+	} else if f.enum != nil && (holdsLongNumber(d, v) || !containsEqual(f.enum, d.AnyOf(v))) {
 		return false
 	}
-	if f.cnst != nil && !jsonval.EqualAny(*f.cnst, d.AnyOf(v)) {
+	if f.cnst != nil && (holdsLongNumber(d, v) || !jsonval.EqualAny(*f.cnst, d.AnyOf(v))) {
 		return false
 	}
 	if f.not != nil && f.not.valid(d, v) {
@@ -686,6 +685,11 @@ func (c *numberCheck) valid(lit string) bool {
 			cmp = 1
 		default:
 			if r == nil {
+				// A number too long to convert is left to the full
+				// validator, which answers it without converting it.
+				if readNumber(lit).tooLong() {
+					return false
+				}
 				var ok bool
 				if r, ok = new(big.Rat).SetString(lit); !ok {
 					return false
@@ -714,18 +718,25 @@ func hasType(mask typeMask, d *jsonval.Doc, v *jsonval.Node) bool {
 }
 
 // isInteger reports whether a JSON number has an integer value (1.0 and
-// 1e2 are integers, as JSON Schema says).
+// 1e2 are integers, as JSON Schema says), from its text alone. A number
+// math/big cannot parse is not one, as the full validator finds.
 func isInteger(d *jsonval.Doc, v *jsonval.Node) bool {
 	if v.IsPlainInt() {
 		return true
 	}
-	s := d.Str(v)
-	if strings.ContainsAny(s, "eE") {
-		r, ok := new(big.Rat).SetString(s)
-		return ok && r.IsInt()
+	n := readNumber(d.Str(v))
+	return n.integer() && !n.unparsable()
+}
+
+// holdsLongNumber reports whether v is or holds a number too long to
+// compare exactly: enum and const leave it to the full validator, which
+// answers it without comparing it.
+func holdsLongNumber(d *jsonval.Doc, v *jsonval.Node) bool {
+	if v.Kind() < jsonval.Number || v.Kind() == jsonval.String {
+		return false
 	}
-	_, frac, _ := strings.Cut(s, ".")
-	return strings.Trim(frac, "0") == ""
+	_, found := findNumber(d, v, nil, number.tooLong)
+	return found
 }
 
 func containsEqual(list []any, v any) bool {

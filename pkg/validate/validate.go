@@ -47,7 +47,7 @@ func (s *Schema) Validate(d *jsonval.Doc, messages map[string]string) []Violatio
 	if s.fast != nil && s.fast.valid(d, d.Root()) {
 		return nil
 	}
-	if err := fullValidate(s.full, d.Any()); err != nil {
+	if err := fullValidate(s.full, d); err != nil {
 		return violations(err, messages)
 	}
 	return nil

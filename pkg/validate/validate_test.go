@@ -3,8 +3,10 @@ package validate
 import (
 	"errors"
 	"fmt"
+	"math/big"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hearth-mcp/hearth/pkg/jsonval"
 )
@@ -132,5 +134,113 @@ func TestViolationsAndPointers(t *testing.T) {
 	}
 	if s := (Violation{Path: "/a", Msg: "m"}).String(); s != "/a: m" {
 		t.Fatalf("%q", s)
+	}
+}
+
+func TestReadNumber(t *testing.T) {
+	for _, c := range []struct {
+		lit                          string
+		integer, unparsable, tooLong bool
+	}{
+		{"0", true, false, false},
+		{"-0", true, false, false},
+		{"50", true, false, false},
+		{"50.0", true, false, false},
+		{"5e1", true, false, false},
+		{"5.0e1", true, false, false},
+		{"500e-1", true, false, false},
+		{"0.5", false, false, false},
+		{"1.5e1", true, false, false},
+		{"1.55e1", false, false, false},
+		{"15e-1", false, false, false},
+		{"0.0e-99999999999999999999", true, false, false},
+		{"1E1000001", true, true, false},
+		{"1e1000000", true, false, false},
+		{"-1e-1000001", false, true, false},
+		{"0.1e-999999", false, false, false},
+		{"0.1e-1000000", false, true, false},
+		{"10e999999", true, false, false},
+		{"1e99999999999999999999", true, true, false},
+		{"1" + strings.Repeat("0", maxDigits-1), true, false, false},
+		{"1" + strings.Repeat("0", maxDigits), true, false, true},
+		{"1." + strings.Repeat("0", maxDigits), true, false, true},
+		{"0." + strings.Repeat("0", maxDigits) + "1", false, false, true},
+		{"1e" + strings.Repeat("0", maxDigits-2), true, false, false},
+		{"1e" + strings.Repeat("0", maxDigits), true, false, true},
+		{"1e" + strings.Repeat("9", 1_000_000), true, true, true},
+	} {
+		n := readNumber(c.lit)
+		if !n.tooLong() && !strings.Contains(c.lit, "99999999") && len(c.lit) < 100 {
+			// math/big is the reference, where it is cheap to ask.
+			r, ok := new(big.Rat).SetString(c.lit)
+			if ok == n.unparsable() || (ok && r.IsInt() != n.integer()) {
+				t.Errorf("%s: math/big parses it %v (integer %v)", c.lit, ok, ok && r.IsInt())
+			}
+		}
+		if n.integer() != c.integer || n.unparsable() != c.unparsable || n.tooLong() != c.tooLong {
+			t.Errorf("%.40s: integer %v, unparsable %v, tooLong %v; want %v, %v, %v", c.lit,
+				n.integer(), n.unparsable(), n.tooLong(), c.integer, c.unparsable, c.tooLong)
+		}
+	}
+}
+
+// TestValidateManyDigits: a number with more digits than validation
+// converts is a violation at its path, answered without converting it
+// (docs/decisions/0012-validator-number-guard.md), wherever the fast check
+// would have to convert it and whenever the document meets the full
+// validator. One the fast check decides without converting stays valid.
+func TestValidateManyDigits(t *testing.T) {
+	s := mustCompile(t, `{"type":"object","additionalProperties":false,"required":["q"],"properties":{`+
+		`"q":{"type":"string"},"limit":{"type":"integer","minimum":1,"maximum":100},"any":{}}}`)
+	million := "1" + strings.Repeat("7", 999_999)
+	long := "1" + strings.Repeat("0", maxDigits) // maxDigits+1 digits
+	for in, path := range map[string]string{
+		`{"q":"x","limit":` + million + `}`:                             "/limit",
+		`{"q":"x","limit":-` + million + `}`:                            "/limit",
+		`{"q":"x","limit":1.` + strings.Repeat("0", 999_990) + `}`:      "/limit", // 1 as a float64: a tie
+		`{"q":"x","limit":1.` + strings.Repeat("0", 999_990) + `1}`:     "/limit",
+		`{"q":"x","limit":1.` + strings.Repeat("7", 999_990) + `e3}`:    "/limit",
+		`{"q":"x","limit":` + long + `e-` + fmt.Sprint(maxDigits) + `}`: "/limit",   // 1, exactly
+		`{"limit":2,"any":[0,{"n":` + long + `}]}`:                      "/any/1/n", // rejected for q: the full validator meets it
+	} {
+		start := time.Now()
+		vs := s.Validate(mustParse(t, in), nil)
+		if len(vs) != 1 || vs[0].Path != path || !strings.Contains(vs[0].Msg, "out of range") || !strings.Contains(vs[0].Msg, "digits") {
+			t.Errorf("%.60s…: %v, want one out-of-range violation at %s", in, vs, path)
+		}
+		if d := time.Since(start); d > time.Second {
+			t.Errorf("%.60s…: took %v", in, d)
+		}
+	}
+	// enum and const compare exactly: a long number there, or inside a
+	// value compared, is answered without comparing it.
+	s2 := mustCompile(t, `{"properties":{"e":{"enum":[1,"x",[1]]},"c":{"const":{"k":[2]}}}}`)
+	for in, path := range map[string]string{
+		`{"e":1e` + strings.Repeat("9", 1_000_000) + `}`: "/e",
+		`{"e":[` + million + `]}`:                        "/e/0",
+		`{"c":{"k":[` + million + `]}}`:                  "/c/k/0",
+	} {
+		start := time.Now()
+		vs := s2.Validate(mustParse(t, in), nil)
+		if len(vs) != 1 || vs[0].Path != path || !strings.Contains(vs[0].Msg, "digits") {
+			t.Errorf("%.40s…: %v, want one out-of-range violation at %s", in, vs, path)
+		}
+		if d := time.Since(start); d > time.Second {
+			t.Errorf("%.40s…: took %v", in, d)
+		}
+	}
+	if vs := s2.Validate(mustParse(t, `{"e":1.0,"c":{"k":[2e0]}}`), nil); vs != nil {
+		t.Errorf("short numbers compare as before: %v", vs)
+	}
+	// Nothing needs converting: a plain integer above the maximum as a
+	// float64, or a long number the schema does not compare.
+	if vs := s.Validate(mustParse(t, `{"q":"x","limit":`+million+`}`), nil); len(vs) != 1 {
+		t.Errorf("above the maximum: %v", vs)
+	}
+	if vs := s.Validate(mustParse(t, `{"q":"x","limit":50,"any":`+million+`}`), nil); vs != nil {
+		t.Errorf("a long number nothing compares: %v", vs)
+	}
+	if vs := s.Validate(mustParse(t, `{"q":"x","limit":`+strings.Repeat("1", maxDigits-3)+`e-`+fmt.Sprint(maxDigits-5)+`}`), nil); len(vs) != 1 || strings.Contains(vs[0].Msg, "digits") {
+		t.Errorf("maxDigits digits are compared: %v", vs)
 	}
 }
