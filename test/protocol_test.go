@@ -47,6 +47,17 @@ func TestBadInputOverSocket(t *testing.T) {
 		{"100 000-deep nesting", `{"jsonrpc":"2.0","id":8,"method":"ping","params":{"a":` + strings.Repeat("[", 100000) + strings.Repeat("]", 100000) + `}}`, `"code":-32700`},
 		{"invalid UTF-8", "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"ping\",\"params\":{\"s\":\"\xff\xfe\"}}", `"code":-32700`},
 	}
+	// An integer argument takes an integral number however it is written;
+	// one that fits no integer is out of range at its path.
+	call := func(id int, name, args string) string {
+		return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":%s}}`, id, name, args)
+	}
+	for i, lit := range []string{"50", "50.0", "5e1", "5.0e1", "500e-1"} {
+		rows = append(rows, struct{ name, frame, want string }{"limit " + lit, call(20+i, "search_memory", `{"query":"x","limit":`+lit+`}`), `\"workspace_id\":\"default\"`})
+	}
+	rows = append(rows,
+		struct{ name, frame, want string }{"context_lines -0", call(30, "search", `{"query":"x","context_lines":-0}`), `\"code\":\"NOT_FOUND\"`},
+		struct{ name, frame, want string }{"start_line 1e400", call(31, "show_file", `{"path":"x","start_line":1e400}`), `/start_line: number out of range`})
 	for i, row := range rows {
 		c.send(row.frame)
 		if line := c.recv(); !strings.Contains(line, row.want) {

@@ -224,9 +224,13 @@ func newTestServer(t *testing.T, opts Options) (*Server, *testTools) {
 			tt.start("echo")
 			var a struct {
 				Text string `json:"text"`
+				N    *int64 `json:"n"`
 			}
 			if err := c.Bind(&a); err != nil {
 				return nil, err
+			}
+			if a.N != nil {
+				return map[string]any{"text": a.Text, "n": *a.N}, nil
 			}
 			return map[string]any{"text": a.Text}, nil
 		}})

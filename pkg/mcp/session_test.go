@@ -92,6 +92,25 @@ func TestBadInputTable(t *testing.T) {
 		{"bad log level", `{"jsonrpc":"2.0","id":14,"method":"logging/setLevel","params":{"level":"loud"}}`, func(m map[string]any) bool { return errCode(m) == -32602 }},
 		{"bad cursor", `{"jsonrpc":"2.0","id":15,"method":"tools/list","params":{"cursor":"zzz"}}`, func(m map[string]any) bool { return errCode(m) == -32602 }},
 	}
+	// An integer argument takes an integral number however it is written
+	// (the schema has called it an integer); one past 64 bits is out of
+	// range at its path, in the contract's words.
+	for i, form := range []struct{ lit, want string }{
+		{"50", "50"}, {"50.0", "50"}, {"5e1", "50"}, {"5.0e1", "50"}, {"500e-1", "50"}, {"-0", "0"}, {"1e400", ""},
+	} {
+		rows = append(rows, struct {
+			name  string
+			frame string
+			check func(m map[string]any) bool
+		}{"integer argument " + form.lit, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":{"n":%s}}}`, 30+i, form.lit), func(m map[string]any) bool {
+			p, isErr := toolPayload(t, m)
+			if form.want == "" {
+				msg, _ := p["message"].(string)
+				return isErr && p["code"] == "INVALID_REQUEST" && strings.HasSuffix(msg, "/n: number out of range") && !strings.Contains(msg, "int64")
+			}
+			return !isErr && fmt.Sprint(p["n"]) == form.want
+		}})
+	}
 	for i, row := range rows {
 		c.send(row.frame)
 		m := c.recv()

@@ -145,6 +145,24 @@ func TestToolsLifecycle(t *testing.T) {
 	}
 }
 
+// TestLimitNumberForms: search_memory's limit takes an integral number
+// however it is written (the schema accepts them all as integers).
+func TestLimitNumberForms(t *testing.T) {
+	f := openTest(t, testEnv(t, nil))
+	for i := range 3 {
+		mustCall(t, f, "add_memory", map[string]any{"text": "hearth memory number " + strings.Repeat("x", i+1)})
+	}
+	for _, lit := range []string{"2", "2.0", "2e0", "0.2e1", "20e-1", "2.000e+0"} {
+		found := mustCall(t, f, "search_memory", map[string]any{"query": "hearth memory", "limit": json.RawMessage(lit)})
+		if found["count"] != 2.0 {
+			t.Errorf("limit %s: %v results, want 2", lit, found["count"])
+		}
+	}
+	if _, err := call(t, f, "search_memory", map[string]any{"query": "x", "limit": json.RawMessage("2.5")}); toolCode(err) != "INVALID_REQUEST" {
+		t.Errorf("limit 2.5: %v, want INVALID_REQUEST", err)
+	}
+}
+
 func TestToolErrors(t *testing.T) {
 	f := openTest(t, testEnv(t, nil))
 	tests := []struct {

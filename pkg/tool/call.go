@@ -89,7 +89,7 @@ func NewCall(name string, args json.RawMessage, doc *jsonval.Doc, client Client,
 // decodes them only when the call was built without the decoded form.
 func (c *Call) Doc() (*jsonval.Doc, error) {
 	if c.doc == nil {
-		d, err := jsonval.Parse(c.Args)
+		d, err := jsonval.ParseRaw(c.Args)
 		if err != nil {
 			return nil, Errorf(InvalidRequest, "arguments of %s are not valid JSON: %v", c.Tool, err)
 		}
@@ -98,12 +98,20 @@ func (c *Call) Doc() (*jsonval.Doc, error) {
 	return c.doc, nil
 }
 
-// Bind decodes the arguments into v (a pointer to a struct whose json tags
-// match the schema). The arguments were validated already, so an error here
-// means the struct and the schema disagree: a bug, reported as INVALID_REQUEST.
+// Bind fills v (a pointer to a struct whose json tags name the schema's
+// properties) from the decoded arguments, as encoding/json would, except
+// that an integral number binds to an integer field however it is written
+// (5e1, 50.0). A value that does not fit its field (a number out of its
+// range, or a struct that disagrees with the schema) is an INVALID_REQUEST
+// naming the argument's path. A typed tool (For) is bound before its
+// handler runs; Bind is for handlers that bind themselves.
 func (c *Call) Bind(v any) error {
-	if err := json.Unmarshal(c.Args, v); err != nil {
-		return Errorf(InvalidRequest, "arguments do not fit %s: %v", c.Tool, err)
+	d, err := c.Doc()
+	if err != nil {
+		return err
+	}
+	if berr := bindArgs(d, v); berr != nil {
+		return berr.asToolError(c.Tool)
 	}
 	return nil
 }

@@ -244,7 +244,7 @@ func (e *Entry) Check(raw json.RawMessage) (Args, *Error) {
 	if raw[0] != '{' {
 		return Args{}, Errorf(InvalidRequest, "arguments of %s must be a JSON object", e.Name)
 	}
-	doc, err := jsonval.Parse(raw)
+	doc, err := jsonval.ParseRaw(raw)
 	if err != nil {
 		return Args{}, Errorf(InvalidRequest, "arguments of %s are not valid JSON: %s", e.Name, truncate(err.Error(), 200))
 	}
@@ -297,7 +297,9 @@ func (e *Entry) check(raw json.RawMessage, doc *jsonval.Doc) (Args, *Error) {
 	}
 }
 
-// Timeout returns the time limit for one call with the given (validated) arguments.
+// CallTimeout returns the time limit for one call with the given (validated)
+// arguments: the TimeoutArg's milliseconds, however the integer is written
+// (600000, 6e5, 600000.0), else the tool's Timeout.
 func (e *Entry) CallTimeout(args json.RawMessage) time.Duration {
 	d := e.Timeout
 	if d == 0 {
@@ -311,9 +313,8 @@ func (e *Entry) CallTimeout(args json.RawMessage) time.Duration {
 		return d
 	}
 	if raw, ok := m[e.TimeoutArg]; ok {
-		var ms int64
-		if json.Unmarshal(raw, &ms) == nil && ms > 0 {
-			return time.Duration(ms) * time.Millisecond
+		if t, ok := timeoutOf(string(bytes.TrimSpace(raw))); ok {
+			return t
 		}
 	}
 	return d
