@@ -164,8 +164,9 @@ func compile(t Tool, toolingVersion string) (*Entry, error) {
 	}
 	for name, raw := range shape.Properties {
 		var p struct {
-			Description string `json:"description"`
-			Type        any    `json:"type"`
+			Description string          `json:"description"`
+			Type        any             `json:"type"`
+			Default     json.RawMessage `json:"default"`
 		}
 		if err := json.Unmarshal(raw, &p); err != nil {
 			return nil, fmt.Errorf("property %q: %w", name, err)
@@ -175,6 +176,15 @@ func compile(t Tool, toolingVersion string) (*Entry, error) {
 		}
 		if name == t.TimeoutArg && p.Type != "integer" {
 			return nil, fmt.Errorf("timeout argument %q must be an integer (milliseconds)", name)
+		}
+		if name == t.TimeoutArg && p.Default != nil {
+			timeout := t.Timeout
+			if timeout == 0 {
+				timeout = DefaultTimeout
+			}
+			if ms, ok := timeoutOf(string(p.Default)); !ok || ms != timeout {
+				return nil, fmt.Errorf("timeout argument %q defaults to %s ms, but the tool's timeout is %v", name, p.Default, timeout)
+			}
 		}
 	}
 	if t.TimeoutArg != "" {
@@ -195,6 +205,11 @@ func compile(t Tool, toolingVersion string) (*Entry, error) {
 	sch, err := c.Compile(loc)
 	if err != nil {
 		return nil, fmt.Errorf("inputSchema does not compile: %w", err)
+	}
+	if t.input != nil {
+		if err := checkInput(t.InputSchema, t.input, sch); err != nil {
+			return nil, fmt.Errorf("input %v disagrees with the schema: %w", t.input, err)
+		}
 	}
 	var compact bytes.Buffer
 	if err := json.Compact(&compact, t.InputSchema); err != nil {

@@ -4,9 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"reflect"
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/hearth-mcp/hearth/pkg/supervisor"
 )
 
 // DefaultTimeout bounds a call whose tool declares no timeout of its own.
@@ -52,8 +55,14 @@ type Tool struct {
 	// may be answered by asking the client for its roots first
 	// (docs/protocol.md).
 	ClientDir bool
-	// Handler does the work. It must return promptly once ctx is done.
+	// Handler does the work. It must return promptly once ctx is done. A
+	// typed tool's is set by For or ForDoc.
 	Handler Handler
+
+	// input is the struct a typed tool's arguments bind to (For, ForDoc);
+	// inPlace says the handler reads them from Call.Doc instead (ForDoc).
+	input   reflect.Type
+	inPlace bool
 }
 
 // Annotations are MCP tool annotations. All four are always sent, so a client
@@ -135,4 +144,8 @@ type Env struct {
 	Log *zap.Logger
 	// Version is the daemon's build version (for toolingVersion and reports).
 	Version string
+	// Children is the daemon's one subprocess supervisor: a family starts
+	// processes only through it, never with os/exec. The daemon always sets
+	// it; a family opened without one (a test) makes its own.
+	Children *supervisor.Supervisor
 }

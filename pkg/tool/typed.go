@@ -1,0 +1,55 @@
+package tool
+
+import (
+	"context"
+	"reflect"
+)
+
+// HandlerFor is a handler that takes its arguments bound to In: a struct
+// whose fields are the input schema's properties (see For).
+type HandlerFor[In any] func(ctx context.Context, call *Call, in In) (any, error)
+
+// For returns t with h as its handler, typed by In: the struct its
+// arguments bind to. The registry checks In against t.InputSchema when t is
+// added (a property without a field or a field without a property, a type
+// either side cannot hold, a required property on an optional field or the
+// reverse: see checkInput), so the schema the clients see and the struct
+// the handler reads cannot drift apart. Each call's checked arguments are
+// bound to a new In before h runs, as Call.Bind binds them; a value that
+// does not fit is an INVALID_REQUEST naming its path.
+//
+// In follows the conventions of encoding/json and of the Go MCP SDK's
+// typed tools: a field binds the property its json tag names; a required
+// property is a plain field, an optional one a pointer or a field tagged
+// omitempty, and a pointer when its default is not the field's zero value
+// (absent and zero must stay apart).
+func For[In any](t Tool, h HandlerFor[In]) Tool {
+	t.input = reflect.TypeFor[In]()
+	t.inPlace = false
+	t.Handler = func(ctx context.Context, call *Call) (any, error) {
+		var in In
+		if err := call.Bind(&in); err != nil {
+			return nil, err
+		}
+		return h(ctx, call, in)
+	}
+	return t
+}
+
+// ForDoc is For for a handler that reads its arguments in place, from
+// Call.Doc, instead of a bound copy: validate_asset and validate_many
+// validate a large asset where the frame's decode left it
+// (docs/decisions/0011-one-decode-per-frame.md). In declares the arguments
+// and is checked against the input schema as For's is, but nothing is
+// bound: the handler is h itself.
+func ForDoc[In any](t Tool, h Handler) Tool {
+	t.input = reflect.TypeFor[In]()
+	t.inPlace = true
+	t.Handler = h
+	return t
+}
+
+// Input is the type a typed tool's arguments bind to (For, ForDoc), nil
+// for an untyped one, and whether its handler reads them in place (ForDoc)
+// instead of binding them.
+func (t Tool) Input() (in reflect.Type, inPlace bool) { return t.input, t.inPlace }
