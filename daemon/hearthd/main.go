@@ -176,9 +176,9 @@ func serve(mode daemon.Mode) int {
 	}
 	defer lock.Release()
 
-	env := tool.Env{Home: home, Getenv: live.Getenv, Log: log, Version: version.Tooling()}
-	children := supervisor.New(supervisor.Options{Grace: cfg.KillGrace, MaxChildren: cfg.MaxChildren})
-	d, err := daemon.New(cfg, log, env, daemon.Families(children), children)
+	env := tool.Env{Home: home, Getenv: live.Getenv, Log: log, Version: version.Tooling(),
+		Children: supervisor.New(supervisor.Options{Grace: cfg.KillGrace, MaxChildren: cfg.MaxChildren})}
+	d, err := daemon.New(cfg, log, env, daemon.Families())
 	if err != nil {
 		log.Error("hearthd could not start", zap.Error(err))
 		return 1

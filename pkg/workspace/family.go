@@ -46,10 +46,10 @@ type Options struct {
 	Git string
 }
 
-// Opener returns the family's opener for the daemon's supervisor.
-func Opener(sup *supervisor.Supervisor, o Options) tool.Opener {
-	return func(env tool.Env) (tool.Family, error) { return open(env, sup, o) }
-}
+// Open opens the family. Its child processes (the index worker, git) run
+// under env.Children, the daemon's supervisor; without one (a test) the
+// family makes its own.
+func Open(env tool.Env) (tool.Family, error) { return open(env, env.Children, Options{}) }
 
 // Family is the workspace family as the daemon holds it.
 type Family struct {
