@@ -195,13 +195,13 @@ func TestToolErrors(t *testing.T) {
 	}
 }
 
-// Seed 003 edge case 8: a huge text is refused with a small reply.
+// A huge text is refused with a small reply.
 func TestAddTooLong(t *testing.T) {
 	f := openTest(t, testEnv(t, nil))
 	huge := strings.Repeat("x", 1_000_000)
 
 	// The handler's own check, whatever validated the arguments before it.
-	_, err := f.addMemory(context.Background(), tool.NewCall("add_memory", mustJSON(t, map[string]any{"text": huge}), nil, tool.Client{}, nil))
+	_, err := f.addMemory(context.Background(), tool.NewCall("add_memory", mustJSON(t, map[string]any{"text": huge}), nil, tool.Client{}, nil), addArgs{Text: huge})
 	te, ok := tool.AsError(err)
 	if !ok || te.Code != tool.InvalidRequest || te.Message != "content exceeds max length" {
 		t.Fatalf("handler = %v, want INVALID_REQUEST content exceeds max length", err)
@@ -235,7 +235,7 @@ func mustJSON(t *testing.T, v any) []byte {
 	return b
 }
 
-// Seed 003: a corrupt store makes the tools answer -32000 and nothing else
+// A corrupt store makes the tools answer -32000 and nothing else
 // fails; repairing the file brings them back without reopening the family.
 func TestCorruptStore(t *testing.T) {
 	env := testEnv(t, nil)

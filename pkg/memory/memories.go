@@ -143,10 +143,13 @@ func (m *Memories) embed(ctx context.Context, texts []string) ([][]float32, erro
 	return vecs, nil
 }
 
+// DefaultLimit is how many memories a search returns when it does not say.
+const DefaultLimit = 10
+
 // SearchInput is one search.
 type SearchInput struct {
 	Query     string
-	Limit     int
+	Limit     int  // 0: DefaultLimit
 	Mode      Mode // "" picks hybrid with an embedder, lexical without
 	Filters   store.Filters
 	Workspace string
@@ -190,7 +193,7 @@ func (m *Memories) search(ctx context.Context, in SearchInput) (SearchResult, er
 		in.Workspace = store.DefaultWorkspace
 	}
 	if in.Limit <= 0 {
-		in.Limit = 10
+		in.Limit = DefaultLimit
 	}
 	mode, note := in.Mode, ""
 	switch {

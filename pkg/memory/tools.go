@@ -2,7 +2,6 @@ package memory
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -13,117 +12,127 @@ import (
 	"github.com/hearth-mcp/hearth/pkg/tool"
 )
 
-const workspaceProp = `"workspace_id": {"type": "string", "pattern": "^[A-Za-z0-9._-]{1,64}$",
-	"description": "Workspace that scopes the memories (letters, digits, '.', '_', '-'); default \"default\"."}`
+// workspaceID is the workspace_id argument of the tools that read or write
+// memories.
+var workspaceID = tool.Prop("workspace_id", `{"type": "string", "pattern": "^[A-Za-z0-9._-]{1,64}$", "title": "Workspace",
+	"description": "Workspace that scopes the memories (letters, digits, '.', '_', '-'); default \"default\"."}`)
 
-var addMemorySchema = json.RawMessage(`{
-	"$schema": "https://json-schema.org/draft/2020-12/schema",
-	"type": "object",
-	"additionalProperties": false,
-	"required": ["text"],
-	"properties": {
-		"text": {"type": "string", "minLength": 1, "maxLength": 100000,
-			"description": "The memory's text, at most 100000 characters. Stored whole; chunked for ranking."},
-		"metadata": {"type": "object", "additionalProperties": false,
-			"description": "What is known about the memory besides its text.",
-			"properties": {
-				"source": {"type": "string", "maxLength": 256, "description": "Where it comes from (a file, URL or conversation); search can filter on it."},
-				"tags": {"type": "array", "maxItems": 32, "items": {"type": "string", "minLength": 1, "maxLength": 64},
-					"description": "Labels; a search can require some of them."},
-				"timestamp": {"type": "string", "maxLength": 64,
-					"description": "When it happened: RFC 3339 (2025-01-31T12:00:00Z) or a date (2025-01-31). Default: now."}
-			}},
-		` + workspaceProp + `
-	}
-}`)
+// tagsProp is a list of tags, as a memory carries them.
+const tagsProp = `"type": "array", "maxItems": 32, "items": {"type": "string", "minLength": 1, "maxLength": 64}, "title": "Tags"`
 
-var searchMemorySchema = json.RawMessage(`{
-	"$schema": "https://json-schema.org/draft/2020-12/schema",
-	"type": "object",
-	"additionalProperties": false,
-	"required": ["query"],
-	"properties": {
-		"query": {"type": "string", "minLength": 1, "maxLength": 1000,
-			"description": "What to look for, as plain words (no query syntax: quotes, *, NEAR, AND/OR/NOT are just text)."},
-		"limit": {"type": "integer", "minimum": 1, "maximum": 100, "default": 10, "description": "Most results to return (default 10)."},
-		"mode": {"type": "string", "enum": ["lexical", "vector", "hybrid"],
-			"description": "Ranking: lexical (BM25), vector (embeddings; needs an embedder) or hybrid (both fused). Default: hybrid with an embedder, lexical without."},
-		"filters": {"type": "object", "additionalProperties": false,
-			"description": "Conditions a memory must meet; applied before ranking.",
-			"properties": {
-				"tags": {"type": "array", "maxItems": 32, "items": {"type": "string", "minLength": 1, "maxLength": 64},
-					"description": "The memory must carry every one of these tags."},
-				"source": {"type": "string", "maxLength": 256, "description": "The memory's source must be exactly this."},
-				"date_from": {"type": "string", "maxLength": 64, "description": "Earliest timestamp, inclusive: RFC 3339 or a date (from its start)."},
-				"date_to": {"type": "string", "maxLength": 64, "description": "Latest timestamp, inclusive: RFC 3339 or a date (to its end)."}
-			}},
-		` + workspaceProp + `
-	}
-}`)
+var addMemorySchema = tool.Object(
+	tool.Prop("text", `{"type": "string", "minLength": 1, "maxLength": 100000, "title": "Text",
+		"description": "The memory's text, at most 100000 characters. Stored whole; chunked for ranking."}`).Required(),
+	tool.Prop("metadata", `{"type": "object", "additionalProperties": false, "title": "Metadata",
+		"description": "What is known about the memory besides its text.",
+		"properties": {
+			"source": {"type": "string", "maxLength": 256, "title": "Source", "description": "Where it comes from (a file, URL or conversation); search can filter on it."},
+			"tags": {`+tagsProp+`, "description": "Labels; a search can require some of them."},
+			"timestamp": {"type": "string", "maxLength": 64, "title": "Timestamp",
+				"description": "When it happened: RFC 3339 (2025-01-31T12:00:00Z) or a date (2025-01-31). Default: now."}
+		}}`),
+	workspaceID,
+)
 
-var getStatsSchema = json.RawMessage(`{
-	"$schema": "https://json-schema.org/draft/2020-12/schema",
-	"type": "object",
-	"additionalProperties": false,
-	"properties": {}
-}`)
+// addArgs are add_memory's arguments.
+type addArgs struct {
+	Text      string       `json:"text"`
+	Metadata  metadataArgs `json:"metadata,omitempty"`
+	Workspace string       `json:"workspace_id,omitempty"`
+}
 
-var deleteMemorySchema = json.RawMessage(`{
-	"$schema": "https://json-schema.org/draft/2020-12/schema",
-	"type": "object",
-	"additionalProperties": false,
-	"required": ["memory_id", "confirm"],
-	"properties": {
-		"memory_id": {"type": "string", "minLength": 1, "maxLength": 64, "description": "The id add_memory returned."},
-		"confirm": {"const": true, "description": "Must be true: deleting cannot be undone."}
-	}
-}`)
+// metadataArgs is a memory's metadata as add_memory takes it.
+type metadataArgs struct {
+	Source    string   `json:"source,omitempty"`
+	Tags      []string `json:"tags,omitempty"`
+	Timestamp string   `json:"timestamp,omitempty"`
+}
+
+var searchMemorySchema = tool.Object(
+	tool.Prop("query", `{"type": "string", "minLength": 1, "maxLength": 1000, "title": "Query",
+		"description": "What to look for, as plain words (no query syntax: quotes, *, NEAR, AND/OR/NOT are just text)."}`).Required(),
+	tool.Limit(DefaultLimit, 100, "results"),
+	tool.Prop("mode", `{"type": "string", "enum": ["lexical", "vector", "hybrid"], "title": "Ranking",
+		"description": "Ranking: lexical (BM25), vector (embeddings; needs an embedder) or hybrid (both fused). Default: hybrid with an embedder, lexical without."}`),
+	tool.Prop("filters", `{"type": "object", "additionalProperties": false, "title": "Filters",
+		"description": "Conditions a memory must meet; applied before ranking.",
+		"properties": {
+			"tags": {`+tagsProp+`, "description": "The memory must carry every one of these tags."},
+			"source": {"type": "string", "maxLength": 256, "title": "Source", "description": "The memory's source must be exactly this."},
+			"date_from": {"type": "string", "maxLength": 64, "title": "From", "description": "Earliest timestamp, inclusive: RFC 3339 or a date (from its start)."},
+			"date_to": {"type": "string", "maxLength": 64, "title": "To", "description": "Latest timestamp, inclusive: RFC 3339 or a date (to its end)."}
+		}}`),
+	workspaceID,
+)
+
+// searchArgs are search_memory's arguments. Limit is 0 when absent (the
+// schema refuses 0): Memories.Search applies the default.
+type searchArgs struct {
+	Query     string      `json:"query"`
+	Limit     int         `json:"limit,omitempty"`
+	Mode      Mode        `json:"mode,omitempty"`
+	Filters   filtersArgs `json:"filters,omitempty"`
+	Workspace string      `json:"workspace_id,omitempty"`
+}
+
+type filtersArgs struct {
+	Tags     []string `json:"tags,omitempty"`
+	Source   string   `json:"source,omitempty"`
+	DateFrom string   `json:"date_from,omitempty"`
+	DateTo   string   `json:"date_to,omitempty"`
+}
+
+var deleteMemorySchema = tool.Object(
+	tool.Prop("memory_id", `{"type": "string", "minLength": 1, "maxLength": 64, "title": "Memory id", "description": "The id add_memory returned."}`).Required(),
+	tool.Prop("confirm", `{"type": "boolean", "const": true, "title": "Confirm", "description": "Must be true: deleting cannot be undone."}`).Required(),
+)
+
+type deleteArgs struct {
+	MemoryID string `json:"memory_id"`
+	Confirm  bool   `json:"confirm"`
+}
 
 // Tools declares the memory tools.
 func (f *Family) Tools() []tool.Tool {
 	return []tool.Tool{
-		{
+		tool.For(tool.Tool{
 			Name:          "add_memory",
 			Title:         "Add memory",
 			Description:   "Store a text in long-term memory (durably, shared by every client). Returns its memory_id and how many chunks it was cut into for ranking.",
 			InputSchema:   addMemorySchema,
-			SchemaVersion: 1,
+			SchemaVersion: 2, // 2: titles on the arguments
 			Annotations:   tool.Annotations{},
-			// Seed 003 fixes the words a client sees for an over-long text.
+			// Clients match these words for an over-long text: keep them.
 			ArgMessages: map[string]string{"/text maxLength": "content exceeds max length"},
-			Handler:     f.addMemory,
-		},
-		{
+		}, f.addMemory),
+		tool.For(tool.Tool{
 			Name:          "search_memory",
 			Title:         "Search memory",
 			Description:   "Find stored memories by relevance to a query, with optional filters on tags, source and date. Returns ranked memories with score, a highlighted snippet and metadata.",
 			InputSchema:   searchMemorySchema,
-			SchemaVersion: 1,
+			SchemaVersion: 2, // 2: titles on the arguments; limit's description gives its maximum
 			Annotations:   tool.Annotations{ReadOnly: true, Idempotent: true},
-			Handler:       f.searchMemory,
-		},
-		{
+		}, f.searchMemory),
+		tool.For(tool.Tool{
 			Name:          "get_stats",
 			Title:         "Memory statistics",
 			Description:   "Counts and health of the memory store: memories, chunks, size, oldest/newest, embedder state, search latency.",
-			InputSchema:   getStatsSchema,
+			InputSchema:   tool.Object(),
 			SchemaVersion: 1,
 			Annotations:   tool.Annotations{ReadOnly: true, Idempotent: true},
-			Handler:       f.getStats,
-		},
-		{
+		}, f.getStats),
+		tool.For(tool.Tool{
 			Name:          "delete_memory",
 			Title:         "Delete memory",
 			Description:   "Delete one memory by id (confirm must be true). NOT_FOUND when no memory has that id.",
 			InputSchema:   deleteMemorySchema,
-			SchemaVersion: 1,
+			SchemaVersion: 2, // 2: titles on the arguments; confirm declares its type
 			Annotations:   tool.Annotations{Destructive: true, Idempotent: true},
-			Handler:       f.deleteMemory,
-		},
+		}, f.deleteMemory),
 	}
 }
 
-// metadataJSON is a memory's metadata as the tools take and give it.
+// metadataJSON is a memory's metadata as search_memory gives it.
 type metadataJSON struct {
 	Source    string   `json:"source"`
 	Tags      []string `json:"tags"`
@@ -145,15 +154,7 @@ func workspaceOr(ws string) string {
 	return ws
 }
 
-func (f *Family) addMemory(ctx context.Context, call *tool.Call) (any, error) {
-	var args struct {
-		Text      string       `json:"text"`
-		Metadata  metadataJSON `json:"metadata"`
-		Workspace string       `json:"workspace_id"`
-	}
-	if err := call.Bind(&args); err != nil {
-		return nil, err
-	}
+func (f *Family) addMemory(ctx context.Context, call *tool.Call, args addArgs) (any, error) {
 	var when time.Time
 	if args.Metadata.Timestamp != "" {
 		t, err := parseTime(args.Metadata.Timestamp, false)
@@ -179,22 +180,7 @@ func (f *Family) addMemory(ctx context.Context, call *tool.Call) (any, error) {
 	}, nil
 }
 
-func (f *Family) searchMemory(ctx context.Context, call *tool.Call) (any, error) {
-	var args struct {
-		Query   string `json:"query"`
-		Limit   int    `json:"limit"`
-		Mode    Mode   `json:"mode"`
-		Filters struct {
-			Tags     []string `json:"tags"`
-			Source   string   `json:"source"`
-			DateFrom string   `json:"date_from"`
-			DateTo   string   `json:"date_to"`
-		} `json:"filters"`
-		Workspace string `json:"workspace_id"`
-	}
-	if err := call.Bind(&args); err != nil {
-		return nil, err
-	}
+func (f *Family) searchMemory(ctx context.Context, call *tool.Call, args searchArgs) (any, error) {
 	filters := store.Filters{Tags: args.Filters.Tags, Source: args.Filters.Source}
 	var err error
 	if args.Filters.DateFrom != "" {
@@ -235,7 +221,7 @@ func (f *Family) searchMemory(ctx context.Context, call *tool.Call) (any, error)
 	return out, nil
 }
 
-func (f *Family) getStats(ctx context.Context, call *tool.Call) (any, error) {
+func (f *Family) getStats(ctx context.Context, call *tool.Call, _ struct{}) (any, error) {
 	st, err := f.mem.Stats(ctx)
 	if err != nil {
 		return nil, f.fail(call, err)
@@ -269,14 +255,7 @@ func (f *Family) getStats(ctx context.Context, call *tool.Call) (any, error) {
 	}, nil
 }
 
-func (f *Family) deleteMemory(ctx context.Context, call *tool.Call) (any, error) {
-	var args struct {
-		MemoryID string `json:"memory_id"`
-		Confirm  bool   `json:"confirm"`
-	}
-	if err := call.Bind(&args); err != nil {
-		return nil, err
-	}
+func (f *Family) deleteMemory(ctx context.Context, call *tool.Call, args deleteArgs) (any, error) {
 	if !args.Confirm { // the schema says so already; a handler never trusts one line away
 		return nil, tool.Errorf(tool.InvalidRequest, "confirm must be true")
 	}
