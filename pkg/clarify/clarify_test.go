@@ -166,6 +166,32 @@ func TestSimpleTaskNoADR(t *testing.T) {
 	}
 }
 
+// TestExplicitNulls: clients of Preflights send null for an argument they
+// leave out, and every optional argument accepts it as absent.
+func TestExplicitNulls(t *testing.T) {
+	fx := newFixture(t, nil)
+	nulls := map[string]any{"optional_context": nil, "session_id": nil, "answers": nil, "preferences": nil, "repo_path": nil}
+	args := map[string]any{"user_intention": "Fix typo in login button"}
+	for k, v := range nulls {
+		args[k] = v
+	}
+	if m := fx.ok("require_clarification", args); m["status"] != "completed" {
+		t.Fatalf("with nulls: %v", m)
+	}
+	if m := fx.ok("read_architecture", map[string]any{"repo_path": nil}); m["status"] != "success" {
+		t.Fatalf("read_architecture with a null repo_path: %v", m)
+	}
+	if m := fx.ok("read_architecture", map[string]any{"repo_path": ""}); m["status"] != "success" {
+		t.Fatalf("read_architecture with an empty repo_path: %v", m)
+	}
+	for name, bad := range map[string]any{"session_id": 5, "answers": []any{}, "preferences": "yes", "repo_path": false, "optional_context": map[string]any{}} {
+		args := map[string]any{"user_intention": "Fix typo in login button", name: bad}
+		if m, isErr := fx.call("require_clarification", args); !isErr || m["code"] != "INVALID_REQUEST" || !strings.Contains(fmt.Sprint(m["errors"]), "/"+name) {
+			t.Errorf("%s %v: %v", name, bad, m)
+		}
+	}
+}
+
 // TestMultiTurnADR: an architecture-impacting request asks its questions over
 // turns, then writes an ADR, the task and the projection, which
 // read_architecture returns; then a second decision.

@@ -19,7 +19,6 @@ package clarify
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -76,37 +75,26 @@ func open(env tool.Env, now func() time.Time) *Family {
 // Close has nothing to release: sessions end with the daemon.
 func (f *Family) Close() error { return nil }
 
-var requireSchema = json.RawMessage(`{
-	"$schema": "https://json-schema.org/draft/2020-12/schema",
-	"type": "object",
-	"additionalProperties": false,
-	"required": ["user_intention"],
-	"properties": {
-		"user_intention": {"type": "string", "minLength": 1, "maxLength": 4000,
-			"description": "What the user wants done, in their words. On a later turn of a session, the same text as the first."},
-		"optional_context": {"type": ["string", "null"], "maxLength": 20000,
-			"description": "Anything else that helps: constraints, files involved. Context given on a later turn is added to the session's."},
-		"session_id": {"type": ["string", "null"], "maxLength": 64,
-			"description": "The session_id a needs_clarification reply returned, to continue that clarification. Omit to start one."},
-		"answers": {"type": ["object", "null"], "additionalProperties": true,
-			"description": "Answers by question id: a string for single_choice and free_text (an answer outside the options is your own when 'Other (specify)' is offered), an array of strings for multi_choice."},
-		"preferences": {"type": ["object", "null"], "additionalProperties": false,
-			"description": "How to treat the request; only when a session starts.",
-			"properties": {"force_adr": {"type": "boolean", "description": "Write an ADR even if the request would not need one."}}},
-		"repo_path": {"type": ["string", "null"], "maxLength": 4096,
-			"description": "The repository (absolute, or relative to the client's directory). Default: the client's directory walked up to the nearest .git."}
-	}
-}`)
+// The clarification tools keep the arguments of Preflights, whose clients
+// send null for an argument they leave out: every optional one is a value
+// of its type or null, and null means absent.
+var requireSchema = tool.Object(
+	tool.Prop("user_intention", `{"type": "string", "minLength": 1, "maxLength": 4000, "title": "Request",
+		"description": "What the user wants done, in their words. On a later turn of a session, the same text as the first."}`).Required(),
+	tool.Prop("optional_context", `{"anyOf": [{"type": "string", "maxLength": 20000}, {"type": "null"}], "title": "Context",
+		"description": "Anything else that helps: constraints, files involved. Context given on a later turn is added to the session's."}`),
+	tool.Prop("session_id", `{"anyOf": [{"type": "string", "maxLength": 64}, {"type": "null"}], "title": "Session",
+		"description": "The session_id a needs_clarification reply returned, to continue that clarification. Omit to start one."}`),
+	tool.Prop("answers", `{"anyOf": [{"type": "object", "additionalProperties": true}, {"type": "null"}], "title": "Answers",
+		"description": "Answers by question id: a string for single_choice and free_text (an answer outside the options is your own when 'Other (specify)' is offered), an array of strings for multi_choice."}`),
+	tool.Prop("preferences", `{"anyOf": [{"type": "object", "additionalProperties": false,
+			"properties": {"force_adr": {"type": "boolean", "title": "Force an ADR", "description": "Write an ADR even if the request would not need one."}}},
+		{"type": "null"}], "title": "Preferences",
+		"description": "How to treat the request; only when a session starts."}`),
+	tool.RepoPath,
+)
 
-var readSchema = json.RawMessage(`{
-	"$schema": "https://json-schema.org/draft/2020-12/schema",
-	"type": "object",
-	"additionalProperties": false,
-	"properties": {
-		"repo_path": {"type": ["string", "null"], "maxLength": 4096,
-			"description": "The repository (absolute, or relative to the client's directory). Default: the client's directory walked up to the nearest .git."}
-	}
-}`)
+var readSchema = tool.Object(tool.RepoPath)
 
 // repoNote ends each tool's description: where the repository comes from
 // without repo_path, and when repo_path is needed.
@@ -116,7 +104,7 @@ const repoNote = " Without repo_path the repository is the client's directory wa
 // Tools lists require_clarification and read_architecture.
 func (f *Family) Tools() []tool.Tool {
 	return []tool.Tool{
-		{
+		tool.For(tool.Tool{
 			Name:  "require_clarification",
 			Title: "Clarify a request before work starts",
 			Description: "Start or continue the clarification of a change request. Structurally impactful requests (auth, database, storage, cache, " +
@@ -124,22 +112,20 @@ func (f *Family) Tools() []tool.Tool {
 				"questions over one or more turns, then an immutable ADR in docs/adr/, docs/CURRENT_TASK.md and docs/ARCHITECTURE_STATE.md. Bug fixes, refactors " +
 				"and config-only changes get docs/CURRENT_TASK.md at once. Reply status: needs_clarification (answer the questions with session_id), completed, or error." + repoNote,
 			InputSchema:   requireSchema,
-			SchemaVersion: 2, // 2: the description says where the repository comes from without repo_path
+			SchemaVersion: 3, // 2: the description says where the repository comes from without repo_path; 3: nullable arguments as anyOf branches, titles, the shared repo_path
 			ClientDir:     true,
 			Annotations:   tool.Annotations{},
 			Timeout:       3 * time.Minute, // an LLM may be tried three times
-			Handler:       f.requireClarification,
-		},
-		{
+		}, f.requireClarification),
+		tool.For(tool.Tool{
 			Name:          "read_architecture",
 			Title:         "Read the architecture snapshot",
 			Description:   "The repository's current architecture: the latest ADR's UID and its categories of decisions (from docs/ARCHITECTURE_STATE.md, regenerated from the latest ADR when missing or stale). No ADR yet: uid null, no categories." + repoNote,
 			InputSchema:   readSchema,
-			SchemaVersion: 2, // 2: the description says where the repository comes from without repo_path
+			SchemaVersion: 3, // 2: the description says where the repository comes from without repo_path; 3: repo_path as anyOf branches, titled, the shared one
 			ClientDir:     true,
 			Annotations:   tool.Annotations{Idempotent: true},
-			Handler:       f.readArchitecture,
-		},
+		}, f.readArchitecture),
 	}
 }
 
@@ -166,13 +152,12 @@ func findRepo(repoPath *string, c tool.Client) (string, *envelopeError) {
 		recoveryHint: "Run from a git repository or provide repo_path"}
 }
 
-func (f *Family) readArchitecture(ctx context.Context, call *tool.Call) (any, error) {
-	var a struct {
-		RepoPath *string `json:"repo_path"`
-	}
-	if err := call.Bind(&a); err != nil {
-		return nil, err
-	}
+// readArgs are read_architecture's arguments.
+type readArgs struct {
+	RepoPath *string `json:"repo_path,omitempty"`
+}
+
+func (f *Family) readArchitecture(ctx context.Context, call *tool.Call, a readArgs) (any, error) {
 	root, serr := findRepo(a.RepoPath, call.Client)
 	if serr != nil {
 		return nil, serr.toolError()
@@ -210,22 +195,20 @@ func asToolError(err error) error {
 	return err
 }
 
+// requireArgs are require_clarification's arguments; a nil pointer or map
+// is an argument left out or sent as null.
 type requireArgs struct {
 	UserIntention   string         `json:"user_intention"`
-	OptionalContext *string        `json:"optional_context"`
-	SessionID       *string        `json:"session_id"`
-	Answers         map[string]any `json:"answers"`
+	OptionalContext *string        `json:"optional_context,omitempty"`
+	SessionID       *string        `json:"session_id,omitempty"`
+	Answers         map[string]any `json:"answers,omitempty"`
 	Preferences     *struct {
-		ForceADR *bool `json:"force_adr"`
-	} `json:"preferences"`
-	RepoPath *string `json:"repo_path"`
+		ForceADR *bool `json:"force_adr,omitempty"`
+	} `json:"preferences,omitempty"`
+	RepoPath *string `json:"repo_path,omitempty"`
 }
 
-func (f *Family) requireClarification(ctx context.Context, call *tool.Call) (any, error) {
-	var a requireArgs
-	if err := call.Bind(&a); err != nil {
-		return nil, err
-	}
+func (f *Family) requireClarification(ctx context.Context, call *tool.Call, a requireArgs) (any, error) {
 	res, err := f.turn(ctx, a, call.Client)
 	if err != nil {
 		return nil, asToolError(err)
