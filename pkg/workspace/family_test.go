@@ -287,6 +287,13 @@ func TestRepoPathArgument(t *testing.T) {
 		}
 		fx.fail(tool.NotFound, name, args)
 	}
+	// repo_path is the argument the clarification tools take too: null and
+	// "" mean the default, the client's repository.
+	for _, dflt := range []any{nil, ""} {
+		if m := fx.ok("index_status", map[string]any{"repo_path": dflt}); m["repo"] != a {
+			t.Fatalf("repo_path %q: %v", dflt, m)
+		}
+	}
 	// No repo_path and a client directory outside any repository.
 	outside := newFixture(t, t.TempDir())
 	te := outside.fail(tool.NotFound, "index_build", map[string]any{})

@@ -21,8 +21,11 @@ import (
 )
 
 type buildArgs struct {
-	RepoPath    string `json:"repo_path"`
-	Incremental *bool  `json:"incremental"`
+	RepoPath    string `json:"repo_path,omitempty"`
+	Incremental *bool  `json:"incremental,omitempty"` // default true
+	// TimeoutMS is the call's time limit, which the registry applies (the
+	// tool's TimeoutArg): the handler sees it as its context's deadline.
+	TimeoutMS *int `json:"timeout_ms,omitempty"`
 }
 
 type buildResult struct {
@@ -40,11 +43,7 @@ type buildResult struct {
 	BuiltAt     time.Time `json:"built_at"`
 }
 
-func (f *Family) indexBuild(ctx context.Context, call *tool.Call) (any, error) {
-	var a buildArgs
-	if err := call.Bind(&a); err != nil {
-		return nil, err
-	}
+func (f *Family) indexBuild(ctx context.Context, call *tool.Call, a buildArgs) (any, error) {
 	incremental := a.Incremental == nil || *a.Incremental
 	root, err := f.root(a.RepoPath, call.Client)
 	if err != nil {

@@ -11,12 +11,12 @@ import (
 
 type searchArgs struct {
 	Query         string `json:"query"`
-	RepoPath      string `json:"repo_path"`
-	Regex         bool   `json:"regex"`
-	CaseSensitive bool   `json:"case_sensitive"`
-	PathGlob      string `json:"path_glob"`
-	Limit         *int   `json:"limit"`
-	ContextLines  *int   `json:"context_lines"`
+	RepoPath      string `json:"repo_path,omitempty"`
+	Regex         bool   `json:"regex,omitempty"`
+	CaseSensitive bool   `json:"case_sensitive,omitempty"`
+	PathGlob      string `json:"path_glob,omitempty"`
+	Limit         *int   `json:"limit,omitempty"`
+	ContextLines  *int   `json:"context_lines,omitempty"`
 }
 
 type searchHit struct {
@@ -43,11 +43,7 @@ type searchResult struct {
 	Files     int         `json:"index_files"`
 }
 
-func (f *Family) search(ctx context.Context, call *tool.Call) (any, error) {
-	var a searchArgs
-	if err := call.Bind(&a); err != nil {
-		return nil, err
-	}
+func (f *Family) search(ctx context.Context, call *tool.Call, a searchArgs) (any, error) {
 	q := index.Query{Pattern: a.Query, Regex: a.Regex, CaseSensitive: a.CaseSensitive, Limit: searchLimitDefault, Context: contextLinesDefault}
 	if a.Limit != nil {
 		q.Limit = *a.Limit

@@ -19,9 +19,9 @@ import (
 
 type showArgs struct {
 	Path      string `json:"path"`
-	RepoPath  string `json:"repo_path"`
-	StartLine *int   `json:"start_line"`
-	EndLine   *int   `json:"end_line"`
+	RepoPath  string `json:"repo_path,omitempty"`
+	StartLine *int   `json:"start_line,omitempty"`
+	EndLine   *int   `json:"end_line,omitempty"`
 }
 
 type showResult struct {
@@ -45,11 +45,7 @@ const countLinesMax = 16 << 20
 // binarySniff matches the indexer: a NUL in the first 8000 bytes means binary.
 const binarySniff = 8000
 
-func (f *Family) showFile(ctx context.Context, call *tool.Call) (any, error) {
-	var a showArgs
-	if err := call.Bind(&a); err != nil {
-		return nil, err
-	}
+func (f *Family) showFile(ctx context.Context, call *tool.Call, a showArgs) (any, error) {
 	rel, err := localFile(a.Path)
 	if err != nil {
 		return nil, err

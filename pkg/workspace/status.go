@@ -48,8 +48,13 @@ type indexStatusResult struct {
 	Changed   *changes   `json:"changed_since"`
 }
 
-func (f *Family) indexStatus(ctx context.Context, call *tool.Call) (any, error) {
-	root, err := f.repoArg(call)
+// repoArgs are the arguments of a tool whose only argument is repo_path.
+type repoArgs struct {
+	RepoPath string `json:"repo_path,omitempty"`
+}
+
+func (f *Family) indexStatus(ctx context.Context, call *tool.Call, a repoArgs) (any, error) {
+	root, err := f.root(a.RepoPath, call.Client)
 	if err != nil {
 		return nil, err
 	}
@@ -90,17 +95,6 @@ func (f *Family) indexStatus(ctx context.Context, call *tool.Call) (any, error) 
 	}
 	r.Changed = &c
 	return r, nil
-}
-
-// repoArg is the repository of a tool whose only argument is repo_path.
-func (f *Family) repoArg(call *tool.Call) (string, error) {
-	var a struct {
-		RepoPath string `json:"repo_path"`
-	}
-	if err := call.Bind(&a); err != nil {
-		return "", err
-	}
-	return f.root(a.RepoPath, call.Client)
 }
 
 // diffIndex compares an index with the files listed now: deleted (indexed,
@@ -219,7 +213,7 @@ type limits struct {
 	SearchQueryMaxChar int   `json:"search_query_max_chars"`
 }
 
-func (f *Family) checkStatus(ctx context.Context, call *tool.Call) (any, error) {
+func (f *Family) checkStatus(ctx context.Context, call *tool.Call, _ struct{}) (any, error) {
 	r := checkStatusResult{
 		Children: childrenStatus{Live: f.sup.Live(), Max: f.sup.MaxChildren(), GraceMs: f.sup.Grace().Milliseconds()},
 		Limits: limits{
@@ -320,8 +314,8 @@ type indexSummary struct {
 	Damaged string `json:"damaged,omitempty"`
 }
 
-func (f *Family) workspaceStatus(ctx context.Context, call *tool.Call) (any, error) {
-	root, err := f.repoArg(call)
+func (f *Family) workspaceStatus(ctx context.Context, call *tool.Call, a repoArgs) (any, error) {
+	root, err := f.root(a.RepoPath, call.Client)
 	if err != nil {
 		return nil, err
 	}
