@@ -16,48 +16,82 @@ import (
 	"github.com/hearth-mcp/hearth/pkg/validate"
 )
 
-func obj(props string, required ...string) json.RawMessage {
-	req := ""
-	if len(required) > 0 {
-		b, _ := json.Marshal(required)
-		req = `,"required":` + string(b)
+// schemaArg is validate_asset's schema argument.
+var schemaArg = tool.Prop("schema", `{"type":"string","title":"Schema","description":"Name of the schema to validate against (see list_schemas); nested-synesthetic-asset is an alias of synesthetic-asset. Required: a missing or empty name is answered validation_failed."}`)
+
+// The tools' arguments. validate_asset, validate_many and diff_assets read
+// theirs in place (tool.ForDoc): the documents are the bulk of a call, and
+// binding them would scan their text again.
+type (
+	getSchemaArgs struct {
+		Name string `json:"name"`
 	}
-	return json.RawMessage(`{"type":"object","additionalProperties":false,"properties":{` + props + `}` + req + `}`)
-}
+	listExamplesArgs struct {
+		Component *string `json:"component,omitempty"` // default "all"
+	}
+	getExampleArgs struct {
+		Path string `json:"path"`
+	}
+	validateArgs struct {
+		Asset  any    `json:"asset"`
+		Schema string `json:"schema,omitempty"`
+	}
+	validateManyArgs struct {
+		Assets []any  `json:"assets"`
+		Schema string `json:"schema,omitempty"`
+	}
+	diffArgs struct {
+		Base any `json:"base"`
+		New  any `json:"new"`
+	}
+	populateArgs struct {
+		Asset         json.RawMessage `json:"asset"`
+		ValidateFirst *bool           `json:"validate_first,omitempty"` // default true
+	}
+)
 
 // Tools declares the schema tools. All are also plain JSON-RPC methods, so
 // clients that call them without an MCP session work unchanged.
 func (f *Family) Tools() []tool.Tool {
 	ro := tool.Annotations{ReadOnly: true, Idempotent: true}
-	validateSchema := obj(`"asset":{"description":"The JSON document to validate."},`+
-		`"schema":{"type":"string","description":"Name of the schema to validate against (see list_schemas); nested-synesthetic-asset is an alias of synesthetic-asset. Required: a missing or empty name is answered validation_failed."}`, "asset")
+	validateSchema := tool.Object(tool.AnyValue("asset", "Asset", "The JSON document to validate.").Required(), schemaArg)
 	return []tool.Tool{
-		{Name: "list_schemas", Description: "Lists the loaded JSON Schemas as {ok, schemas:[{name, version, path}]}, sorted by name, version, path.",
-			InputSchema: obj(``), SchemaVersion: 1, Annotations: ro, PlainMethod: true, Handler: f.listSchemas},
-		{Name: "get_schema", Description: "Returns one schema as {ok, schema, version}, or {ok:false, reason:\"not_found\"}.",
-			InputSchema:   obj(`"name":{"type":"string","minLength":1,"maxLength":256,"description":"The schema's name from list_schemas."}`, "name"),
-			SchemaVersion: 1, Annotations: ro, PlainMethod: true, Handler: f.getSchema},
-		{Name: "list_examples", Description: "Lists example documents as {ok, examples:[{component, path}]}, sorted by component then path.",
-			InputSchema:   obj(`"component":{"type":"string","maxLength":256,"default":"all","description":"Only this component's examples (a schema name), or \"all\" (the default)."}`),
-			SchemaVersion: 1, Annotations: ro, PlainMethod: true, Handler: f.listExamples},
-		{Name: "get_example", Description: "Returns an example as {ok, example, schema, validated}, validated against its schema at call time; {ok:false, reason:\"not_found\"} or {ok:false, reason:\"validation_failed\", errors}. Paths that leave the examples root are refused.",
-			InputSchema:   obj(`"path":{"type":"string","minLength":1,"maxLength":1024,"description":"The example's path from list_examples, relative to the examples root."}`, "path"),
-			SchemaVersion: 1, Annotations: ro, PlainMethod: true, Handler: f.getExample},
-		{Name: "validate_asset", Description: "Validates a JSON document against a schema (Draft 2020-12): {ok:true} or {ok:false, reason:\"validation_failed\", errors:[{path, msg}]} with RFC 6901 paths, sorted by path then msg.",
-			InputSchema: validateSchema, SchemaVersion: 1, Annotations: ro, PlainMethod: true, Handler: f.validateAsset},
-		{Name: "validate", Description: "Deprecated alias of validate_asset (identical behaviour; each use is logged). Use validate_asset.",
-			InputSchema: validateSchema, SchemaVersion: 1, Annotations: ro, PlainMethod: true, Handler: f.validateAlias},
-		{Name: "validate_many", Description: "Validates several documents against one schema: {ok:true, results:[{ok, errors?}]}. More than MCP_MAX_BATCH documents (default 100) is {ok:false, reason:\"unsupported\"}.",
-			InputSchema: obj(`"assets":{"type":"array","description":"The documents to validate."},`+
-				`"schema":{"type":"string","description":"Name of the schema to validate against."}`, "assets"),
-			SchemaVersion: 1, Annotations: ro, PlainMethod: true, Handler: f.validateMany},
-		{Name: "diff_assets", Description: "RFC 6902 patch from base to new: {ok:true, patch:[{op, path, value?}]} with add/remove/replace only, keys in sorted order, arrays replaced whole, sorted by path (remove < add < replace).",
-			InputSchema:   obj(`"base":{"description":"The original document."},"new":{"description":"The changed document."}`, "base", "new"),
-			SchemaVersion: 1, Annotations: ro, PlainMethod: true, Handler: f.diffAssets},
-		{Name: "populate_backend", Description: "Validates an asset, then POSTs it to SYN_BACKEND_URL: {ok:true, asset_id, backend_url}, or {ok:false, reason:\"validation_failed\"|\"backend_error\"|\"unsupported\", errors?, status?, detail?}. An invalid asset is never sent.",
-			InputSchema: obj(`"asset":{"description":"The synesthetic asset to persist; its top-level $schema, if it names a loaded schema, chooses the schema (else synesthetic-asset)."},`+
-				`"validate_first":{"type":"boolean","default":true,"description":"Must be true (the default): hearth never persists an unvalidated asset; false is refused."}`, "asset"),
-			SchemaVersion: 1, Annotations: tool.Annotations{OpenWorld: true}, PlainMethod: true, Handler: f.populateBackend},
+		tool.For(tool.Tool{Name: "list_schemas", Title: "List schemas",
+			Description: "Lists the loaded JSON Schemas as {ok, schemas:[{name, version, path}]}, sorted by name, version, path.",
+			InputSchema: tool.Object(), SchemaVersion: 2, Annotations: ro, PlainMethod: true}, f.listSchemas),
+		tool.For(tool.Tool{Name: "get_schema", Title: "Get a schema",
+			Description:   "Returns one schema as {ok, schema, version}, or {ok:false, reason:\"not_found\"}.",
+			InputSchema:   tool.Object(tool.Prop("name", `{"type":"string","minLength":1,"maxLength":256,"title":"Schema","description":"The schema's name from list_schemas."}`).Required()),
+			SchemaVersion: 2, Annotations: ro, PlainMethod: true}, f.getSchema),
+		tool.For(tool.Tool{Name: "list_examples", Title: "List examples",
+			Description:   "Lists example documents as {ok, examples:[{component, path}]}, sorted by component then path.",
+			InputSchema:   tool.Object(tool.Prop("component", `{"type":"string","maxLength":256,"default":"all","title":"Component","description":"Only this component's examples (a schema name), or \"all\" (the default)."}`)),
+			SchemaVersion: 2, Annotations: ro, PlainMethod: true}, f.listExamples),
+		tool.For(tool.Tool{Name: "get_example", Title: "Get an example",
+			Description:   "Returns an example as {ok, example, schema, validated}, validated against its schema at call time; {ok:false, reason:\"not_found\"} or {ok:false, reason:\"validation_failed\", errors}. Paths that leave the examples root are refused.",
+			InputSchema:   tool.Object(tool.Prop("path", `{"type":"string","minLength":1,"maxLength":1024,"title":"Example","description":"The example's path from list_examples, relative to the examples root."}`).Required()),
+			SchemaVersion: 2, Annotations: ro, PlainMethod: true}, f.getExample),
+		tool.ForDoc[validateArgs](tool.Tool{Name: "validate_asset", Title: "Validate an asset",
+			Description: "Validates a JSON document against a schema (Draft 2020-12): {ok:true} or {ok:false, reason:\"validation_failed\", errors:[{path, msg}]} with RFC 6901 paths, sorted by path then msg.",
+			InputSchema: validateSchema, SchemaVersion: 2, Annotations: ro, PlainMethod: true}, f.validateAsset),
+		tool.ForDoc[validateArgs](tool.Tool{Name: "validate", Title: "Validate an asset (deprecated)",
+			Description: "Deprecated alias of validate_asset (identical behaviour; each use is logged). Use validate_asset.",
+			InputSchema: validateSchema, SchemaVersion: 2, Annotations: ro, PlainMethod: true}, f.validateAlias),
+		tool.ForDoc[validateManyArgs](tool.Tool{Name: "validate_many", Title: "Validate several assets",
+			Description: "Validates several documents against one schema: {ok:true, results:[{ok, errors?}]}. More than MCP_MAX_BATCH documents (default 100) is {ok:false, reason:\"unsupported\"}.",
+			InputSchema: tool.Object(tool.Prop("assets", `{"type":"array","title":"Assets","description":"The documents to validate."}`).Required(),
+				tool.Prop("schema", `{"type":"string","title":"Schema","description":"Name of the schema to validate against."}`)),
+			SchemaVersion: 2, Annotations: ro, PlainMethod: true}, f.validateMany),
+		tool.ForDoc[diffArgs](tool.Tool{Name: "diff_assets", Title: "Diff two assets",
+			Description: "RFC 6902 patch from base to new: {ok:true, patch:[{op, path, value?}]} with add/remove/replace only, keys in sorted order, arrays replaced whole, sorted by path (remove < add < replace).",
+			InputSchema: tool.Object(tool.AnyValue("base", "Base", "The original document.").Required(),
+				tool.AnyValue("new", "New", "The changed document.").Required()),
+			SchemaVersion: 2, Annotations: ro, PlainMethod: true}, f.diffAssets),
+		tool.For(tool.Tool{Name: "populate_backend", Title: "Send an asset to the backend",
+			Description: "Validates an asset, then POSTs it to SYN_BACKEND_URL: {ok:true, asset_id, backend_url}, or {ok:false, reason:\"validation_failed\"|\"backend_error\"|\"unsupported\", errors?, status?, detail?}. An invalid asset is never sent.",
+			InputSchema: tool.Object(tool.AnyValue("asset", "Asset", "The synesthetic asset to persist; its top-level $schema, if it names a loaded schema, chooses the schema (else synesthetic-asset).").Required(),
+				tool.Prop("validate_first", `{"type":"boolean","default":true,"title":"Validate first","description":"Must be true (the default): hearth never persists an unvalidated asset; false is refused."}`)),
+			SchemaVersion: 2, Annotations: tool.Annotations{OpenWorld: true}, PlainMethod: true}, f.populateBackend),
 	}
 }
 
@@ -72,7 +106,7 @@ func failed(vs []validate.Violation) result {
 	return result{"ok": false, "reason": "validation_failed", "errors": vs}
 }
 
-func (f *Family) listSchemas(ctx context.Context, call *tool.Call) (any, error) {
+func (f *Family) listSchemas(ctx context.Context, call *tool.Call, _ struct{}) (any, error) {
 	c, err := f.catalog()
 	if err != nil {
 		return nil, err
@@ -84,11 +118,7 @@ func (f *Family) listSchemas(ctx context.Context, call *tool.Call) (any, error) 
 	return result{"ok": true, "schemas": list}, nil
 }
 
-func (f *Family) getSchema(ctx context.Context, call *tool.Call) (any, error) {
-	var a struct{ Name string }
-	if err := call.Bind(&a); err != nil {
-		return nil, err
-	}
+func (f *Family) getSchema(ctx context.Context, call *tool.Call, a getSchemaArgs) (any, error) {
 	c, err := f.catalog()
 	if err != nil {
 		return nil, err
@@ -101,16 +131,16 @@ func (f *Family) getSchema(ctx context.Context, call *tool.Call) (any, error) {
 	return result{"ok": true, "schema": json.RawMessage(s.raw), "version": s.Version}, nil
 }
 
-func (f *Family) listExamples(ctx context.Context, call *tool.Call) (any, error) {
-	var a struct{ Component string }
-	if err := call.Bind(&a); err != nil {
-		return nil, err
-	}
+func (f *Family) listExamples(ctx context.Context, call *tool.Call, a listExamplesArgs) (any, error) {
 	c, err := f.catalog()
 	if err != nil {
 		return nil, err
 	}
-	list := c.Examples(a.Component)
+	component := "all"
+	if a.Component != nil {
+		component = *a.Component
+	}
+	list := c.Examples(component)
 	if list == nil {
 		list = []Example{}
 	}
@@ -121,11 +151,7 @@ func (f *Family) listExamples(ctx context.Context, call *tool.Call) (any, error)
 // encoding/json does and gives the fast checker an ordered tree.
 func decode(raw []byte) (*jsonval.Doc, error) { return jsonval.Parse(raw) }
 
-func (f *Family) getExample(ctx context.Context, call *tool.Call) (any, error) {
-	var a struct{ Path string }
-	if err := call.Bind(&a); err != nil {
-		return nil, err
-	}
+func (f *Family) getExample(ctx context.Context, call *tool.Call, a getExampleArgs) (any, error) {
 	c, err := f.catalog()
 	if err != nil {
 		return nil, err
@@ -277,14 +303,7 @@ func (f *Family) validateForBackend(asset any) (bool, []backend.Violation) {
 	return ok, out
 }
 
-func (f *Family) populateBackend(ctx context.Context, call *tool.Call) (any, error) {
-	var a struct {
-		Asset         json.RawMessage `json:"asset"`
-		ValidateFirst *bool           `json:"validate_first"`
-	}
-	if err := call.Bind(&a); err != nil {
-		return nil, err
-	}
+func (f *Family) populateBackend(ctx context.Context, call *tool.Call, a populateArgs) (any, error) {
 	if a.ValidateFirst != nil && !*a.ValidateFirst {
 		return failed([]validate.Violation{{Path: "/validate_first", Msg: "hearth never persists an unvalidated asset; validate_first must be true"}}), nil
 	}
