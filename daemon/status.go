@@ -66,7 +66,7 @@ type statusConnections struct {
 }
 
 func (d *Daemon) statusTool() tool.Tool {
-	return tool.Tool{
+	return tool.For(tool.Tool{
 		Name:  "daemon_status",
 		Title: "hearth daemon status",
 		Description: "Reports the hearth daemon's health: version, uptime, connections (current, total, the limit, and the memory pending requests hold against the daemon-wide bound), request and error counts, " +
@@ -78,30 +78,29 @@ func (d *Daemon) statusTool() tool.Tool {
 		SchemaVersion: 4, // 2: the result gained "children"; 3: "settings", "home", "socket", "store", "clients"; 4: connections gained "max", "held_bytes", "max_held_bytes", "overloaded"
 		Annotations:   tool.Annotations{ReadOnly: true, Idempotent: true},
 		Timeout:       5 * time.Second,
-		Handler: func(ctx context.Context, call *tool.Call) (any, error) {
-			c := d.srv.Counters()
-			return statusResult{
-				Version:        version.Version,
-				ToolingVersion: version.Tooling(),
-				PID:            os.Getpid(),
-				Mode:           d.cfg.Mode,
-				StartedAt:      d.started.UTC().Format(time.RFC3339),
-				UptimeSeconds:  time.Since(d.started).Seconds(),
-				Connections: statusConnections{Current: c.Connections, Total: c.ConnectionsAll, Max: d.cfg.MaxConnections,
-					HeldBytes: c.HeldBytes, MaxHeldBytes: c.MaxHeldBytes, Overloaded: c.Overloaded},
-				Requests: c.Requests,
-				Errors:   c.Errors,
-				Panics:   c.Panics,
-				Children: d.children.Live(),
-				Tools:    d.srv.ToolCounters(),
-				Settings: d.statusSettings(),
-				Home:     d.home,
-				Socket:   d.socketPath,
-				Store:    d.store(),
-				Clients:  d.srv.Clients(),
-			}, nil
-		},
-	}
+	}, func(ctx context.Context, call *tool.Call, _ struct{}) (any, error) {
+		c := d.srv.Counters()
+		return statusResult{
+			Version:        version.Version,
+			ToolingVersion: version.Tooling(),
+			PID:            os.Getpid(),
+			Mode:           d.cfg.Mode,
+			StartedAt:      d.started.UTC().Format(time.RFC3339),
+			UptimeSeconds:  time.Since(d.started).Seconds(),
+			Connections: statusConnections{Current: c.Connections, Total: c.ConnectionsAll, Max: d.cfg.MaxConnections,
+				HeldBytes: c.HeldBytes, MaxHeldBytes: c.MaxHeldBytes, Overloaded: c.Overloaded},
+			Requests: c.Requests,
+			Errors:   c.Errors,
+			Panics:   c.Panics,
+			Children: d.children.Live(),
+			Tools:    d.srv.ToolCounters(),
+			Settings: d.statusSettings(),
+			Home:     d.home,
+			Socket:   d.socketPath,
+			Store:    d.store(),
+			Clients:  d.srv.Clients(),
+		}, nil
+	})
 }
 
 // store names the families' durable stores (engine and place), "; "-joined.

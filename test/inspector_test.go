@@ -43,7 +43,6 @@ func TestInspectorCLIOverStdio(t *testing.T) {
 // TestInspectorStrictToolListing: `--strict` tools/list reports no schema
 // portability finding, not even a warning, for any tool.
 func TestInspectorStrictToolListing(t *testing.T) {
-	t.Skip("schema portability warnings are fixed by the typed-tools change; see docs/decisions")
 	needInspector(t)
 	user := shortTempDir(t)
 	t.Cleanup(func() { killDaemonsOfHome(user) })
