@@ -3,7 +3,6 @@ package jsonval
 import (
 	"encoding/json"
 	"math"
-	"math/big"
 	"slices"
 	"strconv"
 	"strings"
@@ -383,12 +382,80 @@ func exponentsEqual(ea string, ka int, eb string, kb int) bool {
 	if aerr == nil && berr == nil && a < 1<<62 && a > -(1<<62) && b < 1<<62 && b > -(1<<62) {
 		return a+int64(ka) == b+int64(kb)
 	}
-	// An exponent too long for int64: rare enough to pay for math/big.
-	ba, _ := new(big.Int).SetString(orZero(ea), 10)
-	bb, _ := new(big.Int).SetString(orZero(eb), 10)
-	ba.Add(ba, big.NewInt(int64(ka)))
-	bb.Add(bb, big.NewInt(int64(kb)))
-	return ba.Cmp(bb) == 0
+	// An exponent too long for int64: add the small k to its decimal text
+	// digit by digit, in time linear in its length (math/big's decimal
+	// conversion is quadratic: a million-digit exponent cost seconds).
+	return addSmall(ea, ka) == addSmall(eb, kb)
+}
+
+// addSmall returns e+k as canonical decimal text ("-" and digits without
+// leading zeros; "0" for zero), for an exponent text e of any length (an
+// optional sign, digits) and a k that fits an int.
+func addSmall(e string, k int) string {
+	neg := strings.HasPrefix(e, "-")
+	mag := strings.TrimLeft(strings.TrimLeft(e, "+-"), "0")
+	kneg := k < 0
+	if kneg {
+		k = -k
+	}
+	kmag := strconv.Itoa(k)
+	if kmag == "0" {
+		kmag = ""
+	}
+	var out []byte
+	switch {
+	case mag == "":
+		out, neg = []byte(kmag), kneg
+	case neg == kneg:
+		out = addDigits([]byte(mag), kmag)
+	case len(mag) > len(kmag) || (len(mag) == len(kmag) && mag >= kmag):
+		out = subDigits([]byte(mag), kmag) // opposite signs, |e| >= |k|: e's sign
+	default:
+		out, neg = subDigits([]byte(kmag), mag), kneg
+	}
+	text := strings.TrimLeft(string(out), "0")
+	switch {
+	case text == "":
+		return "0"
+	case neg:
+		return "-" + text
+	}
+	return text
+}
+
+// addDigits returns the decimal digits of a+b.
+func addDigits(a []byte, b string) []byte {
+	out := make([]byte, max(len(a), len(b))+1)
+	carry := byte(0)
+	for i := 1; i <= len(out); i++ {
+		d := carry
+		if i <= len(a) {
+			d += a[len(a)-i] - '0'
+		}
+		if i <= len(b) {
+			d += b[len(b)-i] - '0'
+		}
+		out[len(out)-i], carry = '0'+d%10, d/10
+	}
+	return out
+}
+
+// subDigits returns the decimal digits of a-b, for a >= b.
+func subDigits(a []byte, b string) []byte {
+	out := append([]byte(nil), a...)
+	borrow := 0
+	for i := 1; i <= len(out); i++ {
+		d := int(out[len(out)-i]-'0') - borrow
+		if i <= len(b) {
+			d -= int(b[len(b)-i] - '0')
+		}
+		borrow = 0
+		if d < 0 {
+			d, borrow = d+10, 1
+		}
+		out[len(out)-i] = byte('0' + d)
+	}
+	return out
 }
 
 func orZero(s string) string {

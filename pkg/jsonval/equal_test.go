@@ -311,3 +311,24 @@ func TestNumbersEqualAgainstBigRat(t *testing.T) {
 		t.Fatalf("only %d equal pairs: the generator does not test equality", equal)
 	}
 }
+
+// addSmall agrees with math/big on exponents of any length, and numbers
+// with million-digit exponents compare in linear time.
+func TestAddSmallAgreesWithBig(t *testing.T) {
+	exps := []string{"0", "-0", "+0", "7", "-7", "0009", "-0009", "9223372036854775807", "-9223372036854775808",
+		"99999999999999999999", "-99999999999999999999", "100000000000000000000", "-100000000000000000000", "12345678901234567890123"}
+	ks := []int{0, 1, -1, 7, -7, 9, -9, 10, -10, 1 << 30, -(1 << 30)}
+	for _, e := range exps {
+		for _, k := range ks {
+			want, _ := new(big.Int).SetString(strings.TrimPrefix(e, "+"), 10)
+			want.Add(want, big.NewInt(int64(k)))
+			if got := addSmall(e, k); got != want.String() {
+				t.Errorf("addSmall(%s, %d) = %s, want %s", e, k, got, want)
+			}
+		}
+	}
+	nines := strings.Repeat("9", 1_000_000)
+	if !numbersEqual("1e"+nines, "10e"+nines[:len(nines)-1]+"8") || numbersEqual("1e"+nines, "1e-"+nines) {
+		t.Fatal("million-digit exponents")
+	}
+}
