@@ -112,7 +112,7 @@ func (f *Family) Tools() []tool.Tool {
 				"questions over one or more turns, then an immutable ADR in docs/adr/, docs/CURRENT_TASK.md and docs/ARCHITECTURE_STATE.md. Bug fixes, refactors " +
 				"and config-only changes get docs/CURRENT_TASK.md at once. Reply status: needs_clarification (answer the questions with session_id), completed, or error." + repoNote,
 			InputSchema:   requireSchema,
-			SchemaVersion: 3, // 2: the description says where the repository comes from without repo_path; 3: nullable arguments as anyOf branches, titles, the shared repo_path
+			SchemaVersion: 4, // 2: the description says where the repository comes from without repo_path; 3: nullable arguments as anyOf branches, titles, the shared repo_path; 4: repo_path says a directory inside a repository stands for it
 			ClientDir:     true,
 			Annotations:   tool.Annotations{},
 			Timeout:       3 * time.Minute, // an LLM may be tried three times
@@ -122,7 +122,7 @@ func (f *Family) Tools() []tool.Tool {
 			Title:         "Read the architecture snapshot",
 			Description:   "The repository's current architecture: the latest ADR's UID and its categories of decisions (from docs/ARCHITECTURE_STATE.md, regenerated from the latest ADR when missing or stale). No ADR yet: uid null, no categories." + repoNote,
 			InputSchema:   readSchema,
-			SchemaVersion: 3, // 2: the description says where the repository comes from without repo_path; 3: repo_path as anyOf branches, titled, the shared one
+			SchemaVersion: 4, // 2: the description says where the repository comes from without repo_path; 3: repo_path as anyOf branches, titled, the shared one; 4: repo_path says a directory inside a repository stands for it
 			ClientDir:     true,
 			Annotations:   tool.Annotations{Idempotent: true},
 		}, f.readArchitecture),

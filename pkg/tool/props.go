@@ -71,7 +71,7 @@ func Object(props ...Property) json.RawMessage {
 var RepoPath = Prop("repo_path", `{
 	"anyOf": [{"type": "string", "maxLength": 4096}, {"type": "null"}],
 	"title": "Repository",
-	"description": "The repository's directory (absolute, or relative to the client's directory). Default (also for null or \"\"): the client's directory walked up to the nearest .git."}`)
+	"description": "The repository's directory (absolute, or relative to the client's directory); a directory inside a repository stands for the repository, as in git. Default (also for null or \"\"): the client's directory walked up to the nearest .git."}`)
 
 // Limit is a limit argument: how many of what (a plural, "results") a call
 // returns at most, from 1 to max, def when absent. Bind it to an int

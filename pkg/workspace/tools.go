@@ -71,7 +71,7 @@ func (f *Family) Tools() []tool.Tool {
 				"else every file except .git and node_modules; binary files and files over 1 MiB are skipped. Runs as a supervised " +
 				"process with progress (files done of total); incremental by default. A cancelled, timed-out or failed build leaves the previous index." + repoNote,
 			InputSchema:   indexBuildSchema,
-			SchemaVersion: 3, // 2: the description says where the repository comes from without repo_path; 3: repo_path may be null or "" (the default), titles, timeout_ms's default
+			SchemaVersion: 4, // 2: the description says where the repository comes from without repo_path; 3: repo_path may be null or "" (the default), titles, timeout_ms's default; 4: repo_path says a directory inside a repository stands for it
 			Annotations:   tool.Annotations{Idempotent: true},
 			Timeout:       buildTimeout,
 			TimeoutArg:    "timeout_ms",
@@ -82,7 +82,7 @@ func (f *Family) Tools() []tool.Tool {
 			Title:         "Index status",
 			Description:   "Whether a repository has an index, when it was built, its size, the git HEAD it was built at, and the files added, modified or deleted since." + repoNote,
 			InputSchema:   repoOnlySchema,
-			SchemaVersion: 3, // 2: the description says where the repository comes from without repo_path; 3: repo_path may be null or "" (the default), titled
+			SchemaVersion: 4, // 2: the description says where the repository comes from without repo_path; 3: repo_path may be null or "" (the default), titled; 4: repo_path says a directory inside a repository stands for it
 			Annotations:   readOnly,
 			ClientDir:     true,
 		}, f.indexStatus),
@@ -93,7 +93,7 @@ func (f *Family) Tools() []tool.Tool {
 				"optionally limited to a path glob. Each hit has path, line, column, text and context lines. Needs index_build first (NO_INDEX otherwise); " +
 				"results reflect the files as of the last build." + repoNote,
 			InputSchema:   searchSchema,
-			SchemaVersion: 3, // 2: the description says where the repository comes from without repo_path; 3: repo_path may be null or "" (the default), titles
+			SchemaVersion: 4, // 2: the description says where the repository comes from without repo_path; 3: repo_path may be null or "" (the default), titles; 4: repo_path says a directory inside a repository stands for it
 			Annotations:   readOnly,
 			Timeout:       30 * time.Second,
 			ClientDir:     true,
@@ -103,7 +103,7 @@ func (f *Family) Tools() []tool.Tool {
 			Title:         "Show a file",
 			Description:   "A repository file's current text with line numbers, optionally a line range; at most 1 MiB. Binary files and paths leaving the repository are refused." + repoNote,
 			InputSchema:   showFileSchema,
-			SchemaVersion: 3, // 2: the description says where the repository comes from without repo_path; 3: repo_path may be null or "" (the default), titles
+			SchemaVersion: 4, // 2: the description says where the repository comes from without repo_path; 3: repo_path may be null or "" (the default), titles; 4: repo_path says a directory inside a repository stands for it
 			Annotations:   readOnly,
 			ClientDir:     true,
 		}, f.showFile),
@@ -120,7 +120,7 @@ func (f *Family) Tools() []tool.Tool {
 			Title:         "Workspace status",
 			Description:   "A repository's root, git branch, HEAD and count of files with uncommitted changes, and a summary of its index." + repoNote,
 			InputSchema:   repoOnlySchema,
-			SchemaVersion: 3, // 2: the description says where the repository comes from without repo_path; 3: repo_path may be null or "" (the default), titled
+			SchemaVersion: 4, // 2: the description says where the repository comes from without repo_path; 3: repo_path may be null or "" (the default), titled; 4: repo_path says a directory inside a repository stands for it
 			Annotations:   readOnly,
 			ClientDir:     true,
 		}, f.workspaceStatus),
