@@ -144,7 +144,7 @@ func BenchmarkConcurrentSearch(b *testing.B) {
 	}
 	// A query that touches much of the index: it takes milliseconds.
 	search := func(id string) string {
-		return fmt.Sprintf(`{"jsonrpc":"2.0","id":%q,"method":"tools/call","params":{"name":"search","arguments":{"repo_path":%q,"query":"func .*Context\\(","regex":true,"limit":100}}}`, id, src)
+		return fmt.Sprintf(`{"jsonrpc":"2.0","id":%q,"method":"tools/call","params":{"name":"search","arguments":{"repo_path":%q,"query":"func .*Context\\(","regex":true,"limit":5,"context_lines":0}}}`, id, src)
 	}
 	var one, two []time.Duration
 	b.ResetTimer()
