@@ -230,20 +230,12 @@ func (l *socketListener) gone(ctx context.Context) <-chan struct{} {
 		close(ch)
 		return ch
 	}
-	go func() {
-		t := time.NewTicker(socketCheckEvery)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
-			if now, err := os.Lstat(l.path); err != nil || !os.SameFile(bound, now) {
-				close(ch)
-				return
-			}
+	go every(ctx, socketCheckEvery, func() bool {
+		if now, err := os.Lstat(l.path); err != nil || !os.SameFile(bound, now) {
+			close(ch)
+			return false
 		}
-	}()
+		return true
+	})
 	return ch
 }

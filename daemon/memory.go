@@ -21,21 +21,15 @@ const (
 // returnMemory runs until ctx ends.
 func (d *Daemon) returnMemory(ctx context.Context) {
 	sample := []metrics.Sample{{Name: "/memory/classes/heap/free:bytes"}}
-	t := time.NewTicker(returnMemoryEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	every(ctx, returnMemoryEvery, func() bool {
 		metrics.Read(sample)
 		if sample[0].Value.Kind() != metrics.KindUint64 {
-			return // the runtime does not offer the metric
+			return false // the runtime does not offer the metric
 		}
 		if free := sample[0].Value.Uint64(); free > returnMemoryOver {
 			debug.FreeOSMemory()
 			d.log.Debug("returned free memory to the system", zap.Uint64("free_heap_bytes", free))
 		}
-	}
+		return true
+	})
 }

@@ -55,18 +55,12 @@ func (d *Daemon) watchdog(ctx context.Context, healthy func() bool) {
 	if interval > 0 {
 		tick = interval / 2
 	}
-	t := time.NewTicker(tick)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	every(ctx, tick, func() bool {
 		c := d.srv.Counters()
 		d.notify(fmt.Sprintf("STATUS=serving %d clients; %d requests, %d errors since start", c.Connections, c.Requests, c.Errors))
 		if interval > 0 && healthy() {
 			d.notify(sd.SdNotifyWatchdog)
 		}
-	}
+		return true
+	})
 }
