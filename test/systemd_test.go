@@ -36,7 +36,7 @@ func TestInstallServiceUnitsVerify(t *testing.T) {
 	}
 	if !strings.Contains(units["hearthd.service"], "ExecStart="+bin.hearthd+" serve") ||
 		!strings.Contains(units["hearthd.socket"], "SocketMode=0600") ||
-		!strings.Contains(units["hearthd.service"], "RestartPreventExitStatus=65 78") {
+		!strings.Contains(units["hearthd.service"], "RestartPreventExitStatus=3 65 78") {
 		t.Fatalf("rendered units:\n%s", out)
 	}
 	for n, content := range units {
