@@ -58,6 +58,12 @@ func (s *Shim) connect() (*conn, error) {
 	return s.autostart()
 }
 
+// ownerSilent: the data directory's owner did not answer on its socket in
+// time.
+type ownerSilent struct{ msg string }
+
+func (e *ownerSilent) Error() string { return e.msg }
+
 // dialOwner dials the owner of the shim's data directory, waiting until
 // deadline for one that is starting. (nil, nil): the home has no owner.
 func (s *Shim) dialOwner(deadline time.Time) (*conn, error) {
@@ -86,8 +92,8 @@ func (s *Shim) dialOwner(deadline time.Time) (*conn, error) {
 			// then for whoever follows it.
 		}
 		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("the data directory %s is owned by hearthd (pid %d), which did not answer on %q within %v",
-				s.home, rec.PID, rec.Socket, startWait)
+			return nil, &ownerSilent{fmt.Sprintf("the data directory %s is owned by hearthd (pid %d), which did not answer on %q within %v",
+				s.home, rec.PID, rec.Socket, startWait)}
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -181,13 +187,15 @@ func (s *Shim) autostart() (*conn, error) {
 
 	start := time.Now()
 	for time.Since(start) < startWait {
-		if c, err := s.dialOwner(time.Now()); c != nil || err != nil {
-			if err != nil && !strings.Contains(err.Error(), "did not answer") {
-				return nil, err
-			}
-			if c != nil {
-				return c, nil
-			}
+		// One look at the owner (no wait: this loop is the wait); one that
+		// does not answer yet is the daemon just started, still binding.
+		c, err := s.dialOwner(time.Now())
+		if c != nil {
+			return c, nil
+		}
+		var silent *ownerSilent
+		if err != nil && !errors.As(err, &silent) {
+			return nil, err
 		}
 		select {
 		case err := <-exited:

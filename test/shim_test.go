@@ -21,7 +21,11 @@ import (
 
 // daemonsIn lists the pids of hearthd processes serving a runtime directory
 // (found through /proc, since autostarted daemons are not our children).
-func daemonsIn(runtime string) []int {
+func daemonsIn(runtime string) []int { return daemonsWithEnv("XDG_RUNTIME_DIR=" + runtime) }
+
+// daemonsWithEnv lists the pids of this run's hearthd processes whose
+// environment holds the entry kv ("NAME=value").
+func daemonsWithEnv(kv string) []int {
 	var pids []int
 	entries, _ := os.ReadDir("/proc")
 	for _, e := range entries {
@@ -34,7 +38,7 @@ func daemonsIn(runtime string) []int {
 			continue
 		}
 		environ, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
-		if bytes.Contains(environ, []byte("XDG_RUNTIME_DIR="+runtime+"\x00")) {
+		if bytes.Contains(append([]byte{0}, environ...), []byte("\x00"+kv+"\x00")) {
 			pids = append(pids, pid)
 		}
 	}

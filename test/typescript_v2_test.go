@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"syscall"
 	"testing"
 )
@@ -202,18 +201,7 @@ func startUserDaemon(t *testing.T) (env []string, pid int) {
 // client with a minimal environment autostarted outside any test runtime
 // directory.
 func killDaemonsOfHome(home string) {
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		if exe, err := os.Readlink(filepath.Join("/proc", e.Name(), "exe")); err != nil || exe != bin.hearthd {
-			continue
-		}
-		environ, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
-		if bytes.Contains(environ, []byte("\x00HOME="+home+"\x00")) || bytes.HasPrefix(environ, []byte("HOME="+home+"\x00")) {
-			syscall.Kill(pid, syscall.SIGKILL)
-		}
+	for _, pid := range daemonsWithEnv("HOME=" + home) {
+		syscall.Kill(pid, syscall.SIGKILL)
 	}
 }

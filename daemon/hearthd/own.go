@@ -44,26 +44,12 @@ func relayIfServed(home string, log *zap.Logger) (relayed bool, code int) {
 }
 
 // claim makes this process the owner of home, the only one that opens its
-// stores (decision 0015). For `hearthd stdio`, a home another daemon
-// already serves is not claimed: the client is relayed to that daemon, and
-// relayed reports the exit code. Otherwise lock is the held ownership, or
-// code is the exit code of a refusal already reported.
+// stores (decision 0015). A `hearthd stdio` that finds another daemon
+// serving home (or starting to: it raced relayIfServed) is relayed to it,
+// and relayed reports the exit code. Otherwise lock is the held ownership,
+// or code is the exit code of a refusal already reported.
 func claim(mode daemon.Mode, home string, log *zap.Logger) (lock *owner.Lock, relayed bool, code int) {
-	deadline := time.Now().Add(ownerWait)
-	for {
-		if mode == daemon.ModeStdio {
-			rec, state, err := owner.Find(home)
-			if err != nil {
-				log.Warn("could not look for the data directory's owner", zap.String("home", home), zap.Error(err))
-			}
-			if state == owner.Serving && rec.Socket != "" {
-				return nil, true, relay(home, rec, log)
-			}
-			if state == owner.Starting && time.Now().Before(deadline) {
-				time.Sleep(20 * time.Millisecond)
-				continue
-			}
-		}
+	for attempt := 0; ; attempt++ {
 		l, err := owner.Acquire(home)
 		if err == nil {
 			return l, false, 0
@@ -74,8 +60,11 @@ func claim(mode daemon.Mode, home string, log *zap.Logger) (lock *owner.Lock, re
 			fmt.Fprintln(os.Stderr, "hearthd:", err)
 			return nil, false, 1
 		}
-		if mode == daemon.ModeStdio && time.Now().Before(deadline) && (held.State == owner.Starting || held.Record.Socket != "") {
-			continue // it serves, or will: attach to it
+		if mode == daemon.ModeStdio && attempt < 3 && (held.State == owner.Starting || held.Record.Socket != "") {
+			if relayed, code := relayIfServed(home, log); relayed {
+				return nil, true, code
+			}
+			continue // the owner went away meanwhile: try to own home again
 		}
 		msg := held.Error() + "; "
 		switch {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/hearth-mcp/hearth/pkg/endpoint"
+	"github.com/hearth-mcp/hearth/pkg/mcp"
 	"github.com/hearth-mcp/hearth/pkg/owner"
 )
 
@@ -144,32 +145,18 @@ func queryStatus(socket string) (json.RawMessage, error) {
 
 // statusView is the part of daemon_status a person reads.
 type statusView struct {
-	Version       string  `json:"toolingVersion"`
-	PID           int     `json:"pid"`
-	Mode          string  `json:"mode"`
-	Home          string  `json:"home"`
-	Store         string  `json:"store"`
-	StartedAt     string  `json:"started_at"`
-	UptimeSeconds float64 `json:"uptime_s"`
-	Requests      uint64  `json:"requests"`
-	Errors        uint64  `json:"errors"`
-	Children      int     `json:"children"`
-	Clients       []struct {
-		Name        string    `json:"name"`
-		Version     string    `json:"version"`
-		Cwd         string    `json:"cwd"`
-		PID         int       `json:"pid"`
-		ShimVersion string    `json:"shim_version"`
-		Since       time.Time `json:"since"`
-		Running     int       `json:"running"`
-	} `json:"clients"`
-	Tools []struct {
-		Name   string  `json:"name"`
-		Calls  uint64  `json:"calls"`
-		Errors uint64  `json:"errors"`
-		P50ms  float64 `json:"p50_ms"`
-		P99ms  float64 `json:"p99_ms"`
-	} `json:"tools"`
+	Version       string             `json:"toolingVersion"`
+	PID           int                `json:"pid"`
+	Mode          string             `json:"mode"`
+	Home          string             `json:"home"`
+	Store         string             `json:"store"`
+	StartedAt     string             `json:"started_at"`
+	UptimeSeconds float64            `json:"uptime_s"`
+	Requests      uint64             `json:"requests"`
+	Errors        uint64             `json:"errors"`
+	Children      int                `json:"children"`
+	Clients       []mcp.ClientInfo   `json:"clients"`
+	Tools         []mcp.ToolCounters `json:"tools"`
 }
 
 func (st *statusView) print(out io.Writer, socket string) {

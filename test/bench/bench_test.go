@@ -291,15 +291,7 @@ func attach(b *testing.B, env []string, path string, args ...string) (time.Durat
 	t0 := time.Now()
 	cmd := exec.Command(path, args...)
 	cmd.Env = env
-	in, _ := cmd.StdinPipe()
-	out, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	c := newConn(struct {
-		io.Reader
-		io.Writer
-	}{out, in})
+	c, in := spawnConn(b, cmd)
 	c.roundTrip(b, initLine)
 	c.w.WriteString(initedLine + "\n")
 	c.roundTrip(b, `{"jsonrpc":"2.0","id":3,"method":"tools/list"}`)
@@ -351,4 +343,19 @@ func BenchmarkShimAttach(b *testing.B) {
 	b.ReportMetric(float64(maxRSS), "shim-max-RSS-kB")
 	b.ReportMetric(float64(maxColdRSS), "cold-stdio-max-RSS-kB")
 	b.ReportMetric(cp50/sp50, "attach-speedup-x")
+}
+
+// spawnConn starts cmd with its stdio piped and returns a connection to it
+// and its stdin (closing that ends the session).
+func spawnConn(b *testing.B, cmd *exec.Cmd) (*conn, io.WriteCloser) {
+	b.Helper()
+	in, _ := cmd.StdinPipe()
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	return newConn(struct {
+		io.Reader
+		io.Writer
+	}{out, in}), in
 }

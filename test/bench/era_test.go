@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -28,15 +27,7 @@ func firstResult(b *testing.B, env []string, shim string, modern bool) time.Dura
 	t0 := time.Now()
 	cmd := exec.Command(shim)
 	cmd.Env = env
-	in, _ := cmd.StdinPipe()
-	out, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	c := newConn(struct {
-		io.Reader
-		io.Writer
-	}{out, in})
+	c, in := spawnConn(b, cmd)
 	var reply string
 	if modern {
 		c.roundTrip(b, discoverLine)

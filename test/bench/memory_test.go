@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -138,11 +137,7 @@ func BenchmarkSearchMemoryVsOfficial(b *testing.B) {
 // startPeer starts a stdio MCP server and initializes it.
 func startPeer(b *testing.B, cmd *exec.Cmd) *conn {
 	b.Helper()
-	in, _ := cmd.StdinPipe()
-	out, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
+	c, in := spawnConn(b, cmd)
 	b.Cleanup(func() {
 		in.Close()
 		done := make(chan struct{})
@@ -154,10 +149,6 @@ func startPeer(b *testing.B, cmd *exec.Cmd) *conn {
 			<-done
 		}
 	})
-	c := newConn(struct {
-		io.Reader
-		io.Writer
-	}{out, in})
 	c.initialize(b)
 	return c
 }
