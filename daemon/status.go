@@ -33,6 +33,9 @@ type statusResult struct {
 	Socket  string           `json:"socket"`
 	Store   string           `json:"store"`
 	Clients []mcp.ClientInfo `json:"clients"`
+	// Problems are what the families serve without (see
+	// tool.ProblemReporter); empty when everything loaded.
+	Problems []string `json:"problems"`
 }
 
 // statusSettings is where the daemon's settings came from: the config file
@@ -73,9 +76,9 @@ func (d *Daemon) statusTool() tool.Tool {
 			"child processes running for tools, per tool the calls, errors and p50/p99 latency in milliseconds since the daemon started, " +
 			"the data directory it owns, its socket and store, the clients attached (name, version, directory, since when, shim version), " +
 			"and its settings: the config file, and per setting its value (secrets redacted), where it came from (env, file or default) " +
-			"and any change waiting for a restart.",
+			"and any change waiting for a restart; problems lists what a family serves without (a schema file or an examples root that did not load).",
 		InputSchema:   json.RawMessage(`{"type":"object","additionalProperties":false,"properties":{}}`),
-		SchemaVersion: 4, // 2: the result gained "children"; 3: "settings", "home", "socket", "store", "clients"; 4: connections gained "max", "held_bytes", "max_held_bytes", "overloaded"
+		SchemaVersion: 5, // 2: the result gained "children"; 3: "settings", "home", "socket", "store", "clients"; 4: connections gained "max", "held_bytes", "max_held_bytes", "overloaded"; 5: "problems"
 		Annotations:   tool.Annotations{ReadOnly: true, Idempotent: true},
 		Timeout:       5 * time.Second,
 	}, func(ctx context.Context, call *tool.Call, _ struct{}) (any, error) {
@@ -99,6 +102,7 @@ func (d *Daemon) statusTool() tool.Tool {
 			Socket:   d.socketPath,
 			Store:    d.store(),
 			Clients:  d.srv.Clients(),
+			Problems: d.problems(),
 		}, nil
 	})
 }
@@ -112,6 +116,17 @@ func (d *Daemon) store() string {
 				out += "; "
 			}
 			out += sd.Store()
+		}
+	}
+	return out
+}
+
+// problems gathers what the families report they serve without.
+func (d *Daemon) problems() []string {
+	out := []string{}
+	for _, f := range d.families {
+		if pr, ok := f.(tool.ProblemReporter); ok {
+			out = append(out, pr.Problems()...)
 		}
 	}
 	return out

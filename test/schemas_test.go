@@ -76,9 +76,11 @@ func TestSeed001ClientOverSocket(t *testing.T) {
 }
 
 // TestSIGHUPReloadsCatalog: a schema added to the root is served after
-// SIGHUP; a broken one leaves the old catalog serving.
+// SIGHUP; a broken file is left out, logged and reported while the rest
+// serves; a root gone as a whole leaves the old catalog serving.
 func TestSIGHUPReloadsCatalog(t *testing.T) {
-	root := t.TempDir()
+	root := filepath.Join(t.TempDir(), "schemas")
+	os.Mkdir(root, 0o755)
 	os.WriteFile(filepath.Join(root, "a.schema.json"), []byte(`{"type":"object"}`), 0o644)
 	d := startDaemon(t, "SYN_SCHEMAS_DIR="+root, "SYN_EXAMPLES_DIR=")
 	c := dialRaw(t, d.socket)
@@ -94,11 +96,60 @@ func TestSIGHUPReloadsCatalog(t *testing.T) {
 	os.WriteFile(filepath.Join(root, "b.schema.json"), []byte(`{"type":"string"}`), 0o644)
 	d.cmd.Process.Signal(syscall.SIGHUP)
 	waitUntil(t, func() bool { return count() == 2 })
+
 	os.WriteFile(filepath.Join(root, "c.schema.json"), []byte(`{"type":`), 0o644)
+	os.WriteFile(filepath.Join(root, "d.schema.json"), []byte(`{"type":"integer"}`), 0o644)
+	d.cmd.Process.Signal(syscall.SIGHUP)
+	waitUntil(t, func() bool { return count() == 3 })
+	waitUntil(t, func() bool {
+		return strings.Contains(d.stderr.String(), "a schema file did not load") && strings.Contains(d.stderr.String(), "c.schema.json")
+	})
+	c.send(`{"jsonrpc":"2.0","id":2,"method":"validate_asset","params":{"asset":1,"schema":"c"}}`)
+	if r := c.recv(); !strings.Contains(r, `schema \"c\" did not load: c.schema.json: not JSON`) {
+		t.Fatalf("the broken schema by name: %s", r)
+	}
+
+	os.Rename(root, root+".away")
 	d.cmd.Process.Signal(syscall.SIGHUP)
 	waitUntil(t, func() bool { return strings.Contains(d.stderr.String(), "reload failed") })
-	if n := count(); n != 2 {
+	if n := count(); n != 3 {
 		t.Fatalf("a failed reload changed the catalog: %d", n)
+	}
+}
+
+// TestMissingExamplesRoot: an examples root set but missing does not take
+// the schemas down; the example tools and daemon_status say what is wrong.
+func TestMissingExamplesRoot(t *testing.T) {
+	s, _ := corpus(t)
+	missing := filepath.Join(t.TempDir(), "no-examples")
+	d := startDaemon(t, "SYN_SCHEMAS_DIR="+s, "SYN_EXAMPLES_DIR="+missing)
+	if !strings.Contains(d.stderr.String(), "the examples root did not load") {
+		t.Errorf("not logged at load:\n%s", d.stderr.String())
+	}
+	c := dialRaw(t, d.socket)
+	c.send(`{"jsonrpc":"2.0","id":1,"method":"validate_asset","params":{"asset":{"name":7},"schema":"tone"}}`)
+	if r := c.recv(); !strings.Contains(r, `"reason":"validation_failed"`) || !strings.Contains(r, `"path":"/name"`) {
+		t.Fatalf("the schemas do not serve: %s", r)
+	}
+	c.send(`{"jsonrpc":"2.0","id":2,"method":"list_examples"}`)
+	if r := c.recv(); !strings.Contains(r, "CAPABILITY_MISSING") || !strings.Contains(r, missing) {
+		t.Fatalf("list_examples: %s", r)
+	}
+	cmd := exec.Command(bin.hearthd, "status", "--json")
+	cmd.Env = d.cmd.Env
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("hearthd status --json: %v\n%s", err, out)
+	}
+	var st struct{ Problems []string }
+	if err := json.Unmarshal(out, &st); err != nil || len(st.Problems) != 1 ||
+		!strings.Contains(st.Problems[0], "the examples did not load") || !strings.Contains(st.Problems[0], missing) {
+		t.Fatalf("daemon_status problems: %q (%v)", st.Problems, err)
+	}
+	cmd = exec.Command(bin.hearthd, "status")
+	cmd.Env = d.cmd.Env
+	if out, err := cmd.Output(); err != nil || !strings.Contains(string(out), "problems (1):\n  the examples did not load") {
+		t.Fatalf("hearthd status: %v\n%s", err, out)
 	}
 }
 

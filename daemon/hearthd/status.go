@@ -157,6 +157,7 @@ type statusView struct {
 	Children      int                `json:"children"`
 	Clients       []mcp.ClientInfo   `json:"clients"`
 	Tools         []mcp.ToolCounters `json:"tools"`
+	Problems      []string           `json:"problems"`
 }
 
 func (st *statusView) print(out io.Writer, socket string) {
@@ -171,6 +172,12 @@ func (st *statusView) print(out io.Writer, socket string) {
 	fmt.Fprintf(w, "uptime\t%s (since %s)\n", uptime, st.StartedAt)
 	fmt.Fprintf(w, "requests\t%d (%d errors), %d child processes running\n", st.Requests, st.Errors, st.Children)
 	w.Flush()
+	if len(st.Problems) > 0 {
+		fmt.Fprintf(out, "\nproblems (%d):\n", len(st.Problems))
+		for _, p := range st.Problems {
+			fmt.Fprintf(out, "  %s\n", p)
+		}
+	}
 
 	clients := st.Clients[:0]
 	for _, c := range st.Clients {

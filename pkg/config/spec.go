@@ -43,6 +43,7 @@ type spec struct {
 var types = map[string]spec{
 	"schemas_dir":         {kind: kindPath, live: true},
 	"examples_dir":        {kind: kindPath, live: true},
+	"schemas_base_url":    {kind: kindURL, live: true},
 	"max_batch":           {kind: kindInt, min: 1, def: "100"},
 	"backend_url":         {kind: kindURL},
 	"backend_assets_path": {kind: kindString, def: "/synesthetic-assets/"},

@@ -7,6 +7,11 @@
 // $ref resolves only inside the roots: by a loaded schema's $id, by file path
 // under the schemas root, or through an explicit URL-prefix-to-directory map.
 // Nothing is ever fetched over the network.
+//
+// A root is a real tree: several schemas may share a name (v1/asset.json and
+// v2/asset.json), a client names one by its name when that is unambiguous,
+// else by name@version or by its path (see Catalog.Resolve). One file that
+// does not load is reported and left out; the rest of the catalog serves.
 package schemas
 
 import (
@@ -64,13 +69,31 @@ type Catalog struct {
 	schemaRoot     root
 	exampleRoot    root
 	schemas        []*Schema // sorted by name, version, path
-	byName         map[string]*Schema
+	byName         map[string][]*Schema
 	byRef          map[string]*Schema // $id, file URL, relative path
 	examples       []Example          // sorted by component, path
+	// problems are the schema files that did not load, sorted by path.
+	problems []Problem
+	// examplesErr is why the examples root did not load (nil: it did, or
+	// there is none); the schemas serve regardless.
+	examplesErr error
+}
+
+// Problem is a schema file, or a directory of the schema root, that did not
+// load: it is left out of the catalog and reported.
+type Problem struct {
+	Path  string `json:"path"`
+	Error string `json:"error"`
 }
 
 // Options tune loading.
 type Options struct {
+	// BaseURL is the URL the schemas root is published under: a schema at
+	// path p is also known as BaseURL+p, and a $ref to BaseURL+p resolves
+	// to the file p inside the root (for trees whose schemas refer to each
+	// other by their published URLs, with or without an $id of their own).
+	// It must be an absolute URL ending in "/"; empty means none.
+	BaseURL string
 	// URLMap serves URL prefixes from local directories (for $refs to
 	// documents identified by URL that carry no $id of their own, such as
 	// the official test suite's http://localhost:1234/ remotes).
@@ -140,8 +163,10 @@ func openRoot(r Root, embeddedPath string) (root, string, error) {
 var versionSegment = regexp.MustCompile(`^v?\d+(\.\d+)*$`)
 
 // Load reads and compiles every *.json under schemasDir and lists the
-// examples under examplesDir. An empty dir means none. A schema that does not
-// parse or compile fails the whole load, naming it.
+// examples under examplesDir. An empty dir means none. Only a schema root
+// that cannot be read at all fails the load; a schema file that does not
+// read, parse or compile is left out and listed by Problems, and an
+// examples root that does not load is reported by ExamplesError.
 func Load(schemasDir, examplesDir string, opts Options) (*Catalog, error) {
 	return LoadRoots(DirRoot(schemasDir), DirRoot(examplesDir), opts)
 }
@@ -149,7 +174,7 @@ func Load(schemasDir, examplesDir string, opts Options) (*Catalog, error) {
 // LoadRoots is Load for roots that may be directories or an fs.FS (the
 // embedded catalog): both kinds go through the same loader.
 func LoadRoots(schemas, examples Root, opts Options) (*Catalog, error) {
-	c := &Catalog{byName: map[string]*Schema{}, byRef: map[string]*Schema{}}
+	c := &Catalog{byName: map[string][]*Schema{}, byRef: map[string]*Schema{}}
 	var err error
 	if c.schemaRoot, c.Origin, err = openRoot(schemas, "/hearth-embedded/jsonschema"); err != nil {
 		return nil, err
@@ -164,20 +189,31 @@ func LoadRoots(schemas, examples Root, opts Options) (*Catalog, error) {
 		}
 	}
 	if c.exampleRoot.fsys != nil {
-		if err := c.loadExamples(); err != nil {
-			return nil, err
-		}
+		c.examplesErr = c.loadExamples()
 	}
 	return c, nil
 }
 
+// Problems lists the schema files that did not load, sorted by path.
+func (c *Catalog) Problems() []Problem { return c.problems }
+
+// ExamplesError is why the examples root did not load, or nil.
+func (c *Catalog) ExamplesError() error { return c.examplesErr }
+
 // jsonFiles lists the regular *.json files under a root ('/'-separated,
-// sorted). Symbolic links are not followed; special files are left out.
-func jsonFiles(fsys fs.FS) ([]string, error) {
+// sorted). Symbolic links are not followed; special files are left out. A
+// directory inside the root that cannot be read is a problem, not a failure;
+// the root itself unreadable is the error.
+func jsonFiles(fsys fs.FS) ([]string, []Problem, error) {
 	var out []string
+	var problems []Problem
 	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
-			return unwrapPath(err)
+			if p == "." {
+				return unwrapPath(err)
+			}
+			problems = append(problems, Problem{Path: p, Error: "cannot read: " + pathless(err).Error()})
+			return nil
 		}
 		if !d.IsDir() && strings.HasSuffix(d.Name(), ".json") && d.Type().IsRegular() {
 			out = append(out, p)
@@ -185,7 +221,7 @@ func jsonFiles(fsys fs.FS) ([]string, error) {
 		return nil
 	})
 	sort.Strings(out)
-	return out, err
+	return out, problems, err
 }
 
 // unwrapPath drops a *PathError's path, which names a file inside the root
@@ -197,6 +233,15 @@ func unwrapPath(err error) error {
 			return pe.Err
 		}
 		return fmt.Errorf("%s: %w", pe.Path, pe.Err)
+	}
+	return err
+}
+
+// pathless is err without the path a *PathError names: the caller names it.
+func pathless(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
 	}
 	return err
 }
@@ -214,68 +259,115 @@ func (r root) fileURL(rel string) string {
 
 func (c *Catalog) loadSchemas(opts Options) error {
 	r := c.schemaRoot
-	files, err := jsonFiles(r.fsys)
+	files, problems, err := jsonFiles(r.fsys)
 	if err != nil {
 		return fmt.Errorf("read schemas in %s: %w", c.Origin, err)
 	}
-	comp := validate.NewCompiler(&rootLoader{catalog: c, urlMap: opts.URLMap})
+	c.problems = problems
+	fail := func(rel, format string, args ...any) {
+		c.problems = append(c.problems, Problem{Path: rel, Error: fmt.Sprintf(format, args...)})
+	}
+	if err := checkBaseURL(opts.BaseURL); err != nil {
+		return err
+	}
+	comp := validate.NewCompiler(&rootLoader{catalog: c, urlMap: opts.URLMap, baseURL: opts.BaseURL})
+	var loaded []*Schema
+	firstWithID := map[string]string{}
 	for _, rel := range files {
 		raw, err := r.readFile(rel)
 		if err != nil {
-			return fmt.Errorf("read schema %s: %w", rel, unwrapPath(err))
+			fail(rel, "cannot read: %v", pathless(err))
+			continue
 		}
 		doc, err := validate.UnmarshalJSON(bytes.NewReader(raw))
 		if err != nil {
-			return fmt.Errorf("schema %s is not JSON: %w", rel, err)
+			fail(rel, "not JSON: %v", err)
+			continue
 		}
-		s := &Schema{Name: schemaName(rel), Path: rel, raw: raw, doc: doc}
+		s := &Schema{Name: schemaName(rel), Path: rel, raw: raw, doc: doc, Version: versionOf(rel, doc)}
 		if m, ok := doc.(map[string]any); ok {
-			if id, ok := m["$id"].(string); ok {
-				s.ID = id
-				if u, err := url.Parse(id); err == nil {
-					if seg := strings.Split(strings.Trim(u.Path, "/"), "/"); len(seg) > 1 && versionSegment.MatchString(seg[len(seg)-2]) {
-						s.Version = seg[len(seg)-2]
-					}
-				}
-			}
-			if v, ok := m["version"].(string); ok && s.Version == "" {
-				s.Version = v
-			}
+			s.ID, _ = m["$id"].(string)
 		}
-		if prev, dup := c.byName[s.Name]; dup {
-			return fmt.Errorf("schemas %s and %s have the same name %q", prev.Path, rel, s.Name)
+		if s.ID != "" {
+			// Two documents claiming one $id would make every $ref to it
+			// mean whichever the compiler met first: the first file in
+			// path order keeps the $id, the other is left out.
+			if first, dup := firstWithID[s.ID]; dup {
+				fail(rel, "has the same $id %q as %s", s.ID, first)
+				continue
+			}
+			firstWithID[s.ID] = rel
 		}
-		c.byName[s.Name] = s
+		if err := comp.AddResource(r.fileURL(rel), doc); err != nil {
+			fail(rel, "%v", err)
+			continue
+		}
 		c.byRef[rel] = s
 		c.byRef[r.fileURL(rel)] = s
-		if err := comp.AddResource(r.fileURL(rel), doc); err != nil {
-			return fmt.Errorf("schema %s: %w", rel, err)
+		if opts.BaseURL != "" {
+			c.byRef[opts.BaseURL+rel] = s
 		}
-		c.schemas = append(c.schemas, s)
+		loaded = append(loaded, s)
 	}
-	for _, s := range c.schemas {
+	for _, s := range loaded {
 		if s.ID != "" {
 			c.byRef[s.ID] = s
 		}
 	}
-	for _, s := range c.schemas {
+	for _, s := range loaded {
 		sch, err := comp.Compile(r.fileURL(s.Path))
 		if err != nil {
-			return fmt.Errorf("schema %s does not compile: %w", s.Path, err)
+			fail(s.Path, "does not compile: %v", err)
+			continue
 		}
 		s.sch = sch
+		c.schemas = append(c.schemas, s)
+		c.byName[s.Name] = append(c.byName[s.Name], s)
 	}
-	sort.Slice(c.schemas, func(i, j int) bool {
-		a, b := c.schemas[i], c.schemas[j]
-		if a.Name != b.Name {
-			return a.Name < b.Name
+	// A schema that did not compile is not served by any of its names.
+	for ref, s := range c.byRef {
+		if s.sch == nil {
+			delete(c.byRef, ref)
 		}
-		if a.Version != b.Version {
-			return a.Version < b.Version
-		}
-		return a.Path < b.Path
-	})
+	}
+	sort.Slice(c.problems, func(i, j int) bool { return c.problems[i].Path < c.problems[j].Path })
+	sort.Slice(c.schemas, func(i, j int) bool { return c.schemas[i].less(c.schemas[j]) })
+	for _, same := range c.byName {
+		sort.Slice(same, func(i, j int) bool { return same[i].less(same[j]) })
+	}
 	return nil
+}
+
+// less orders schemas by name, then version, then path.
+func (s *Schema) less(o *Schema) bool {
+	if s.Name != o.Name {
+		return s.Name < o.Name
+	}
+	if s.Version != o.Version {
+		return s.Version < o.Version
+	}
+	return s.Path < o.Path
+}
+
+// versionOf is a schema's version: the version segment of its $id's path
+// (https://x/2.1.0/asset.schema.json), else its "version" member, else the
+// version segment of the folder it is in (v2/asset.json).
+func versionOf(rel string, doc any) string {
+	m, _ := doc.(map[string]any)
+	if id, ok := m["$id"].(string); ok {
+		if u, err := url.Parse(id); err == nil {
+			if seg := strings.Split(strings.Trim(u.Path, "/"), "/"); len(seg) > 1 && versionSegment.MatchString(seg[len(seg)-2]) {
+				return seg[len(seg)-2]
+			}
+		}
+	}
+	if v, ok := m["version"].(string); ok && v != "" {
+		return v
+	}
+	if dir := path.Base(path.Dir(rel)); versionSegment.MatchString(dir) {
+		return dir
+	}
+	return ""
 }
 
 // rootLoader resolves what AddResource did not: a loaded schema by $id (the
@@ -284,6 +376,24 @@ func (c *Catalog) loadSchemas(opts Options) error {
 type rootLoader struct {
 	catalog *Catalog
 	urlMap  map[string]string
+	baseURL string
+}
+
+// checkBaseURL refuses a base URL that could not name the root's files.
+func checkBaseURL(base string) error {
+	if base == "" {
+		return nil
+	}
+	u, err := url.Parse(base)
+	switch {
+	case err != nil:
+		return fmt.Errorf("schemas_base_url %q: %v", base, err)
+	case !u.IsAbs() || u.Host == "" && u.Scheme != "urn" && u.Scheme != "file":
+		return fmt.Errorf("schemas_base_url %q: want an absolute URL such as https://example.com/schemas/", base)
+	case !strings.HasSuffix(base, "/") || u.RawQuery != "" || u.Fragment != "":
+		return fmt.Errorf("schemas_base_url %q: want a URL ending in \"/\" with no query or fragment, such as https://example.com/schemas/", base)
+	}
+	return nil
 }
 
 func (l *rootLoader) Load(u string) (any, error) {
@@ -302,6 +412,16 @@ func (l *rootLoader) Load(u string) (any, error) {
 			}
 			defer f.Close()
 			return validate.UnmarshalJSON(f)
+		}
+	}
+	if l.baseURL != "" {
+		// A file of the root by its published URL that is not a loaded
+		// schema (the file:// branch below reads it, or refuses).
+		if rel, ok := strings.CutPrefix(u, l.baseURL); ok && rel != "" {
+			u = l.catalog.schemaRoot.fileURL(rel)
+			if s, ok := l.catalog.byRef[u]; ok {
+				return s.doc, nil
+			}
 		}
 	}
 	if parsed, err := url.Parse(u); err == nil && parsed.Scheme == "file" {
@@ -420,7 +540,7 @@ func safeJoin(root, rel string) (string, error) {
 }
 
 func (c *Catalog) loadExamples() error {
-	files, err := jsonFiles(c.exampleRoot.fsys)
+	files, _, err := jsonFiles(c.exampleRoot.fsys)
 	if err != nil {
 		return fmt.Errorf("read examples in %s: %w", c.examplesOrigin, err)
 	}
@@ -459,15 +579,15 @@ func componentOf(rel string) string {
 	return strings.ToLower(base)
 }
 
-// resolveRef finds the schema an example's "$schema" names: an $id, a path
-// relative to the schemas root ("jsonschema/x.schema.json" or "x.schema.json"),
-// or a bare name.
+// resolveRef finds the schema a document's "$schema" names: an $id, a path
+// relative to the schemas root ("jsonschema/x.schema.json" or
+// "x.schema.json"), or a name that only one schema has.
 func (c *Catalog) resolveRef(ref string) *Schema {
 	if s, ok := c.byRef[ref]; ok {
 		return s
 	}
-	if s, ok := c.byName[schemaName(ref)]; ok {
-		return s
+	if same := c.byName[schemaName(ref)]; len(same) == 1 {
+		return same[0]
 	}
 	return nil
 }
@@ -480,7 +600,8 @@ const maxNamesShown = 20
 
 // Available names the catalog's schemas and where they came from, for an
 // error about a schema it does not have: "available: a, b, c (from embedded
-// synesthetic-schemas 0.7.3)". Past maxNamesShown names it says how many more.
+// synesthetic-schemas 0.7.3)". Past maxNamesShown names it says how many
+// more. A schema whose name is shared is listed as what names it alone.
 func (c *Catalog) Available() string {
 	origin := c.Origin
 	if origin == "" {
@@ -494,7 +615,7 @@ func (c *Catalog) Available() string {
 		if len(names) == maxNamesShown {
 			break
 		}
-		names = append(names, s.Name)
+		names = append(names, c.RefOf(s))
 	}
 	list := strings.Join(names, ", ")
 	if more := len(c.schemas) - len(names); more > 0 {
@@ -503,13 +624,114 @@ func (c *Catalog) Available() string {
 	return "available: " + list + " (from " + origin + ")"
 }
 
-// Lookup finds a schema by name; the nested alias finds the canonical one.
-func (c *Catalog) Lookup(name string) (*Schema, bool) {
-	if name == AliasNested {
-		name = AliasCanonical
+// LookupError is why a reference names no single schema of the catalog.
+type LookupError struct {
+	Ref string
+	// Candidates are the schemas an ambiguous name fits (several).
+	Candidates []*Schema
+	// Broken are the files of that name that did not load.
+	Broken []Problem
+	// available is Catalog.Available, for an unknown name.
+	available string
+}
+
+func (e *LookupError) Error() string {
+	ref := truncate(e.Ref, 100)
+	switch {
+	case len(e.Candidates) > 1:
+		list := make([]string, len(e.Candidates))
+		for i, s := range e.Candidates {
+			list[i] = s.Path
+			if s.Version != "" {
+				list[i] = s.Name + "@" + s.Version + " (" + s.Path + ")"
+			}
+		}
+		return fmt.Sprintf("schema name %q is ambiguous: %d schemas have it: %s; name one by its path, or as name@version where their versions differ",
+			ref, len(e.Candidates), strings.Join(list, ", "))
+	case len(e.Broken) > 0:
+		return fmt.Sprintf("schema %q did not load: %s: %s", ref, e.Broken[0].Path, e.Broken[0].Error)
 	}
-	s, ok := c.byName[name]
-	return s, ok
+	return "unknown schema: " + ref + "; " + e.available
+}
+
+// Resolve finds the one schema a client names, trying in turn:
+//   - its path under the schemas root ("v2/asset.json") or its $id;
+//   - name@version ("asset@v2");
+//   - its name ("asset"), when only one schema has it; the nested alias
+//     names the canonical synesthetic-asset.
+//
+// Anything else is a *LookupError: unknown (with the names available), a
+// name several schemas share (with the candidates), or a file that did not
+// load.
+func (c *Catalog) Resolve(ref string) (*Schema, error) {
+	s, same := c.resolve(ref)
+	if s != nil {
+		return s, nil
+	}
+	e := &LookupError{Ref: ref, Candidates: same}
+	if ref == AliasNested {
+		e.Ref = AliasCanonical
+	}
+	if len(same) == 0 {
+		for _, p := range c.problems {
+			if p.Path == e.Ref || schemaName(p.Path) == e.Ref {
+				e.Broken = append(e.Broken, p)
+			}
+		}
+		e.available = c.Available()
+	}
+	return nil, e
+}
+
+// resolve is Resolve without the error: the schema, or the candidates of a
+// shared name (none: unknown).
+func (c *Catalog) resolve(ref string) (*Schema, []*Schema) {
+	if ref == AliasNested {
+		ref = AliasCanonical
+	}
+	if s, ok := c.byRef[ref]; ok {
+		return s, nil
+	}
+	var same []*Schema
+	if name, ver, ok := cutVersion(ref); ok && len(c.byName[name]) > 0 {
+		for _, s := range c.byName[name] {
+			if s.Version == ver {
+				same = append(same, s)
+			}
+		}
+	} else {
+		same = c.byName[ref]
+	}
+	if len(same) == 1 {
+		return same[0], nil
+	}
+	return nil, same
+}
+
+// cutVersion splits "name@version".
+func cutVersion(ref string) (name, version string, ok bool) {
+	i := strings.LastIndexByte(ref, '@')
+	if i <= 0 || i == len(ref)-1 {
+		return "", "", false
+	}
+	return ref[:i], ref[i+1:], true
+}
+
+// RefOf is the shortest reference that names s alone: its name, else
+// name@version, else its path.
+func (c *Catalog) RefOf(s *Schema) string {
+	for _, ref := range []string{s.Name, s.Name + "@" + s.Version} {
+		if got, _ := c.resolve(ref); got == s && ref != AliasNested {
+			return ref
+		}
+	}
+	return s.Path
+}
+
+// Lookup finds the one schema a reference names (see Resolve).
+func (c *Catalog) Lookup(ref string) (*Schema, bool) {
+	s, err := c.Resolve(ref)
+	return s, err == nil
 }
 
 // Examples lists the examples of one component, or all for "all" or "".
@@ -524,43 +746,44 @@ func (c *Catalog) Examples(component string) []Example {
 }
 
 // Validate checks an instance in encoding/json's decoded form (UseNumber
-// or not) against a schema by name; see ValidateDoc.
-func (c *Catalog) Validate(instance any, name string) (ok bool, errs []validate.Violation, found bool) {
-	doc, err := jsonval.FromAny(instance)
-	if err != nil {
-		return false, []validate.Violation{{Path: "", Msg: "not a JSON value: " + err.Error()}}, true
+// or not) against a schema; see ValidateDoc.
+func (c *Catalog) Validate(instance any, ref string) (ok bool, errs []validate.Violation, err error) {
+	doc, derr := jsonval.FromAny(instance)
+	if derr != nil {
+		return false, []validate.Violation{{Path: "", Msg: "not a JSON value: " + derr.Error()}}, nil
 	}
-	return c.ValidateDoc(doc, name)
+	return c.ValidateDoc(doc, ref)
 }
 
-// ValidateDoc checks a decoded document against a schema by name. A
-// top-level "$schema" that names a catalog schema is the document's
-// reference to its schema, not content, and is set aside; for the nested
-// alias a top-level "$schemaRef" is ignored too. Errors are
-// the validator's leaves, sorted by path then message.
-func (c *Catalog) ValidateDoc(doc *jsonval.Doc, name string) (ok bool, errs []validate.Violation, found bool) {
-	s, found := c.Lookup(name)
-	if !found {
-		return false, nil, false
+// ValidateDoc checks a decoded document against the schema ref names (see
+// Resolve; a *LookupError when it names none). A top-level "$schema" that
+// names a catalog schema is the document's reference to its schema, not
+// content, and is set aside; for the nested alias a top-level "$schemaRef"
+// is ignored too. Errors are the validator's leaves, sorted by path then
+// message.
+func (c *Catalog) ValidateDoc(doc *jsonval.Doc, ref string) (ok bool, errs []validate.Violation, err error) {
+	s, err := c.Resolve(ref)
+	if err != nil {
+		return false, nil, err
 	}
 	if c.SchemaOf(doc) != "" {
 		doc = doc.Without("$schema")
 	}
-	if name == AliasNested {
+	if ref == AliasNested {
 		doc = doc.Without("$schemaRef")
 	}
 	if vs := s.sch.Validate(doc, nil); vs != nil {
-		return false, vs, true
+		return false, vs, nil
 	}
-	return true, nil, true
+	return true, nil, nil
 }
 
-// SchemaOf names the catalog schema a document's top-level "$schema"
-// refers to, or "".
+// SchemaOf is the reference (see RefOf) of the catalog schema a document's
+// top-level "$schema" refers to, or "".
 func (c *Catalog) SchemaOf(doc *jsonval.Doc) string {
 	if ref := doc.Get(doc.Root(), "$schema"); ref != nil && ref.Kind() == jsonval.String {
 		if s := c.resolveRef(doc.Str(ref)); s != nil {
-			return s.Name
+			return c.RefOf(s)
 		}
 	}
 	return ""

@@ -58,10 +58,13 @@ func ValidateCLI(args []string, stdout, stderr io.Writer, getenv func(string) st
 		return ExitIO
 	}
 	schemas, examples := Roots(getenv)
-	cat, err := LoadRoots(schemas, examples, Options{})
+	cat, err := LoadRoots(schemas, examples, Options{BaseURL: getenv("SYN_SCHEMAS_BASE_URL")})
 	if err != nil {
 		fmt.Fprintln(stderr, "hearthd validate: loading the schema catalog:", err)
 		return ExitIO
+	}
+	for _, p := range cat.Problems() {
+		fmt.Fprintf(stderr, "hearthd validate: warning: schema %s did not load: %s\n", p.Path, p.Error)
 	}
 	if schema == "" {
 		schema = cat.SchemaOf(doc)

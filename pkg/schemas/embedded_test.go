@@ -155,7 +155,7 @@ func TestUnknownSchemaNamesTheCatalog(t *testing.T) {
 	// populate_backend names the catalog too when it has no asset schema.
 	_, reg = openFamily(t, map[string]string{"SYN_SCHEMAS_DIR": dir, "SYN_BACKEND_URL": "http://127.0.0.1:1"})
 	r = call(t, reg, "populate_backend", map[string]any{"asset": map[string]any{}})
-	if got := mustJSON(r); !strings.Contains(got, "unknown schema synesthetic-asset; available: s00") {
+	if got := mustJSON(r); !strings.Contains(got, "unknown schema: synesthetic-asset; available: s00") {
 		t.Errorf("populate_backend: %s", got)
 	}
 }

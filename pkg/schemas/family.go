@@ -94,7 +94,7 @@ func Open(env tool.Env) (tool.Family, error) {
 // that fails to load leaves the old one serving, and the error says why.
 func (f *Family) Reload() error {
 	schemas, examples := Roots(f.getenv)
-	c, err := LoadRoots(schemas, examples, Options{})
+	c, err := LoadRoots(schemas, examples, Options{BaseURL: f.getenv("SYN_SCHEMAS_BASE_URL")})
 	if err != nil {
 		if f.cat.Load() == nil {
 			f.loadErr.Store(&err)
@@ -105,8 +105,38 @@ func (f *Family) Reload() error {
 	f.loadErr.Store(nil)
 	f.log.Info("schema catalog loaded", zap.String("schemas_dir", c.schemasLabel()), zap.String("examples_dir", c.examplesLabel()),
 		zap.String("schemas_from", c.Origin), zap.String("examples_from", c.examplesOrigin),
-		zap.Int("schemas", len(c.Schemas())), zap.Int("examples", len(c.Examples("all"))))
+		zap.Int("schemas", len(c.Schemas())), zap.Int("examples", len(c.Examples("all"))), zap.Int("problems", len(c.Problems())))
+	for _, p := range c.Problems() {
+		f.log.Warn("a schema file did not load; the rest of the catalog serves", zap.String("path", p.Path), zap.String("error", p.Error))
+	}
+	if err := c.ExamplesError(); err != nil {
+		f.log.Warn("the examples root did not load; the schemas serve", zap.Error(err))
+	}
 	return nil
+}
+
+// Problems says what of the family does not serve: the catalog that did
+// not load, schema files left out, the examples root, a bad backend
+// setting. daemon_status lists them.
+func (f *Family) Problems() []string {
+	var out []string
+	c := f.cat.Load()
+	if c == nil {
+		if e := f.loadErr.Load(); e != nil {
+			out = append(out, "the schema catalog did not load: "+(*e).Error())
+		}
+	} else {
+		for _, p := range c.Problems() {
+			out = append(out, "schema "+p.Path+" did not load: "+p.Error)
+		}
+		if err := c.ExamplesError(); err != nil {
+			out = append(out, "the examples did not load: "+err.Error())
+		}
+	}
+	if f.backendErr != nil {
+		out = append(out, "populate_backend is disabled: "+f.backendErr.Error())
+	}
+	return out
 }
 
 // Catalog is the catalog being served (nil if none ever loaded).
@@ -123,6 +153,19 @@ func (f *Family) catalog() (*Catalog, error) {
 		return nil, tool.Errorf(tool.CapabilityMissing, "the schema catalog did not load: %v", *e)
 	}
 	return nil, tool.Errorf(tool.CapabilityMissing, "the schema catalog is not loaded")
+}
+
+// exampleCatalog is the catalog for the example tools: an examples root
+// that did not load is their error, not the schema tools'.
+func (f *Family) exampleCatalog() (*Catalog, error) {
+	c, err := f.catalog()
+	if err != nil {
+		return nil, err
+	}
+	if err := c.ExamplesError(); err != nil {
+		return nil, tool.Errorf(tool.CapabilityMissing, "the examples did not load (the schemas serve): %v", err)
+	}
+	return c, nil
 }
 
 // ReadyFields names the roots on the daemon's readiness line: a directory,
@@ -146,7 +189,9 @@ func label(r root) string {
 	return r.dir
 }
 
-// Resource URIs: hearth://schemas/<name> and hearth://examples/<path>.
+// Resource URIs: hearth://schemas/<ref> (the schema's name, or what names
+// it alone when the name is shared; see Catalog.RefOf) and
+// hearth://examples/<path>.
 const (
 	schemaURIPrefix  = "hearth://schemas/"
 	exampleURIPrefix = "hearth://examples/"
@@ -160,7 +205,7 @@ func (f *Family) Resources() []tool.Resource {
 	}
 	var out []tool.Resource
 	for _, s := range c.Schemas() {
-		out = append(out, tool.Resource{URI: schemaURIPrefix + s.Name, Name: s.Name, Title: s.Name + " schema " + s.Version,
+		out = append(out, tool.Resource{URI: schemaURIPrefix + c.RefOf(s), Name: s.Name, Title: s.Name + " schema " + s.Version,
 			Description: "JSON Schema " + s.Path, MimeType: "application/schema+json"})
 	}
 	for _, e := range c.Examples("all") {
@@ -178,10 +223,11 @@ func (f *Family) ReadResource(uri string) (string, string, error) {
 		return "", "", tool.ErrNoResource
 	}
 	if name, ok := strings.CutPrefix(uri, schemaURIPrefix); ok {
-		if s, found := c.byName[name]; found {
-			return string(s.raw), "application/schema+json", nil
+		s, err := c.Resolve(name)
+		if err != nil {
+			return "", "", fmt.Errorf("%w: %v", tool.ErrNoResource, err)
 		}
-		return "", "", tool.ErrNoResource
+		return string(s.raw), "application/schema+json", nil
 	}
 	if rel, ok := strings.CutPrefix(uri, exampleURIPrefix); ok {
 		raw, _, err := c.exampleRoot.read(rel)

@@ -266,12 +266,23 @@ func TestSpecialFilesInTheSchemaRoots(t *testing.T) {
 	}
 	for _, sp := range specials {
 		os.WriteFile(filepath.Join(schemasDir, "uses.schema.json"), []byte(`{"$ref":"special/`+sp.Name+`"}`), 0o644)
+		var cat *Catalog
 		var err error
-		safefiletest.Prompt(t, "a load with a $ref to "+sp.Name, func() { _, err = Load(schemasDir, "", Options{}) })
-		if want := "special/" + sp.Name + " is a " + sp.Kind + ", not a regular file"; err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("$ref to %s: %v; want %q", sp.Name, err, want)
+		safefiletest.Prompt(t, "a load with a $ref to "+sp.Name, func() { cat, err = Load(schemasDir, "", Options{}) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The schema with the $ref is left out, named with the file it
+		// refers to; the others serve.
+		want := "special/" + sp.Name + " is a " + sp.Kind + ", not a regular file"
+		if p := cat.Problems(); len(p) != 1 || p[0].Path != "uses.schema.json" || !strings.Contains(p[0].Error, want) {
+			t.Errorf("$ref to %s: problems %v; want %q", sp.Name, p, want)
+		}
+		if len(cat.Schemas()) != 2 {
+			t.Errorf("$ref to %s: %d schemas serve, want the 2 good ones", sp.Name, len(cat.Schemas()))
 		}
 	}
+	os.Remove(filepath.Join(schemasDir, "uses.schema.json"))
 	if text, _, err := fam.ReadResource("hearth://examples/Part_Example.json"); err != nil || !strings.Contains(text, `"n":1`) {
 		t.Fatalf("a regular example: %q %v", text, err)
 	}
@@ -286,34 +297,65 @@ func TestRemoteRefNeverFetched(t *testing.T) {
 	defer srv.Close()
 	root := t.TempDir()
 	os.WriteFile(filepath.Join(root, "remote.schema.json"), []byte(`{"$ref":"`+srv.URL+`/s.json"}`), 0o644)
-	if _, err := Load(root, "", Options{}); err == nil || !strings.Contains(err.Error(), "no network") {
-		t.Fatalf("want a refusal, got %v", err)
+	if cat, err := Load(root, "", Options{}); err != nil || len(cat.Problems()) != 1 || !strings.Contains(cat.Problems()[0].Error, "no network") {
+		t.Fatalf("want a refusal, got %v", problemsOf(cat, err))
 	}
 	if hits.Load() != 0 {
 		t.Fatal("the schema was fetched over the network")
 	}
 	os.WriteFile(filepath.Join(root, "remote.schema.json"), []byte(`{"$ref":"file:///etc/hosts"}`), 0o644)
-	if _, err := Load(root, "", Options{}); err == nil {
-		t.Fatal("a file outside the root was loaded")
+	if cat, err := Load(root, "", Options{}); err != nil || len(cat.Schemas()) != 0 || len(cat.Problems()) != 1 {
+		t.Fatalf("a file outside the root was loaded: %v", problemsOf(cat, err))
 	}
 }
 
+// problemsOf is a load's outcome for a failure message.
+func problemsOf(cat *Catalog, err error) any {
+	if err != nil {
+		return err
+	}
+	return cat.Problems()
+}
+
+// TestReloadKeepsOldCatalogOnFailure: a schema root that cannot be read at
+// all leaves the previous catalog serving; one broken file among good ones
+// is left out and reported, and the rest of the new catalog serves.
 func TestReloadKeepsOldCatalogOnFailure(t *testing.T) {
 	fam, c := smallFamily(t)
 	dir := fam.Catalog().SchemasDir
 	os.WriteFile(filepath.Join(dir, "broken.schema.json"), []byte(`{"type":`), 0o644)
-	if err := fam.Reload(); err == nil || !strings.Contains(err.Error(), "broken.schema.json") {
-		t.Fatalf("reload of a broken root: %v", err)
+	os.WriteFile(filepath.Join(dir, "extra.schema.json"), []byte(`{"type":"string"}`), 0o644)
+	if err := fam.Reload(); err != nil {
+		t.Fatalf("reload with one broken file: %v", err)
 	}
-	if r := c("list_schemas", map[string]any{}); len(r["schemas"].([]any)) != 2 {
+	if r := c("list_schemas", map[string]any{}); len(r["schemas"].([]any)) != 3 {
+		t.Fatalf("the good schemas do not all serve: %v", r)
+	}
+	if p := fam.Problems(); len(p) != 1 || !strings.Contains(p[0], "schema broken.schema.json did not load: not JSON") {
+		t.Fatalf("problems: %q", p)
+	}
+	if r := c("validate_asset", map[string]any{"asset": 1, "schema": "broken"}); !strings.Contains(mustJSON(r), `schema \"broken\" did not load: broken.schema.json: not JSON`) {
+		t.Errorf("validate_asset against the broken schema: %s", mustJSON(r))
+	}
+	if r := c("get_schema", map[string]any{"name": "broken"}); r["reason"] != "not_found" {
+		t.Errorf("get_schema of the broken schema: %v", r)
+	}
+
+	// The whole root gone: the previous catalog serves on.
+	os.Rename(dir, dir+".away")
+	if err := fam.Reload(); err == nil || !strings.Contains(err.Error(), "no such file or directory") {
+		t.Fatalf("reload of a missing root: %v", err)
+	}
+	if r := c("list_schemas", map[string]any{}); len(r["schemas"].([]any)) != 3 {
 		t.Fatalf("old catalog not serving: %v", r)
 	}
+	os.Rename(dir+".away", dir)
 	os.WriteFile(filepath.Join(dir, "broken.schema.json"), []byte(`{"type":"string"}`), 0o644)
 	if err := fam.Reload(); err != nil {
 		t.Fatal(err)
 	}
-	if r := c("list_schemas", map[string]any{}); len(r["schemas"].([]any)) != 3 {
-		t.Fatalf("new catalog: %v", r)
+	if r := c("list_schemas", map[string]any{}); len(r["schemas"].([]any)) != 4 || len(fam.Problems()) != 0 {
+		t.Fatalf("new catalog: %v, problems %q", r, fam.Problems())
 	}
 }
 

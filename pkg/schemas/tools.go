@@ -17,7 +17,7 @@ import (
 )
 
 // schemaArg is validate_asset's schema argument.
-var schemaArg = tool.Prop("schema", `{"type":"string","title":"Schema","description":"Name of the schema to validate against (see list_schemas); nested-synesthetic-asset is an alias of synesthetic-asset. Required: a missing or empty name is answered validation_failed."}`)
+var schemaArg = tool.Prop("schema", `{"type":"string","title":"Schema","description":"The schema to validate against (see list_schemas): its name, or where several schemas share the name, name@version or its path; nested-synesthetic-asset is an alias of synesthetic-asset. Required: a missing or empty name is answered validation_failed, and an ambiguous one too, listing the candidates."}`)
 
 // The tools' arguments. validate_asset, validate_many and diff_assets read
 // theirs in place (tool.ForDoc): the documents are the bulk of a call, and
@@ -57,12 +57,12 @@ func (f *Family) Tools() []tool.Tool {
 	validateSchema := tool.Object(tool.AnyValue("asset", "Asset", "The JSON document to validate.").Required(), schemaArg)
 	return []tool.Tool{
 		tool.For(tool.Tool{Name: "list_schemas", Title: "List schemas",
-			Description: "Lists the loaded JSON Schemas as {ok, schemas:[{name, version, path}]}, sorted by name, version, path.",
-			InputSchema: tool.Object(), SchemaVersion: 2, Annotations: ro, PlainMethod: true}, f.listSchemas),
+			Description: "Lists the loaded JSON Schemas as {ok, schemas:[{name, version, path}]}, sorted by name, version, path. Several schemas may share a name (v1/asset.json and v2/asset.json): each is listed, and the other tools take name@version or the path for it.",
+			InputSchema: tool.Object(), SchemaVersion: 3, Annotations: ro, PlainMethod: true}, f.listSchemas),
 		tool.For(tool.Tool{Name: "get_schema", Title: "Get a schema",
-			Description:   "Returns one schema as {ok, schema, version}, or {ok:false, reason:\"not_found\"}.",
-			InputSchema:   tool.Object(tool.Prop("name", `{"type":"string","minLength":1,"maxLength":256,"title":"Schema","description":"The schema's name from list_schemas."}`).Required()),
-			SchemaVersion: 2, Annotations: ro, PlainMethod: true}, f.getSchema),
+			Description:   "Returns one schema as {ok, schema, version, path}, or {ok:false, reason:\"not_found\"}; a name several schemas share is {ok:false, reason:\"validation_failed\", errors} listing them.",
+			InputSchema:   tool.Object(tool.Prop("name", `{"type":"string","minLength":1,"maxLength":1024,"title":"Schema","description":"The schema's name from list_schemas, or where several schemas share the name, name@version or its path."}`).Required()),
+			SchemaVersion: 3, Annotations: ro, PlainMethod: true}, f.getSchema),
 		tool.For(tool.Tool{Name: "list_examples", Title: "List examples",
 			Description:   "Lists example documents as {ok, examples:[{component, path}]}, sorted by component then path.",
 			InputSchema:   tool.Object(tool.Prop("component", `{"type":"string","maxLength":256,"default":"all","title":"Component","description":"Only this component's examples (a schema name), or \"all\" (the default)."}`)),
@@ -73,15 +73,15 @@ func (f *Family) Tools() []tool.Tool {
 			SchemaVersion: 2, Annotations: ro, PlainMethod: true}, f.getExample),
 		tool.ForDoc[validateArgs](tool.Tool{Name: "validate_asset", Title: "Validate an asset",
 			Description: "Validates a JSON document against a schema (Draft 2020-12): {ok:true} or {ok:false, reason:\"validation_failed\", errors:[{path, msg}]} with RFC 6901 paths, sorted by path then msg.",
-			InputSchema: validateSchema, SchemaVersion: 2, Annotations: ro, PlainMethod: true}, f.validateAsset),
+			InputSchema: validateSchema, SchemaVersion: 3, Annotations: ro, PlainMethod: true}, f.validateAsset),
 		tool.ForDoc[validateArgs](tool.Tool{Name: "validate", Title: "Validate an asset (deprecated)",
 			Description: "Deprecated alias of validate_asset (identical behaviour; each use is logged). Use validate_asset.",
-			InputSchema: validateSchema, SchemaVersion: 2, Annotations: ro, PlainMethod: true}, f.validateAlias),
+			InputSchema: validateSchema, SchemaVersion: 3, Annotations: ro, PlainMethod: true}, f.validateAlias),
 		tool.ForDoc[validateManyArgs](tool.Tool{Name: "validate_many", Title: "Validate several assets",
 			Description: "Validates several documents against one schema: {ok:true, results:[{ok, errors?}]}. More than MCP_MAX_BATCH documents (default 100) is {ok:false, reason:\"unsupported\"}.",
 			InputSchema: tool.Object(tool.Prop("assets", `{"type":"array","title":"Assets","description":"The documents to validate."}`).Required(),
-				tool.Prop("schema", `{"type":"string","title":"Schema","description":"Name of the schema to validate against."}`)),
-			SchemaVersion: 2, Annotations: ro, PlainMethod: true}, f.validateMany),
+				tool.Prop("schema", `{"type":"string","title":"Schema","description":"The schema to validate against: its name, or where several schemas share the name, name@version or its path."}`)),
+			SchemaVersion: 3, Annotations: ro, PlainMethod: true}, f.validateMany),
 		tool.ForDoc[diffArgs](tool.Tool{Name: "diff_assets", Title: "Diff two assets",
 			Description: "RFC 6902 patch from base to new: {ok:true, patch:[{op, path, value?}]} with add/remove/replace only, keys in sorted order, arrays replaced whole, sorted by path (remove < add < replace).",
 			InputSchema: tool.Object(tool.AnyValue("base", "Base", "The original document.").Required(),
@@ -123,16 +123,19 @@ func (f *Family) getSchema(ctx context.Context, call *tool.Call, a getSchemaArgs
 	if err != nil {
 		return nil, err
 	}
-	s, ok := c.Lookup(a.Name)
-	if !ok {
+	s, err := c.Resolve(a.Name)
+	if err != nil {
+		if le := (*LookupError)(nil); errors.As(err, &le) && len(le.Candidates) > 1 {
+			return failed([]validate.Violation{{Path: "/name", Msg: err.Error()}}), nil
+		}
 		return notFound(), nil
 	}
 	// The schema's own bytes: never a re-encoding of a mutable value.
-	return result{"ok": true, "schema": json.RawMessage(s.raw), "version": s.Version}, nil
+	return result{"ok": true, "schema": json.RawMessage(s.raw), "version": s.Version, "path": s.Path}, nil
 }
 
 func (f *Family) listExamples(ctx context.Context, call *tool.Call, a listExamplesArgs) (any, error) {
-	c, err := f.catalog()
+	c, err := f.exampleCatalog()
 	if err != nil {
 		return nil, err
 	}
@@ -152,7 +155,7 @@ func (f *Family) listExamples(ctx context.Context, call *tool.Call, a listExampl
 func decode(raw []byte) (*jsonval.Doc, error) { return jsonval.Parse(raw) }
 
 func (f *Family) getExample(ctx context.Context, call *tool.Call, a getExampleArgs) (any, error) {
-	c, err := f.catalog()
+	c, err := f.exampleCatalog()
 	if err != nil {
 		return nil, err
 	}
@@ -171,7 +174,7 @@ func (f *Family) getExample(ctx context.Context, call *tool.Call, a getExampleAr
 	schema := c.SchemaOf(doc)
 	if schema == "" {
 		if s, ok := c.Lookup(componentOf(rel)); ok {
-			schema = s.Name
+			schema = c.RefOf(s)
 		}
 	}
 	validated := false
@@ -223,9 +226,9 @@ func validateDoc(c *Catalog, doc *jsonval.Doc, schema string) result {
 	if schema == "" {
 		return failed([]validate.Violation{{Path: "", Msg: "schema is required: name the schema to validate against"}})
 	}
-	ok, errs, found := c.ValidateDoc(doc, schema)
-	if !found {
-		return failed([]validate.Violation{{Path: "", Msg: "unknown schema: " + truncate(schema, 100) + "; " + c.Available()}})
+	ok, errs, err := c.ValidateDoc(doc, schema)
+	if err != nil {
+		return failed([]validate.Violation{{Path: "", Msg: err.Error()}})
 	}
 	if !ok {
 		return failed(errs)
@@ -288,13 +291,13 @@ func (f *Family) validateForBackend(asset any) (bool, []backend.Violation) {
 	if m, ok := asset.(map[string]any); ok {
 		if ref, ok := m["$schema"].(string); ok {
 			if s := c.resolveRef(ref); s != nil {
-				name = s.Name
+				name = c.RefOf(s)
 			}
 		}
 	}
-	ok, errs, found := c.Validate(asset, name)
-	if !found {
-		return false, []backend.Violation{{Path: "", Msg: "no schema to validate the asset against: unknown schema " + AliasCanonical + "; " + c.Available()}}
+	ok, errs, err := c.Validate(asset, name)
+	if err != nil {
+		return false, []backend.Violation{{Path: "", Msg: "no schema to validate the asset against: " + err.Error()}}
 	}
 	var out []backend.Violation
 	for _, v := range errs {

@@ -110,6 +110,13 @@ type StoreDescriber interface {
 	Store() string
 }
 
+// ProblemReporter is a family that serves on with part of it missing (a
+// schema file that did not load, an examples root that is gone): Problems
+// says what, in sentences, for daemon_status and `hearthd status`.
+type ProblemReporter interface {
+	Problems() []string
+}
+
 // Resource is one MCP resource a family serves.
 type Resource struct {
 	URI         string `json:"uri"`

@@ -21,6 +21,7 @@ type Setting struct {
 var Settings = []Setting{
 	{"schemas_dir", "SYN_SCHEMAS_DIR"},
 	{"examples_dir", "SYN_EXAMPLES_DIR"},
+	{"schemas_base_url", "SYN_SCHEMAS_BASE_URL"},
 	{"max_batch", "MCP_MAX_BATCH"},
 	{"backend_url", "SYN_BACKEND_URL"},
 	{"backend_assets_path", "SYN_BACKEND_ASSETS_PATH"},
