@@ -2,11 +2,14 @@ package schemas
 
 import (
 	"encoding/json"
+	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/hearth-mcp/hearth/pkg/jsonval"
 )
 
 // copyTree copies the regular files under src into dst.
@@ -304,4 +307,106 @@ func TestBadSchemaFilesAmongGood(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestBadSchemasBaseURL is the table of base URLs that cannot name a
+// root's files: each fails the load with the setting named, so a SIGHUP
+// with one keeps the previous catalog.
+func TestBadSchemasBaseURL(t *testing.T) {
+	root := versionedRoot(t)
+	for _, tc := range []struct{ url, want string }{
+		{"schemas/", "want an absolute URL"},
+		{"/schemas/", "want an absolute URL"},
+		{"https:///schemas/", "want an absolute URL"},
+		{"https://example.com/schemas", `ending in "/"`},
+		{"https://example.com/s/?v=1/", "no query or fragment"},
+		{"https://example.com/s/#/", "no query or fragment"},
+		{"https://exa mple.com/", "schemas_base_url"},
+		{"http://[::1/", "schemas_base_url"},
+	} {
+		_, err := Load(root, "", Options{BaseURL: tc.url})
+		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "schemas_base_url") {
+			t.Errorf("%q: %v; want %q", tc.url, err, tc.want)
+		}
+	}
+	for _, good := range []string{"https://example.com/", "http://localhost:1234/", "urn:example:schemas/"} {
+		if _, err := Load(root, "", Options{BaseURL: good}); err != nil {
+			t.Errorf("%q: %v", good, err)
+		}
+	}
+}
+
+// TestBaseURLResolvesInsideTheRoot: a $ref by the published URL reaches the
+// root's file, with or without an $id, and never the network or a file
+// outside the root.
+func TestBaseURLResolvesInsideTheRoot(t *testing.T) {
+	root := versionedRoot(t)
+	os.WriteFile(filepath.Join(root, "by-url.json"), []byte(`{"$ref":"https://example.com/s/v2/asset.json"}`), 0o644)
+	os.WriteFile(filepath.Join(root, "escape.json"), []byte(`{"$ref":"https://example.com/s/../../etc/passwd"}`), 0o644)
+	cat, err := Load(root, "", Options{BaseURL: "https://example.com/s/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ok, _, err := cat.ValidateDoc(mustParse(t, `{"b":1}`), "by-url")
+	if err != nil || !ok {
+		t.Fatalf("by-url: %v %v", ok, err)
+	}
+	if ok, _, _ := cat.ValidateDoc(mustParse(t, `{"a":1}`), "by-url"); ok {
+		t.Fatal("by-url accepted what v2/asset.json refuses")
+	}
+	if s, err := cat.Resolve("https://example.com/s/v1/asset.json"); err != nil || s.Path != "v1/asset.json" {
+		t.Fatalf("resolve by published URL: %v %v", s, err)
+	}
+	if p := cat.Problems(); len(p) != 1 || p[0].Path != "escape.json" {
+		t.Fatalf("problems: %v", p)
+	}
+}
+
+func mustParse(t testing.TB, s string) *jsonval.Doc {
+	t.Helper()
+	d, err := jsonval.Parse([]byte(s))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// FuzzResolve: any reference a client sends resolves to one schema or is a
+// LookupError, never a panic; what the catalog itself calls a schema
+// (RefOf) always resolves back to it.
+func FuzzResolve(f *testing.F) {
+	root := f.TempDir()
+	for rel, body := range map[string]string{
+		"v1/asset.json": `{"$id":"https://x.test/1.0/asset.json"}`, "v2/asset.json": `{}`, "other/asset.json": `{}`,
+		"a@b.json": `{}`, "x.json.json": `{}`, "x.json": `{}`, "nested-synesthetic-asset.json": `{}`, "synesthetic-asset.json": `{}`,
+	} {
+		p := filepath.Join(root, filepath.FromSlash(rel))
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		os.WriteFile(p, []byte(body), 0o644)
+	}
+	cat, err := Load(root, "", Options{})
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, s := range cat.Schemas() {
+		if got, err := cat.Resolve(cat.RefOf(s)); err != nil || got != s {
+			f.Fatalf("RefOf(%s) = %q resolves to %v, %v", s.Path, cat.RefOf(s), got, err)
+		}
+	}
+	for _, seed := range []string{"asset", "asset@v1", "asset@1.0", "@", "asset@", "@v1", "a@b", "a@b@c", "x.json", "x.json.json",
+		"v2/asset.json", "https://x.test/1.0/asset.json", "nested-synesthetic-asset", "", "\x00", "../v1/asset.json"} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, ref string) {
+		s, err := cat.Resolve(ref)
+		switch {
+		case err == nil && s == nil, err != nil && s != nil:
+			t.Fatalf("Resolve(%q) = %v, %v", ref, s, err)
+		case err != nil:
+			var le *LookupError
+			if !errors.As(err, &le) || err.Error() == "" {
+				t.Fatalf("Resolve(%q): %T %v", ref, err, err)
+			}
+		}
+	})
 }
