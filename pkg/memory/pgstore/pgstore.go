@@ -95,6 +95,7 @@ type Store struct {
 	// ready is closed once ix is loaded (or loading failed: loadErr).
 	ready   chan struct{}
 	loadErr error
+	from    string // where ix came from: "snapshot" or "database"
 
 	adds    chan *addRequest
 	wake    chan struct{} // the log has news: catch up
@@ -173,6 +174,15 @@ func (s *Store) cleanErr(err error) error {
 		return err
 	}
 	return errors.New(clean(err, s.password))
+}
+
+// LoadedFrom waits until the index is loaded and says where it came from:
+// "snapshot" or "database" (rebuilt).
+func (s *Store) LoadedFrom(ctx context.Context) (string, error) {
+	if err := s.indexed(ctx); err != nil {
+		return "", err
+	}
+	return s.from, nil
 }
 
 // Where names the server and database, without credentials.
@@ -263,6 +273,7 @@ func (s *Store) load(ctx context.Context) error {
 			return err
 		}
 	}
+	s.from = from
 	before := s.applied
 	if err := s.catchUp(ctx, nil); err != nil {
 		return err
