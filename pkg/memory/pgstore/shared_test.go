@@ -157,8 +157,11 @@ func TestServerDownAndBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, call := range map[string]func() error{
-		"add":    func() error { _, err := a.Add(ctx, mem("during the outage")); return err },
-		"search": func() error { _, err := a.SearchLexical(ctx, store.Query{Workspace: "default", Limit: 3}, []string{"outage"}); return err },
+		"add": func() error { _, err := a.Add(ctx, mem("during the outage")); return err },
+		"search": func() error {
+			_, err := a.SearchLexical(ctx, store.Query{Workspace: "default", Limit: 3}, []string{"outage"})
+			return err
+		},
 		"get":    func() error { _, err := b.Get(ctx, id); return err },
 		"delete": func() error { return b.Delete(ctx, id) },
 		"stats":  func() error { _, err := b.Stats(ctx); return err },
