@@ -89,7 +89,7 @@ func openFamily(env tool.Env, reopen, backfill time.Duration) *Family {
 		if env.Home == "" {
 			return nil, fmt.Errorf("%w: no data directory", store.ErrUnavailable)
 		}
-		return sqlitestore.Open(ctx, path)
+		return sqlitestore.OpenWith(ctx, path, sqlitestore.Options{Snapshot: sqlitestore.SnapshotPath(path), Log: log})
 	}
 	if dsn := getenv(EnvStoreURL); dsn != "" {
 		engine, described = "PostgreSQL", "postgres "+pgstore.Describe(dsn)
