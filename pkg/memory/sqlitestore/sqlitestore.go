@@ -188,10 +188,10 @@ func open(ctx context.Context, path string, opts Options) (*Store, error) {
 		log:      opts.Log,
 		w:        w,
 		r:        r,
-		ready:   make(chan struct{}),
-		adds:    make(chan *addRequest),
-		closing: make(chan struct{}),
-		stopped: make(chan struct{}),
+		ready:    make(chan struct{}),
+		adds:     make(chan *addRequest),
+		closing:  make(chan struct{}),
+		stopped:  make(chan struct{}),
 	}
 	go s.loadThenWrite()
 	return s, nil
