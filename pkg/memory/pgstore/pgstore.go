@@ -830,6 +830,31 @@ func filterSQL(q store.Query, where *strings.Builder, args *[]any) {
 	}
 }
 
+// probeSearches: every search first asks the log for its last change (one
+// index lookup on the server) and catches up when the index is behind. A
+// search then sees every write committed before it started, on any daemon,
+// and a server that is down answers ErrUnavailable even when the index
+// alone could answer. docs/decisions/0019 has what it costs.
+var probeSearches = true
+
+// fresh catches the index up if the log has changes it lacks.
+func (s *Store) fresh(ctx context.Context) error {
+	var last int64
+	if err := s.pool.QueryRow(ctx, `SELECT coalesce(max(seq), 0) FROM hearth_changes`).Scan(&last); err != nil {
+		return s.fail(ctx, "lexical search", err)
+	}
+	s.indexing.Lock()
+	behind := last > s.applied
+	s.indexing.Unlock()
+	if !behind {
+		return nil
+	}
+	if err := s.catchUp(ctx, nil); err != nil {
+		return s.fail(ctx, "lexical search", err)
+	}
+	return nil
+}
+
 // SearchLexical ranks through the in-memory index, then reads the ranked
 // memories and their best chunks.
 func (s *Store) SearchLexical(ctx context.Context, q store.Query, words []string) ([]store.Hit, error) {
@@ -841,6 +866,11 @@ func (s *Store) SearchLexical(ctx context.Context, q store.Query, words []string
 	}
 	ctx, cancel := bounded(ctx)
 	defer cancel()
+	if probeSearches {
+		if err := s.fresh(ctx); err != nil {
+			return nil, err
+		}
+	}
 	return rank.Search(s.ix, q, words, func(results []lexindex.Result) (map[int64]store.Hit, error) {
 		keys := make([]int64, len(results))
 		for i, r := range results {

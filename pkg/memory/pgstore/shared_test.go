@@ -52,35 +52,41 @@ func waitFound(t *testing.T, s store.Store, word, id string, want bool, limit ti
 }
 
 // TestTwoDaemonsShareOneDatabase: an add or delete through one store is
-// searchable through the other within a second.
+// searchable through the other within a second: by the search's own probe
+// of the log, and by LISTEN/NOTIFY alone when the probe is off.
 func TestTwoDaemonsShareOneDatabase(t *testing.T) {
-	srv := pgtest.Shared(t)
-	dsn := srv.DSN(srv.CreateDB(t))
-	a := open(t, dsn, pgstore.Options{Snapshot: filepath.Join(t.TempDir(), "a.index")})
-	b := open(t, dsn, pgstore.Options{Snapshot: filepath.Join(t.TempDir(), "b.index")})
-	ctx := context.Background()
-	var seen []time.Duration
-	for i := 0; i < 20; i++ {
-		from, to := a, b
-		if i%2 == 1 {
-			from, to = b, a
-		}
-		word := fmt.Sprintf("shared%dword", i)
-		id, err := from.Add(ctx, mem("a memory holding "+word))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if ok, err := found(t, from, word, id); err != nil || !ok {
-			t.Fatalf("the writer itself does not find its answered add: %v %v", ok, err)
-		}
-		seen = append(seen, waitFound(t, to, word, id, true, time.Second))
-		if err := to.Delete(ctx, id); err != nil {
-			t.Fatal(err)
-		}
-		seen = append(seen, waitFound(t, from, word, id, false, time.Second))
+	for _, probe := range []bool{true, false} {
+		t.Run(map[bool]string{true: "probe", false: "notify-only"}[probe], func(t *testing.T) {
+			defer pgstore.SetProbeForTest(pgstore.SetProbeForTest(probe))
+			srv := pgtest.Shared(t)
+			dsn := srv.DSN(srv.CreateDB(t))
+			a := open(t, dsn, pgstore.Options{Snapshot: filepath.Join(t.TempDir(), "a.index"), Poll: time.Hour})
+			b := open(t, dsn, pgstore.Options{Snapshot: filepath.Join(t.TempDir(), "b.index"), Poll: time.Hour})
+			ctx := context.Background()
+			var seen []time.Duration
+			for i := 0; i < 20; i++ {
+				from, to := a, b
+				if i%2 == 1 {
+					from, to = b, a
+				}
+				word := fmt.Sprintf("shared%dword", i)
+				id, err := from.Add(ctx, mem("a memory holding "+word))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if ok, err := found(t, from, word, id); err != nil || !ok {
+					t.Fatalf("the writer itself does not find its answered add: %v %v", ok, err)
+				}
+				seen = append(seen, waitFound(t, to, word, id, true, time.Second))
+				if err := to.Delete(ctx, id); err != nil {
+					t.Fatal(err)
+				}
+				seen = append(seen, waitFound(t, from, word, id, false, time.Second))
+			}
+			slices.Sort(seen)
+			t.Logf("write on one store searchable on the other: p50 %v, max %v (%d adds and deletes)", seen[len(seen)/2], seen[len(seen)-1], len(seen))
+		})
 	}
-	slices.Sort(seen)
-	t.Logf("write on one store searchable on the other: p50 %v, max %v (%d adds and deletes)", seen[len(seen)/2], seen[len(seen)-1], len(seen))
 }
 
 // TestSameTopKAsSQLite: both engines rank the same corpus identically.
