@@ -11,6 +11,7 @@ package pgtest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -21,6 +22,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -125,9 +127,44 @@ func Main(m *testing.M) int {
 	return code
 }
 
+// ownerFile holds the pid of the test process that started a server.
+const ownerFile = "owner.pid"
+
+// reap stops and removes the servers of test processes that are gone (a
+// test binary killed by its timeout never ran its cleanup): a postmaster
+// outlives the process that started it.
+func reap(bin string) {
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), "hearth-pg-*"))
+	for _, dir := range dirs {
+		b, err := os.ReadFile(filepath.Join(dir, ownerFile))
+		if err != nil {
+			continue // not started by this package, or still starting
+		}
+		pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+		if err != nil || pid <= 0 || !errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) {
+			continue // its test process still runs
+		}
+		fi, err := os.Stat(dir)
+		if err != nil {
+			continue
+		}
+		st, _ := fi.Sys().(*syscall.Stat_t)
+		s := &Server{Dir: dir, bin: bin, uid: -1, gid: -1}
+		if st != nil && os.Geteuid() == 0 && st.Uid != 0 {
+			s.uid, s.gid = int(st.Uid), int(st.Gid)
+		}
+		s.Remove()
+	}
+}
+
 func start(bin string, opts Options) (*Server, error) {
+	reap(bin)
 	dir, err := os.MkdirTemp("", "hearth-pg-")
 	if err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(dir, ownerFile), []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
+		os.RemoveAll(dir)
 		return nil, err
 	}
 	s := &Server{Dir: dir, bin: bin, opts: opts, uid: -1, gid: -1}
