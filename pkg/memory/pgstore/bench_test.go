@@ -7,10 +7,13 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/hearth-mcp/hearth/pkg/memory/chunk"
 	"github.com/hearth-mcp/hearth/pkg/memory/internal/synth"
@@ -42,9 +45,12 @@ type engine struct {
 	snapshot string
 }
 
+// dsn is the PostgreSQL database of the last engines call.
+var dsn string
+
 func engines(b *testing.B, durable bool) []engine {
 	srv := pgtest.Start(b, pgtest.Options{Durable: durable})
-	dsn := srv.DSN(srv.CreateDB(b))
+	dsn = srv.DSN(srv.CreateDB(b))
 	dir := b.TempDir()
 	pgSnap := filepath.Join(dir, "memory-pg.index")
 	litePath := filepath.Join(dir, "memory.db")
@@ -198,5 +204,58 @@ func BenchmarkSearch(b *testing.B) {
 			b.ReportMetric(rebuild.Seconds(), "first-rebuild-s")
 			b.ReportMetric(warm.Seconds(), "first-snapshot-s")
 		})
+	}
+	// The same database, ranked by PostgreSQL's full-text search instead.
+	b.Run(fmt.Sprintf("postgres-fulltext/memories=%d", n), func(b *testing.B) { fullText(b, dsn, synth.Queries(1000)) })
+}
+
+// fullText measures the alternative the decision record weighs:
+// PostgreSQL's own full-text search (a GIN index over to_tsvector, ranked
+// by ts_rank_cd, matching any query word) on the same queries: latency, and
+// how many of 40 queries take over 3 s (they are cut off there).
+func fullText(b *testing.B, dsn string, queries []string) {
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	t0 := time.Now()
+	if _, err := conn.Exec(ctx, `CREATE INDEX bench_fts ON hearth_chunks USING gin (to_tsvector('simple', text))`); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, `ANALYZE hearth_chunks; ANALYZE hearth_memories`); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(time.Since(t0).Seconds(), "fts-index-s")
+	if _, err := conn.Exec(ctx, `SET statement_timeout = '3s'`); err != nil {
+		b.Fatal(err)
+	}
+	var lat []time.Duration
+	timeouts := 0
+	for i := range 40 {
+		words := terms.Split(queries[i%len(queries)])
+		tsq := strings.Join(words, " | ")
+		start := time.Now()
+		rows, err := conn.Query(ctx, `SELECT c.memory_id FROM hearth_chunks c JOIN hearth_memories m ON m.id = c.memory_id
+			WHERE m.workspace = 'default' AND to_tsvector('simple', c.text) @@ to_tsquery('simple', $1)
+			ORDER BY ts_rank_cd(to_tsvector('simple', c.text), to_tsquery('simple', $1)) DESC LIMIT 10`, tsq)
+		if err == nil {
+			_, err = pgx.CollectRows(rows, pgx.RowTo[int64])
+		}
+		if err != nil {
+			if !strings.Contains(err.Error(), "statement timeout") {
+				b.Fatal(err)
+			}
+			timeouts++
+		}
+		lat = append(lat, time.Since(start))
+	}
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "fts-p50-ms")
+	b.ReportMetric(float64(lat[len(lat)*9/10].Microseconds())/1000, "fts-p90-ms")
+	b.ReportMetric(float64(timeouts), "fts-over-3s")
+	if _, err := conn.Exec(ctx, `DROP INDEX bench_fts`); err != nil {
+		b.Fatal(err)
 	}
 }

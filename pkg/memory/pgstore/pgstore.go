@@ -535,7 +535,7 @@ func (s *Store) writer() {
 			s.catchUpLogged()
 			continue
 		case <-snap.C:
-			if s.applied-s.saved >= snapshotAfter {
+			if s.unsaved() >= snapshotAfter {
 				s.saveSnapshot()
 			}
 			continue
@@ -558,14 +558,16 @@ func (s *Store) writer() {
 func (s *Store) catchUpLogged() {
 	ctx, cancel := bounded(context.Background())
 	defer cancel()
-	before := s.applied
 	if err := s.catchUp(ctx, nil); err != nil {
 		s.log.Warn("memory: catching up with the change log failed; will retry", zap.Error(s.fail(ctx, "catch up", err)))
-		return
 	}
-	if n := s.applied - before; n > 0 {
-		s.log.Debug("memory: caught up with other daemons' changes", zap.Int64("changes", n))
-	}
+}
+
+// unsaved is how many changes the index has that its snapshot lacks.
+func (s *Store) unsaved() int64 {
+	s.indexing.Lock()
+	defer s.indexing.Unlock()
+	return s.applied - s.saved
 }
 
 func (s *Store) commit(batch []*addRequest) {

@@ -306,7 +306,10 @@ func (s *Store) writer() {
 		case req := <-s.adds:
 			batch = append(batch, req)
 		case <-snap.C:
-			if s.applied-s.saved >= snapshotAfter {
+			s.indexing.Lock()
+			unsaved := s.applied - s.saved
+			s.indexing.Unlock()
+			if unsaved >= snapshotAfter {
 				s.saveSnapshot()
 			}
 			continue
