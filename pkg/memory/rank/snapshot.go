@@ -114,18 +114,28 @@ type counter struct{ n int64 }
 
 func (c *counter) Write(p []byte) (int, error) { c.n += int64(len(p)); return len(p), nil }
 
-// LoadSnapshot reads the snapshot at path: ErrNoSnapshot when there is
+// LoadSnapshot maps the snapshot at path: ErrNoSnapshot when there is
 // none, another error when it is damaged or unreadable. The caller checks
-// the stamp against its store before using the index.
+// the stamp against its store before using the index. The index uses the
+// mapped bytes in place (copy on write: the file never changes).
 func LoadSnapshot(path string) (*lexindex.Index, Stamp, error) {
-	var st Stamp
-	b, err := os.ReadFile(path)
+	b, release, err := mapFile(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, st, ErrNoSnapshot
+		return nil, Stamp{}, ErrNoSnapshot
 	}
 	if err != nil {
-		return nil, st, fmt.Errorf("read index snapshot: %w", err)
+		return nil, Stamp{}, fmt.Errorf("read index snapshot: %w", err)
 	}
+	ix, st, err := decodeSnapshot(b)
+	if err != nil {
+		release() // nothing uses the bytes
+		return nil, st, err
+	}
+	return ix, st, nil
+}
+
+func decodeSnapshot(b []byte) (*lexindex.Index, Stamp, error) {
+	var st Stamp
 	if len(b) < headerSize+trailerSize || string(b[:8]) != magic || string(b[len(b)-8:]) != magic {
 		return nil, st, errors.New("index snapshot: not a snapshot file")
 	}
