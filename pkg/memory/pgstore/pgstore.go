@@ -91,7 +91,7 @@ type Store struct {
 	indexing   sync.Mutex
 	applied    int64
 	appliedMem int64
-	saved      int64 // the change the snapshot on disk reflects
+	saved      int64 // the change the snapshot on disk reflects (-1: none)
 	// ready is closed once ix is loaded (or loading failed: loadErr).
 	ready   chan struct{}
 	loadErr error
@@ -148,7 +148,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("%w: PostgreSQL store %s: %s", store.ErrUnavailable, where, clean(err, cfg.Password))
 	}
 	s := &Store{pool: pool, cfg: cfg, where: where, password: cfg.Password, opts: opts, log: opts.Log,
-		ready: make(chan struct{}), adds: make(chan *addRequest), wake: make(chan struct{}, 1), closing: make(chan struct{})}
+		saved: -1, ready: make(chan struct{}), adds: make(chan *addRequest), wake: make(chan struct{}, 1), closing: make(chan struct{})}
 	octx, cancel := context.WithTimeout(ctx, opTimeout)
 	defer cancel()
 	id, created, err := checkFormat(octx, pool, where, opts.Build)
@@ -377,7 +377,7 @@ func (s *Store) saveSnapshot() {
 	}
 	s.indexing.Lock()
 	defer s.indexing.Unlock()
-	if s.saved == s.applied && s.saved != 0 {
+	if s.saved == s.applied {
 		return
 	}
 	start := time.Now()

@@ -1,7 +1,9 @@
 package rank_test
 
 import (
+	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/hearth-mcp/hearth/pkg/memory/chunk"
@@ -10,13 +12,18 @@ import (
 	"github.com/hearth-mcp/hearth/pkg/memory/rank"
 )
 
-// BenchmarkLoadSnapshot: reading back the snapshot of an index of 100 000
-// corpus memories (what a warm start pays before its first search).
+// BenchmarkLoadSnapshot: mapping back the snapshot of an index of 100 000
+// corpus memories (HEARTH_BENCH_MEMORIES to change it), what a warm start
+// pays before its first search.
 func BenchmarkLoadSnapshot(b *testing.B) {
+	n := 100_000
+	if v, err := strconv.Atoi(os.Getenv("HEARTH_BENCH_MEMORIES")); err == nil && v > 0 {
+		n = v
+	}
 	ix := lexindex.New()
 	c := synth.New(1)
 	key := int64(0)
-	for i := 0; i < 100_000; i++ {
+	for i := 0; i < n; i++ {
 		m := c.Memory()
 		key++
 		mem := lexindex.Memory{Key: key, Workspace: "default", Source: m.Source, Tags: m.Tags, Time: m.Time.UnixMilli()}

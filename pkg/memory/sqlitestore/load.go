@@ -142,7 +142,7 @@ func (s *Store) saveSnapshot() {
 	}
 	s.indexing.Lock()
 	defer s.indexing.Unlock()
-	if s.saved == s.applied && s.saved != 0 {
+	if s.saved == s.applied {
 		return
 	}
 	start := time.Now()

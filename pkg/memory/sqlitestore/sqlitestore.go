@@ -185,6 +185,7 @@ func open(ctx context.Context, path string, opts Options) (*Store, error) {
 		path:     path,
 		id:       id,
 		snapshot: opts.Snapshot,
+		saved:    -1, // no snapshot on disk yet
 		log:      opts.Log,
 		w:        w,
 		r:        r,
