@@ -26,6 +26,8 @@ import (
 	"github.com/hearth-mcp/hearth/daemon"
 	"github.com/hearth-mcp/hearth/pkg/config"
 	"github.com/hearth-mcp/hearth/pkg/guard"
+	"github.com/hearth-mcp/hearth/pkg/memory"
+	"github.com/hearth-mcp/hearth/pkg/memory/pgstore"
 	"github.com/hearth-mcp/hearth/pkg/schemas"
 	"github.com/hearth-mcp/hearth/pkg/supervisor"
 	"github.com/hearth-mcp/hearth/pkg/tool"
@@ -168,6 +170,9 @@ func serve(mode daemon.Mode) int {
 		return 1
 	}
 	log.Info(checked.String(), zap.String("home", home), zap.String("format", checked.Format.String()))
+	if code, refused := checkStore(live.Getenv, log); refused {
+		return code
+	}
 	// Claimed after the guard, which leaves a refused directory as it was,
 	// and before any store is opened.
 	lock, relayed, code := claim(mode, home, log)
@@ -230,5 +235,56 @@ func migrate(args []string) int {
 		return 1
 	}
 	fmt.Println(msg)
+	// The PostgreSQL store, when the settings name one, has its own marker.
+	settings, err := config.Load(os.Getenv)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "hearthd migrate:", err)
+		return 2
+	}
+	if dsn := settings.Getenv(memory.EnvStoreURL); dsn != "" {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		res, err := pgstore.Migrate(ctx, dsn, version.Tooling(), adopt)
+		if errors.As(err, &refusal) {
+			fmt.Fprintln(os.Stderr, "hearthd migrate:", refusal.Message)
+			return refusal.ExitCode
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "hearthd migrate:", err)
+			return 1
+		}
+		fmt.Println(res)
+	}
 	return 0
+}
+
+// storeCheckTimeout bounds the start's check of a PostgreSQL store.
+const storeCheckTimeout = 10 * time.Second
+
+// checkStore runs the format guard on the PostgreSQL store the settings
+// name, if any, before anything is served: a database in another format,
+// or hearth tables without a marker, stop the daemon with the guard's exit
+// code, untouched. A server that cannot be reached does not: the daemon
+// serves, its memory tools answer -32000, and the store (checked again
+// when it opens) is retried.
+func checkStore(getenv func(string) string, log *zap.Logger) (int, bool) {
+	dsn := getenv(memory.EnvStoreURL)
+	if dsn == "" {
+		return 0, false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), storeCheckTimeout)
+	defer cancel()
+	created, err := pgstore.Check(ctx, dsn, version.Tooling())
+	var refusal *guard.Error
+	switch {
+	case errors.As(err, &refusal):
+		log.Error("version guard refused the PostgreSQL store", zap.String("store", pgstore.Describe(dsn)), zap.Int("exit_code", refusal.ExitCode), zap.Error(err))
+		fmt.Fprintln(os.Stderr, "hearthd:", refusal.Message)
+		return refusal.ExitCode, true
+	case err != nil:
+		log.Warn("the PostgreSQL store cannot be checked now; memory tools answer -32000 until it can", zap.Error(err))
+	default:
+		log.Info("format check passed on the PostgreSQL store", zap.String("store", pgstore.Describe(dsn)), zap.String("format", pgstore.Format), zap.Bool("created", created))
+	}
+	return 0, false
 }

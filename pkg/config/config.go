@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -220,7 +221,7 @@ func syntaxProblem(raw []byte, err error) string {
 	if lines := strings.Split(string(raw), "\n"); row >= 1 && row <= len(lines) {
 		line := strings.ToLower(lines[row-1])
 		for _, sp := range specs {
-			if sp.kind == kindSecret && (strings.Contains(line, sp.Key) || strings.Contains(line, strings.ToLower(sp.Var))) {
+			if (sp.kind == kindSecret || sp.kind == kindDSN) && (strings.Contains(line, sp.Key) || strings.Contains(line, strings.ToLower(sp.Var))) {
 				msg = "invalid TOML (the line holds " + sp.Key + ", so the parser's detail is not shown)"
 			}
 		}
@@ -420,6 +421,8 @@ func redact(sp spec, v string) string {
 		return ""
 	case sp.kind == kindSecret:
 		return "(redacted)"
+	case sp.kind == kindDSN:
+		return RedactDSN(v)
 	case sp.kind == kindURL && strings.Contains(v, "@"):
 		u, err := url.Parse(v)
 		if err != nil {
@@ -428,6 +431,30 @@ func redact(sp spec, v string) string {
 		return u.Redacted()
 	}
 	return v
+}
+
+// dsnPassword finds a key/value DSN's password: the key, then a quoted
+// value (with backslash escapes) or a bare one.
+var dsnPassword = regexp.MustCompile(`(?i)(\bpassword\s*=\s*)('(?:[^'\\]|\\.)*'?|[^\s]*)`)
+
+// RedactDSN hides the password of a PostgreSQL connection string, a
+// postgres:// URL (in its user part or a password parameter) or a key/value
+// DSN, for daemon_status and logs. A URL that does not parse is withheld
+// whole.
+func RedactDSN(v string) string {
+	if strings.HasPrefix(v, "postgres://") || strings.HasPrefix(v, "postgresql://") {
+		u, err := url.Parse(v)
+		if err != nil {
+			return "(redacted: not a URL)"
+		}
+		q := u.Query()
+		if q.Has("password") {
+			q.Set("password", "xxxxx")
+			u.RawQuery = q.Encode()
+		}
+		return u.Redacted()
+	}
+	return dsnPassword.ReplaceAllString(v, "${1}xxxxx")
 }
 
 // Change is a setting whose value a reload changed.

@@ -394,3 +394,39 @@ func TestKeysAgree(t *testing.T) {
 		}
 	}
 }
+
+// TestStoreURLRedacted: the store's connection string is shown without its
+// password, in every form PostgreSQL accepts.
+func TestStoreURLRedacted(t *testing.T) {
+	const pw = "Sup3r-secret"
+	for _, tc := range []struct{ in, want string }{
+		{"postgres://hearth:" + pw + "@db.example:5432/hearth", "postgres://hearth:xxxxx@db.example:5432/hearth"},
+		{"postgresql://hearth@db.example/hearth?password=" + pw + "&sslmode=require", "postgresql://hearth@db.example/hearth?password=xxxxx&sslmode=require"},
+		{"host=db.example user=hearth password=" + pw + " dbname=hearth", "host=db.example user=hearth password=xxxxx dbname=hearth"},
+		{"host=db.example password = '" + pw + " with \\' quote' dbname=hearth", "host=db.example password = xxxxx dbname=hearth"},
+		{"host=/run/postgresql dbname=hearth", "host=/run/postgresql dbname=hearth"},
+		{"postgres://hearth:" + pw + "@bad host/%zz", "(redacted: not a URL)"},
+	} {
+		if got := RedactDSN(tc.in); got != tc.want {
+			t.Errorf("RedactDSN(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+	_, env := withFile(t, `store_url = "host=db.example password=`+pw+` dbname=hearth"`)
+	s, err := Load(envOf(env))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Getenv("HEARTH_STORE_URL") != "host=db.example password="+pw+" dbname=hearth" {
+		t.Fatal("the daemon must still read the password")
+	}
+	for _, st := range s.Sources() {
+		if strings.Contains(st.Value, pw) {
+			t.Errorf("Sources shows the password: %+v", st)
+		}
+	}
+	// A syntax error on its line does not quote the line.
+	_, env = withFile(t, "store_url = \"postgres://u:"+pw+"@h/d\n")
+	if _, err := Load(envOf(env)); err == nil || strings.Contains(err.Error(), pw) {
+		t.Errorf("syntax error = %v", err)
+	}
+}

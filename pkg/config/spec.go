@@ -16,6 +16,7 @@ const (
 	kindPath                 // a directory: "~/" and relative paths resolve in the file
 	kindURL                  // a URL (or a word such as "ollama"): a password in it is redacted
 	kindSecret               // a string never shown
+	kindDSN                  // a postgres:// URL or key/value DSN: its password is redacted
 	kindInt                  // a TOML integer
 	kindDuration             // a string such as "2s"
 	kindOctal                // a string holding an octal permission such as "0600"
@@ -64,6 +65,7 @@ var types = map[string]spec{
 	"idle_timeout":        {kind: kindDuration, zeroNever: true, example: "10m"},
 	"log_level":           {kind: kindLevel, def: "info"},
 	"socket_mode":         {kind: kindOctal, def: "0600"},
+	"store_url":           {kind: kindDSN},
 }
 
 // specs is keys.Settings with their types, in its order.
@@ -185,7 +187,7 @@ func Check(name, v string) error {
 		return nil
 	}
 	if err := s.check(v); err != nil {
-		if s.kind == kindSecret {
+		if s.kind == kindSecret || s.kind == kindDSN {
 			return fmt.Errorf("%s: %v", name, err)
 		}
 		return fmt.Errorf("%s=%q: %v", name, v, err)

@@ -3,7 +3,8 @@
 // of the daemon shares.
 //
 // The store is embedded SQLite at $HEARTH_HOME/memory.db (package
-// sqlitestore). Embeddings are optional: with HEARTH_EMBED_URL (an Ollama
+// sqlitestore), or, when HEARTH_STORE_URL names one, a PostgreSQL database
+// that several daemons may share (package pgstore). Embeddings are optional: with HEARTH_EMBED_URL (an Ollama
 // server's /api/embed) and HEARTH_EMBED_MODEL, chunks get vectors and search
 // fuses BM25 with cosine similarity; without them search is lexical and says so.
 //
@@ -25,6 +26,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/hearth-mcp/hearth/pkg/memory/embed"
+	"github.com/hearth-mcp/hearth/pkg/memory/pgstore"
 	"github.com/hearth-mcp/hearth/pkg/memory/sqlitestore"
 	"github.com/hearth-mcp/hearth/pkg/memory/store"
 	"github.com/hearth-mcp/hearth/pkg/tool"
@@ -32,6 +34,7 @@ import (
 
 // The configuration the family reads from the daemon's environment.
 const (
+	EnvStoreURL   = "HEARTH_STORE_URL"   // a PostgreSQL database (postgres:// URL or key/value DSN); unset: SQLite
 	EnvEmbedURL   = "HEARTH_EMBED_URL"   // Ollama /api/embed URL (or the server's base URL)
 	EnvEmbedModel = "HEARTH_EMBED_MODEL" // embedding model name, e.g. nomic-embed-text
 )
@@ -39,9 +42,9 @@ const (
 // StoreFile is the database's name inside $HEARTH_HOME.
 const StoreFile = "memory.db"
 
-// engine names the store in the -32000 "Database connection failed. Please
-// check <engine> is running." message.
-const engine = "SQLite"
+// PGSnapshotFile is where, inside $HEARTH_HOME, a daemon on PostgreSQL keeps
+// its index snapshot (each daemon its own: the index is per process).
+const PGSnapshotFile = "memory-pg.index"
 
 const (
 	// reopenEvery spaces attempts to open an unavailable store.
@@ -54,9 +57,12 @@ const (
 
 // Family is the memory family as the daemon holds it.
 type Family struct {
-	mem   *Memories
-	log   *zap.Logger
-	store string // "sqlite <path>", for daemon_status
+	mem *Memories
+	log *zap.Logger
+	// engine names the store in the -32000 "Database connection failed.
+	// Please check <engine> is running." message.
+	engine string
+	store  string // "sqlite <path>" or "postgres <user@host:port/db>", for daemon_status
 }
 
 var _ tool.Family = (*Family)(nil)
@@ -78,11 +84,20 @@ func openFamily(env tool.Env, reopen, backfill time.Duration) *Family {
 		getenv = func(string) string { return "" }
 	}
 	path := filepath.Join(env.Home, StoreFile)
+	engine, described := "SQLite", "sqlite "+path
 	openStore := func(ctx context.Context) (store.Store, error) {
 		if env.Home == "" {
 			return nil, fmt.Errorf("%w: no data directory", store.ErrUnavailable)
 		}
-		return sqlitestore.Open(ctx, path)
+		return sqlitestore.OpenWith(ctx, path, sqlitestore.Options{Snapshot: sqlitestore.SnapshotPath(path), Log: log})
+	}
+	if dsn := getenv(EnvStoreURL); dsn != "" {
+		engine, described = "PostgreSQL", "postgres "+pgstore.Describe(dsn)
+		opts := pgstore.Options{Build: env.Version, Log: log}
+		if env.Home != "" {
+			opts.Snapshot = filepath.Join(env.Home, PGSnapshotFile)
+		}
+		openStore = func(ctx context.Context) (store.Store, error) { return pgstore.Open(ctx, dsn, opts) }
 	}
 	var emb Embedder
 	state := "none"
@@ -106,7 +121,7 @@ func openFamily(env tool.Env, reopen, backfill time.Duration) *Family {
 	if _, err := mem.stores.get(context.Background()); err != nil {
 		log.Error("memory: store unavailable; memory tools will answer -32000 until it opens", zap.Error(err))
 	}
-	return &Family{mem: mem, log: log, store: "sqlite " + path}
+	return &Family{mem: mem, log: log, engine: engine, store: described}
 }
 
 // Store names the memory store: engine and file.
@@ -149,11 +164,12 @@ type storeHolder struct {
 	open func(context.Context) (store.Store, error)
 	log  *zap.Logger
 
-	every time.Duration // between open attempts
+	every time.Duration // the longest wait between open attempts
 
 	mu     sync.Mutex
 	st     store.Store
-	next   time.Time // no new attempt before this
+	next   time.Time     // no new attempt before this
+	wait   time.Duration // after the next failure: doubles up to every
 	closed bool
 }
 
@@ -170,10 +186,16 @@ func (h *storeHolder) get(ctx context.Context) (store.Store, error) {
 	}
 	st, err := h.open(ctx)
 	if err != nil {
-		h.next = time.Now().Add(h.every)
+		// Back off: soon after a first failure (a server restarting), then
+		// at most every h.every.
+		if h.wait <= 0 {
+			h.wait = min(h.every, 250*time.Millisecond)
+		}
+		h.next = time.Now().Add(h.wait)
+		h.wait = min(2*h.wait, h.every)
 		return nil, err
 	}
-	h.st = st
+	h.st, h.wait = st, 0
 	return st, nil
 }
 

@@ -271,7 +271,7 @@ func (f *Family) fail(call *tool.Call, err error) error {
 	switch {
 	case errors.Is(err, store.ErrUnavailable):
 		f.log.Error("memory: store unavailable", zap.String("tool", call.Tool), zap.Error(err))
-		return tool.StoreUnavailable(engine)
+		return tool.StoreUnavailable(f.engine)
 	case errors.Is(err, store.ErrNotFound):
 		return tool.Errorf(tool.NotFound, "no memory has that memory_id")
 	case errors.Is(err, ErrTooLong):

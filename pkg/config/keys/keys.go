@@ -25,6 +25,7 @@ var Settings = []Setting{
 	{"max_batch", "MCP_MAX_BATCH"},
 	{"backend_url", "SYN_BACKEND_URL"},
 	{"backend_assets_path", "SYN_BACKEND_ASSETS_PATH"},
+	{"store_url", "HEARTH_STORE_URL"},
 	{"embed_url", "HEARTH_EMBED_URL"},
 	{"embed_model", "HEARTH_EMBED_MODEL"},
 	{"llm_provider", "PREFLIGHTS_LLM_PROVIDER"},

@@ -30,3 +30,14 @@ func CreateAtVersionForTest(path string, v int) (*sql.DB, error) {
 	}
 	return db, nil
 }
+
+// ExecForTest runs one statement on the database at path.
+func ExecForTest(path, stmt string) error {
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	_, err = db.Exec(stmt)
+	return err
+}

@@ -4,17 +4,154 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
 
 	"github.com/hearth-mcp/hearth/pkg/memory/lexindex"
 	"github.com/hearth-mcp/hearth/pkg/memory/rank"
 )
 
-// loadIndex builds the lexical index from every chunk in the database, in row
-// id order (the order the index requires). It runs once per open, before the
-// store takes adds or searches.
-func loadIndex(ctx context.Context, db *sql.DB) (*lexindex.Index, error) {
-	return rank.Load(func(f *rank.Feed) error { return readChunks(ctx, db, f) })
+// snapshotEvery and snapshotAfter: a running store saves the index snapshot
+// again when that many changes have come since the last save, so a process
+// killed later catches up on few.
+const (
+	snapshotEvery = 10 * time.Minute
+	snapshotAfter = 1000
+)
+
+// load sets the index: from the snapshot when it is this store's and the
+// change log still has the change it names, then caught up from the log;
+// else rebuilt from every chunk (and saved, in the background). It runs
+// once per open on the write connection, before the writer takes adds.
+func (s *Store) load(ctx context.Context) error {
+	start := time.Now()
+	s.from = "snapshot"
+	if !s.loadSnapshot(ctx) {
+		s.from = "database"
+		if err := s.rebuild(ctx); err != nil {
+			return err
+		}
+	}
+	before := s.applied
+	if err := s.catchUp(ctx); err != nil {
+		return err
+	}
+	s.log.Info("memory: search index loaded", zap.String("from", s.from), zap.Int("memories", s.ix.Memories()),
+		zap.Int64("caught_up", s.applied-before), zap.Duration("took", time.Since(start)))
+	if s.from == "database" && s.snapshot != "" {
+		s.saving.Add(1)
+		go func() { defer s.saving.Done(); s.saveSnapshot() }()
+	}
+	return nil
+}
+
+// LoadedFrom waits until the index is loaded and says where it came from:
+// "snapshot" or "database" (rebuilt).
+func (s *Store) LoadedFrom(ctx context.Context) (string, error) {
+	if err := s.indexed(ctx); err != nil {
+		return "", err
+	}
+	return s.from, nil
+}
+
+func (s *Store) loadSnapshot(ctx context.Context) bool {
+	if s.snapshot == "" {
+		return false
+	}
+	rank.RemoveTemporaries(s.snapshot)
+	ix, st, err := rank.LoadSnapshot(s.snapshot)
+	if err != nil {
+		if !errors.Is(err, rank.ErrNoSnapshot) {
+			s.log.Warn("memory: index snapshot unusable; rebuilding", zap.Error(err))
+		}
+		return false
+	}
+	why := ""
+	switch {
+	case st.Store != s.id:
+		why = "of another store"
+	case st.Seq > 0:
+		var mem int64
+		err := s.w.QueryRowContext(ctx, `SELECT memory_id FROM changes WHERE seq = ?`, st.Seq).Scan(&mem)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			why = "ahead of the store"
+		case err != nil:
+			why = "cannot be checked: " + err.Error()
+		case mem != st.Memory:
+			why = "of another history of the store"
+		}
+	}
+	if why != "" {
+		s.log.Warn("memory: index snapshot not used; rebuilding", zap.String("reason", why))
+		return false
+	}
+	s.ix, s.applied, s.appliedMem, s.saved = ix, st.Seq, st.Memory, st.Seq
+	return true
+}
+
+// rebuild builds the index from every chunk, and takes the log's last change.
+func (s *Store) rebuild(ctx context.Context) error {
+	if err := s.w.QueryRowContext(ctx, `SELECT coalesce(max(seq), 0), coalesce((SELECT memory_id FROM changes ORDER BY seq DESC LIMIT 1), 0) FROM changes`).
+		Scan(&s.applied, &s.appliedMem); err != nil {
+		return err
+	}
+	ix, err := rank.Load(func(f *rank.Feed) error { return readChunks(ctx, s.w, f) })
+	if err != nil {
+		return err
+	}
+	s.ix = ix
+	return nil
+}
+
+// catchUp applies the changes logged after the one the index reflects.
+func (s *Store) catchUp(ctx context.Context) error {
+	rows, err := s.w.QueryContext(ctx, `SELECT seq, memory_id, deleted FROM changes WHERE seq > ? ORDER BY seq`, s.applied)
+	if err != nil {
+		return err
+	}
+	var changes []rank.Change
+	for rows.Next() {
+		var c rank.Change
+		if err := rows.Scan(&c.Seq, &c.Memory, &c.Deleted); err != nil {
+			rows.Close()
+			return err
+		}
+		changes = append(changes, c)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	n, err := rank.Apply(s.ix, changes, func(keys []int64) ([]rank.Stored, error) { return readStored(ctx, s.w, keys) })
+	if n > 0 {
+		s.applied, s.appliedMem = changes[n-1].Seq, changes[n-1].Memory
+	}
+	return err
+}
+
+// saveSnapshot writes the index with the change it reflects; adds and
+// deletes wait meanwhile, so the stamp matches the index.
+func (s *Store) saveSnapshot() {
+	if s.snapshot == "" {
+		return
+	}
+	s.indexing.Lock()
+	defer s.indexing.Unlock()
+	if s.saved == s.applied {
+		return
+	}
+	start := time.Now()
+	if err := rank.SaveSnapshot(s.snapshot, s.ix, rank.Stamp{Store: s.id, Seq: s.applied, Memory: s.appliedMem}); err != nil {
+		s.log.Warn("memory: saving the index snapshot failed", zap.Error(err))
+		return
+	}
+	s.saved = s.applied
+	s.log.Info("memory: index snapshot saved", zap.Int64("change", s.applied), zap.Duration("took", time.Since(start)))
 }
 
 // readChunks feeds every chunk with its memory to f, in row id order.
@@ -41,4 +178,46 @@ func readChunks(ctx context.Context, db *sql.DB, f *rank.Feed) error {
 		f.Memory(m, c)
 	}
 	return rows.Err()
+}
+
+// readStored reads the memories with the given keys (ascending) that still
+// exist, with their chunks, in key order.
+func readStored(ctx context.Context, db *sql.DB, keys []int64) ([]rank.Stored, error) {
+	var out []rank.Stored
+	for len(keys) > 0 {
+		n := min(len(keys), 500)
+		args := make([]any, n)
+		for i, k := range keys[:n] {
+			args[i] = k
+		}
+		keys = keys[n:]
+		rows, err := db.QueryContext(ctx, `SELECT m.id, m.workspace, m.source, m.tags, m.ts, c.id, c.text
+			FROM chunks c JOIN memories m ON m.id = c.memory_id WHERE m.id IN (?`+strings.Repeat(`, ?`, n-1)+`) ORDER BY m.id, c.id`, args...)
+		if err != nil {
+			return nil, err
+		}
+		for rows.Next() {
+			var m lexindex.Memory
+			var tags string
+			var c lexindex.Chunk
+			if err := rows.Scan(&m.Key, &m.Workspace, &m.Source, &tags, &m.Time, &c.Key, &c.Text); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			if l := len(out); l > 0 && out[l-1].Memory.Key == m.Key {
+				out[l-1].Chunks = append(out[l-1].Chunks, c)
+				continue
+			}
+			if err := json.Unmarshal([]byte(tags), &m.Tags); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("tags of memory row %d: %w", m.Key, err)
+			}
+			out = append(out, rank.Stored{Memory: m, Chunks: []lexindex.Chunk{c}})
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }

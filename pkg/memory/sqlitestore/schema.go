@@ -9,7 +9,7 @@ import (
 // SchemaVersion is the on-disk format this build writes, kept in PRAGMA
 // user_version. Entry i of migrations moves a database from version i to i+1
 // inside one transaction, so a crash mid-migration leaves the old format whole.
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 var migrations = []string{
 	// 0 → 1: memories, their tags, their chunks and the chunks' full-text index.
@@ -68,6 +68,22 @@ END;
 DROP TRIGGER chunks_fts_delete;
 DROP TABLE chunks_vocab;
 DROP TABLE chunks_fts;
+`,
+	// 2 → 3: the change log and the store's id, which stamp the index
+	// snapshot (docs/decisions/0019): one row per memory added or deleted,
+	// numbered in commit order. Memory ids are no longer reused after a
+	// delete (the next id is past every id the log names).
+	`
+CREATE TABLE changes (
+	seq       INTEGER PRIMARY KEY,
+	memory_id INTEGER NOT NULL,
+	deleted   INTEGER NOT NULL
+);
+CREATE TABLE meta (
+	key   TEXT PRIMARY KEY,
+	value TEXT NOT NULL
+) WITHOUT ROWID;
+INSERT INTO meta(key, value) VALUES ('store_id', lower(hex(randomblob(16))));
 `,
 }
 

@@ -29,11 +29,13 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/google/uuid"
+	"go.uber.org/zap"
 	_ "modernc.org/sqlite"     // database/sql driver "sqlite"
 	_ "modernc.org/sqlite/vec" // sqlite-vec functions on every connection
 
@@ -61,12 +63,23 @@ type Store struct {
 	// start; the calls that need the index wait instead.
 	ready   chan struct{}
 	loadErr error
+	from    string // where ix came from: "snapshot" or "database"
+
+	// The change the index reflects (under indexing), the one the snapshot
+	// on disk reflects, and the store's id that stamps snapshots.
+	applied    int64
+	appliedMem int64
+	saved      int64
+	id         string
+	snapshot   string // "" keeps none
+	log        *zap.Logger
 
 	adds     chan *addRequest
 	closing  chan struct{}
 	stopped  chan struct{}
 	closeErr error
 	once     sync.Once
+	saving   sync.WaitGroup // a snapshot saved in the background
 }
 
 type addRequest struct {
@@ -93,18 +106,42 @@ func dsn(path string, extra ...string) string {
 	return path + "?" + strings.Join(append(p, extra...), "&")
 }
 
+// Options configure a store.
+type Options struct {
+	// Snapshot is the index snapshot's file: "" keeps none; Open puts it
+	// beside the database (memory.db: memory.index).
+	Snapshot string
+	// Log receives what the store does on its own (loading, snapshots).
+	Log *zap.Logger
+}
+
 // Open opens (creating if needed) the store at path and brings its schema up to
 // date. Every error wraps store.ErrUnavailable: a file that is not a database,
 // is corrupt or cannot be created makes the store unavailable, not the daemon.
+// Its index snapshot is beside it (SnapshotPath).
 func Open(ctx context.Context, path string) (*Store, error) {
-	s, err := open(ctx, path)
+	return OpenWith(ctx, path, Options{Snapshot: SnapshotPath(path)})
+}
+
+// SnapshotPath is where Open keeps the index snapshot of the database at
+// path: the same name with the extension .index.
+func SnapshotPath(path string) string {
+	return strings.TrimSuffix(path, filepath.Ext(path)) + ".index"
+}
+
+// OpenWith is Open with options.
+func OpenWith(ctx context.Context, path string, opts Options) (*Store, error) {
+	if opts.Log == nil {
+		opts.Log = zap.NewNop()
+	}
+	s, err := open(ctx, path, opts)
 	if err != nil {
 		return nil, fmt.Errorf("%w: open sqlite store %s: %w", store.ErrUnavailable, path, err)
 	}
 	return s, nil
 }
 
-func open(ctx context.Context, path string) (*Store, error) {
+func open(ctx context.Context, path string, opts Options) (*Store, error) {
 	w, err := sql.Open("sqlite", dsn(path, "_pragma=journal_mode(WAL)", "_txlock=immediate"))
 	if err != nil {
 		return nil, err
@@ -138,14 +175,24 @@ func open(ctx context.Context, path string) (*Store, error) {
 	}
 	r.SetMaxOpenConns(4)
 	r.SetMaxIdleConns(4)
+	var id string
+	if err := w.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = 'store_id'`).Scan(&id); err != nil {
+		w.Close()
+		r.Close()
+		return nil, err
+	}
 	s := &Store{
-		path:    path,
-		w:       w,
-		r:       r,
-		ready:   make(chan struct{}),
-		adds:    make(chan *addRequest),
-		closing: make(chan struct{}),
-		stopped: make(chan struct{}),
+		path:     path,
+		id:       id,
+		snapshot: opts.Snapshot,
+		saved:    -1, // no snapshot on disk yet
+		log:      opts.Log,
+		w:        w,
+		r:        r,
+		ready:    make(chan struct{}),
+		adds:     make(chan *addRequest),
+		closing:  make(chan struct{}),
+		stopped:  make(chan struct{}),
 	}
 	go s.loadThenWrite()
 	return s, nil
@@ -154,11 +201,16 @@ func open(ctx context.Context, path string) (*Store, error) {
 // Path is the database file.
 func (s *Store) Path() string { return s.path }
 
-// Close stops the writer, then closes both pools. Adds still waiting fail.
+// Close stops the writer, saves the index snapshot, then closes both
+// pools. Adds still waiting fail.
 func (s *Store) Close() error {
 	s.once.Do(func() {
 		close(s.closing)
 		<-s.stopped
+		s.saving.Wait()
+		if s.loadErr == nil && s.ix != nil {
+			s.saveSnapshot()
+		}
 		s.closeErr = errors.Join(s.r.Close(), s.w.Close())
 	})
 	return s.closeErr
@@ -224,7 +276,7 @@ func (s *Store) loadThenWrite() {
 		case <-s.ready:
 		}
 	}()
-	s.ix, s.loadErr = loadIndex(ctx, s.w)
+	s.loadErr = s.load(ctx)
 	cancel()
 	if s.loadErr != nil {
 		s.loadErr = fmt.Errorf("%w: load the search index: %w", store.ErrUnavailable, s.loadErr)
@@ -247,11 +299,21 @@ func (s *Store) indexed(ctx context.Context) error {
 
 // writer owns the write connection and group-commits adds.
 func (s *Store) writer() {
+	snap := time.NewTicker(snapshotEvery)
+	defer snap.Stop()
 	for {
 		var batch []*addRequest
 		select {
 		case req := <-s.adds:
 			batch = append(batch, req)
+		case <-snap.C:
+			s.indexing.Lock()
+			unsaved := s.applied - s.saved
+			s.indexing.Unlock()
+			if unsaved >= snapshotAfter {
+				s.saveSnapshot()
+			}
+			continue
 		case <-s.closing:
 			return
 		}
@@ -291,6 +353,7 @@ func (s *Store) commit(batch []*addRequest) {
 	}
 	var ids []string
 	var keys []rowKeys
+	var lastSeq int64
 	s.indexing.Lock()
 	defer s.indexing.Unlock()
 	err := func() error {
@@ -303,7 +366,7 @@ func (s *Store) commit(batch []*addRequest) {
 		for i, req := range live {
 			ms[i] = &req.m
 		}
-		if ids, keys, err = insertBatch(ctx, tx, ms); err != nil {
+		if ids, keys, lastSeq, err = insertBatch(ctx, tx, ms); err != nil {
 			return err
 		}
 		return tx.Commit()
@@ -313,6 +376,7 @@ func (s *Store) commit(batch []*addRequest) {
 		for i, req := range live {
 			s.ix.AddAnalyzed(rank.Memory(keys[i].memory, req.m), keys[i].chunks, req.docs)
 		}
+		s.applied, s.appliedMem = lastSeq, keys[len(keys)-1].memory
 	}
 	for i, req := range live {
 		if err != nil {
@@ -329,25 +393,28 @@ type rowKeys struct {
 	chunks []int64
 }
 
-// insertBatch inserts a group commit's memories, tags and chunks with one
-// multi-row INSERT per table (per maxParams parameters), so the cost of a
-// statement is shared by the batch. Rows get explicit ids after the largest
-// in use, the ids SQLite would pick itself. It returns each memory's id and
-// row ids; a zero Metadata.Time is set to now, as stored.
-func insertBatch(ctx context.Context, tx *sql.Tx, ms []*store.NewMemory) ([]string, []rowKeys, error) {
-	var lastMem, lastChunk int64
-	if err := tx.QueryRowContext(ctx, `SELECT coalesce((SELECT max(id) FROM memories), 0), coalesce((SELECT max(id) FROM chunks), 0)`).
-		Scan(&lastMem, &lastChunk); err != nil {
-		return nil, nil, err
+// insertBatch inserts a group commit's memories, tags, chunks and change
+// log rows with one multi-row INSERT per table (per maxParams parameters),
+// so the cost of a statement is shared by the batch. Rows get explicit ids
+// after the largest in use; a memory id is also past every id the change
+// log names, so no id is reused after a delete. It returns each memory's id
+// and row ids and the last change's number; a zero Metadata.Time is set to
+// now, as stored.
+func insertBatch(ctx context.Context, tx *sql.Tx, ms []*store.NewMemory) ([]string, []rowKeys, int64, error) {
+	var lastMem, lastChunk, lastSeq int64
+	if err := tx.QueryRowContext(ctx, `SELECT max(coalesce((SELECT max(id) FROM memories), 0), coalesce((SELECT max(memory_id) FROM changes), 0)),
+		coalesce((SELECT max(id) FROM chunks), 0), coalesce((SELECT max(seq) FROM changes), 0)`).
+		Scan(&lastMem, &lastChunk, &lastSeq); err != nil {
+		return nil, nil, 0, err
 	}
 	now := time.Now()
 	ids := make([]string, len(ms))
 	keys := make([]rowKeys, len(ms))
-	var memRows, tagRows, chunkRows [][]any
+	var memRows, tagRows, chunkRows, changeRows [][]any
 	for i, m := range ms {
 		id, err := uuid.NewV7() // time-ordered: new rows land at the end of the uid index
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, 0, err
 		}
 		tags := m.Metadata.Tags
 		if tags == nil {
@@ -355,13 +422,15 @@ func insertBatch(ctx context.Context, tx *sql.Tx, ms []*store.NewMemory) ([]stri
 		}
 		tagsJSON, err := json.Marshal(tags)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, 0, err
 		}
 		if m.Metadata.Time.IsZero() {
 			m.Metadata.Time = now
 		}
 		lastMem++
+		lastSeq++
 		ids[i], keys[i].memory = id.String(), lastMem
+		changeRows = append(changeRows, []any{lastSeq, lastMem, 0})
 		memRows = append(memRows, []any{lastMem, id.String(), m.Workspace, m.Text, m.Metadata.Source, string(tagsJSON),
 			m.Metadata.Time.UnixMilli(), now.UnixMilli(), len(m.Chunks)})
 		for _, tag := range tags {
@@ -384,12 +453,13 @@ func insertBatch(ctx context.Context, tx *sql.Tx, ms []*store.NewMemory) ([]stri
 		{`INSERT INTO memories(id, uid, workspace, text, source, tags, ts, added, chunks) VALUES `, memRows},
 		{`INSERT OR IGNORE INTO memory_tags(tag, memory_id) VALUES `, tagRows},
 		{`INSERT INTO chunks(id, memory_id, seq, text, embedding, model) VALUES `, chunkRows},
+		{`INSERT INTO changes(seq, memory_id, deleted) VALUES `, changeRows},
 	} {
 		if err := insertRows(ctx, tx, ins.head, ins.rows); err != nil {
-			return nil, nil, err
+			return nil, nil, 0, err
 		}
 	}
-	return ids, keys, nil
+	return ids, keys, lastSeq, nil
 }
 
 // maxParams keeps a statement under SQLite's limit of 32 766 bound parameters.
@@ -464,8 +534,22 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 	}
 	s.indexing.Lock()
 	defer s.indexing.Unlock()
-	var key int64
-	err := s.w.QueryRowContext(ctx, `DELETE FROM memories WHERE uid = ? RETURNING id`, id).Scan(&key)
+	var key, seq int64
+	err := func() error {
+		tx, err := s.w.BeginTx(ctx, nil)
+		if err != nil {
+			return err
+		}
+		defer tx.Rollback()
+		if err := tx.QueryRowContext(ctx, `DELETE FROM memories WHERE uid = ? RETURNING id`, id).Scan(&key); err != nil {
+			return err
+		}
+		if err := tx.QueryRowContext(ctx, `INSERT INTO changes(seq, memory_id, deleted)
+			VALUES (coalesce((SELECT max(seq) FROM changes), 0) + 1, ?, 1) RETURNING seq`, key).Scan(&seq); err != nil {
+			return err
+		}
+		return tx.Commit()
+	}()
 	if errors.Is(err, sql.ErrNoRows) {
 		return store.ErrNotFound
 	}
@@ -473,6 +557,7 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 		return fail(ctx, "delete", err)
 	}
 	s.ix.Delete(key)
+	s.applied, s.appliedMem = seq, key
 	return nil
 }
 

@@ -1,0 +1,201 @@
+package pgstore_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/hearth-mcp/hearth/pkg/guard"
+	"github.com/hearth-mcp/hearth/pkg/memory/pgstore"
+	"github.com/hearth-mcp/hearth/pkg/memory/pgstore/pgtest"
+	"github.com/hearth-mcp/hearth/pkg/memory/store"
+)
+
+// dump is every hearth table's rows as text, to show nothing changed.
+func dump(t *testing.T, dsn string) string {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	rows, err := conn.Query(ctx, `SELECT relname FROM pg_class WHERE relnamespace = 'public'::regnamespace AND relkind IN ('r', 'S') ORDER BY relname`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for _, n := range names {
+		var text string
+		if err := conn.QueryRow(ctx, fmt.Sprintf(`SELECT coalesce(string_agg(t::text, '|' ORDER BY t::text), '') FROM %s t`, pgx.Identifier{n}.Sanitize())).Scan(&text); err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(&b, "%s: %s\n", n, text)
+	}
+	return b.String()
+}
+
+func exec(t *testing.T, dsn, sql string) {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, sql); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// withData opens a fresh database once, so it holds the tables and a memory.
+func withData(t *testing.T, srv *pgtest.Server) string {
+	t.Helper()
+	dsn := srv.DSN(srv.CreateDB(t))
+	s, err := pgstore.Open(context.Background(), dsn, pgstore.Options{Build: "test-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Add(context.Background(), store.NewMemory{Workspace: "default", Text: "kept as it was", Chunks: []string{"kept as it was"}}); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	return dsn
+}
+
+func refusal(t *testing.T, err error, code int) *guard.Error {
+	t.Helper()
+	var r *guard.Error
+	if !errors.As(err, &r) {
+		t.Fatalf("err = %v, want a refusal with exit %d", err, code)
+	}
+	if r.ExitCode != code {
+		t.Fatalf("exit code %d, want %d: %s", r.ExitCode, code, r.Message)
+	}
+	return r
+}
+
+func TestGuardFreshDatabase(t *testing.T) {
+	srv := pgtest.Shared(t)
+	dsn := srv.DSN(srv.CreateDB(t))
+	created, err := pgstore.Check(context.Background(), dsn, "test-1")
+	if err != nil || !created {
+		t.Fatalf("Check on a fresh database = %v, %v; want created", created, err)
+	}
+	if !strings.Contains(dump(t, dsn), "hearth_format: (1,"+pgstore.Format+",test-1,") {
+		t.Fatalf("no marker written:\n%s", dump(t, dsn))
+	}
+	created, err = pgstore.Check(context.Background(), dsn, "test-2")
+	if err != nil || created {
+		t.Fatalf("second Check = %v, %v; want passed, not created", created, err)
+	}
+}
+
+func TestGuardOtherFormat(t *testing.T) {
+	srv := pgtest.Shared(t)
+	for _, other := range []string{"0.9", "1.7", "2.0"} {
+		t.Run(other, func(t *testing.T) {
+			dsn := withData(t, srv)
+			exec(t, dsn, `UPDATE hearth_format SET format = '`+other+`', written_by = 'hearthd-other'`)
+			before := dump(t, dsn)
+			_, err := pgstore.Check(context.Background(), dsn, "test-2")
+			r := refusal(t, err, guard.ExitConfig)
+			for _, want := range []string{other, pgstore.Format, "hearthd-other", "hearthd migrate", "Nothing was changed"} {
+				if !strings.Contains(r.Message, want) {
+					t.Errorf("message lacks %q: %s", want, r.Message)
+				}
+			}
+			_, err = pgstore.Open(context.Background(), dsn, pgstore.Options{Build: "test-2"})
+			if !errors.Is(err, store.ErrUnavailable) {
+				t.Errorf("Open = %v, want ErrUnavailable", err)
+			}
+			refusal(t, err, guard.ExitConfig)
+			// migrate converts only older formats, and has no step from any of these.
+			_, err = pgstore.Migrate(context.Background(), dsn, "test-2", false)
+			refusal(t, err, guard.ExitConfig)
+			if after := dump(t, dsn); after != before {
+				t.Fatalf("a refused database changed:\nbefore %s\nafter %s", before, after)
+			}
+		})
+	}
+}
+
+func TestGuardDataWithoutMarker(t *testing.T) {
+	srv := pgtest.Shared(t)
+	dsn := withData(t, srv)
+	exec(t, dsn, `DROP TABLE hearth_format`)
+	before := dump(t, dsn)
+	_, err := pgstore.Check(context.Background(), dsn, "test-2")
+	r := refusal(t, err, guard.ExitDataErr)
+	if !strings.Contains(r.Message, "hearth_memories") || !strings.Contains(r.Message, "hearthd migrate --adopt") {
+		t.Errorf("message: %s", r.Message)
+	}
+	_, err = pgstore.Migrate(context.Background(), dsn, "test-2", false)
+	refusal(t, err, guard.ExitDataErr)
+	if after := dump(t, dsn); after != before {
+		t.Fatalf("a refused database changed:\nbefore %s\nafter %s", before, after)
+	}
+	res, err := pgstore.Migrate(context.Background(), dsn, "test-2", true)
+	if err != nil || !res.Adopted {
+		t.Fatalf("migrate --adopt = %+v, %v", res, err)
+	}
+	s := open(t, dsn, pgstore.Options{Build: "test-2"})
+	hits, err := s.SearchLexical(context.Background(), store.Query{Workspace: "default", Limit: 5}, []string{"kept"})
+	if err != nil || len(hits) != 1 {
+		t.Fatalf("after adopting: hits %v, err %v", hits, err)
+	}
+}
+
+func TestMigrate(t *testing.T) {
+	srv := pgtest.Shared(t)
+	dsn := srv.DSN(srv.CreateDB(t))
+	res, err := pgstore.Migrate(context.Background(), dsn, "test-1", false)
+	if err != nil || !res.Created {
+		t.Fatalf("migrate on an empty database = %+v, %v; want created", res, err)
+	}
+	res, err = pgstore.Migrate(context.Background(), dsn, "test-1", false)
+	if err != nil || res.Created || len(res.Steps) != 0 || !strings.Contains(res.String(), "nothing to do") {
+		t.Fatalf("migrate again = %q, %v; want nothing to do", res, err)
+	}
+	// Tables of another application in the same database are not hearth's data.
+	dsn2 := srv.DSN(srv.CreateDB(t))
+	exec(t, dsn2, `CREATE TABLE memories (id int)`)
+	if created, err := pgstore.Check(context.Background(), dsn2, "test-1"); err != nil || !created {
+		t.Fatalf("Check beside another application's table = %v, %v", created, err)
+	}
+}
+
+// TestNoPasswordInErrors: whatever fails, the password is not in the error.
+func TestNoPasswordInErrors(t *testing.T) {
+	srv := pgtest.Shared(t)
+	const pw = "s3cret-Pw-42"
+	for _, dsn := range []string{
+		"postgres://hearth:" + pw + "@/no_such_db?host=" + srv.Dir + "&sslmode=disable",
+		"host=" + srv.Dir + " user=hearth password=" + pw + " dbname=no_such_db sslmode=disable",
+		"host=/nonexistent/dir user=hearth password=" + pw + " dbname=x sslmode=disable",
+		"postgres://hearth:" + pw + "@/x?host=" + srv.Dir + "&sslmode=bogus",
+		"host=" + srv.Dir + " password='" + pw,
+	} {
+		_, err := pgstore.Open(context.Background(), dsn, pgstore.Options{Build: "test"})
+		if err == nil {
+			t.Fatalf("Open(%q) succeeded", dsn)
+		}
+		if !errors.Is(err, store.ErrUnavailable) {
+			t.Errorf("Open: %v, want ErrUnavailable", err)
+		}
+		for _, e := range []error{err, func() error { _, err := pgstore.Check(context.Background(), dsn, "t"); return err }(),
+			func() error { _, err := pgstore.Migrate(context.Background(), dsn, "t", false); return err }()} {
+			if e == nil || strings.Contains(e.Error(), pw) {
+				t.Errorf("error carries the password (or is nil): %v", e)
+			}
+		}
+	}
+}

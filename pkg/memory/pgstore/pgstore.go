@@ -1,0 +1,1085 @@
+// Package pgstore is the memory store on a PostgreSQL server, through pgx
+// and its pool: one database shared by any number of daemons (a user's
+// machines, a team). It passes the same contract as the embedded SQLite
+// store (package storetest) and ranks the same way: lexically through the
+// in-memory BM25 index (packages lexindex and rank), vectors by brute-force
+// cosine similarity.
+//
+// Every daemon keeps its own index and learns of every write, its own and
+// the others', from the change log (hearth_changes): each add and delete
+// takes the one counter row's lock, numbers itself, and commits, so changes
+// commit in the order of their numbers. A write NOTIFYs the others; each
+// daemon LISTENs on a connection of its own and reads the log from the last
+// change it applied, and polls it too, so a lost connection only delays it
+// (docs/decisions/0019). A write is answered once it is committed (durable
+// as the server's synchronous_commit makes it) and in this daemon's index.
+//
+// The index is saved as a snapshot (package rank) stamped with the store's
+// id and the change it reflects; the next start maps it and catches up from
+// there instead of reading every chunk.
+//
+// Errors wrap store.ErrUnavailable and never carry the password or the DSN.
+package pgstore
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"go.uber.org/zap"
+
+	"github.com/hearth-mcp/hearth/pkg/guard"
+	"github.com/hearth-mcp/hearth/pkg/memory/lexindex"
+	"github.com/hearth-mcp/hearth/pkg/memory/rank"
+	"github.com/hearth-mcp/hearth/pkg/memory/store"
+)
+
+// Options configure a store.
+type Options struct {
+	// Build is the hearthd version, recorded in the format marker of a
+	// database this store creates.
+	Build string
+	// Snapshot is the index snapshot's file ("" keeps none).
+	Snapshot string
+	// Log receives what the store does on its own (catching up, reconnecting).
+	Log *zap.Logger
+	// Poll is how often the change log is read without a notification
+	// (default 2 s): the backstop for a notification lost with its connection.
+	Poll time.Duration
+}
+
+const (
+	// maxBatch bounds one group commit.
+	maxBatch = 256
+	// opTimeout bounds one operation on the server, so a server that stopped
+	// answering (not merely down) cannot hold a call.
+	opTimeout = 10 * time.Second
+	// catchUpBatch is how many log entries one read takes.
+	catchUpBatch = 5000
+	// snapshotEvery and snapshotAfter: a running daemon saves the index
+	// snapshot again when that many changes have come since the last save,
+	// so a daemon killed later catches up on few.
+	snapshotEvery = 10 * time.Minute
+	snapshotAfter = 1000
+	// notifyChannel is the channel writes NOTIFY and daemons LISTEN on.
+	notifyChannel = "hearth_changes"
+)
+
+// Store is the PostgreSQL memory store.
+type Store struct {
+	pool     *pgxpool.Pool
+	cfg      *pgx.ConnConfig // for the listening connection
+	where    string
+	password string
+	id       string // the store id of the format marker
+	opts     Options
+	log      *zap.Logger
+
+	// ix ranks lexically. It changes only through the log, in log order,
+	// under indexing; applied is the last change it reflects and appliedMem
+	// that change's memory.
+	ix         *lexindex.Index
+	indexing   sync.Mutex
+	applied    int64
+	appliedMem int64
+	saved      int64 // the change the snapshot on disk reflects (-1: none)
+	// ready is closed once ix is loaded (or loading failed: loadErr).
+	ready   chan struct{}
+	loadErr error
+	from    string // where ix came from: "snapshot" or "database"
+
+	adds    chan *addRequest
+	wake    chan struct{} // the log has news: catch up
+	closing chan struct{}
+	stopped sync.WaitGroup
+	once    sync.Once
+}
+
+type addRequest struct {
+	ctx  context.Context
+	m    store.NewMemory
+	done chan addResult // buffered
+}
+
+type addResult struct {
+	id  string
+	err error
+}
+
+var _ store.Store = (*Store)(nil)
+
+// Open connects to the database at dsn (a postgres:// URL or key/value
+// DSN), runs the format guard (creating the tables in a fresh database), and
+// starts loading the index in the background. A refusal of the guard is a
+// *guard.Error wrapped with store.ErrUnavailable.
+func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
+	cfg, where, err := parse(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", store.ErrUnavailable, err)
+	}
+	if opts.Log == nil {
+		opts.Log = zap.NewNop()
+	}
+	if opts.Poll <= 0 {
+		opts.Poll = 2 * time.Second
+	}
+	if opts.Build == "" {
+		opts.Build = "unknown"
+	}
+	pcfg, err := pgxpool.ParseConfig("")
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", store.ErrUnavailable, err)
+	}
+	pcfg.ConnConfig = cfg.Copy()
+	pcfg.MaxConns = 8
+	pcfg.MinConns = 0
+	pcfg.HealthCheckPeriod = 5 * time.Second
+	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
+	if err != nil {
+		return nil, fmt.Errorf("%w: PostgreSQL store %s: %s", store.ErrUnavailable, where, clean(err, cfg.Password))
+	}
+	s := &Store{pool: pool, cfg: cfg, where: where, password: cfg.Password, opts: opts, log: opts.Log,
+		saved: -1, ready: make(chan struct{}), adds: make(chan *addRequest), wake: make(chan struct{}, 1), closing: make(chan struct{})}
+	octx, cancel := context.WithTimeout(ctx, opTimeout)
+	defer cancel()
+	id, created, err := checkFormat(octx, pool, where, opts.Build)
+	if err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("%w: PostgreSQL store %s: %w", store.ErrUnavailable, where, s.cleanErr(err))
+	}
+	if created {
+		s.log.Info("memory: created the hearth tables in the PostgreSQL store", zap.String("store", where), zap.String("format", Format))
+	}
+	s.id = id
+	s.stopped.Add(2)
+	go s.loadThenWrite()
+	go s.listen()
+	return s, nil
+}
+
+// cleanErr keeps a guard refusal as it is (it names no secret) and masks
+// the password in anything else.
+func (s *Store) cleanErr(err error) error {
+	var refusal *guard.Error
+	if errors.As(err, &refusal) {
+		return err
+	}
+	return errors.New(clean(err, s.password))
+}
+
+// LoadedFrom waits until the index is loaded and says where it came from:
+// "snapshot" or "database" (rebuilt).
+func (s *Store) LoadedFrom(ctx context.Context) (string, error) {
+	if err := s.indexed(ctx); err != nil {
+		return "", err
+	}
+	return s.from, nil
+}
+
+// Where names the server and database, without credentials.
+func (s *Store) Where() string { return s.where }
+
+// Close stops the writer and the listener, saves the index snapshot, and
+// closes the pool. Adds still waiting fail.
+func (s *Store) Close() error {
+	s.once.Do(func() {
+		close(s.closing)
+		s.stopped.Wait()
+		select {
+		case <-s.ready:
+			if s.loadErr == nil {
+				s.saveSnapshot()
+			}
+		default:
+		}
+		s.pool.Close()
+	})
+	return nil
+}
+
+func (s *Store) isClosed() bool {
+	select {
+	case <-s.closing:
+		return true
+	default:
+		return false
+	}
+}
+
+var errClosed = fmt.Errorf("%w: store closed", store.ErrUnavailable)
+
+// fail turns a database error into the store's error: the caller's own
+// cancellation stays a context error, everything else is the engine
+// failing. The message never carries the password.
+func (s *Store) fail(ctx context.Context, op string, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if errors.Is(err, store.ErrUnavailable) {
+		return err
+	}
+	return fmt.Errorf("%w: postgres %s (%s): %s", store.ErrUnavailable, op, s.where, clean(err, s.password))
+}
+
+// bounded is ctx with at most opTimeout left.
+func bounded(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, opTimeout)
+}
+
+// loadThenWrite loads the index (snapshot, else rebuild), then becomes the
+// writer and the one that catches up.
+func (s *Store) loadThenWrite() {
+	defer s.stopped.Done()
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		select {
+		case <-s.closing:
+			cancel()
+		case <-s.ready:
+		}
+	}()
+	err := s.load(ctx)
+	cancel()
+	if err != nil {
+		s.loadErr = s.fail(ctx, "load the search index", err)
+		s.log.Error("memory: loading the search index failed", zap.Error(s.loadErr))
+	}
+	close(s.ready)
+	if err != nil {
+		// Nothing can be served; Close still needs the loop below gone.
+		<-s.closing
+		return
+	}
+	s.writer()
+}
+
+// load sets ix from the snapshot when it is this store's and not ahead of
+// it, else from the database; then catches up with the log.
+func (s *Store) load(ctx context.Context) error {
+	start := time.Now()
+	from := "snapshot"
+	if !s.loadSnapshot(ctx) {
+		from = "database"
+		if err := s.rebuild(ctx); err != nil {
+			return err
+		}
+	}
+	s.from = from
+	before := s.applied
+	if err := s.catchUp(ctx, nil); err != nil {
+		return err
+	}
+	s.log.Info("memory: search index loaded", zap.String("from", from), zap.Int("memories", s.ix.Memories()),
+		zap.Int64("caught_up", s.applied-before), zap.Duration("took", time.Since(start)))
+	if from == "database" && s.opts.Snapshot != "" {
+		// Saved in the background: the index serves meanwhile.
+		s.stopped.Add(1)
+		go func() { defer s.stopped.Done(); s.saveSnapshot() }()
+	}
+	return nil
+}
+
+// loadSnapshot uses the snapshot if it is whole, of this store, and names a
+// change the log still has with the same memory. Anything else is rebuilt.
+func (s *Store) loadSnapshot(ctx context.Context) bool {
+	if s.opts.Snapshot == "" {
+		return false
+	}
+	rank.RemoveTemporaries(s.opts.Snapshot)
+	ix, st, err := rank.LoadSnapshot(s.opts.Snapshot)
+	if err != nil {
+		if !errors.Is(err, rank.ErrNoSnapshot) {
+			s.log.Warn("memory: index snapshot unusable; rebuilding", zap.Error(err))
+		}
+		return false
+	}
+	why := ""
+	switch {
+	case st.Store != s.id:
+		why = "of another store"
+	case st.Seq > 0:
+		var mem int64
+		err := s.pool.QueryRow(ctx, `SELECT memory_id FROM hearth_changes WHERE seq = $1`, st.Seq).Scan(&mem)
+		switch {
+		case errors.Is(err, pgx.ErrNoRows):
+			why = "ahead of the store"
+		case err != nil:
+			why = "cannot be checked: " + clean(err, s.password)
+		case mem != st.Memory:
+			why = "of another history of the store"
+		}
+	}
+	if why != "" {
+		s.log.Warn("memory: index snapshot not used; rebuilding", zap.String("reason", why))
+		return false
+	}
+	s.ix, s.applied, s.appliedMem, s.saved = ix, st.Seq, st.Memory, st.Seq
+	return true
+}
+
+// rebuild reads every chunk, with the log's last change, in one snapshot of
+// the database.
+func (s *Store) rebuild(ctx context.Context) error {
+	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback(context.Background())
+	var seq, mem int64
+	if err := tx.QueryRow(ctx, `SELECT coalesce(max(seq), 0) FROM hearth_changes`).Scan(&seq); err != nil {
+		return err
+	}
+	if seq > 0 {
+		if err := tx.QueryRow(ctx, `SELECT memory_id FROM hearth_changes WHERE seq = $1`, seq).Scan(&mem); err != nil {
+			return err
+		}
+	}
+	ix, err := rank.Load(func(f *rank.Feed) error {
+		rows, err := tx.Query(ctx, `SELECT m.id, m.workspace, m.source, m.tags, m.ts, c.id, c.text
+			FROM hearth_chunks c JOIN hearth_memories m ON m.id = c.memory_id ORDER BY c.id`)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var m lexindex.Memory
+			var c lexindex.Chunk
+			if err := rows.Scan(&m.Key, &m.Workspace, &m.Source, &m.Tags, &m.Time, &c.Key, &c.Text); err != nil {
+				return err
+			}
+			if !f.Chunk(m.Key, c) {
+				f.Memory(m, c)
+			}
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return err
+	}
+	s.ix, s.applied, s.appliedMem = ix, seq, mem
+	return nil
+}
+
+// saveSnapshot writes the index with the change it reflects. Changes wait
+// meanwhile (the stamp must match the index).
+func (s *Store) saveSnapshot() {
+	if s.opts.Snapshot == "" {
+		return
+	}
+	s.indexing.Lock()
+	defer s.indexing.Unlock()
+	if s.saved == s.applied {
+		return
+	}
+	start := time.Now()
+	st := rank.Stamp{Store: s.id, Seq: s.applied, Memory: s.appliedMem}
+	if err := rank.SaveSnapshot(s.opts.Snapshot, s.ix, st); err != nil {
+		s.log.Warn("memory: saving the index snapshot failed", zap.Error(err))
+		return
+	}
+	s.saved = s.applied
+	s.log.Info("memory: index snapshot saved", zap.Int64("change", s.applied), zap.Duration("took", time.Since(start)))
+}
+
+// catchUp applies every logged change after the last applied one. mine
+// holds memories this daemon just wrote, so they need not be read back.
+func (s *Store) catchUp(ctx context.Context, mine map[int64]rank.Stored) error {
+	s.indexing.Lock()
+	defer s.indexing.Unlock()
+	for {
+		rows, err := s.pool.Query(ctx, `SELECT seq, memory_id, deleted FROM hearth_changes WHERE seq > $1 ORDER BY seq LIMIT $2`, s.applied, catchUpBatch)
+		if err != nil {
+			return err
+		}
+		changes, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (rank.Change, error) {
+			var c rank.Change
+			err := r.Scan(&c.Seq, &c.Memory, &c.Deleted)
+			return c, err
+		})
+		if err != nil {
+			return err
+		}
+		if len(changes) == 0 {
+			return nil
+		}
+		n, err := rank.Apply(s.ix, changes, func(keys []int64) ([]rank.Stored, error) { return s.readStored(ctx, keys, mine) })
+		if n > 0 {
+			s.applied, s.appliedMem = changes[n-1].Seq, changes[n-1].Memory
+		}
+		if err != nil {
+			return err
+		}
+		if len(changes) < catchUpBatch {
+			return nil
+		}
+	}
+}
+
+// readStored reads memories by key for the index, ascending, taking mine's
+// first.
+func (s *Store) readStored(ctx context.Context, keys []int64, mine map[int64]rank.Stored) ([]rank.Stored, error) {
+	var out []rank.Stored
+	var need []int64
+	for _, k := range keys {
+		if _, ok := mine[k]; !ok {
+			need = append(need, k)
+		}
+	}
+	byKey := map[int64]int{}
+	if len(need) > 0 {
+		rows, err := s.pool.Query(ctx, `SELECT m.id, m.workspace, m.source, m.tags, m.ts, c.id, c.text
+			FROM hearth_chunks c JOIN hearth_memories m ON m.id = c.memory_id WHERE m.id = ANY($1) ORDER BY c.id`, need)
+		if err != nil {
+			return nil, err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var m lexindex.Memory
+			var c lexindex.Chunk
+			if err := rows.Scan(&m.Key, &m.Workspace, &m.Source, &m.Tags, &m.Time, &c.Key, &c.Text); err != nil {
+				return nil, err
+			}
+			if i, ok := byKey[m.Key]; ok {
+				out[i].Chunks = append(out[i].Chunks, c)
+				continue
+			}
+			byKey[m.Key] = len(out)
+			out = append(out, rank.Stored{Memory: m, Chunks: []lexindex.Chunk{c}})
+		}
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+	}
+	for _, k := range keys {
+		if m, ok := mine[k]; ok {
+			if _, dup := byKey[k]; !dup {
+				byKey[k] = len(out)
+				out = append(out, m)
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b rank.Stored) int { return cmpInt(a.Memory.Key, b.Memory.Key) })
+	return out, nil
+}
+
+func cmpInt(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// indexed waits until the index is loaded.
+func (s *Store) indexed(ctx context.Context) error {
+	select {
+	case <-s.ready:
+		return s.loadErr
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-s.closing:
+		return errClosed
+	}
+}
+
+// Add queues m for the writer and waits until it is committed and indexed.
+func (s *Store) Add(ctx context.Context, m store.NewMemory) (string, error) {
+	if len(m.Chunks) == 0 {
+		return "", errors.New("add memory: no chunks")
+	}
+	if m.Vectors != nil && len(m.Vectors) != len(m.Chunks) {
+		return "", fmt.Errorf("add memory: %d vectors for %d chunks", len(m.Vectors), len(m.Chunks))
+	}
+	req := &addRequest{ctx: ctx, m: m, done: make(chan addResult, 1)}
+	select {
+	case s.adds <- req:
+	case <-ctx.Done():
+		return "", ctx.Err()
+	case <-s.closing:
+		return "", errClosed
+	}
+	select {
+	case res := <-req.done:
+		return res.id, res.err
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+}
+
+// writer group-commits adds and catches up when the log has news.
+func (s *Store) writer() {
+	poll := time.NewTicker(s.opts.Poll)
+	defer poll.Stop()
+	snap := time.NewTicker(snapshotEvery)
+	defer snap.Stop()
+	for {
+		var batch []*addRequest
+		select {
+		case req := <-s.adds:
+			batch = append(batch, req)
+		case <-s.wake:
+			s.catchUpLogged()
+			continue
+		case <-poll.C:
+			s.catchUpLogged()
+			continue
+		case <-snap.C:
+			if s.unsaved() >= snapshotAfter {
+				s.saveSnapshot()
+			}
+			continue
+		case <-s.closing:
+			return
+		}
+	drain:
+		for len(batch) < maxBatch {
+			select {
+			case req := <-s.adds:
+				batch = append(batch, req)
+			default:
+				break drain
+			}
+		}
+		s.commit(batch)
+	}
+}
+
+func (s *Store) catchUpLogged() {
+	ctx, cancel := bounded(context.Background())
+	defer cancel()
+	if err := s.catchUp(ctx, nil); err != nil {
+		s.log.Warn("memory: catching up with the change log failed; will retry", zap.Error(s.fail(ctx, "catch up", err)))
+	}
+}
+
+// unsaved is how many changes the index has that its snapshot lacks.
+func (s *Store) unsaved() int64 {
+	s.indexing.Lock()
+	defer s.indexing.Unlock()
+	return s.applied - s.saved
+}
+
+func (s *Store) commit(batch []*addRequest) {
+	// Not bound to any one caller's context: one client cancelling must not
+	// roll back another's add.
+	ctx, cancel := bounded(context.Background())
+	defer cancel()
+	live := batch[:0]
+	for _, req := range batch {
+		if err := req.ctx.Err(); err != nil {
+			req.done <- addResult{err: err}
+			continue
+		}
+		live = append(live, req)
+	}
+	if len(live) == 0 {
+		return
+	}
+	ids, mine, err := s.insert(ctx, live)
+	if err == nil {
+		// Indexed before anyone is answered: an answered add is searchable.
+		// Should the log not be readable right after the commit, the adds
+		// are still answered (they are durable; answering an error would
+		// invite a duplicate), and the next catch-up indexes them.
+		if cerr := s.catchUp(ctx, mine); cerr != nil {
+			s.log.Warn("memory: indexing committed adds failed; will catch up", zap.Error(s.fail(ctx, "catch up", cerr)))
+		}
+	}
+	for i, req := range live {
+		if err != nil {
+			req.done <- addResult{err: s.fail(ctx, "add", err)}
+		} else {
+			req.done <- addResult{id: ids[i]}
+		}
+	}
+}
+
+// insert writes a group commit's memories in one transaction.
+func (s *Store) insert(ctx context.Context, live []*addRequest) ([]string, map[int64]rank.Stored, error) {
+	nchunks := 0
+	for _, req := range live {
+		nchunks += len(req.m.Chunks)
+	}
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer tx.Rollback(context.Background())
+	var lastMem, lastChunk, lastChange int64
+	if err := tx.QueryRow(ctx, `UPDATE hearth_counters SET memory = memory + $1, chunk = chunk + $2, change = change + $1
+		WHERE id = 1 RETURNING memory, chunk, change`, len(live), nchunks).Scan(&lastMem, &lastChunk, &lastChange); err != nil {
+		return nil, nil, err
+	}
+	mem, chunkID, change := lastMem-int64(len(live)), lastChunk-int64(nchunks), lastChange-int64(len(live))
+	now := time.Now()
+	ids := make([]string, len(live))
+	mine := make(map[int64]rank.Stored, len(live))
+	var memRows, chunkRows, changeRows [][]any
+	for i, req := range live {
+		m := req.m
+		id, err := uuid.NewV7()
+		if err != nil {
+			return nil, nil, err
+		}
+		if m.Metadata.Time.IsZero() {
+			m.Metadata.Time = now
+		}
+		tags := m.Metadata.Tags
+		if tags == nil {
+			tags = []string{}
+		}
+		mem++
+		change++
+		ids[i] = id.String()
+		memRows = append(memRows, []any{mem, ids[i], m.Workspace, m.Text, m.Metadata.Source, tags, m.Metadata.Time.UnixMilli(), now.UnixMilli(), len(m.Chunks)})
+		changeRows = append(changeRows, []any{change, mem, false})
+		st := rank.Stored{Memory: rank.Memory(mem, m)}
+		for j, text := range m.Chunks {
+			var vec []byte
+			var model *string
+			if m.Vectors != nil {
+				vec, model = blob(m.Vectors[j]), &m.Model
+			}
+			chunkID++
+			chunkRows = append(chunkRows, []any{chunkID, mem, j, text, vec, model})
+			st.Chunks = append(st.Chunks, lexindex.Chunk{Key: chunkID, Text: text})
+		}
+		mine[mem] = st
+	}
+	for _, c := range []struct {
+		table string
+		cols  []string
+		rows  [][]any
+	}{
+		{"hearth_memories", []string{"id", "uid", "workspace", "text", "source", "tags", "ts", "added", "chunks"}, memRows},
+		{"hearth_chunks", []string{"id", "memory_id", "seq", "text", "embedding", "model"}, chunkRows},
+		{"hearth_changes", []string{"seq", "memory_id", "deleted"}, changeRows},
+	} {
+		if _, err := tx.CopyFrom(ctx, pgx.Identifier{c.table}, c.cols, pgx.CopyFromRows(c.rows)); err != nil {
+			return nil, nil, err
+		}
+	}
+	if _, err := tx.Exec(ctx, `SELECT pg_notify($1, $2)`, notifyChannel, fmt.Sprint(lastChange)); err != nil {
+		return nil, nil, err
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return nil, nil, err
+	}
+	return ids, mine, nil
+}
+
+// listen holds a connection LISTENing for other daemons' writes and wakes
+// the writer to catch up; after losing it, it reconnects with backoff and
+// wakes the writer once more, for what it missed meanwhile.
+func (s *Store) listen() {
+	defer s.stopped.Done()
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { <-s.closing; cancel() }()
+	select {
+	case <-s.ready:
+	case <-ctx.Done():
+		return
+	}
+	backoff := 100 * time.Millisecond
+	for ctx.Err() == nil {
+		err := s.listenOnce(ctx, func() { backoff = 100 * time.Millisecond })
+		if ctx.Err() != nil {
+			return
+		}
+		s.log.Warn("memory: lost the PostgreSQL notification connection; reconnecting", zap.String("store", s.where),
+			zap.String("error", clean(err, s.password)), zap.Duration("retry", backoff))
+		select {
+		case <-time.After(backoff):
+		case <-ctx.Done():
+			return
+		}
+		backoff = min(2*backoff, 5*time.Second)
+	}
+}
+
+func (s *Store) listenOnce(ctx context.Context, connected func()) error {
+	conn, err := pgx.ConnectConfig(ctx, s.cfg)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(ctx, "LISTEN "+notifyChannel); err != nil {
+		return err
+	}
+	connected()
+	s.nudge() // whatever was written while this connection was down
+	for {
+		if _, err := conn.WaitForNotification(ctx); err != nil {
+			return err
+		}
+		s.nudge()
+	}
+}
+
+// nudge asks the writer to catch up; one request pending is enough.
+func (s *Store) nudge() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+const memoryColumns = `m.uid, m.workspace, m.text, m.source, m.tags, m.ts, m.chunks`
+
+func scanMemory(row pgx.Row, extra ...any) (store.Memory, error) {
+	var m store.Memory
+	var ts int64
+	dest := append([]any{&m.ID, &m.Workspace, &m.Text, &m.Metadata.Source, &m.Metadata.Tags, &ts, &m.Chunks}, extra...)
+	if err := row.Scan(dest...); err != nil {
+		return m, err
+	}
+	if len(m.Metadata.Tags) == 0 {
+		m.Metadata.Tags = nil
+	}
+	m.Metadata.Time = time.UnixMilli(ts).UTC()
+	return m, nil
+}
+
+// Get returns one memory.
+func (s *Store) Get(ctx context.Context, id string) (store.Memory, error) {
+	if s.isClosed() {
+		return store.Memory{}, errClosed
+	}
+	ctx, cancel := bounded(ctx)
+	defer cancel()
+	m, err := scanMemory(s.pool.QueryRow(ctx, `SELECT `+memoryColumns+` FROM hearth_memories m WHERE m.uid = $1`, id))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return m, store.ErrNotFound
+	}
+	if err != nil {
+		return m, s.fail(ctx, "get", err)
+	}
+	return m, nil
+}
+
+// Delete removes a memory and its chunks, logs it, and waits until the index
+// has it.
+func (s *Store) Delete(ctx context.Context, id string) error {
+	if err := s.indexed(ctx); err != nil {
+		return err
+	}
+	ctx, cancel := bounded(ctx)
+	defer cancel()
+	err := func() error {
+		tx, err := s.pool.Begin(ctx)
+		if err != nil {
+			return err
+		}
+		defer tx.Rollback(context.Background())
+		var change, key int64
+		if err := tx.QueryRow(ctx, `UPDATE hearth_counters SET change = change + 1 WHERE id = 1 RETURNING change`).Scan(&change); err != nil {
+			return err
+		}
+		err = tx.QueryRow(ctx, `DELETE FROM hearth_memories WHERE uid = $1 RETURNING id`, id).Scan(&key)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return store.ErrNotFound
+		}
+		if err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO hearth_changes (seq, memory_id, deleted) VALUES ($1, $2, true)`, change, key); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `SELECT pg_notify($1, $2)`, notifyChannel, fmt.Sprint(change)); err != nil {
+			return err
+		}
+		return tx.Commit(ctx)
+	}()
+	if errors.Is(err, store.ErrNotFound) {
+		return err
+	}
+	if err != nil {
+		return s.fail(ctx, "delete", err)
+	}
+	if err := s.catchUp(ctx, nil); err != nil {
+		s.log.Warn("memory: indexing a committed delete failed; will catch up", zap.Error(s.fail(ctx, "catch up", err)))
+	}
+	return nil
+}
+
+// filterSQL appends the WHERE conditions shared by the rankings.
+func filterSQL(q store.Query, where *strings.Builder, args *[]any) {
+	arg := func(v any) string { *args = append(*args, v); return fmt.Sprintf("$%d", len(*args)) }
+	where.WriteString(` AND m.workspace = ` + arg(q.Workspace))
+	f := q.Filters
+	if f.Source != "" {
+		where.WriteString(` AND m.source = ` + arg(f.Source))
+	}
+	if !f.From.IsZero() {
+		where.WriteString(` AND m.ts >= ` + arg(f.From.UnixMilli()))
+	}
+	if !f.To.IsZero() {
+		where.WriteString(` AND m.ts <= ` + arg(f.To.UnixMilli()))
+	}
+	if tags := rank.Tags(f); len(tags) > 0 {
+		where.WriteString(` AND m.tags @> ` + arg(tags) + `::text[]`)
+	}
+}
+
+// probeSearches: every search first asks the log for its last change (one
+// index lookup on the server) and catches up when the index is behind. A
+// search then sees every write committed before it started, on any daemon,
+// and a server that is down answers ErrUnavailable even when the index
+// alone could answer. docs/decisions/0019 has what it costs.
+var probeSearches = true
+
+// fresh catches the index up if the log has changes it lacks.
+func (s *Store) fresh(ctx context.Context) error {
+	var last int64
+	if err := s.pool.QueryRow(ctx, `SELECT coalesce(max(seq), 0) FROM hearth_changes`).Scan(&last); err != nil {
+		return s.fail(ctx, "lexical search", err)
+	}
+	s.indexing.Lock()
+	behind := last > s.applied
+	s.indexing.Unlock()
+	if !behind {
+		return nil
+	}
+	if err := s.catchUp(ctx, nil); err != nil {
+		return s.fail(ctx, "lexical search", err)
+	}
+	return nil
+}
+
+// SearchLexical ranks through the in-memory index, then reads the ranked
+// memories and their best chunks.
+func (s *Store) SearchLexical(ctx context.Context, q store.Query, words []string) ([]store.Hit, error) {
+	if len(words) == 0 || q.Limit <= 0 {
+		return nil, nil
+	}
+	if err := s.indexed(ctx); err != nil {
+		return nil, err
+	}
+	ctx, cancel := bounded(ctx)
+	defer cancel()
+	if probeSearches {
+		if err := s.fresh(ctx); err != nil {
+			return nil, err
+		}
+	}
+	return rank.Search(s.ix, q, words, func(results []lexindex.Result) (map[int64]store.Hit, error) {
+		keys := make([]int64, len(results))
+		for i, r := range results {
+			keys[i] = r.Chunk
+		}
+		rows, err := s.pool.Query(ctx, `SELECT `+memoryColumns+`, c.text, c.id FROM hearth_chunks c
+			JOIN hearth_memories m ON m.id = c.memory_id WHERE c.id = ANY($1)`, keys)
+		if err != nil {
+			return nil, s.fail(ctx, "lexical search", err)
+		}
+		defer rows.Close()
+		out := make(map[int64]store.Hit, len(results))
+		for rows.Next() {
+			var h store.Hit
+			var key int64
+			if h.Memory, err = scanMemory(rows, &h.Chunk, &key); err != nil {
+				return nil, s.fail(ctx, "lexical search", err)
+			}
+			out[key] = h
+		}
+		if err := rows.Err(); err != nil {
+			return nil, s.fail(ctx, "lexical search", err)
+		}
+		return out, nil
+	})
+}
+
+// SearchVector ranks by cosine similarity, computed here over the vectors of
+// the chunks that pass the filters (brute force, as on SQLite).
+func (s *Store) SearchVector(ctx context.Context, q store.Query, vec []float32, model string) ([]store.Hit, error) {
+	if len(vec) == 0 || q.Limit <= 0 {
+		return nil, nil
+	}
+	if s.isClosed() {
+		return nil, errClosed
+	}
+	ctx, cancel := bounded(ctx)
+	defer cancel()
+	args := []any{model, 4 * len(vec)}
+	var where strings.Builder
+	filterSQL(q, &where, &args)
+	rows, err := s.pool.Query(ctx, `SELECT c.memory_id, c.id, c.embedding FROM hearth_chunks c
+		JOIN hearth_memories m ON m.id = c.memory_id
+		WHERE c.model = $1 AND length(c.embedding) = $2`+where.String(), args...)
+	if err != nil {
+		return nil, s.fail(ctx, "vector search", err)
+	}
+	type best struct {
+		chunk int64
+		sim   float64
+	}
+	bests := map[int64]best{}
+	var raw []byte
+	var mid, cid int64
+	_, err = pgx.ForEachRow(rows, []any{&mid, &cid, &raw}, func() error {
+		sim := cosine(vec, raw)
+		if b, ok := bests[mid]; !ok || sim > b.sim || (sim == b.sim && cid < b.chunk) {
+			bests[mid] = best{cid, sim}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, s.fail(ctx, "vector search", err)
+	}
+	type ranked struct {
+		mem int64
+		best
+	}
+	rs := make([]ranked, 0, len(bests))
+	for m, b := range bests {
+		rs = append(rs, ranked{m, b})
+	}
+	slices.SortFunc(rs, func(a, b ranked) int {
+		switch {
+		case a.sim > b.sim:
+			return -1
+		case a.sim < b.sim:
+			return 1
+		}
+		return cmpInt(a.mem, b.mem)
+	})
+	if len(rs) > q.Limit {
+		rs = rs[:q.Limit]
+	}
+	hits := make([]store.Hit, 0, len(rs))
+	for _, r := range rs {
+		var chunk string
+		m, err := scanMemory(s.pool.QueryRow(ctx, `SELECT `+memoryColumns+`, c.text FROM hearth_memories m
+			JOIN hearth_chunks c ON c.id = $1 WHERE m.id = $2`, r.chunk, r.mem), &chunk)
+		if errors.Is(err, pgx.ErrNoRows) {
+			continue // deleted meanwhile
+		}
+		if err != nil {
+			return nil, s.fail(ctx, "vector search", err)
+		}
+		hits = append(hits, store.Hit{Memory: m, Score: r.sim, Chunk: chunk})
+	}
+	return hits, nil
+}
+
+// cosine is the cosine similarity of a and the little-endian float32s in b
+// (of the same length); 0 when either is all zeros.
+func cosine(a []float32, b []byte) float64 {
+	var dot, na, nb float64
+	for i, x := range a {
+		y := float64(math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:])))
+		dot += float64(x) * y
+		na += float64(x) * float64(x)
+		nb += y * y
+	}
+	if na == 0 || nb == 0 {
+		return 0
+	}
+	return dot / (math.Sqrt(na) * math.Sqrt(nb))
+}
+
+// Pending lists chunks without a vector, oldest first.
+func (s *Store) Pending(ctx context.Context, limit int) ([]store.PendingChunk, error) {
+	if s.isClosed() {
+		return nil, errClosed
+	}
+	ctx, cancel := bounded(ctx)
+	defer cancel()
+	rows, err := s.pool.Query(ctx, `SELECT id, text FROM hearth_chunks WHERE embedding IS NULL ORDER BY id LIMIT $1`, limit)
+	if err != nil {
+		return nil, s.fail(ctx, "pending", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (store.PendingChunk, error) {
+		var p store.PendingChunk
+		err := r.Scan(&p.ID, &p.Text)
+		return p, err
+	})
+	if err != nil {
+		return nil, s.fail(ctx, "pending", err)
+	}
+	return out, nil
+}
+
+// SetVectors stores vectors for pending chunks in one transaction.
+func (s *Store) SetVectors(ctx context.Context, model string, vecs []store.ChunkVector) error {
+	if s.isClosed() {
+		return errClosed
+	}
+	ctx, cancel := bounded(ctx)
+	defer cancel()
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		b := &pgx.Batch{}
+		for _, v := range vecs {
+			b.Queue(`UPDATE hearth_chunks SET embedding = $1, model = $2 WHERE id = $3`, blob(v.Vector), model, v.ChunkID)
+		}
+		return tx.SendBatch(ctx, b).Close()
+	})
+	if err != nil {
+		return s.fail(ctx, "set vectors", err)
+	}
+	return nil
+}
+
+// ForgetVectorsNotFrom marks chunks embedded by another model as pending.
+func (s *Store) ForgetVectorsNotFrom(ctx context.Context, model string) (int64, error) {
+	if s.isClosed() {
+		return 0, errClosed
+	}
+	ctx, cancel := bounded(ctx)
+	defer cancel()
+	tag, err := s.pool.Exec(ctx, `UPDATE hearth_chunks SET embedding = NULL, model = NULL
+		WHERE embedding IS NOT NULL AND model IS DISTINCT FROM $1`, model)
+	if err != nil {
+		return 0, s.fail(ctx, "forget vectors", err)
+	}
+	return tag.RowsAffected(), nil
+}
+
+// Stats summarizes the store; SizeBytes is what its tables and indexes take.
+func (s *Store) Stats(ctx context.Context) (store.Stats, error) {
+	var st store.Stats
+	if s.isClosed() {
+		return st, errClosed
+	}
+	ctx, cancel := bounded(ctx)
+	defer cancel()
+	var oldest, newest *int64
+	err := s.pool.QueryRow(ctx, `SELECT
+		(SELECT count(*) FROM hearth_memories),
+		(SELECT count(*) FROM hearth_chunks),
+		(SELECT count(DISTINCT workspace) FROM hearth_memories),
+		(SELECT count(*) FROM hearth_chunks WHERE embedding IS NULL),
+		(SELECT min(ts) FROM hearth_memories),
+		(SELECT max(ts) FROM hearth_memories),
+		(SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0)::bigint FROM pg_class c
+			WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind = 'r' AND c.relname LIKE 'hearth\_%')`).
+		Scan(&st.Memories, &st.Chunks, &st.Workspaces, &st.Pending, &oldest, &newest, &st.SizeBytes)
+	if err != nil {
+		return st, s.fail(ctx, "stats", err)
+	}
+	if oldest != nil {
+		st.Oldest = time.UnixMilli(*oldest).UTC()
+		st.Newest = time.UnixMilli(*newest).UTC()
+	}
+	return st, nil
+}
+
+// blob encodes a vector as little-endian float32s.
+func blob(v []float32) []byte {
+	b := make([]byte, 4*len(v))
+	for i, f := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(f))
+	}
+	return b
+}

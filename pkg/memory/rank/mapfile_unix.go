@@ -1,0 +1,37 @@
+//go:build unix
+
+package rank
+
+import (
+	"os"
+	"syscall"
+)
+
+// mapFile maps the file at path privately (copy on write: the index may
+// change its bytes in place, never the file's), so loading a snapshot costs
+// no copy and no zeroed allocation, only the pages the kernel already
+// caches. release unmaps it, for bytes nothing uses.
+//
+// A mapping an index uses is never unmapped: its arrays may be read by a
+// search as long as any code holds them, and the index lives as long as
+// its store, which is as long as the daemon. (The file it came from may be
+// replaced meanwhile: the mapping keeps the old one readable.)
+func mapFile(path string) (b []byte, release func(), err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, nil, err
+	}
+	if fi.Size() == 0 || fi.Size() > 1<<40 {
+		return nil, func() {}, nil // not a snapshot: the decoder says so
+	}
+	b, err = syscall.Mmap(int(f.Fd()), 0, int(fi.Size()), syscall.PROT_READ|syscall.PROT_WRITE, mapFlags)
+	if err != nil {
+		return nil, nil, err
+	}
+	return b, func() { syscall.Munmap(b) }, nil
+}

@@ -1,0 +1,7 @@
+//go:build unix && !linux
+
+package rank
+
+import "syscall"
+
+const mapFlags = syscall.MAP_PRIVATE
