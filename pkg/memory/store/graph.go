@@ -19,6 +19,14 @@ import (
 // its links to memories; deleting a memory removes its links. An item
 // repeated within one call counts once, the first occurrence winning.
 
+// The longest names, types and observations every engine takes, in
+// characters. The graph tools' schemas and the importer hold to them.
+const (
+	MaxNameLen        = 1000   // an entity's name, a relation's from and to
+	MaxTypeLen        = 200    // an entity's type, a relation's type
+	MaxObservationLen = 100000 // one observation, as long as a memory
+)
+
 var (
 	// ErrBadCursor: a read_graph cursor that this engine did not hand out,
 	// or that belongs to another workspace.
