@@ -630,6 +630,22 @@ func (s *Store) PendingExtraction(ctx context.Context, scope store.ExtractScope,
 	return out, nil
 }
 
+// CountPending counts the memories of scope no build has extracted.
+func (s *Store) CountPending(ctx context.Context, scope store.ExtractScope) (int64, error) {
+	if s.isClosed() {
+		return 0, errClosed
+	}
+	var where strings.Builder
+	var args []any
+	scopeSQL(scope, &where, &args)
+	var n int64
+	if err := s.r.QueryRowContext(ctx, `SELECT count(*) FROM memories m
+		WHERE NOT EXISTS (SELECT 1 FROM extracted x WHERE x.memory_id = m.id)`+where.String(), args...).Scan(&n); err != nil {
+		return 0, fail(ctx, "count pending", err)
+	}
+	return n, nil
+}
+
 // ForgetExtraction clears the extraction marks of scope.
 func (s *Store) ForgetExtraction(ctx context.Context, scope store.ExtractScope) error {
 	var where strings.Builder

@@ -236,6 +236,8 @@ type Graph interface {
 	// PendingExtraction lists up to limit memories of scope not extracted
 	// yet, oldest first.
 	PendingExtraction(ctx context.Context, scope ExtractScope, limit int) ([]Memory, error)
+	// CountPending counts the memories of scope not extracted yet.
+	CountPending(ctx context.Context, scope ExtractScope) (int64, error)
 	// ForgetExtraction marks every memory of scope as not extracted (a
 	// rebuild); what was extracted stays.
 	ForgetExtraction(ctx context.Context, scope ExtractScope) error

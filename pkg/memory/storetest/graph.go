@@ -534,6 +534,12 @@ func testExtractions(t *testing.T, s store.Store, g store.Graph) {
 	if got := memIDs(pend); !slices.Equal(got, []string{old, recent, other}) {
 		t.Fatalf("pending %v", got)
 	}
+	if n, err := g.CountPending(bg, store.ExtractScope{}); err != nil || n != 3 {
+		t.Fatalf("count pending %d %v", n, err)
+	}
+	if n, err := g.CountPending(bg, store.ExtractScope{Workspace: "default", Since: time.Date(2024, 6, 1, 0, 0, 0, 0, time.UTC)}); err != nil || n != 1 {
+		t.Fatalf("count pending since %d %v", n, err)
+	}
 	pend, err = g.PendingExtraction(bg, store.ExtractScope{Workspace: "default", Since: time.Date(2024, 6, 1, 0, 0, 0, 0, time.UTC)}, 10)
 	if err != nil || !slices.Equal(memIDs(pend), []string{recent}) {
 		t.Fatalf("pending since: %v %v", memIDs(pend), err)
