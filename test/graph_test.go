@@ -375,7 +375,7 @@ func TestGraphConcurrentClientsSurviveSIGKILL(t *testing.T) {
 	var page struct {
 		Result struct {
 			Structured struct {
-				Entities []struct{ Name string } `json:"entities"`
+				Entities  []struct{ Name string } `json:"entities"`
 				Relations []struct {
 					From, To, RelationType string
 				} `json:"relations"`
