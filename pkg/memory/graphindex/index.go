@@ -47,6 +47,7 @@ type observation struct {
 
 type entity struct {
 	key     int64
+	slot    int // its place in graph.slots, for per-search arrays
 	node    *node
 	typ     string
 	obs     []observation
@@ -60,6 +61,14 @@ type entity struct {
 type termTF struct {
 	term string
 	tf   uint32
+	pos  int // the entity's place in the term's postings
+}
+
+// postings are one term's entities and weighted term frequencies, in no
+// order (a removal moves the last into the gap).
+type postings struct {
+	ents []*entity
+	tfs  []uint32
 }
 
 type relation struct {
@@ -85,14 +94,25 @@ type graph struct {
 	deadE   int
 	deadR   int
 	nobs    int64
+	// slots holds every entity at its slot (nil: free), so a search can
+	// score into a slice instead of a map.
+	slots []*entity
+	free  []int
 
-	post  map[string]map[*entity]uint32 // term → entity → weighted tf
+	// The haystack: every entity's lowered name, type and observations,
+	// one after another, for the substring match (hay.go); rebuilt by the
+	// first search after a change.
+	hayMu    sync.Mutex
+	hay      *haystack
+	hayDirty bool
+
+	post  map[string]*postings
 	totDL int64
 }
 
 func newGraph() *graph {
 	return &graph{nodes: map[string]*node{}, entBy: map[int64]*entity{}, relBy: map[int64]*relation{},
-		triples: map[triple]*relation{}, post: map[string]map[*entity]uint32{}}
+		triples: map[triple]*relation{}, post: map[string]*postings{}}
 }
 
 func (ix *Index) graph(ws string, create bool) *graph {
@@ -215,6 +235,13 @@ func (g *graph) addEntity(r EntityRow) *entity {
 		g.removeEntity(n.ent)
 	}
 	n.ent = e
+	if k := len(g.free); k > 0 {
+		e.slot, g.free = g.free[k-1], g.free[:k-1]
+		g.slots[e.slot] = e
+	} else {
+		e.slot = len(g.slots)
+		g.slots = append(g.slots, e)
+	}
 	g.ents = append(g.ents, e)
 	g.entKeys = append(g.entKeys, r.Key)
 	g.entBy[r.Key] = e
@@ -228,6 +255,10 @@ func (g *graph) removeEntity(e *entity) {
 		e.node.ent = nil
 	}
 	delete(g.entBy, e.key)
+	if g.slots[e.slot] == e {
+		g.slots[e.slot] = nil
+		g.free = append(g.free, e.slot)
+	}
 	if i, ok := slices.BinarySearch(g.entKeys, e.key); ok && g.ents[i] == e {
 		g.ents[i] = nil
 		g.deadE++
@@ -330,27 +361,43 @@ func (g *graph) reindex(e *entity) {
 	}
 	e.terms = e.terms[:0]
 	for t, tf := range counts {
-		e.terms = append(e.terms, termTF{t, tf})
 		p := g.post[t]
 		if p == nil {
-			p = map[*entity]uint32{}
+			p = &postings{}
 			g.post[t] = p
 		}
-		p[e] = tf
+		e.terms = append(e.terms, termTF{t, tf, len(p.ents)})
+		p.ents = append(p.ents, e)
+		p.tfs = append(p.tfs, tf)
 	}
+	g.hayDirty = true
 	e.dl = dl
 	g.totDL += int64(dl)
 }
 
 func (g *graph) unindex(e *entity) {
 	for _, t := range e.terms {
-		if p := g.post[t.term]; p != nil {
-			delete(p, e)
-			if len(p) == 0 {
-				delete(g.post, t.term)
+		p := g.post[t.term]
+		if p == nil || t.pos >= len(p.ents) || p.ents[t.pos] != e {
+			continue // cannot happen: the index keeps them in step
+		}
+		last := len(p.ents) - 1
+		if moved := p.ents[last]; moved != e {
+			p.ents[t.pos], p.tfs[t.pos] = moved, p.tfs[last]
+			for i := range moved.terms {
+				if moved.terms[i].term == t.term {
+					moved.terms[i].pos = t.pos
+					break
+				}
 			}
 		}
+		p.ents[last] = nil
+		p.ents, p.tfs = p.ents[:last], p.tfs[:last]
+		if last == 0 {
+			delete(g.post, t.term)
+		}
 	}
+	g.hayDirty = true
 	e.terms = e.terms[:0]
 	g.totDL -= int64(e.dl)
 	e.dl = 0

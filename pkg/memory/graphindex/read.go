@@ -126,12 +126,19 @@ func (e *entity) contains(low string) bool {
 	return false
 }
 
+// Extra is how many entities that do not hold the query as a substring,
+// but do hold some of its words, a search without a limit adds to those
+// that do: the best by BM25.
+const Extra = 20
+
 // Search ranks ws's entities for query: BM25 over their names (counted
 // twice), types and observations, plus, for an entity that holds the whole
 // query as a substring (the official server's match, case-insensitive), a
-// bonus of the query words' summed IDF (at least 1). Every substring match
-// is returned, so the answer is a superset of the official server's. Ties
-// keep creation order; limit <= 0 returns every match.
+// bonus of the query words' summed IDF (at least 1), so those rank first.
+// With limit <= 0 it returns every substring match and the Extra best
+// entities that only share words with the query: a superset of the
+// official server's answer. With limit > 0, the limit best of either kind.
+// Ties keep creation order.
 func (ix *Index) Search(ws, query string, limit int) store.SearchResult {
 	low := Lower(query)
 	words := terms.Split(query)
@@ -141,48 +148,76 @@ func (ix *Index) Search(ws, query string, limit int) store.SearchResult {
 	if g == nil {
 		return store.SearchResult{}
 	}
-	scores := map[*entity]float64{}
 	n := float64(g.liveEntities())
 	avg := 1.0
 	if n > 0 {
 		avg = max(float64(g.totDL)/n, 1)
 	}
+	score := make([]float64, len(g.slots)) // by slot; 0: no word matched
 	bonus := 0.0
 	for _, w := range words {
 		p := g.post[terms.Fold(w)]
-		df := float64(len(p))
+		if p == nil {
+			bonus += math.Log(1 + (n+0.5)/0.5)
+			continue
+		}
+		df := float64(len(p.ents))
 		idf := math.Log(1 + (n-df+0.5)/(df+0.5))
 		bonus += idf
-		for e, tf := range p {
-			t := float64(tf)
-			scores[e] += idf * t * (k1 + 1) / (t + k1*(1-b+b*float64(e.dl)/avg))
+		for i, e := range p.ents {
+			t := float64(p.tfs[i])
+			score[e.slot] += idf * t * (k1 + 1) / (t + k1*(1-b+b*float64(e.dl)/avg))
 		}
 	}
 	bonus = max(bonus, 1)
+	isMatch := g.haystack().find(low, len(g.slots))
+	var matched, extra []*entity
 	for _, e := range g.ents {
-		if e != nil && e.contains(low) {
-			scores[e] += bonus
+		if e == nil {
+			continue
+		}
+		if isMatch[e.slot] {
+			score[e.slot] += bonus
+			matched = append(matched, e)
+		} else if score[e.slot] > 0 {
+			extra = append(extra, e)
 		}
 	}
-	hits := make([]*entity, 0, len(scores))
-	for e := range scores {
-		hits = append(hits, e)
-	}
-	slices.SortFunc(hits, func(x, y *entity) int {
-		switch sx, sy := scores[x], scores[y]; {
-		case sx > sy:
-			return -1
-		case sx < sy:
-			return 1
+	better := func(x, y *entity) int { // higher score first, then creation order
+		if c := cmp.Compare(score[y.slot], score[x.slot]); c != 0 {
+			return c
 		}
 		return cmp.Compare(x.key, y.key)
-	})
-	if limit > 0 && len(hits) > limit {
-		hits = hits[:limit]
 	}
+	k := limit
+	if k <= 0 {
+		k = len(matched) + Extra
+	}
+	// The best k: all of matched may be needed, of extra at most k (kept
+	// sorted by insertion, which is cheap for the few Extra asks for).
+	keep := min(k, len(extra))
+	best := make([]*entity, 0, keep)
+	if keep > 64 {
+		slices.SortFunc(extra, better)
+		extra = extra[:keep]
+	}
+	for _, e := range extra {
+		if len(best) == keep && (keep == 0 || better(e, best[keep-1]) >= 0) {
+			continue
+		}
+		i, _ := slices.BinarySearchFunc(best, e, better)
+		if len(best) < keep {
+			best = append(best, nil)
+		}
+		copy(best[i+1:], best[i:])
+		best[i] = e
+	}
+	hits := append(matched, best...)
+	slices.SortFunc(hits, better)
+	hits = hits[:min(k, len(hits))]
 	out := store.SearchResult{Entities: make([]store.ScoredEntity, len(hits))}
 	for i, e := range hits {
-		out.Entities[i] = store.ScoredEntity{Entity: e.export(), Score: scores[e]}
+		out.Entities[i] = store.ScoredEntity{Entity: e.export(), Score: score[e.slot]}
 	}
 	out.Relations = touching(hits)
 	return out

@@ -223,8 +223,9 @@ type Graph interface {
 	ReadGraph(ctx context.Context, ws, cursor string, limit int) (GraphPage, error)
 	// SearchNodes ranks the entities matching query: every entity whose
 	// name, type or an observation contains query (case-insensitively, as
-	// the official server matches) and every entity BM25 scores above zero
-	// for query's words. limit <= 0: all of them.
+	// the official server matches), first, and the entities BM25 scores
+	// above zero for query's words. limit <= 0: every substring match and
+	// the 20 best of the others; else the limit best of both.
 	SearchNodes(ctx context.Context, ws, query string, limit int) (SearchResult, error)
 	// OpenNodes returns the named entities that exist and every relation
 	// touching one of them.
