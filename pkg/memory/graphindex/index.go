@@ -16,6 +16,7 @@ import (
 	"cmp"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/hearth-mcp/hearth/pkg/memory/store"
@@ -67,6 +68,7 @@ type termTF struct {
 // postings are one term's entities and weighted term frequencies, in no
 // order (a removal moves the last into the gap).
 type postings struct {
+	term string // the map's key, shared by every entity's termTF
 	ents []*entity
 	tfs  []uint32
 }
@@ -105,6 +107,8 @@ type graph struct {
 	hayMu    sync.Mutex
 	hay      *haystack
 	hayDirty bool
+
+	counts map[string]uint32 // reindex's scratch
 
 	post  map[string]*postings
 	totDL int64
@@ -346,11 +350,21 @@ const nameWeight = 2
 // observations.
 func (g *graph) reindex(e *entity) {
 	g.unindex(e)
-	counts := map[string]uint32{}
+	if g.counts == nil {
+		g.counts = map[string]uint32{}
+	}
+	counts := g.counts // Apply holds the write lock: one reindex at a time
+	clear(counts)
 	dl := 0
 	add := func(text string, w uint32) {
 		terms.Tokens(text, func(f string) {
-			counts[string([]byte(f))] += w // f may share a scratch buffer
+			if c, ok := counts[f]; ok {
+				counts[f] = c + w
+			} else if p := g.post[f]; p != nil {
+				counts[p.term] = w // the term's one copy
+			} else {
+				counts[strings.Clone(f)] = w // f may share a scratch buffer
+			}
 			dl += int(w)
 		})
 	}
@@ -363,7 +377,7 @@ func (g *graph) reindex(e *entity) {
 	for t, tf := range counts {
 		p := g.post[t]
 		if p == nil {
-			p = &postings{}
+			p = &postings{term: t}
 			g.post[t] = p
 		}
 		e.terms = append(e.terms, termTF{t, tf, len(p.ents)})
