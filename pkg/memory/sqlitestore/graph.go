@@ -788,22 +788,32 @@ func (s *Store) Mentions(ctx context.Context, memoryIDs []string) (map[string][]
 	return out, nil
 }
 
-// MentionedIn lists the newest memories mentioning each entity.
+// MentionedIn lists the newest memories mentioning each entity, in one
+// query for all of them.
 func (s *Store) MentionedIn(ctx context.Context, ws string, names []string, limit int) (map[string][]store.MemoryRef, error) {
 	out := map[string][]store.MemoryRef{}
 	if s.isClosed() {
 		return nil, errClosed
 	}
-	for _, name := range uniqueStrings(names) {
-		rows, err := s.r.QueryContext(ctx, `SELECT m.uid, substr(m.text, 1, ?), m.ts FROM entities e JOIN mentions x ON x.entity_id = e.id JOIN memories m ON m.id = x.memory_id
-			WHERE e.workspace = ? AND e.name = ? ORDER BY m.ts DESC, m.id DESC LIMIT ?`, store.PreviewLen, ws, name, limit)
+	names = uniqueStrings(names)
+	for len(names) > 0 && limit > 0 {
+		n := min(len(names), maxParams-4)
+		args := append([]any{store.PreviewLen, ws}, anys(names[:n])...)
+		args = append(args, limit)
+		rows, err := s.r.QueryContext(ctx, `SELECT name, uid, preview, ts FROM (
+				SELECT e.name AS name, m.uid AS uid, substr(m.text, 1, ?) AS preview, m.ts AS ts,
+					row_number() OVER (PARTITION BY e.id ORDER BY m.ts DESC, m.id DESC) AS k
+				FROM entities e JOIN mentions x ON x.entity_id = e.id JOIN memories m ON m.id = x.memory_id
+				WHERE e.workspace = ? AND e.name IN (`+placeholders(n)+`))
+			WHERE k <= ? ORDER BY name, k`, args...)
 		if err != nil {
 			return nil, fail(ctx, "mentioned in", err)
 		}
 		for rows.Next() {
+			var name string
 			var ref store.MemoryRef
 			var ts int64
-			if err := rows.Scan(&ref.ID, &ref.Text, &ts); err != nil {
+			if err := rows.Scan(&name, &ref.ID, &ref.Text, &ts); err != nil {
 				rows.Close()
 				return nil, fail(ctx, "mentioned in", err)
 			}
@@ -814,6 +824,7 @@ func (s *Store) MentionedIn(ctx context.Context, ws string, names []string, limi
 		if err := rows.Err(); err != nil {
 			return nil, fail(ctx, "mentioned in", err)
 		}
+		names = names[n:]
 	}
 	return out, nil
 }
