@@ -110,3 +110,37 @@ func TestCompaction(t *testing.T) {
 		t.Fatalf("counts %+v", ix.Counts("w"))
 	}
 }
+
+// TestConcurrentReadsAndWrites: searches, pages and walks beside changes
+// (the race detector's case); every search finds the entity it names.
+func TestConcurrentReadsAndWrites(t *testing.T) {
+	ix := New()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := int64(1); i <= 300; i++ {
+			ix.Apply(&Change{Workspace: "w", NewEntities: []EntityRow{row(i, fmt.Sprint("e", i))},
+				NewObservations: []ObservationRow{{Entity: i, Key: i, Text: fmt.Sprint("observation ", i)}},
+				NewRelations:    []RelationRow{{Key: i, From: fmt.Sprint("e", i), To: "e1", Type: "r"}}})
+			if i%3 == 0 {
+				ix.Apply(&Change{Workspace: "w", GoneEntities: []int64{i - 1}})
+			}
+		}
+	}()
+	for k := 0; ; k++ {
+		select {
+		case <-done:
+			if res := ix.Search("w", "e300", 0); len(res.Entities) != 1 || res.Entities[0].Name != "e300" {
+				t.Fatalf("search e300: %+v", res.Entities)
+			}
+			return
+		default:
+		}
+		res := ix.Search("w", "observation", 5)
+		if len(res.Entities) > 5 {
+			t.Fatalf("limit 5: %d", len(res.Entities))
+		}
+		ix.Page("w", "", 50)
+		ix.Related(store.RelatedQuery{Workspace: "w", Name: "e1", Depth: 2, Direction: store.Both})
+	}
+}
