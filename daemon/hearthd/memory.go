@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"syscall"
 	"time"
 
@@ -162,7 +163,18 @@ func memoryImport(home, ws, path string, stdout, stderr io.Writer) int {
 			ObservationsAdded int `json:"observations_added"`
 			RelationsCreated  int `json:"relations_created"`
 		}
-		if err := daemonTool(socket, "import_graph", map[string]any{"path": path, "workspace_id": ws}, 5*time.Minute, &out); err != nil {
+		err := daemonTool(socket, "import_graph", map[string]any{"path": path, "workspace_id": ws}, 5*time.Minute, &out)
+		if err != nil && strings.Contains(err.Error(), "cannot read the file") {
+			// The daemon may not see the file where we do (systemd's
+			// PrivateTmp gives it a /tmp of its own): hand it a copy in the
+			// data directory, which it always reads.
+			var staged string
+			if staged, err = stage(home, path); err == nil {
+				defer os.Remove(staged)
+				err = daemonTool(socket, "import_graph", map[string]any{"path": staged, "workspace_id": ws}, 5*time.Minute, &out)
+			}
+		}
+		if err != nil {
 			fmt.Fprintln(stderr, "hearthd memory import:", err)
 			return 1
 		}
@@ -183,6 +195,25 @@ func memoryImport(home, ws, path string, stdout, stderr io.Writer) int {
 		report("directly", read, res)
 		return 0
 	})
+}
+
+// stage copies path into home for the daemon to read, and returns the copy.
+func stage(home, path string) (string, error) {
+	src, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer src.Close()
+	dst, err := os.CreateTemp(home, "import-*.jsonl")
+	if err != nil {
+		return "", err
+	}
+	if _, err := io.Copy(dst, src); err != nil {
+		dst.Close()
+		os.Remove(dst.Name())
+		return "", err
+	}
+	return dst.Name(), dst.Close()
 }
 
 // exportPage is read_graph's page size for an export.
