@@ -373,6 +373,9 @@ func (g *graph) reindex(e *entity) {
 	for _, o := range e.obs {
 		add(o.text, 1)
 	}
+	if cap(e.terms) < len(counts) {
+		e.terms = make([]termTF, 0, len(counts))
+	}
 	e.terms = e.terms[:0]
 	for t, tf := range counts {
 		p := g.post[t]
