@@ -138,7 +138,7 @@ type readGraphArgs struct {
 
 var searchNodesSchema = tool.Object(
 	tool.Prop("query", `{"type": "string", "maxLength": 1000, "title": "Query", "description": "The search query to match against entity names, types, and observation content"}`).Required(),
-	tool.Prop("limit", `{"type": "integer", "minimum": 1, "maximum": 100000, "title": "Limit", "description": "Most entities to return, best first; default every match"}`),
+	tool.Prop("limit", `{"type": "integer", "minimum": 1, "maximum": 100000, "title": "Limit", "description": "Most entities to return, best first; default every entity holding the query and the 20 best holding only its words"}`),
 	graphWorkspace,
 )
 
