@@ -4,6 +4,8 @@
 //	hearthd serve           serve on the Unix socket
 //	hearthd stdio           serve one client on stdin/stdout
 //	hearthd status          show the serving daemon and its clients
+//	hearthd memory import FILE.jsonl | export
+//	                        the official memory server's file into and out of the memory graph
 //	hearthd install-service write and enable the systemd user units
 //	hearthd version         print the version
 //
@@ -49,6 +51,11 @@ commands:
             data that has no format marker); back it up first
   index-worker --repo DIR --out FILE ...
             build one code index (run by the daemon for index_build, not by hand)
+  memory import [--workspace NAME] FILE.jsonl
+            import the official memory server's JSONL file (its MEMORY_FILE_PATH) into
+            the memory graph, all or nothing; through the daemon when one serves
+  memory export [--workspace NAME] [-o FILE]
+            write the memory graph in that format (to stdout without -o)
   status [--json]
             show the daemon serving this user's data directory, its clients
             and per-tool counts (exit 0 serving, 1 none serves)
@@ -97,6 +104,8 @@ func run(args []string) int {
 		return workspace.RunWorker(args[1:], os.Stdin, os.Stdout, os.Stderr)
 	case "status":
 		return statusCmd(args[1:], os.Stdout, os.Stderr, os.Getenv)
+	case "memory":
+		return memoryCmd(args[1:], os.Stdout, os.Stderr)
 	case "install-service":
 		return installService(args[1:], os.Stdout, os.Stderr)
 	case "version", "--version":

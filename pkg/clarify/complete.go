@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"go.uber.org/zap"
+
+	"github.com/hearth-mcp/hearth/pkg/llm"
 )
 
 // complete writes a finished session's artifacts: with an ADR, the ADR
@@ -132,7 +134,7 @@ func (f *Family) extract(ctx context.Context, s *session) (Snapshot, string, str
 			}
 		}
 	}
-	x, err := withRetries(ctx, f.llm, extractSystem, extractPrompt(s.intention, qa), (*llmExtract).check)
+	x, err := llm.Ask(ctx, f.llm, extractSystem, extractPrompt(s.intention, qa), (*llmExtract).check)
 	if err != nil {
 		if ctx.Err() == nil {
 			f.log.Warn("clarification LLM failed to extract decisions; using the answers as they are", zap.Error(err))

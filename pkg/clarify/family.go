@@ -32,6 +32,8 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/hearth-mcp/hearth/pkg/llm"
+
 	"github.com/hearth-mcp/hearth/pkg/repo"
 	"github.com/hearth-mcp/hearth/pkg/tool"
 )
@@ -42,7 +44,7 @@ type Family struct {
 	now      func() time.Time
 	uids     *uidSource
 	sessions *sessions
-	llm      chatter // nil: the deterministic planner only
+	llm      llm.Chatter // nil: the deterministic planner only
 	// writeMu makes "read the latest ADR, write the next one" one step
 	// within the daemon, so two completions never build on the same ADR.
 	writeMu sync.Mutex
@@ -64,11 +66,11 @@ func open(env tool.Env, now func() time.Time) *Family {
 		getenv = func(string) string { return "" }
 	}
 	f := &Family{log: log, now: now, uids: newUIDSource(now), sessions: newSessions(now)}
-	llm, err := llmConfig(getenv)
+	chat, err := llm.FromEnv(getenv)
 	if err != nil {
 		log.Warn("clarification LLM not used: using the deterministic planner", zap.Error(err))
 	}
-	f.llm = llm
+	f.llm = chat
 	return f
 }
 
@@ -294,8 +296,8 @@ func (f *Family) turn(ctx context.Context, a requireArgs, client tool.Client) (m
 // deterministic planner stood in for an LLM that failed.
 func (s *session) warn(out map[string]any) {
 	if s.fallback {
-		out["warning"] = "llm_fallback"
-		out["message"] = "LLM unavailable, using deterministic mode"
+		out["warning"] = llm.FallbackWarning
+		out["message"] = llm.FallbackMessage
 	}
 }
 
@@ -433,7 +435,7 @@ func (f *Family) currentSnapshot(root string) (Snapshot, error) {
 // deterministic planner.
 func (f *Family) plan(ctx context.Context, s *session, current Snapshot) (Plan, bool, error) {
 	if f.llm != nil {
-		lp, err := withRetries(ctx, f.llm, planSystem, planPrompt(s.intention, s.context, current), (*llmPlan).check)
+		lp, err := llm.Ask(ctx, f.llm, planSystem, planPrompt(s.intention, s.context, current), (*llmPlan).check)
 		if err == nil {
 			p := lp.plan()
 			if s.forceADR && !p.NeedsADR {

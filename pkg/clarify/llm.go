@@ -1,184 +1,32 @@
 package clarify
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
 	"regexp"
 	"slices"
 	"strings"
-	"time"
+
+	"github.com/hearth-mcp/hearth/pkg/llm"
 )
 
-// The LLM configuration: the same variables as the Preflights CLI. Without
+// The LLM configuration: the same variables as the Preflights CLI (package
+// llm, which the memory graph's extractor shares). Without
 // PREFLIGHTS_LLM_PROVIDER the deterministic planner is used and nothing
 // leaves the machine.
 const (
-	EnvLLMProvider = "PREFLIGHTS_LLM_PROVIDER" // "ollama", "openai", or an OpenAI-compatible base URL
-	EnvLLMURL      = "PREFLIGHTS_LLM_URL"      // the server (ollama: http://localhost:11434; openai: https://api.openai.com/v1)
-	EnvLLMModel    = "PREFLIGHTS_LLM_MODEL"    // required for a real provider
-	EnvLLMKey      = "PREFLIGHTS_LLM_API_KEY"  // bearer token for OpenAI-compatible servers
-	EnvLLMTimeout  = "PREFLIGHTS_LLM_TIMEOUT"  // one attempt's limit, e.g. 20s
+	EnvLLMProvider = llm.EnvProvider
+	EnvLLMURL      = llm.EnvURL
+	EnvLLMModel    = llm.EnvModel
+	EnvLLMKey      = llm.EnvKey
+	EnvLLMTimeout  = llm.EnvTimeout
 )
 
 // llmRetries is how often a failed LLM call is retried before the
 // deterministic planner takes over and the reply carries the llm_fallback
 // warning.
-const llmRetries = 2
-
-// chatter sends one system+user exchange and returns the model's text.
-type chatter interface {
-	chat(ctx context.Context, system, user string) (string, error)
-	name() string
-}
-
-// llmConfig reads the provider from the environment. nil: none configured.
-func llmConfig(getenv func(string) string) (chatter, error) {
-	provider := strings.TrimSpace(getenv(EnvLLMProvider))
-	if provider == "" || strings.EqualFold(provider, "mock") {
-		return nil, nil
-	}
-	model := getenv(EnvLLMModel)
-	if model == "" {
-		return nil, fmt.Errorf("%s=%s needs %s", EnvLLMProvider, provider, EnvLLMModel)
-	}
-	timeout := 20 * time.Second
-	if v := getenv(EnvLLMTimeout); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil || d <= 0 {
-			return nil, fmt.Errorf("%s=%q: want a duration such as 20s", EnvLLMTimeout, v)
-		}
-		timeout = d
-	}
-	client := &http.Client{Timeout: timeout}
-	url := strings.TrimRight(getenv(EnvLLMURL), "/")
-	switch {
-	case strings.EqualFold(provider, "ollama"):
-		if url == "" {
-			url = "http://localhost:11434"
-		}
-		return &ollama{url: url, model: model, http: client}, nil
-	case strings.EqualFold(provider, "openai"):
-		if url == "" {
-			url = "https://api.openai.com/v1"
-		}
-	case strings.HasPrefix(provider, "http://"), strings.HasPrefix(provider, "https://"):
-		url = strings.TrimRight(provider, "/")
-	default:
-		return nil, fmt.Errorf("%s=%q: want ollama, openai or an OpenAI-compatible URL", EnvLLMProvider, provider)
-	}
-	return &openAI{url: url, model: model, key: getenv(EnvLLMKey), http: client}, nil
-}
-
-type ollama struct {
-	url, model string
-	http       *http.Client
-}
-
-func (o *ollama) name() string { return "ollama" }
-
-func (o *ollama) chat(ctx context.Context, system, user string) (string, error) {
-	var out struct {
-		Message struct {
-			Content string `json:"content"`
-		} `json:"message"`
-	}
-	err := postJSON(ctx, o.http, o.url+"/api/chat", "", map[string]any{
-		"model": o.model, "stream": false, "format": "json",
-		"messages": []map[string]string{{"role": "system", "content": system}, {"role": "user", "content": user}},
-	}, &out)
-	return out.Message.Content, err
-}
-
-type openAI struct {
-	url, model, key string
-	http            *http.Client
-}
-
-func (o *openAI) name() string { return "openai-compatible" }
-
-func (o *openAI) chat(ctx context.Context, system, user string) (string, error) {
-	var out struct {
-		Choices []struct {
-			Message struct {
-				Content string `json:"content"`
-			} `json:"message"`
-		} `json:"choices"`
-	}
-	err := postJSON(ctx, o.http, o.url+"/chat/completions", o.key, map[string]any{
-		"model": o.model, "response_format": map[string]string{"type": "json_object"},
-		"messages": []map[string]string{{"role": "system", "content": system}, {"role": "user", "content": user}},
-	}, &out)
-	if err == nil && len(out.Choices) == 0 {
-		err = errors.New("the reply has no choices")
-	}
-	if err != nil {
-		return "", err
-	}
-	return out.Choices[0].Message.Content, nil
-}
-
-func postJSON(ctx context.Context, c *http.Client, url, key string, body, out any) error {
-	b, _ := json.Marshal(body)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(b))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	if key != "" {
-		req.Header.Set("Authorization", "Bearer "+key)
-	}
-	resp, err := c.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if err != nil {
-		return err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("HTTP %d", resp.StatusCode)
-	}
-	return json.Unmarshal(data, out)
-}
-
-// withRetries runs one LLM exchange and decodes its JSON into a value that
-// check accepts, trying 1 + llmRetries times.
-func withRetries[T any](ctx context.Context, c chatter, system, user string, check func(*T) error) (T, error) {
-	var zero T
-	var last error
-	for attempt := 0; attempt <= llmRetries; attempt++ {
-		if err := ctx.Err(); err != nil {
-			return zero, err
-		}
-		text, err := c.chat(ctx, system, user)
-		if err == nil {
-			var v T
-			if err = json.Unmarshal([]byte(extractJSON(text)), &v); err == nil {
-				if err = check(&v); err == nil {
-					return v, nil
-				}
-			}
-		}
-		last = err
-	}
-	return zero, fmt.Errorf("%s failed %d times; last: %w", c.name(), llmRetries+1, last)
-}
-
-// extractJSON takes the outermost {...} of a reply (models wrap JSON in
-// prose or code fences).
-func extractJSON(s string) string {
-	i, j := strings.IndexByte(s, '{'), strings.LastIndexByte(s, '}')
-	if i < 0 || j < i {
-		return s
-	}
-	return s[i : j+1]
-}
+const llmRetries = llm.Retries
 
 const planSystem = `You help a software team decide whether a change request needs an Architecture Decision Record (ADR) and what to ask before work starts.
 An ADR is needed for: authentication, database, storage, cache, framework, runtime, deployment, infrastructure, queue/messaging choices; new dependencies; migrations or cross-cutting changes; requests mentioning architecture, strategy or approach. Not for bug fixes, refactors within existing patterns, or config-only changes.

@@ -1,6 +1,8 @@
 // Package memory is hearth's memory family: add_memory,
 // search_memory, get_stats and delete_memory over one store that every client
-// of the daemon shares.
+// of the daemon shares, and the memory graph beside the memories: the
+// official memory server's nine tools, build_graph, get_related,
+// graph_status and import_graph (graph.go, graph_tools.go).
 //
 // The store is embedded SQLite at $HEARTH_HOME/memory.db (package
 // sqlitestore), or, when HEARTH_STORE_URL names one, a PostgreSQL database
@@ -118,6 +120,7 @@ func openFamily(env tool.Env, reopen, backfill time.Duration) *Family {
 		}
 	}
 	mem := newMemories(openStore, emb, log, intervals{reopen: reopen, backfill: backfill}, state)
+	mem.chat, mem.chatErr = newChat(getenv, log)
 	if _, err := mem.stores.get(context.Background()); err != nil {
 		log.Error("memory: store unavailable; memory tools will answer -32000 until it opens", zap.Error(err))
 	}
@@ -146,6 +149,7 @@ func newMemories(open func(context.Context) (store.Store, error), emb Embedder, 
 		emb:        emb,
 		log:        log,
 		embedState: embedState,
+		building:   make(chan struct{}, 1),
 	}
 	if emb != nil {
 		m.backfill.start(m, every.backfill)

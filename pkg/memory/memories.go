@@ -11,6 +11,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/hearth-mcp/hearth/pkg/llm"
 	"github.com/hearth-mcp/hearth/pkg/memory/chunk"
 	"github.com/hearth-mcp/hearth/pkg/memory/store"
 	"github.com/hearth-mcp/hearth/pkg/memory/terms"
@@ -65,6 +66,10 @@ type Memories struct {
 	modelChecked bool
 
 	backfill backfiller
+
+	chat     llm.Chatter   // the graph's LLM extractor; nil: rules only
+	chatErr  string        // why the LLM settings were refused
+	building chan struct{} // holds a token while a graph build runs
 }
 
 // embedTimeout bounds the embedder's part of one add or search: a slow

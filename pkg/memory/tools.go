@@ -92,8 +92,12 @@ type deleteArgs struct {
 	Confirm  bool   `json:"confirm"`
 }
 
-// Tools declares the memory tools.
+// Tools declares the memory tools and the graph's (graph_tools.go).
 func (f *Family) Tools() []tool.Tool {
+	return append(f.memoryTools(), f.graphTools()...)
+}
+
+func (f *Family) memoryTools() []tool.Tool {
 	return []tool.Tool{
 		tool.For(tool.Tool{
 			Name:          "add_memory",
@@ -108,17 +112,17 @@ func (f *Family) Tools() []tool.Tool {
 		tool.For(tool.Tool{
 			Name:          "search_memory",
 			Title:         "Search memory",
-			Description:   "Find stored memories by relevance to a query, with optional filters on tags, source and date. Returns ranked memories with score, a highlighted snippet and metadata.",
+			Description:   "Find stored memories by relevance to a query, with optional filters on tags, source and date. Returns ranked memories with score, a highlighted snippet, metadata and the graph entities each mentions (build_graph links them).",
 			InputSchema:   searchMemorySchema,
-			SchemaVersion: 2, // 2: titles on the arguments; limit's description gives its maximum
+			SchemaVersion: 3, // 2: titles on the arguments; limit's description gives its maximum. 3: results name their entities
 			Annotations:   tool.Annotations{ReadOnly: true, Idempotent: true},
 		}, f.searchMemory),
 		tool.For(tool.Tool{
 			Name:          "get_stats",
 			Title:         "Memory statistics",
-			Description:   "Counts and health of the memory store: memories, chunks, size, oldest/newest, embedder state, search latency.",
+			Description:   "Counts and health of the memory store: memories, chunks, size, oldest/newest, embedder state, search latency, and the graph: entities, relations, links and the entities memories mention most.",
 			InputSchema:   tool.Object(),
-			SchemaVersion: 1,
+			SchemaVersion: 2, // 2: the graph's counts and most-mentioned entities
 			Annotations:   tool.Annotations{ReadOnly: true, Idempotent: true},
 		}, f.getStats),
 		tool.For(tool.Tool{
@@ -208,11 +212,20 @@ func (f *Family) searchMemory(ctx context.Context, call *tool.Call, args searchA
 		Text     string       `json:"text"`
 		Chunks   int          `json:"chunks"`
 		Metadata metadataJSON `json:"metadata"`
+		Entities []string     `json:"entities"`
+	}
+	mentions, err := f.mentions(ctx, res.Results)
+	if err != nil {
+		return nil, f.fail(call, err)
 	}
 	results := make([]result, len(res.Results))
 	for i, r := range res.Results {
+		ents := mentions[r.Memory.ID]
+		if ents == nil {
+			ents = []string{}
+		}
 		results[i] = result{MemoryID: r.Memory.ID, Score: r.Score, Snippet: r.Snippet, Text: r.Memory.Text,
-			Chunks: r.Memory.Chunks, Metadata: metadataOf(r.Memory.Metadata)}
+			Chunks: r.Memory.Chunks, Metadata: metadataOf(r.Memory.Metadata), Entities: ents}
 	}
 	out := map[string]any{"mode": res.Mode, "workspace_id": ws, "count": len(results), "results": results}
 	if res.Note != "" {
@@ -241,7 +254,19 @@ func (f *Family) getStats(ctx context.Context, call *tool.Call, _ struct{}) (any
 	if st.Embedder.LastError != "" {
 		embedder["last_error"] = st.Embedder.LastError
 	}
+	graph := map[string]any{"state": "none"}
+	if g, err := f.mem.Graph(ctx); err == nil {
+		gs, err := g.GraphStats(ctx, "", 10)
+		if err != nil {
+			return nil, f.fail(call, err)
+		}
+		graph = map[string]any{"state": "ok", "entities": gs.Entities, "relations": gs.Relations, "observations": gs.Observations,
+			"links": gs.Links, "memories_extracted": gs.Extracted, "memories_pending": gs.Pending, "most_mentioned": mentionsJSON(gs.MostMentioned)}
+	} else if !errors.Is(err, ErrNoGraph) {
+		return nil, f.fail(call, err)
+	}
 	return map[string]any{
+		"graph":                 graph,
 		"store":                 "sqlite",
 		"memories":              st.Store.Memories,
 		"chunks":                st.Store.Chunks,
@@ -263,6 +288,23 @@ func (f *Family) deleteMemory(ctx context.Context, call *tool.Call, args deleteA
 		return nil, f.fail(call, err)
 	}
 	return map[string]any{"deleted": true, "memory_id": args.MemoryID}, nil
+}
+
+// mentions names the entities each found memory mentions; a store without
+// a graph names none.
+func (f *Family) mentions(ctx context.Context, found []Found) (map[string][]string, error) {
+	g, err := f.mem.Graph(ctx)
+	if errors.Is(err, ErrNoGraph) || len(found) == 0 {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, len(found))
+	for i, r := range found {
+		ids[i] = r.Memory.ID
+	}
+	return g.Mentions(ctx, ids)
 }
 
 // fail maps the domain's errors to the tool contract. Store failures become the

@@ -9,7 +9,7 @@ import (
 // SchemaVersion is the on-disk format this build writes, kept in PRAGMA
 // user_version. Entry i of migrations moves a database from version i to i+1
 // inside one transaction, so a crash mid-migration leaves the old format whole.
-const SchemaVersion = 3
+const SchemaVersion = 4
 
 var migrations = []string{
 	// 0 → 1: memories, their tags, their chunks and the chunks' full-text index.
@@ -84,6 +84,66 @@ CREATE TABLE meta (
 	value TEXT NOT NULL
 ) WITHOUT ROWID;
 INSERT INTO meta(key, value) VALUES ('store_id', lower(hex(randomblob(16))));
+`,
+	// 3 → 4: the memory graph (graph.go, docs/decisions/0018): entities and
+	// their observations, relations between entity names (which need not
+	// exist, as in the official memory server), the links between memories
+	// and the entities they mention, which memories a build has extracted,
+	// and the builds. Only tables are added: nothing older changes.
+	// AUTOINCREMENT keeps keys from being reused, so a read_graph cursor
+	// (the last key a page held) never skips a newer row.
+	`
+CREATE TABLE entities (
+	id        INTEGER PRIMARY KEY AUTOINCREMENT,
+	workspace TEXT    NOT NULL,
+	name      TEXT    NOT NULL,
+	type      TEXT    NOT NULL,
+	UNIQUE (workspace, name)
+);
+
+CREATE TABLE observations (
+	id        INTEGER PRIMARY KEY AUTOINCREMENT,
+	entity_id INTEGER NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
+	text      TEXT    NOT NULL,
+	UNIQUE (entity_id, text)
+);
+
+CREATE TABLE relations (
+	id        INTEGER PRIMARY KEY AUTOINCREMENT,
+	workspace TEXT    NOT NULL,
+	source    TEXT    NOT NULL, -- entity names, as the official server keeps them
+	target    TEXT    NOT NULL,
+	type      TEXT    NOT NULL,
+	UNIQUE (workspace, source, target, type)
+);
+CREATE INDEX relations_target ON relations(workspace, target);
+
+CREATE TABLE mentions (
+	entity_id INTEGER NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
+	memory_id INTEGER NOT NULL REFERENCES memories(id) ON DELETE CASCADE,
+	PRIMARY KEY (entity_id, memory_id)
+) WITHOUT ROWID;
+CREATE INDEX mentions_memory ON mentions(memory_id);
+
+CREATE TABLE extracted (
+	memory_id INTEGER PRIMARY KEY REFERENCES memories(id) ON DELETE CASCADE,
+	extractor TEXT    NOT NULL,
+	at        INTEGER NOT NULL -- Unix ms
+);
+
+CREATE TABLE graph_builds (
+	id        INTEGER PRIMARY KEY,
+	workspace TEXT    NOT NULL, -- '' for every workspace
+	since     INTEGER,          -- Unix ms, NULL for any time
+	extractor TEXT    NOT NULL,
+	started   INTEGER NOT NULL,
+	finished  INTEGER NOT NULL,
+	status    TEXT    NOT NULL,
+	memories  INTEGER NOT NULL,
+	entities  INTEGER NOT NULL,
+	relations INTEGER NOT NULL,
+	links     INTEGER NOT NULL
+);
 `,
 }
 

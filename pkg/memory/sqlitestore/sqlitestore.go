@@ -39,6 +39,7 @@ import (
 	_ "modernc.org/sqlite"     // database/sql driver "sqlite"
 	_ "modernc.org/sqlite/vec" // sqlite-vec functions on every connection
 
+	"github.com/hearth-mcp/hearth/pkg/memory/graphindex"
 	"github.com/hearth-mcp/hearth/pkg/memory/lexindex"
 	"github.com/hearth-mcp/hearth/pkg/memory/rank"
 	"github.com/hearth-mcp/hearth/pkg/memory/store"
@@ -57,6 +58,7 @@ type Store struct {
 	// under indexing, in the order the database made them, so a row id the
 	// database reuses after a delete cannot be confused with the deleted one.
 	ix       *lexindex.Index
+	graph    *graphindex.Index // the memory graph, served from memory (graph.go)
 	indexing sync.Mutex
 	// ready is closed once ix is loaded (or loading failed: loadErr). Open
 	// does not wait for it, so a large store does not delay the daemon's
@@ -75,6 +77,7 @@ type Store struct {
 	log        *zap.Logger
 
 	adds     chan *addRequest
+	ops      chan *opRequest // graph writes, committed with the adds beside them
 	closing  chan struct{}
 	stopped  chan struct{}
 	closeErr error
@@ -191,6 +194,7 @@ func open(ctx context.Context, path string, opts Options) (*Store, error) {
 		r:        r,
 		ready:    make(chan struct{}),
 		adds:     make(chan *addRequest),
+		ops:      make(chan *opRequest),
 		closing:  make(chan struct{}),
 		stopped:  make(chan struct{}),
 	}
@@ -277,6 +281,9 @@ func (s *Store) loadThenWrite() {
 		}
 	}()
 	s.loadErr = s.load(ctx)
+	if s.loadErr == nil {
+		s.graph, s.loadErr = loadGraph(ctx, s.w)
+	}
 	cancel()
 	if s.loadErr != nil {
 		s.loadErr = fmt.Errorf("%w: load the search index: %w", store.ErrUnavailable, s.loadErr)
@@ -297,15 +304,19 @@ func (s *Store) indexed(ctx context.Context) error {
 	}
 }
 
-// writer owns the write connection and group-commits adds.
+// writer owns the write connection and group-commits adds and graph writes:
+// everything waiting when a commit starts shares it.
 func (s *Store) writer() {
 	snap := time.NewTicker(snapshotEvery)
 	defer snap.Stop()
 	for {
-		var batch []*addRequest
+		var adds []*addRequest
+		var ops []*opRequest
 		select {
 		case req := <-s.adds:
-			batch = append(batch, req)
+			adds = append(adds, req)
+		case op := <-s.ops:
+			ops = append(ops, op)
 		case <-snap.C:
 			s.indexing.Lock()
 			unsaved := s.applied - s.saved
@@ -318,19 +329,21 @@ func (s *Store) writer() {
 			return
 		}
 	drain:
-		for len(batch) < maxBatch {
+		for len(adds)+len(ops) < maxBatch {
 			select {
 			case req := <-s.adds:
-				batch = append(batch, req)
+				adds = append(adds, req)
+			case op := <-s.ops:
+				ops = append(ops, op)
 			default:
 				break drain
 			}
 		}
-		s.commit(batch)
+		s.commit(adds, ops)
 	}
 }
 
-func (s *Store) commit(batch []*addRequest) {
+func (s *Store) commit(batch []*addRequest, ops []*opRequest) {
 	// The batch's transaction is not bound to any one caller's context: one
 	// client cancelling must not roll back another's add.
 	ctx := context.Background()
@@ -342,12 +355,23 @@ func (s *Store) commit(batch []*addRequest) {
 		}
 		live = append(live, req)
 	}
-	if len(live) == 0 {
+	liveOps := ops[:0]
+	for _, op := range ops {
+		if err := op.ctx.Err(); err != nil {
+			op.done <- err
+			continue
+		}
+		liveOps = append(liveOps, op)
+	}
+	if len(live)+len(liveOps) == 0 {
 		return
 	}
 	if s.loadErr != nil {
 		for _, req := range live {
 			req.done <- addResult{err: s.loadErr}
+		}
+		for _, op := range liveOps {
+			op.done <- s.loadErr
 		}
 		return
 	}
@@ -356,33 +380,58 @@ func (s *Store) commit(batch []*addRequest) {
 	var lastSeq int64
 	s.indexing.Lock()
 	defer s.indexing.Unlock()
+	opErrs := make([]error, len(liveOps))
+	changes := make([][]*graphindex.Change, len(liveOps))
 	err := func() error {
 		tx, err := s.w.BeginTx(ctx, nil)
 		if err != nil {
 			return err
 		}
 		defer tx.Rollback()
-		ms := make([]*store.NewMemory, len(live))
-		for i, req := range live {
-			ms[i] = &req.m
+		if len(live) > 0 {
+			ms := make([]*store.NewMemory, len(live))
+			for i, req := range live {
+				ms[i] = &req.m
+			}
+			if ids, keys, lastSeq, err = insertBatch(ctx, tx, ms); err != nil {
+				return err
+			}
 		}
-		if ids, keys, lastSeq, err = insertBatch(ctx, tx, ms); err != nil {
-			return err
+		for i, op := range liveOps {
+			if changes[i], opErrs[i], err = runOp(ctx, tx, op); err != nil {
+				return err
+			}
 		}
 		return tx.Commit()
 	}()
 	if err == nil {
-		// Indexed before anyone is answered: an answered add is searchable.
+		// Indexed before anyone is answered: an answered add is searchable,
+		// an answered graph write is read back.
 		for i, req := range live {
 			s.ix.AddAnalyzed(rank.Memory(keys[i].memory, req.m), keys[i].chunks, req.docs)
 		}
-		s.applied, s.appliedMem = lastSeq, keys[len(keys)-1].memory
+		if len(keys) > 0 {
+			s.applied, s.appliedMem = lastSeq, keys[len(keys)-1].memory
+		}
+		for i := range liveOps {
+			for _, c := range changes[i] {
+				s.graph.Apply(c)
+			}
+		}
 	}
 	for i, req := range live {
 		if err != nil {
 			req.done <- addResult{err: fail(ctx, "add", err)}
 		} else {
 			req.done <- addResult{id: ids[i]}
+		}
+	}
+	for i, op := range liveOps {
+		switch {
+		case err != nil:
+			op.done <- fail(ctx, "graph write", err)
+		default:
+			op.done <- opErrs[i]
 		}
 	}
 }

@@ -27,6 +27,8 @@ func newStore(t *testing.T) store.Store {
 
 func TestContract(t *testing.T) { storetest.Run(t, newStore) }
 
+func TestGraphContract(t *testing.T) { storetest.RunGraph(t, newStore) }
+
 func TestOpenBrokenFile(t *testing.T) {
 	tests := []struct {
 		name  string

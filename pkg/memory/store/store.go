@@ -6,7 +6,8 @@
 // ranking at a time (lexical or vector): fusing rankings is the caller's job,
 // so every engine ranks the same way, and every engine ranks lexically with
 // the same code, package rank. The contract every engine must pass is the
-// suite in package storetest.
+// suite in package storetest. An engine may also keep the memory graph
+// (Graph, graph.go), whose contract is storetest.RunGraph.
 package store
 
 import (

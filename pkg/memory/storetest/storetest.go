@@ -1,8 +1,13 @@
 // Package storetest is the contract every memory store must pass. An engine's
-// tests call Run with a constructor for an empty store:
+// tests call Run with a constructor for an empty store, and RunGraph (graph.go)
+// when the engine also keeps the memory graph (store.Graph):
 //
 //	func TestContract(t *testing.T) {
 //		storetest.Run(t, func(t *testing.T) store.Store { ... })
+//	}
+//
+//	func TestGraphContract(t *testing.T) {
+//		storetest.RunGraph(t, func(t *testing.T) store.Store { ... })
 //	}
 package storetest
 

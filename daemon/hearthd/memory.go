@@ -1,0 +1,358 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/hearth-mcp/hearth/pkg/guard"
+	"github.com/hearth-mcp/hearth/pkg/memory"
+	"github.com/hearth-mcp/hearth/pkg/memory/jsonl"
+	"github.com/hearth-mcp/hearth/pkg/memory/sqlitestore"
+	"github.com/hearth-mcp/hearth/pkg/memory/store"
+	"github.com/hearth-mcp/hearth/pkg/owner"
+	"github.com/hearth-mcp/hearth/pkg/version"
+)
+
+// `hearthd memory import|export`: the official memory server's JSONL file
+// into and out of the memory graph. The store has one owner
+// (docs/decisions/0015-one-owner-per-home.md): when a daemon owns the data
+// directory, the file goes through it (import_graph, read_graph); otherwise
+// this process takes ownership for the moment it needs and opens the store
+// itself (docs/decisions/0018-memory-graph.md).
+
+const memoryUsage = `usage:
+  hearthd memory import [--workspace NAME] FILE.jsonl
+  hearthd memory export [--workspace NAME] [-o FILE]`
+
+var workspaceRE = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
+
+func memoryCmd(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprintln(stderr, memoryUsage)
+		return 2
+	}
+	sub, rest := args[0], args[1:]
+	ws, file, out := store.DefaultWorkspace, "", ""
+	for i := 0; i < len(rest); i++ {
+		switch a := rest[i]; {
+		case (a == "--workspace" || a == "-w") && i+1 < len(rest):
+			ws = rest[i+1]
+			i++
+		case a == "-o" && i+1 < len(rest) && sub == "export":
+			out = rest[i+1]
+			i++
+		case a != "" && a[0] != '-' && file == "" && sub == "import":
+			file = a
+		default:
+			fmt.Fprintf(stderr, "hearthd memory %s: unexpected argument %q\n%s\n", sub, a, memoryUsage)
+			return 2
+		}
+	}
+	if !workspaceRE.MatchString(ws) {
+		fmt.Fprintf(stderr, "hearthd memory: workspace %q: want 1 to 64 letters, digits, '.', '_' or '-'\n", ws)
+		return 2
+	}
+	home, err := guard.Home(os.Getenv)
+	if err != nil {
+		fmt.Fprintln(stderr, "hearthd memory:", err)
+		return 1
+	}
+	switch sub {
+	case "import":
+		if file == "" {
+			fmt.Fprintln(stderr, memoryUsage)
+			return 2
+		}
+		abs, err := filepath.Abs(file)
+		if err != nil {
+			fmt.Fprintln(stderr, "hearthd memory import:", err)
+			return 1
+		}
+		return memoryImport(home, ws, abs, stdout, stderr)
+	case "export":
+		w := stdout
+		if out != "" {
+			f, err := os.OpenFile(out, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+			if err != nil {
+				fmt.Fprintln(stderr, "hearthd memory export:", err)
+				return 1
+			}
+			defer f.Close()
+			w = f
+		}
+		code := memoryExport(home, ws, w, stderr)
+		if code == 0 && out != "" {
+			fmt.Fprintf(stderr, "hearthd memory export: wrote workspace %s to %s\n", ws, out)
+		}
+		return code
+	}
+	fmt.Fprintf(stderr, "hearthd memory: unknown command %q\n%s\n", sub, memoryUsage)
+	return 2
+}
+
+// withGraph runs viaDaemon on the owner's socket when a daemon serves home,
+// else opens the store as home's owner and runs direct.
+func withGraph(home string, stderr io.Writer, viaDaemon func(socket string) int, direct func(store.Graph) int) int {
+	deadline := time.Now().Add(ownerWait)
+	for {
+		rec, state, err := owner.Find(home)
+		if err != nil {
+			fmt.Fprintln(stderr, "hearthd memory:", err)
+			return 1
+		}
+		switch {
+		case state == owner.Serving && rec.Socket != "":
+			return viaDaemon(rec.Socket)
+		case state == owner.Serving:
+			fmt.Fprintf(stderr, "hearthd memory: the data directory %s is owned by hearthd %s (pid %d), which serves no socket; run this while it is not running\n", home, rec.Mode, rec.PID)
+			return 1
+		case state == owner.Starting && time.Now().Before(deadline):
+			time.Sleep(20 * time.Millisecond)
+			continue
+		}
+		_, err = guard.Check(home, version.Tooling())
+		var refusal *guard.Error
+		if errors.As(err, &refusal) {
+			fmt.Fprintln(stderr, "hearthd memory:", refusal.Message)
+			return refusal.ExitCode
+		}
+		if err != nil {
+			fmt.Fprintln(stderr, "hearthd memory:", err)
+			return 1
+		}
+		lock, err := owner.Acquire(home)
+		if errors.Is(err, owner.ErrHeld) && time.Now().Before(deadline) {
+			continue // a daemon started meanwhile: go through it
+		}
+		if err != nil {
+			fmt.Fprintln(stderr, "hearthd memory:", err)
+			return 1
+		}
+		defer lock.Release()
+		st, err := sqlitestore.Open(context.Background(), filepath.Join(home, memory.StoreFile))
+		if err != nil {
+			fmt.Fprintln(stderr, "hearthd memory:", err)
+			return 1
+		}
+		defer st.Close()
+		return direct(st)
+	}
+}
+
+func memoryImport(home, ws, path string, stdout, stderr io.Writer) int {
+	report := func(how string, read store.Subgraph, res store.ImportResult) {
+		fmt.Fprintf(stdout, "imported %s into workspace %s (%s): read %d entities and %d relations; created %d entities and %d relations, added %d observations\n",
+			path, ws, how, len(read.Entities), len(read.Relations), res.EntitiesCreated, res.RelationsCreated, res.ObservationsAdded)
+	}
+	return withGraph(home, stderr, func(socket string) int {
+		var out struct {
+			EntitiesRead      int `json:"entities_read"`
+			RelationsRead     int `json:"relations_read"`
+			EntitiesCreated   int `json:"entities_created"`
+			ObservationsAdded int `json:"observations_added"`
+			RelationsCreated  int `json:"relations_created"`
+		}
+		err := daemonTool(socket, "import_graph", map[string]any{"path": path, "workspace_id": ws}, 5*time.Minute, &out)
+		if err != nil && strings.Contains(err.Error(), "cannot read the file") {
+			// The daemon may not see the file where we do (systemd's
+			// PrivateTmp gives it a /tmp of its own): hand it a copy in the
+			// data directory, which it always reads.
+			var staged string
+			if staged, err = stage(home, path); err == nil {
+				defer os.Remove(staged)
+				err = daemonTool(socket, "import_graph", map[string]any{"path": staged, "workspace_id": ws}, 5*time.Minute, &out)
+			}
+		}
+		if err != nil {
+			fmt.Fprintln(stderr, "hearthd memory import:", err)
+			return 1
+		}
+		report("through the daemon at "+socket, store.Subgraph{Entities: make([]store.Entity, out.EntitiesRead), Relations: make([]store.Relation, out.RelationsRead)},
+			store.ImportResult{EntitiesCreated: out.EntitiesCreated, RelationsCreated: out.RelationsCreated, ObservationsAdded: out.ObservationsAdded})
+		return 0
+	}, func(g store.Graph) int {
+		res, read, err := memory.ImportFile(context.Background(), g, ws, path)
+		if err != nil {
+			var le *jsonl.LineError
+			if errors.As(err, &le) {
+				fmt.Fprintf(stderr, "hearthd memory import: %s: nothing imported: %v\n", path, err)
+			} else {
+				fmt.Fprintln(stderr, "hearthd memory import:", err)
+			}
+			return 1
+		}
+		report("directly", read, res)
+		return 0
+	})
+}
+
+// stage copies path into home for the daemon to read, and returns the copy.
+func stage(home, path string) (string, error) {
+	src, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer src.Close()
+	dst, err := os.CreateTemp(home, "import-*.jsonl")
+	if err != nil {
+		return "", err
+	}
+	if _, err := io.Copy(dst, src); err != nil {
+		dst.Close()
+		os.Remove(dst.Name())
+		return "", err
+	}
+	return dst.Name(), dst.Close()
+}
+
+// exportPage is read_graph's page size for an export.
+const exportPage = 5000
+
+func memoryExport(home, ws string, out io.Writer, stderr io.Writer) int {
+	w := jsonl.NewWriter(out)
+	write := func(p store.GraphPage) error {
+		for _, e := range p.Entities {
+			if err := w.Entity(e); err != nil {
+				return err
+			}
+		}
+		for _, r := range p.Relations {
+			if err := w.Relation(r); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	code := withGraph(home, stderr, func(socket string) int {
+		for cursor := ""; ; {
+			var page struct {
+				Entities []struct {
+					Name         string   `json:"name"`
+					EntityType   string   `json:"entityType"`
+					Observations []string `json:"observations"`
+				} `json:"entities"`
+				Relations []struct {
+					From         string `json:"from"`
+					To           string `json:"to"`
+					RelationType string `json:"relationType"`
+				} `json:"relations"`
+				Next string `json:"nextCursor"`
+			}
+			args := map[string]any{"workspace_id": ws, "limit": exportPage}
+			if cursor != "" {
+				args["cursor"] = cursor
+			}
+			if err := daemonTool(socket, "read_graph", args, time.Minute, &page); err != nil {
+				fmt.Fprintln(stderr, "hearthd memory export:", err)
+				return 1
+			}
+			var p store.GraphPage
+			for _, e := range page.Entities {
+				p.Entities = append(p.Entities, store.Entity{Name: e.Name, Type: e.EntityType, Observations: e.Observations})
+			}
+			for _, r := range page.Relations {
+				p.Relations = append(p.Relations, store.Relation{From: r.From, To: r.To, Type: r.RelationType})
+			}
+			if err := write(p); err != nil {
+				fmt.Fprintln(stderr, "hearthd memory export:", err)
+				return 1
+			}
+			if cursor = page.Next; cursor == "" {
+				return 0
+			}
+		}
+	}, func(g store.Graph) int {
+		for cursor := ""; ; {
+			p, err := g.ReadGraph(context.Background(), ws, cursor, exportPage)
+			if err == nil {
+				err = write(p)
+			}
+			if err != nil {
+				fmt.Fprintln(stderr, "hearthd memory export:", err)
+				return 1
+			}
+			if cursor = p.Next; cursor == "" {
+				return 0
+			}
+		}
+	})
+	if code == 0 {
+		if err := w.Flush(); err != nil {
+			fmt.Fprintln(stderr, "hearthd memory export:", err)
+			return 1
+		}
+	}
+	return code
+}
+
+// daemonTool calls one tool of the daemon on socket over MCP and decodes its
+// structured result into out; a tool error or a JSON-RPC error is returned
+// with its message.
+func daemonTool(socket, name string, args map[string]any, timeout time.Duration, out any) error {
+	var st syscall.Stat_t
+	if err := syscall.Stat(socket, &st); err != nil {
+		return err
+	}
+	if int(st.Uid) != os.Getuid() {
+		return fmt.Errorf("the socket %s belongs to uid %d, not to you; refusing to talk to it", socket, st.Uid)
+	}
+	c, err := net.DialTimeout("unix", socket, 2*time.Second)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(timeout + 10*time.Second))
+	call, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": map[string]any{"name": name, "arguments": args}})
+	w := bufio.NewWriter(c)
+	fmt.Fprintf(w, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"hearthd-memory","version":%q}}}`+"\n", version.Tooling())
+	fmt.Fprintln(w, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	w.Write(append(call, '\n'))
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	r := bufio.NewReaderSize(c, 1<<20)
+	for {
+		line, err := r.ReadBytes('\n')
+		if err != nil {
+			return fmt.Errorf("reading the daemon's reply: %w", err)
+		}
+		var msg struct {
+			ID     json.RawMessage `json:"id"`
+			Result *struct {
+				Structured json.RawMessage `json:"structuredContent"`
+				IsError    bool            `json:"isError"`
+			} `json:"result"`
+			Error *struct {
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		if json.Unmarshal(line, &msg) != nil || string(msg.ID) != "2" {
+			continue
+		}
+		switch {
+		case msg.Error != nil:
+			return errors.New(msg.Error.Message)
+		case msg.Result == nil:
+			return errors.New("the daemon's reply has no result")
+		case msg.Result.IsError:
+			var e struct {
+				Code    string `json:"code"`
+				Message string `json:"message"`
+			}
+			json.Unmarshal(msg.Result.Structured, &e)
+			return fmt.Errorf("%s (%s)", e.Message, e.Code)
+		}
+		return json.Unmarshal(msg.Result.Structured, out)
+	}
+}

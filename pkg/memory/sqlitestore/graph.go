@@ -1,0 +1,967 @@
+package sqlitestore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/hearth-mcp/hearth/pkg/memory/graphindex"
+	"github.com/hearth-mcp/hearth/pkg/memory/store"
+)
+
+// The memory graph (store.Graph). Writes are operations queued for the
+// writer goroutine, committed with whatever adds and other operations wait
+// beside them (each in its own savepoint, so one refused operation does not
+// undo another), and applied to the in-memory graph (package graphindex)
+// before they are answered. Reads are served from that index; only the links
+// between memories and entities, the extraction marks and the build records
+// are read from the file.
+
+var _ store.Graph = (*Store)(nil)
+
+// opRequest is one graph write for the writer.
+type opRequest struct {
+	ctx  context.Context
+	run  func(ctx context.Context, tx *sql.Tx) ([]*graphindex.Change, error)
+	done chan error // buffered
+}
+
+// runOp runs op inside a savepoint. opErr is the operation's own failure
+// (its savepoint rolled back, the batch goes on); fatal is a failure of the
+// transaction itself.
+func runOp(ctx context.Context, tx *sql.Tx, op *opRequest) (changes []*graphindex.Change, opErr, fatal error) {
+	if _, err := tx.ExecContext(ctx, `SAVEPOINT op`); err != nil {
+		return nil, nil, err
+	}
+	changes, opErr = op.run(ctx, tx)
+	if opErr != nil {
+		if _, err := tx.ExecContext(ctx, `ROLLBACK TO op`); err != nil {
+			return nil, nil, err
+		}
+		var missing *store.MissingEntityError
+		if !errors.As(opErr, &missing) {
+			opErr = fail(ctx, "graph write", opErr)
+		}
+		changes = nil
+	}
+	if _, err := tx.ExecContext(ctx, `RELEASE op`); err != nil {
+		return nil, nil, err
+	}
+	return changes, opErr, nil
+}
+
+// write queues run for the writer and waits for its commit.
+func (s *Store) write(ctx context.Context, run func(ctx context.Context, tx *sql.Tx) ([]*graphindex.Change, error)) error {
+	if err := s.indexed(ctx); err != nil {
+		return err
+	}
+	op := &opRequest{ctx: ctx, run: run, done: make(chan error, 1)}
+	select {
+	case s.ops <- op:
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-s.closing:
+		return errClosed
+	}
+	select {
+	case err := <-op.done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err() // it may still commit; the caller will not be told
+	}
+}
+
+// uniqueEntities keeps the first entity of each name, each observation once.
+// With merge, a repeated name's observations are added to the first's (an
+// import); without, a repeated name is ignored, as an existing one is.
+func uniqueEntities(es []store.Entity, merge bool) []store.Entity {
+	seen := make(map[string]int, len(es))
+	out := make([]store.Entity, 0, len(es))
+	for _, e := range es {
+		if i, ok := seen[e.Name]; ok {
+			if merge {
+				out[i].Observations = append(slices.Clip(out[i].Observations), e.Observations...)
+			}
+			continue
+		}
+		seen[e.Name] = len(out)
+		out = append(out, e)
+	}
+	for i := range out {
+		out[i].Observations = uniqueStrings(out[i].Observations)
+	}
+	return out
+}
+
+func uniqueStrings(ss []string) []string {
+	seen := make(map[string]bool, len(ss))
+	out := make([]string, 0, len(ss))
+	for _, s := range ss {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func uniqueRelations(rs []store.Relation) []store.Relation {
+	seen := make(map[store.Relation]bool, len(rs))
+	out := make([]store.Relation, 0, len(rs))
+	for _, r := range rs {
+		if !seen[r] {
+			seen[r] = true
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// insertEntities inserts the entities whose name is new in ws and returns
+// their rows by name.
+func insertEntities(ctx context.Context, tx *sql.Tx, ws string, es []store.Entity) (map[string]graphindex.EntityRow, error) {
+	rows := make([][]any, len(es))
+	for i, e := range es {
+		rows[i] = []any{ws, e.Name, e.Type}
+	}
+	created := map[string]graphindex.EntityRow{}
+	err := insertReturning(ctx, tx, `INSERT INTO entities(workspace, name, type) VALUES `, ` ON CONFLICT DO NOTHING RETURNING id, name, type`, rows,
+		func(r *sql.Rows) error {
+			var e graphindex.EntityRow
+			if err := r.Scan(&e.Key, &e.Name, &e.Type); err != nil {
+				return err
+			}
+			created[e.Name] = e
+			return nil
+		})
+	return created, err
+}
+
+// insertObservations inserts the observations each entity (by key) lacks and
+// returns the rows added.
+func insertObservations(ctx context.Context, tx *sql.Tx, obs []graphindex.ObservationRow) ([]graphindex.ObservationRow, error) {
+	rows := make([][]any, len(obs))
+	for i, o := range obs {
+		rows[i] = []any{o.Entity, o.Text}
+	}
+	var added []graphindex.ObservationRow
+	err := insertReturning(ctx, tx, `INSERT INTO observations(entity_id, text) VALUES `, ` ON CONFLICT DO NOTHING RETURNING id, entity_id, text`, rows,
+		func(r *sql.Rows) error {
+			var o graphindex.ObservationRow
+			if err := r.Scan(&o.Key, &o.Entity, &o.Text); err != nil {
+				return err
+			}
+			added = append(added, o)
+			return nil
+		})
+	return added, err
+}
+
+// insertRelations inserts the relations that are new in ws.
+func insertRelations(ctx context.Context, tx *sql.Tx, ws string, rs []store.Relation) ([]graphindex.RelationRow, error) {
+	rows := make([][]any, len(rs))
+	for i, r := range rs {
+		rows[i] = []any{ws, r.From, r.To, r.Type}
+	}
+	var created []graphindex.RelationRow
+	err := insertReturning(ctx, tx, `INSERT INTO relations(workspace, source, target, type) VALUES `, ` ON CONFLICT DO NOTHING RETURNING id, source, target, type`, rows,
+		func(r *sql.Rows) error {
+			var rel graphindex.RelationRow
+			if err := r.Scan(&rel.Key, &rel.From, &rel.To, &rel.Type); err != nil {
+				return err
+			}
+			created = append(created, rel)
+			return nil
+		})
+	return created, err
+}
+
+// insertReturning is insertRows for a statement with a RETURNING clause
+// (tail), calling scan for every row returned.
+func insertReturning(ctx context.Context, tx *sql.Tx, head, tail string, rows [][]any, scan func(*sql.Rows) error) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	width := len(rows[0])
+	group := "(?" + strings.Repeat(", ?", width-1) + ")"
+	for per := maxParams / width; len(rows) > 0; {
+		n := min(per, len(rows))
+		var q strings.Builder
+		q.WriteString(head)
+		args := make([]any, 0, n*width)
+		for i, r := range rows[:n] {
+			if i > 0 {
+				q.WriteString(", ")
+			}
+			q.WriteString(group)
+			args = append(args, r...)
+		}
+		q.WriteString(tail)
+		res, err := tx.QueryContext(ctx, q.String(), args...)
+		if err != nil {
+			return err
+		}
+		for res.Next() {
+			if err := scan(res); err != nil {
+				res.Close()
+				return err
+			}
+		}
+		if err := res.Close(); err != nil {
+			return err
+		}
+		if err := res.Err(); err != nil {
+			return err
+		}
+		rows = rows[n:]
+	}
+	return nil
+}
+
+// entityKeys returns the keys of the entities of ws among names.
+func entityKeys(ctx context.Context, tx *sql.Tx, ws string, names []string) (map[string]int64, error) {
+	out := make(map[string]int64, len(names))
+	for len(names) > 0 {
+		n := min(len(names), maxParams-1)
+		args := make([]any, 0, n+1)
+		args = append(args, ws)
+		for _, name := range names[:n] {
+			args = append(args, name)
+		}
+		rows, err := tx.QueryContext(ctx, `SELECT id, name FROM entities WHERE workspace = ? AND name IN (?`+strings.Repeat(`, ?`, n-1)+`)`, args...)
+		if err != nil {
+			return nil, err
+		}
+		for rows.Next() {
+			var key int64
+			var name string
+			if err := rows.Scan(&key, &name); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			out[name] = key
+		}
+		if err := rows.Close(); err != nil {
+			return nil, err
+		}
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+		names = names[n:]
+	}
+	return out, nil
+}
+
+// deleteReturning runs a DELETE ... RETURNING id and collects the ids.
+func deleteReturning(ctx context.Context, tx *sql.Tx, query string, args ...any) ([]int64, error) {
+	rows, err := tx.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		out = append(out, id)
+	}
+	return out, rows.Err()
+}
+
+func placeholders(n int) string { return "?" + strings.Repeat(", ?", n-1) }
+
+func anys[T any](xs []T) []any {
+	out := make([]any, len(xs))
+	for i, x := range xs {
+		out[i] = x
+	}
+	return out
+}
+
+// CreateEntities creates the entities whose names are new.
+func (s *Store) CreateEntities(ctx context.Context, ws string, es []store.Entity) ([]store.Entity, error) {
+	es = uniqueEntities(es, false)
+	var out []store.Entity
+	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) ([]*graphindex.Change, error) {
+		out = nil
+		created, err := insertEntities(ctx, tx, ws, es)
+		if err != nil {
+			return nil, err
+		}
+		c := &graphindex.Change{Workspace: ws}
+		var obs []graphindex.ObservationRow
+		for _, e := range es {
+			row, ok := created[e.Name]
+			if !ok {
+				continue
+			}
+			c.NewEntities = append(c.NewEntities, row)
+			for _, o := range e.Observations {
+				obs = append(obs, graphindex.ObservationRow{Entity: row.Key, Text: o})
+			}
+			out = append(out, e)
+		}
+		if c.NewObservations, err = insertObservations(ctx, tx, obs); err != nil {
+			return nil, err
+		}
+		return []*graphindex.Change{c}, nil
+	})
+	return out, err
+}
+
+// CreateRelations creates the relations that are new.
+func (s *Store) CreateRelations(ctx context.Context, ws string, rs []store.Relation) ([]store.Relation, error) {
+	rs = uniqueRelations(rs)
+	var out []store.Relation
+	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) ([]*graphindex.Change, error) {
+		out = nil
+		created, err := insertRelations(ctx, tx, ws, rs)
+		if err != nil {
+			return nil, err
+		}
+		isNew := make(map[store.Relation]bool, len(created))
+		for _, r := range created {
+			isNew[store.Relation{From: r.From, To: r.To, Type: r.Type}] = true
+		}
+		for _, r := range rs {
+			if isNew[r] {
+				out = append(out, r)
+			}
+		}
+		return []*graphindex.Change{{Workspace: ws, NewRelations: created}}, nil
+	})
+	return out, err
+}
+
+// AddObservations adds observations to existing entities, all or nothing.
+func (s *Store) AddObservations(ctx context.Context, ws string, adds []store.ObservationAdd) ([]store.ObservationsAdded, error) {
+	var out []store.ObservationsAdded
+	names := make([]string, len(adds))
+	for i, a := range adds {
+		names[i] = a.Entity
+	}
+	names = uniqueStrings(names)
+	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) ([]*graphindex.Change, error) {
+		out = nil
+		keys, err := entityKeys(ctx, tx, ws, names)
+		if err != nil {
+			return nil, err
+		}
+		for _, a := range adds {
+			if _, ok := keys[a.Entity]; !ok {
+				return nil, &store.MissingEntityError{Name: a.Entity}
+			}
+		}
+		c := &graphindex.Change{Workspace: ws}
+		for _, a := range adds {
+			contents := uniqueStrings(a.Contents)
+			obs := make([]graphindex.ObservationRow, len(contents))
+			for i, text := range contents {
+				obs[i] = graphindex.ObservationRow{Entity: keys[a.Entity], Text: text}
+			}
+			added, err := insertObservations(ctx, tx, obs)
+			if err != nil {
+				return nil, err
+			}
+			c.NewObservations = append(c.NewObservations, added...)
+			isNew := make(map[string]bool, len(added))
+			for _, o := range added {
+				isNew[o.Text] = true
+			}
+			res := store.ObservationsAdded{Entity: a.Entity, Added: []string{}}
+			for _, text := range contents {
+				if isNew[text] {
+					res.Added = append(res.Added, text)
+				}
+			}
+			out = append(out, res)
+		}
+		return []*graphindex.Change{c}, nil
+	})
+	return out, err
+}
+
+// DeleteEntities removes entities, the relations naming them and their links.
+func (s *Store) DeleteEntities(ctx context.Context, ws string, names []string) error {
+	names = uniqueStrings(names)
+	if len(names) == 0 {
+		return s.writable(ctx)
+	}
+	return s.write(ctx, func(ctx context.Context, tx *sql.Tx) ([]*graphindex.Change, error) {
+		c := &graphindex.Change{Workspace: ws}
+		for rest := names; len(rest) > 0; {
+			n := min(len(rest), maxParams/2-1)
+			batch := anys(rest[:n])
+			args := append(append([]any{ws}, batch...), batch...)
+			gone, err := deleteReturning(ctx, tx, `DELETE FROM relations WHERE workspace = ? AND (source IN (`+placeholders(n)+`) OR target IN (`+placeholders(n)+`)) RETURNING id`, args...)
+			if err != nil {
+				return nil, err
+			}
+			c.GoneRelations = append(c.GoneRelations, gone...)
+			// Observations and links go with their entity (ON DELETE CASCADE).
+			gone, err = deleteReturning(ctx, tx, `DELETE FROM entities WHERE workspace = ? AND name IN (`+placeholders(n)+`) RETURNING id`, append([]any{ws}, batch...)...)
+			if err != nil {
+				return nil, err
+			}
+			c.GoneEntities = append(c.GoneEntities, gone...)
+			rest = rest[n:]
+		}
+		return []*graphindex.Change{c}, nil
+	})
+}
+
+// DeleteObservations removes observations of existing entities.
+func (s *Store) DeleteObservations(ctx context.Context, ws string, dels []store.ObservationDelete) error {
+	names := make([]string, len(dels))
+	for i, d := range dels {
+		names[i] = d.Entity
+	}
+	names = uniqueStrings(names)
+	if len(names) == 0 {
+		return s.writable(ctx)
+	}
+	return s.write(ctx, func(ctx context.Context, tx *sql.Tx) ([]*graphindex.Change, error) {
+		keys, err := entityKeys(ctx, tx, ws, names)
+		if err != nil {
+			return nil, err
+		}
+		c := &graphindex.Change{Workspace: ws}
+		for _, d := range dels {
+			key, ok := keys[d.Entity]
+			obs := uniqueStrings(d.Observations)
+			if !ok || len(obs) == 0 {
+				continue
+			}
+			for len(obs) > 0 {
+				n := min(len(obs), maxParams-1)
+				gone, err := deleteReturning(ctx, tx, `DELETE FROM observations WHERE entity_id = ? AND text IN (`+placeholders(n)+`) RETURNING id`,
+					append([]any{key}, anys(obs[:n])...)...)
+				if err != nil {
+					return nil, err
+				}
+				for _, id := range gone {
+					c.GoneObservations = append(c.GoneObservations, graphindex.ObservationRow{Entity: key, Key: id})
+				}
+				obs = obs[n:]
+			}
+		}
+		return []*graphindex.Change{c}, nil
+	})
+}
+
+// DeleteRelations removes the given triples.
+func (s *Store) DeleteRelations(ctx context.Context, ws string, rs []store.Relation) error {
+	rs = uniqueRelations(rs)
+	if len(rs) == 0 {
+		return s.writable(ctx)
+	}
+	return s.write(ctx, func(ctx context.Context, tx *sql.Tx) ([]*graphindex.Change, error) {
+		c := &graphindex.Change{Workspace: ws}
+		for _, r := range rs {
+			gone, err := deleteReturning(ctx, tx, `DELETE FROM relations WHERE workspace = ? AND source = ? AND target = ? AND type = ? RETURNING id`,
+				ws, r.From, r.To, r.Type)
+			if err != nil {
+				return nil, err
+			}
+			c.GoneRelations = append(c.GoneRelations, gone...)
+		}
+		return []*graphindex.Change{c}, nil
+	})
+}
+
+// writable answers a write that changes nothing as the store would answer
+// one that does: an error when it is closed or did not load.
+func (s *Store) writable(ctx context.Context) error {
+	if s.isClosed() {
+		return errClosed
+	}
+	return s.indexed(ctx)
+}
+
+// mergeGraph adds g's entities (observations added to existing ones) and
+// relations to ws inside tx, and says what it changed.
+func mergeGraph(ctx context.Context, tx *sql.Tx, ws string, es []store.Entity, rs []store.Relation) (*graphindex.Change, store.ImportResult, error) {
+	var res store.ImportResult
+	c := &graphindex.Change{Workspace: ws}
+	created, err := insertEntities(ctx, tx, ws, es)
+	if err != nil {
+		return nil, res, err
+	}
+	for _, e := range es {
+		if row, ok := created[e.Name]; ok {
+			c.NewEntities = append(c.NewEntities, row)
+		}
+	}
+	res.EntitiesCreated = len(c.NewEntities)
+	var obs []graphindex.ObservationRow
+	var keys map[string]int64
+	hasObs := slices.ContainsFunc(es, func(e store.Entity) bool { return len(e.Observations) > 0 })
+	if hasObs {
+		names := make([]string, 0, len(es))
+		for _, e := range es {
+			if _, ok := created[e.Name]; !ok && len(e.Observations) > 0 {
+				names = append(names, e.Name)
+			}
+		}
+		if keys, err = entityKeys(ctx, tx, ws, names); err != nil {
+			return nil, res, err
+		}
+		for name, row := range created {
+			keys[name] = row.Key
+		}
+		for _, e := range es {
+			for _, o := range e.Observations {
+				obs = append(obs, graphindex.ObservationRow{Entity: keys[e.Name], Text: o})
+			}
+		}
+	}
+	if c.NewObservations, err = insertObservations(ctx, tx, obs); err != nil {
+		return nil, res, err
+	}
+	res.ObservationsAdded = len(c.NewObservations)
+	if c.NewRelations, err = insertRelations(ctx, tx, ws, rs); err != nil {
+		return nil, res, err
+	}
+	res.RelationsCreated = len(c.NewRelations)
+	return c, res, nil
+}
+
+// Import merges a whole graph in one step.
+func (s *Store) Import(ctx context.Context, ws string, g store.Subgraph) (store.ImportResult, error) {
+	es, rs := uniqueEntities(g.Entities, true), uniqueRelations(g.Relations)
+	var res store.ImportResult
+	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) ([]*graphindex.Change, error) {
+		c, r, err := mergeGraph(ctx, tx, ws, es, rs)
+		if err != nil {
+			return nil, err
+		}
+		res = r
+		return []*graphindex.Change{c}, nil
+	})
+	return res, err
+}
+
+// ReadGraph pages through ws's graph from the index.
+func (s *Store) ReadGraph(ctx context.Context, ws, cursor string, limit int) (store.GraphPage, error) {
+	if err := s.readable(ctx); err != nil {
+		return store.GraphPage{}, err
+	}
+	return s.graph.Page(ws, cursor, limit)
+}
+
+// SearchNodes ranks ws's entities from the index.
+func (s *Store) SearchNodes(ctx context.Context, ws, query string, limit int) (store.SearchResult, error) {
+	if err := s.readable(ctx); err != nil {
+		return store.SearchResult{}, err
+	}
+	return s.graph.Search(ws, query, limit), nil
+}
+
+// OpenNodes reads entities by name from the index.
+func (s *Store) OpenNodes(ctx context.Context, ws string, names []string) (store.Subgraph, error) {
+	if err := s.readable(ctx); err != nil {
+		return store.Subgraph{}, err
+	}
+	return s.graph.Open(ws, names), nil
+}
+
+// Related walks the index.
+func (s *Store) Related(ctx context.Context, q store.RelatedQuery) ([]store.Related, error) {
+	if err := s.readable(ctx); err != nil {
+		return nil, err
+	}
+	out, _, ok := s.graph.Related(q)
+	if !ok {
+		return nil, store.ErrNotFound
+	}
+	return out, nil
+}
+
+func (s *Store) readable(ctx context.Context) error {
+	if s.isClosed() {
+		return errClosed
+	}
+	return s.indexed(ctx)
+}
+
+// scopeSQL appends the conditions of scope on the memories table m.
+func scopeSQL(scope store.ExtractScope, where *strings.Builder, args *[]any) {
+	if scope.Workspace != "" {
+		where.WriteString(` AND m.workspace = ?`)
+		*args = append(*args, scope.Workspace)
+	}
+	if !scope.Since.IsZero() {
+		where.WriteString(` AND m.ts >= ?`)
+		*args = append(*args, scope.Since.UnixMilli())
+	}
+}
+
+// PendingExtraction lists memories no build has extracted, oldest first.
+func (s *Store) PendingExtraction(ctx context.Context, scope store.ExtractScope, limit int) ([]store.Memory, error) {
+	if s.isClosed() {
+		return nil, errClosed
+	}
+	var where strings.Builder
+	var args []any
+	scopeSQL(scope, &where, &args)
+	args = append(args, limit)
+	rows, err := s.r.QueryContext(ctx, `SELECT `+memoryColumns+` FROM memories m
+		WHERE NOT EXISTS (SELECT 1 FROM extracted x WHERE x.memory_id = m.id)`+where.String()+` ORDER BY m.id LIMIT ?`, args...)
+	if err != nil {
+		return nil, fail(ctx, "pending extraction", err)
+	}
+	defer rows.Close()
+	var out []store.Memory
+	for rows.Next() {
+		m, err := scanMemory(rows)
+		if err != nil {
+			return nil, fail(ctx, "pending extraction", err)
+		}
+		out = append(out, m)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fail(ctx, "pending extraction", err)
+	}
+	return out, nil
+}
+
+// CountPending counts the memories of scope no build has extracted.
+func (s *Store) CountPending(ctx context.Context, scope store.ExtractScope) (int64, error) {
+	if s.isClosed() {
+		return 0, errClosed
+	}
+	var where strings.Builder
+	var args []any
+	scopeSQL(scope, &where, &args)
+	var n int64
+	if err := s.r.QueryRowContext(ctx, `SELECT count(*) FROM memories m
+		WHERE NOT EXISTS (SELECT 1 FROM extracted x WHERE x.memory_id = m.id)`+where.String(), args...).Scan(&n); err != nil {
+		return 0, fail(ctx, "count pending", err)
+	}
+	return n, nil
+}
+
+// ForgetExtraction clears the extraction marks of scope.
+func (s *Store) ForgetExtraction(ctx context.Context, scope store.ExtractScope) error {
+	var where strings.Builder
+	var args []any
+	scopeSQL(scope, &where, &args)
+	return s.write(ctx, func(ctx context.Context, tx *sql.Tx) ([]*graphindex.Change, error) {
+		_, err := tx.ExecContext(ctx, `DELETE FROM extracted WHERE memory_id IN (SELECT m.id FROM memories m WHERE 1`+where.String()+`)`, args...)
+		return nil, err
+	})
+}
+
+// ApplyExtractions writes what the extractor found, memory by memory, in one
+// transaction.
+func (s *Store) ApplyExtractions(ctx context.Context, xs []store.Extraction) (store.BuildRecord, error) {
+	var rec store.BuildRecord
+	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) ([]*graphindex.Change, error) {
+		rec = store.BuildRecord{}
+		var changes []*graphindex.Change
+		now := time.Now().UnixMilli()
+		for _, x := range xs {
+			var mem int64
+			var ws string
+			err := tx.QueryRowContext(ctx, `SELECT id, workspace FROM memories WHERE uid = ?`, x.MemoryID).Scan(&mem, &ws)
+			if errors.Is(err, sql.ErrNoRows) {
+				continue // deleted since it was read
+			}
+			if err != nil {
+				return nil, err
+			}
+			es := uniqueEntities(x.Entities, true)
+			c, res, err := mergeGraph(ctx, tx, ws, es, uniqueRelations(x.Relations))
+			if err != nil {
+				return nil, err
+			}
+			changes = append(changes, c)
+			rec.EntitiesCreated += int64(res.EntitiesCreated)
+			rec.RelationsCreated += int64(res.RelationsCreated)
+			if len(es) > 0 {
+				names := make([]string, len(es))
+				for i, e := range es {
+					names[i] = e.Name
+				}
+				keys, err := entityKeys(ctx, tx, ws, names)
+				if err != nil {
+					return nil, err
+				}
+				links := make([][]any, 0, len(keys))
+				for _, name := range names {
+					links = append(links, []any{keys[name], mem})
+				}
+				n, err := insertCount(ctx, tx, `INSERT OR IGNORE INTO mentions(entity_id, memory_id) VALUES `, links)
+				if err != nil {
+					return nil, err
+				}
+				rec.Links += n
+			}
+			if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO extracted(memory_id, extractor, at) VALUES (?, ?, ?)`, mem, x.Extractor, now); err != nil {
+				return nil, err
+			}
+			rec.Memories++
+		}
+		return changes, nil
+	})
+	return rec, err
+}
+
+// insertCount is insertRows that counts the rows inserted.
+func insertCount(ctx context.Context, tx *sql.Tx, head string, rows [][]any) (int64, error) {
+	if len(rows) == 0 {
+		return 0, nil
+	}
+	var total int64
+	width := len(rows[0])
+	group := "(?" + strings.Repeat(", ?", width-1) + ")"
+	for per := maxParams / width; len(rows) > 0; {
+		n := min(per, len(rows))
+		args := make([]any, 0, n*width)
+		for _, r := range rows[:n] {
+			args = append(args, r...)
+		}
+		res, err := tx.ExecContext(ctx, head+group+strings.Repeat(", "+group, n-1), args...)
+		if err != nil {
+			return 0, err
+		}
+		k, err := res.RowsAffected()
+		if err != nil {
+			return 0, err
+		}
+		total += k
+		rows = rows[n:]
+	}
+	return total, nil
+}
+
+// RecordBuild keeps a build's record.
+func (s *Store) RecordBuild(ctx context.Context, b store.BuildRecord) error {
+	var since any
+	if !b.Scope.Since.IsZero() {
+		since = b.Scope.Since.UnixMilli()
+	}
+	return s.write(ctx, func(ctx context.Context, tx *sql.Tx) ([]*graphindex.Change, error) {
+		_, err := tx.ExecContext(ctx, `INSERT INTO graph_builds(workspace, since, extractor, started, finished, status, memories, entities, relations, links)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, b.Scope.Workspace, since, b.Extractor, b.Started.UnixMilli(), b.Finished.UnixMilli(), b.Status,
+			b.Memories, b.EntitiesCreated, b.RelationsCreated, b.Links)
+		return nil, err
+	})
+}
+
+// Mentions names the entities each memory mentions.
+func (s *Store) Mentions(ctx context.Context, memoryIDs []string) (map[string][]string, error) {
+	out := map[string][]string{}
+	if len(memoryIDs) == 0 {
+		return out, nil
+	}
+	if s.isClosed() {
+		return nil, errClosed
+	}
+	ids := uniqueStrings(memoryIDs)
+	for len(ids) > 0 {
+		n := min(len(ids), maxParams)
+		rows, err := s.r.QueryContext(ctx, `SELECT m.uid, e.name FROM memories m JOIN mentions x ON x.memory_id = m.id JOIN entities e ON e.id = x.entity_id
+			WHERE m.uid IN (`+placeholders(n)+`) ORDER BY m.uid, e.name`, anys(ids[:n])...)
+		if err != nil {
+			return nil, fail(ctx, "mentions", err)
+		}
+		for rows.Next() {
+			var id, name string
+			if err := rows.Scan(&id, &name); err != nil {
+				rows.Close()
+				return nil, fail(ctx, "mentions", err)
+			}
+			out[id] = append(out[id], name)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, fail(ctx, "mentions", err)
+		}
+		ids = ids[n:]
+	}
+	return out, nil
+}
+
+// MentionedIn lists the newest memories mentioning each entity, in one
+// query for all of them.
+func (s *Store) MentionedIn(ctx context.Context, ws string, names []string, limit int) (map[string][]store.MemoryRef, error) {
+	out := map[string][]store.MemoryRef{}
+	if s.isClosed() {
+		return nil, errClosed
+	}
+	names = uniqueStrings(names)
+	for len(names) > 0 && limit > 0 {
+		n := min(len(names), maxParams-4)
+		args := append([]any{store.PreviewLen, ws}, anys(names[:n])...)
+		args = append(args, limit)
+		rows, err := s.r.QueryContext(ctx, `SELECT name, uid, preview, ts FROM (
+				SELECT e.name AS name, m.uid AS uid, substr(m.text, 1, ?) AS preview, m.ts AS ts,
+					row_number() OVER (PARTITION BY e.id ORDER BY m.ts DESC, m.id DESC) AS k
+				FROM entities e JOIN mentions x ON x.entity_id = e.id JOIN memories m ON m.id = x.memory_id
+				WHERE e.workspace = ? AND e.name IN (`+placeholders(n)+`))
+			WHERE k <= ? ORDER BY name, k`, args...)
+		if err != nil {
+			return nil, fail(ctx, "mentioned in", err)
+		}
+		for rows.Next() {
+			var name string
+			var ref store.MemoryRef
+			var ts int64
+			if err := rows.Scan(&name, &ref.ID, &ref.Text, &ts); err != nil {
+				rows.Close()
+				return nil, fail(ctx, "mentioned in", err)
+			}
+			ref.Time = time.UnixMilli(ts).UTC()
+			out[name] = append(out[name], ref)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, fail(ctx, "mentioned in", err)
+		}
+		names = names[n:]
+	}
+	return out, nil
+}
+
+// GraphStats summarizes the graph of ws ("" for all).
+func (s *Store) GraphStats(ctx context.Context, ws string, top int) (store.GraphStats, error) {
+	var st store.GraphStats
+	if err := s.readable(ctx); err != nil {
+		return st, err
+	}
+	c := s.graph.Counts(ws)
+	st.Entities, st.Relations, st.Observations = c.Entities, c.Relations, c.Observations
+	wsCond, args := "", []any{}
+	if ws != "" {
+		wsCond, args = " AND m.workspace = ?", []any{ws}
+	}
+	entCond := ""
+	if ws != "" {
+		entCond = " WHERE e.workspace = ?"
+	}
+	q := `SELECT
+		(SELECT count(*) FROM mentions x JOIN entities e ON e.id = x.entity_id` + entCond + `),
+		(SELECT count(*) FROM memories m WHERE EXISTS (SELECT 1 FROM extracted x WHERE x.memory_id = m.id)` + wsCond + `),
+		(SELECT count(*) FROM memories m WHERE NOT EXISTS (SELECT 1 FROM extracted x WHERE x.memory_id = m.id)` + wsCond + `)`
+	if err := s.r.QueryRowContext(ctx, q, append(append(append([]any{}, args...), args...), args...)...).Scan(&st.Links, &st.Extracted, &st.Pending); err != nil {
+		return st, fail(ctx, "graph stats", err)
+	}
+	var b store.BuildRecord
+	var since sql.NullInt64
+	var started, finished int64
+	buildCond := ""
+	bargs := []any{}
+	if ws != "" {
+		buildCond, bargs = " WHERE workspace IN ('', ?)", []any{ws}
+	}
+	err := s.r.QueryRowContext(ctx, `SELECT workspace, since, extractor, started, finished, status, memories, entities, relations, links
+		FROM graph_builds`+buildCond+` ORDER BY id DESC LIMIT 1`, bargs...).
+		Scan(&b.Scope.Workspace, &since, &b.Extractor, &started, &finished, &b.Status, &b.Memories, &b.EntitiesCreated, &b.RelationsCreated, &b.Links)
+	switch {
+	case err == nil:
+		if since.Valid {
+			b.Scope.Since = time.UnixMilli(since.Int64).UTC()
+		}
+		b.Started, b.Finished = time.UnixMilli(started).UTC(), time.UnixMilli(finished).UTC()
+		st.LastBuild = &b
+	case !errors.Is(err, sql.ErrNoRows):
+		return st, fail(ctx, "graph stats", err)
+	}
+	if top > 0 {
+		rows, err := s.r.QueryContext(ctx, `SELECT e.workspace, e.name, count(*) AS n FROM mentions x JOIN entities e ON e.id = x.entity_id`+entCond+`
+			GROUP BY x.entity_id ORDER BY n DESC, e.name LIMIT ?`, append(args, top)...)
+		if err != nil {
+			return st, fail(ctx, "graph stats", err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var m store.Mention
+			if err := rows.Scan(&m.Workspace, &m.Name, &m.Memories); err != nil {
+				return st, fail(ctx, "graph stats", err)
+			}
+			st.MostMentioned = append(st.MostMentioned, m)
+		}
+		if err := rows.Err(); err != nil {
+			return st, fail(ctx, "graph stats", err)
+		}
+	}
+	return st, nil
+}
+
+// loadGraph builds the in-memory graph from the file, in key order.
+func loadGraph(ctx context.Context, db *sql.DB) (*graphindex.Index, error) {
+	ix := graphindex.New()
+	type wsRows struct {
+		ents []graphindex.EntityRow
+		obs  []graphindex.ObservationRow
+		rels []graphindex.RelationRow
+	}
+	byWS := map[string]*wsRows{}
+	get := func(ws string) *wsRows {
+		w := byWS[ws]
+		if w == nil {
+			w = &wsRows{}
+			byWS[ws] = w
+		}
+		return w
+	}
+	entWS := map[int64]string{}
+	if err := each(ctx, db, `SELECT id, workspace, name, type FROM entities ORDER BY id`, func(r *sql.Rows) error {
+		var e graphindex.EntityRow
+		var ws string
+		if err := r.Scan(&e.Key, &ws, &e.Name, &e.Type); err != nil {
+			return err
+		}
+		entWS[e.Key] = ws
+		get(ws).ents = append(get(ws).ents, e)
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	if err := each(ctx, db, `SELECT id, entity_id, text FROM observations ORDER BY id`, func(r *sql.Rows) error {
+		var o graphindex.ObservationRow
+		if err := r.Scan(&o.Key, &o.Entity, &o.Text); err != nil {
+			return err
+		}
+		w := get(entWS[o.Entity])
+		w.obs = append(w.obs, o)
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	if err := each(ctx, db, `SELECT id, workspace, source, target, type FROM relations ORDER BY id`, func(r *sql.Rows) error {
+		var rel graphindex.RelationRow
+		var ws string
+		if err := r.Scan(&rel.Key, &ws, &rel.From, &rel.To, &rel.Type); err != nil {
+			return err
+		}
+		get(ws).rels = append(get(ws).rels, rel)
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	for ws, w := range byWS {
+		ix.Load(ws, w.ents, w.obs, w.rels)
+	}
+	return ix, nil
+}
+
+func each(ctx context.Context, db *sql.DB, query string, fn func(*sql.Rows) error) error {
+	rows, err := db.QueryContext(ctx, query)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := fn(rows); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
