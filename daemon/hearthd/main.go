@@ -234,14 +234,8 @@ func migrate(args []string) int {
 		return 1
 	}
 	msg, err := guard.Migrate(home, version.Tooling(), guard.MigrateOptions{Adopt: adopt})
-	var refusal *guard.Error
-	if errors.As(err, &refusal) {
-		fmt.Fprintln(os.Stderr, "hearthd migrate:", refusal.Message)
-		return refusal.ExitCode
-	}
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "hearthd migrate:", err)
-		return 1
+		return migrateFailed(err)
 	}
 	fmt.Println(msg)
 	// The PostgreSQL store, when the settings name one, has its own marker.
@@ -254,17 +248,24 @@ func migrate(args []string) int {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
 		res, err := pgstore.Migrate(ctx, dsn, version.Tooling(), adopt)
-		if errors.As(err, &refusal) {
-			fmt.Fprintln(os.Stderr, "hearthd migrate:", refusal.Message)
-			return refusal.ExitCode
-		}
 		if err != nil {
-			fmt.Fprintln(os.Stderr, "hearthd migrate:", err)
-			return 1
+			return migrateFailed(err)
 		}
 		fmt.Println(res)
 	}
 	return 0
+}
+
+// migrateFailed reports a failed migration and is its exit code: the
+// guard's for a refusal (another format, data without a marker), else 1.
+func migrateFailed(err error) int {
+	var refusal *guard.Error
+	if errors.As(err, &refusal) {
+		fmt.Fprintln(os.Stderr, "hearthd migrate:", refusal.Message)
+		return refusal.ExitCode
+	}
+	fmt.Fprintln(os.Stderr, "hearthd migrate:", err)
+	return 1
 }
 
 // storeCheckTimeout bounds the start's check of a PostgreSQL store.

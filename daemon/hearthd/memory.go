@@ -1,18 +1,14 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/hearth-mcp/hearth/pkg/guard"
@@ -163,7 +159,7 @@ func memoryImport(home, ws, path string, stdout, stderr io.Writer) int {
 			ObservationsAdded int `json:"observations_added"`
 			RelationsCreated  int `json:"relations_created"`
 		}
-		err := daemonTool(socket, "import_graph", map[string]any{"path": path, "workspace_id": ws}, 5*time.Minute, &out)
+		err := daemonTool(socket, memoryClientName, "import_graph", map[string]any{"path": path, "workspace_id": ws}, 5*time.Minute, &out)
 		if err != nil && strings.Contains(err.Error(), "cannot read the file") {
 			// The daemon may not see the file where we do (systemd's
 			// PrivateTmp gives it a /tmp of its own): hand it a copy in the
@@ -171,7 +167,7 @@ func memoryImport(home, ws, path string, stdout, stderr io.Writer) int {
 			var staged string
 			if staged, err = stage(home, path); err == nil {
 				defer os.Remove(staged)
-				err = daemonTool(socket, "import_graph", map[string]any{"path": staged, "workspace_id": ws}, 5*time.Minute, &out)
+				err = daemonTool(socket, memoryClientName, "import_graph", map[string]any{"path": staged, "workspace_id": ws}, 5*time.Minute, &out)
 			}
 		}
 		if err != nil {
@@ -253,7 +249,7 @@ func memoryExport(home, ws string, out io.Writer, stderr io.Writer) int {
 			if cursor != "" {
 				args["cursor"] = cursor
 			}
-			if err := daemonTool(socket, "read_graph", args, time.Minute, &page); err != nil {
+			if err := daemonTool(socket, memoryClientName, "read_graph", args, time.Minute, &page); err != nil {
 				fmt.Fprintln(stderr, "hearthd memory export:", err)
 				return 1
 			}
@@ -296,63 +292,5 @@ func memoryExport(home, ws string, out io.Writer, stderr io.Writer) int {
 	return code
 }
 
-// daemonTool calls one tool of the daemon on socket over MCP and decodes its
-// structured result into out; a tool error or a JSON-RPC error is returned
-// with its message.
-func daemonTool(socket, name string, args map[string]any, timeout time.Duration, out any) error {
-	var st syscall.Stat_t
-	if err := syscall.Stat(socket, &st); err != nil {
-		return err
-	}
-	if int(st.Uid) != os.Getuid() {
-		return fmt.Errorf("the socket %s belongs to uid %d, not to you; refusing to talk to it", socket, st.Uid)
-	}
-	c, err := net.DialTimeout("unix", socket, 2*time.Second)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(timeout + 10*time.Second))
-	call, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": map[string]any{"name": name, "arguments": args}})
-	w := bufio.NewWriter(c)
-	fmt.Fprintf(w, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"hearthd-memory","version":%q}}}`+"\n", version.Tooling())
-	fmt.Fprintln(w, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-	w.Write(append(call, '\n'))
-	if err := w.Flush(); err != nil {
-		return err
-	}
-	r := bufio.NewReaderSize(c, 1<<20)
-	for {
-		line, err := r.ReadBytes('\n')
-		if err != nil {
-			return fmt.Errorf("reading the daemon's reply: %w", err)
-		}
-		var msg struct {
-			ID     json.RawMessage `json:"id"`
-			Result *struct {
-				Structured json.RawMessage `json:"structuredContent"`
-				IsError    bool            `json:"isError"`
-			} `json:"result"`
-			Error *struct {
-				Message string `json:"message"`
-			} `json:"error"`
-		}
-		if json.Unmarshal(line, &msg) != nil || string(msg.ID) != "2" {
-			continue
-		}
-		switch {
-		case msg.Error != nil:
-			return errors.New(msg.Error.Message)
-		case msg.Result == nil:
-			return errors.New("the daemon's reply has no result")
-		case msg.Result.IsError:
-			var e struct {
-				Code    string `json:"code"`
-				Message string `json:"message"`
-			}
-			json.Unmarshal(msg.Result.Structured, &e)
-			return fmt.Errorf("%s (%s)", e.Message, e.Code)
-		}
-		return json.Unmarshal(msg.Result.Structured, out)
-	}
-}
+// memoryClientName is what `hearthd memory` calls itself to the daemon.
+const memoryClientName = "hearthd-memory"

@@ -1,16 +1,12 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"net"
-	"os"
 	"sort"
 	"strings"
-	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -94,53 +90,14 @@ func statusSocket(home string, getenv func(string) string) (socket, how string, 
 // queryStatus asks the daemon on socket for daemon_status over MCP and
 // returns its structured result.
 func queryStatus(socket string) (json.RawMessage, error) {
-	var st syscall.Stat_t
-	if err := syscall.Stat(socket, &st); err != nil {
+	var raw json.RawMessage
+	if err := daemonTool(socket, statusClientName, "daemon_status", map[string]any{}, 0, &raw); err != nil {
 		return nil, err
 	}
-	if int(st.Uid) != os.Getuid() {
-		return nil, fmt.Errorf("the socket belongs to uid %d, not to you; refusing to talk to it", st.Uid)
+	if len(raw) == 0 {
+		return nil, errors.New("daemon_status answered no result")
 	}
-	c, err := net.DialTimeout("unix", socket, 2*time.Second)
-	if err != nil {
-		return nil, err
-	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(10 * time.Second))
-	w := bufio.NewWriter(c)
-	fmt.Fprintf(w, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":%q,"version":%q}}}`+"\n", statusClientName, "1")
-	fmt.Fprintln(w, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-	fmt.Fprintln(w, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"daemon_status","arguments":{}}}`)
-	if err := w.Flush(); err != nil {
-		return nil, err
-	}
-	r := bufio.NewReaderSize(c, 1<<20)
-	for {
-		line, err := r.ReadBytes('\n')
-		if err != nil {
-			return nil, fmt.Errorf("reading the reply: %w", err)
-		}
-		var msg struct {
-			ID     json.RawMessage `json:"id"`
-			Result *struct {
-				Structured json.RawMessage `json:"structuredContent"`
-				IsError    bool            `json:"isError"`
-			} `json:"result"`
-			Error *struct {
-				Message string `json:"message"`
-			} `json:"error"`
-		}
-		if json.Unmarshal(line, &msg) != nil || string(msg.ID) != "2" {
-			continue
-		}
-		switch {
-		case msg.Error != nil:
-			return nil, errors.New(msg.Error.Message)
-		case msg.Result == nil || msg.Result.IsError || len(msg.Result.Structured) == 0:
-			return nil, errors.New("daemon_status failed")
-		}
-		return msg.Result.Structured, nil
-	}
+	return raw, nil
 }
 
 // statusView is the part of daemon_status a person reads.

@@ -76,6 +76,45 @@ func TestFastCheckerAgreesWithTheSuite(t *testing.T) {
 	}
 }
 
+// suiteTest is one test of the JSON-Schema-Test-Suite.
+type suiteTest struct {
+	Description string          `json:"description"`
+	Data        json.RawMessage `json:"data"`
+	Valid       bool            `json:"valid"`
+}
+
+// suiteCase is one group of the suite as its file holds it: a schema and
+// its tests.
+type suiteCase struct {
+	file        string
+	Description string          `json:"description"`
+	Schema      json.RawMessage `json:"schema"`
+	Tests       []suiteTest     `json:"tests"`
+}
+
+// suiteCases reads every group of the required Draft 2020-12 tests
+// (tests/draft2020-12/*.json, not optional/), in file order.
+func suiteCases(t testing.TB, suite string) []suiteCase {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(suite, "tests", "draft2020-12", "*.json"))
+	var out []suiteCase
+	for _, file := range files {
+		raw, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var groups []suiteCase
+		if err := json.Unmarshal(raw, &groups); err != nil {
+			t.Fatalf("%s: %v", file, err)
+		}
+		for _, g := range groups {
+			g.file = filepath.Base(file)
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
 // suiteGroup is one group of the JSON-Schema-Test-Suite, loaded as a
 // catalog of its own (the suite's remotes reachable by their
 // http://localhost:1234/ identities from local files only).
@@ -83,40 +122,17 @@ type suiteGroup struct {
 	file, description string
 	cat               *Catalog
 	loadErr           error
-	tests             []struct {
-		Description string          `json:"description"`
-		Data        json.RawMessage `json:"data"`
-		Valid       bool            `json:"valid"`
-	}
+	tests             []suiteTest
 }
 
 // eachSuiteGroup calls fn for every group of the required Draft 2020-12 tests.
 func eachSuiteGroup(t *testing.T, fn func(g suiteGroup)) {
 	suite := needFixture(t, "json-schema-test-suite")
-	files, _ := filepath.Glob(filepath.Join(suite, "tests", "draft2020-12", "*.json"))
 	remotes := filepath.Join(suite, "remotes")
-	for _, file := range files {
-		raw, err := os.ReadFile(file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var groups []struct {
-			Description string          `json:"description"`
-			Schema      json.RawMessage `json:"schema"`
-			Tests       []struct {
-				Description string          `json:"description"`
-				Data        json.RawMessage `json:"data"`
-				Valid       bool            `json:"valid"`
-			} `json:"tests"`
-		}
-		if err := json.Unmarshal(raw, &groups); err != nil {
-			t.Fatalf("%s: %v", file, err)
-		}
-		for _, g := range groups {
-			root := t.TempDir()
-			os.WriteFile(filepath.Join(root, "group.schema.json"), g.Schema, 0o600)
-			cat, err := Load(root, "", Options{URLMap: map[string]string{"http://localhost:1234/": remotes}})
-			fn(suiteGroup{file: filepath.Base(file), description: g.Description, cat: cat, loadErr: err, tests: g.Tests})
-		}
+	for _, g := range suiteCases(t, suite) {
+		root := t.TempDir()
+		os.WriteFile(filepath.Join(root, "group.schema.json"), g.Schema, 0o600)
+		cat, err := Load(root, "", Options{URLMap: map[string]string{"http://localhost:1234/": remotes}})
+		fn(suiteGroup{file: g.file, description: g.Description, cat: cat, loadErr: err, tests: g.Tests})
 	}
 }

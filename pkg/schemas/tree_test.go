@@ -1,7 +1,6 @@
 package schemas
 
 import (
-	"encoding/json"
 	"errors"
 	"io/fs"
 	"os"
@@ -60,40 +59,21 @@ func TestSuiteRemotesAsOneCatalog(t *testing.T) {
 		t.Logf("left out: %s: %s", p.Path, p.Error)
 	}
 
-	files, _ := filepath.Glob(filepath.Join(suite, "tests", "draft2020-12", "*.json"))
 	passed, total := 0, 0
-	for _, file := range files {
-		raw, err := os.ReadFile(file)
-		if err != nil {
+	for _, g := range suiteCases(t, suite) {
+		if err := os.WriteFile(filepath.Join(root, "case.json"), g.Schema, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		var groups []struct {
-			Description string          `json:"description"`
-			Schema      json.RawMessage `json:"schema"`
-			Tests       []struct {
-				Description string          `json:"description"`
-				Data        json.RawMessage `json:"data"`
-				Valid       bool            `json:"valid"`
-			} `json:"tests"`
+		if err := fam.Reload(); err != nil {
+			t.Fatalf("%s / %s: reload: %v", g.file, g.Description, err)
 		}
-		if err := json.Unmarshal(raw, &groups); err != nil {
-			t.Fatalf("%s: %v", file, err)
-		}
-		for _, g := range groups {
-			if err := os.WriteFile(filepath.Join(root, "case.json"), g.Schema, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			if err := fam.Reload(); err != nil {
-				t.Fatalf("%s / %s: reload: %v", filepath.Base(file), g.Description, err)
-			}
-			for _, tc := range g.Tests {
-				total++
-				r := call(t, reg, "validate_asset", map[string]any{"asset": tc.Data, "schema": "case"})
-				if (r["ok"] == true) == tc.Valid {
-					passed++
-				} else {
-					t.Errorf("%s / %s / %s: want valid=%v, got %s", filepath.Base(file), g.Description, tc.Description, tc.Valid, mustJSON(r))
-				}
+		for _, tc := range g.Tests {
+			total++
+			r := call(t, reg, "validate_asset", map[string]any{"asset": tc.Data, "schema": "case"})
+			if (r["ok"] == true) == tc.Valid {
+				passed++
+			} else {
+				t.Errorf("%s / %s / %s: want valid=%v, got %s", g.file, g.Description, tc.Description, tc.Valid, mustJSON(r))
 			}
 		}
 	}

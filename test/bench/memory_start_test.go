@@ -7,13 +7,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/hearth-mcp/hearth/pkg/guard"
 	"github.com/hearth-mcp/hearth/pkg/memory"
-	"github.com/hearth-mcp/hearth/pkg/memory/chunk"
 	"github.com/hearth-mcp/hearth/pkg/memory/pgstore"
 	"github.com/hearth-mcp/hearth/pkg/memory/pgstore/pgtest"
 	"github.com/hearth-mcp/hearth/pkg/memory/sqlitestore"
@@ -34,28 +32,7 @@ func BenchmarkFirstSearchAfterStart(b *testing.B) {
 		n = v
 	}
 	sentences := corpusSentences(n)
-	fill := func(st store.Store) {
-		var wg sync.WaitGroup
-		work := make(chan string)
-		for w := 0; w < 32; w++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for s := range work {
-					if _, err := st.Add(context.Background(), store.NewMemory{Workspace: "default", Text: s, Chunks: chunk.Split(s),
-						Metadata: store.Metadata{Time: time.Now()}}); err != nil {
-						b.Error(err)
-					}
-				}
-			}()
-		}
-		for _, s := range sentences {
-			work <- s
-		}
-		close(work)
-		wg.Wait()
-		st.Close()
-	}
+	fill := func(st store.Store) { fillStore(b, st, sentences, 32) }
 	// start runs hearthd stdio and times it to the first answered search.
 	start := func(home string, env ...string) time.Duration {
 		cmd := exec.Command(bins.hearthd, "stdio")

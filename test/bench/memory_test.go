@@ -62,26 +62,7 @@ func BenchmarkSearchMemoryVsOfficial(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	var wg sync.WaitGroup
-	work := make(chan string)
-	for w := 0; w < 64; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for s := range work {
-				if _, err := st.Add(context.Background(), store.NewMemory{Workspace: "default", Text: s, Chunks: chunk.Split(s),
-					Metadata: store.Metadata{Time: time.Now()}}); err != nil {
-					b.Error(err)
-				}
-			}
-		}()
-	}
-	for _, s := range sentences {
-		work <- s
-	}
-	close(work)
-	wg.Wait()
-	st.Close()
+	fillStore(b, st, sentences, 64)
 
 	hcmd := exec.Command(bins.hearthd, "stdio")
 	hcmd.Env = append(os.Environ(), "HEARTH_HOME="+home, "HEARTH_LOG_LEVEL=warn", "HEARTH_EMBED_URL=", "HEARTH_EMBED_MODEL=")
@@ -179,4 +160,29 @@ func BenchmarkAddMemorySocket(b *testing.B) {
 			b.ReportMetric(0, "ns/op")
 		})
 	}
+}
+
+// fillStore adds one memory per sentence to st through the store API, from
+// writers goroutines at once (durable adds share commits), then closes it.
+func fillStore(b *testing.B, st store.Store, sentences []string, writers int) {
+	var wg sync.WaitGroup
+	work := make(chan string)
+	for w := 0; w < writers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for s := range work {
+				if _, err := st.Add(context.Background(), store.NewMemory{Workspace: "default", Text: s, Chunks: chunk.Split(s),
+					Metadata: store.Metadata{Time: time.Now()}}); err != nil {
+					b.Error(err)
+				}
+			}
+		}()
+	}
+	for _, s := range sentences {
+		work <- s
+	}
+	close(work)
+	wg.Wait()
+	st.Close()
 }

@@ -179,48 +179,6 @@ func insertRelations(ctx context.Context, tx *sql.Tx, ws string, rs []store.Rela
 	return created, err
 }
 
-// insertReturning is insertRows for a statement with a RETURNING clause
-// (tail), calling scan for every row returned.
-func insertReturning(ctx context.Context, tx *sql.Tx, head, tail string, rows [][]any, scan func(*sql.Rows) error) error {
-	if len(rows) == 0 {
-		return nil
-	}
-	width := len(rows[0])
-	group := "(?" + strings.Repeat(", ?", width-1) + ")"
-	for per := maxParams / width; len(rows) > 0; {
-		n := min(per, len(rows))
-		var q strings.Builder
-		q.WriteString(head)
-		args := make([]any, 0, n*width)
-		for i, r := range rows[:n] {
-			if i > 0 {
-				q.WriteString(", ")
-			}
-			q.WriteString(group)
-			args = append(args, r...)
-		}
-		q.WriteString(tail)
-		res, err := tx.QueryContext(ctx, q.String(), args...)
-		if err != nil {
-			return err
-		}
-		for res.Next() {
-			if err := scan(res); err != nil {
-				res.Close()
-				return err
-			}
-		}
-		if err := res.Close(); err != nil {
-			return err
-		}
-		if err := res.Err(); err != nil {
-			return err
-		}
-		rows = rows[n:]
-	}
-	return nil
-}
-
 // entityKeys returns the keys of the entities of ws among names.
 func entityKeys(ctx context.Context, tx *sql.Tx, ws string, names []string) (map[string]int64, error) {
 	out := make(map[string]int64, len(names))

@@ -517,6 +517,13 @@ const maxParams = 30_000
 // insertRows runs head followed by one "(?, ...)" group per row, for as many
 // rows at a time as maxParams allows. All rows have the same width.
 func insertRows(ctx context.Context, tx *sql.Tx, head string, rows [][]any) error {
+	return insertReturning(ctx, tx, head, "", rows, nil)
+}
+
+// insertReturning is insertRows for a statement with a RETURNING clause
+// (tail), calling scan for every row returned; without scan the statement
+// is only executed.
+func insertReturning(ctx context.Context, tx *sql.Tx, head, tail string, rows [][]any, scan func(*sql.Rows) error) error {
 	if len(rows) == 0 {
 		return nil
 	}
@@ -534,10 +541,30 @@ func insertRows(ctx context.Context, tx *sql.Tx, head string, rows [][]any) erro
 			q.WriteString(group)
 			args = append(args, r...)
 		}
-		if _, err := tx.ExecContext(ctx, q.String(), args...); err != nil {
+		q.WriteString(tail)
+		rows = rows[n:]
+		if scan == nil {
+			if _, err := tx.ExecContext(ctx, q.String(), args...); err != nil {
+				return err
+			}
+			continue
+		}
+		res, err := tx.QueryContext(ctx, q.String(), args...)
+		if err != nil {
 			return err
 		}
-		rows = rows[n:]
+		for res.Next() {
+			if err := scan(res); err != nil {
+				res.Close()
+				return err
+			}
+		}
+		if err := res.Close(); err != nil {
+			return err
+		}
+		if err := res.Err(); err != nil {
+			return err
+		}
 	}
 	return nil
 }
