@@ -113,6 +113,11 @@ func (s *Store) write(ctx context.Context, ws string, long bool, run func(ctx co
 	}
 }
 
+// maxGraphBatch bounds one group commit of graph writes: each runs in a
+// subtransaction, and past 64 of them a backend's cache of subtransaction
+// ids overflows, which slows every other session's snapshots.
+const maxGraphBatch = 64
+
 // graphWriter group-commits graph writes and replays the graph log when it
 // has news.
 func (s *Store) graphWriter() {
@@ -142,7 +147,7 @@ func (s *Store) graphWriter() {
 			return
 		}
 	drain:
-		for len(batch) < maxBatch {
+		for len(batch) < maxGraphBatch {
 			select {
 			case op := <-s.ops:
 				batch = append(batch, op)
@@ -168,7 +173,10 @@ type logged struct {
 	changes []*graphindex.Change
 }
 
-// commitOps runs a batch of graph writes in one transaction.
+// commitOps runs a batch of graph writes in one transaction, each in a
+// savepoint of its own: an operation that fails (observations for a missing
+// entity, or text the server refuses) is rolled back alone, its keys given
+// back, and the batch goes on.
 func (s *Store) commitOps(batch []*opRequest) {
 	live := batch[:0]
 	timeout := opTimeout
@@ -203,23 +211,53 @@ func (s *Store) commitOps(batch []*opRequest) {
 			return err
 		}
 		start := ctr
+		var logRows [][]any
 		for i, op := range live {
-			var changes []*graphindex.Change
-			if changes, opErrs[i], err = s.runOp(ctx, tx, &ctr, op); err != nil {
+			// Without arguments pgx sends this in one round trip.
+			savepoint := `SAVEPOINT op`
+			if i > 0 {
+				savepoint = `RELEASE SAVEPOINT op; SAVEPOINT op`
+			}
+			if _, err := tx.Exec(ctx, savepoint); err != nil {
 				return err
 			}
-			if len(changes) > 0 {
+			before := ctr
+			changes, opErr := op.run(ctx, &graphTx{tx: tx, ctr: &ctr})
+			var row []any
+			if opErr == nil {
+				if changes = slices.DeleteFunc(changes, (*graphindex.Change).Empty); len(changes) > 0 {
+					ctr.change++
+					row, opErr = logRow(op.ws, ctr, changes)
+				}
+			}
+			if opErr != nil {
+				ctr = before
+				if _, err := tx.Exec(ctx, `ROLLBACK TO SAVEPOINT op`); err != nil {
+					return err
+				}
+				var missing *store.MissingEntityError
+				if !errors.As(opErr, &missing) {
+					opErr = s.fail(ctx, "graph write", opErr)
+				}
+				opErrs[i] = opErr
+				continue
+			}
+			if row != nil {
+				logRows = append(logRows, row)
 				mine = append(mine, logged{ctr.change, changes})
 			}
 		}
-		if ctr != start {
-			if _, err := tx.Exec(ctx, `UPDATE hearth_graph_counters SET change = $1, entity = $2, observation = $3, relation = $4 WHERE id = 1`,
-				ctr.change, ctr.entity, ctr.observation, ctr.relation); err != nil {
+		if len(logRows) > 0 {
+			if _, err := tx.CopyFrom(ctx, pgx.Identifier{"hearth_graph_changes"}, []string{"seq", "workspace", "gone_entities", "gone_relations",
+				"gone_observations", "gone_observation_entities", "entity", "observation", "relation"}, pgx.CopyFromRows(logRows)); err != nil {
 				return err
 			}
 		}
+		// Nothing logged, nothing inserted: the keys handed out are given
+		// back with the transaction, as no row holds them.
 		if ctr.change != start.change {
-			if _, err := tx.Exec(ctx, `SELECT pg_notify($1, $2)`, notifyChannel, fmt.Sprintf("g%d", ctr.change)); err != nil {
+			if _, err := tx.Exec(ctx, `WITH c AS (UPDATE hearth_graph_counters SET change = $1, entity = $2, observation = $3, relation = $4 WHERE id = 1 RETURNING change)
+				SELECT pg_notify($5, 'g' || change) FROM c`, ctr.change, ctr.entity, ctr.observation, ctr.relation, notifyChannel); err != nil {
 				return err
 			}
 		}
@@ -243,47 +281,13 @@ func (s *Store) commitOps(batch []*opRequest) {
 	}
 }
 
-// runOp runs op inside a savepoint and logs what it changed. opErr is the
-// operation's own failure (its savepoint rolled back, its keys given back,
-// the batch goes on); fatal is a failure of the transaction itself.
-func (s *Store) runOp(ctx context.Context, tx pgx.Tx, ctr *graphCounters, op *opRequest) (changes []*graphindex.Change, opErr, fatal error) {
-	before := *ctr
-	sp, err := tx.Begin(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	changes, opErr = op.run(ctx, &graphTx{tx: sp, ctr: ctr})
-	if opErr == nil {
-		changes = slices.DeleteFunc(changes, (*graphindex.Change).Empty)
-		if len(changes) > 0 {
-			ctr.change++
-			opErr = logChange(ctx, sp, op.ws, ctr, changes)
-		}
-	}
-	if opErr != nil {
-		*ctr = before
-		if err := sp.Rollback(ctx); err != nil {
-			return nil, nil, err
-		}
-		var missing *store.MissingEntityError
-		if !errors.As(opErr, &missing) {
-			opErr = s.fail(ctx, "graph write", opErr)
-		}
-		return nil, opErr, nil
-	}
-	if err := sp.Commit(ctx); err != nil {
-		return nil, nil, err
-	}
-	return changes, nil, nil
-}
-
-// logChange adds the log row of one operation: the keys it removed (of
-// workspace ws: only operations of one workspace remove) and the counters.
-func logChange(ctx context.Context, tx pgx.Tx, ws string, ctr *graphCounters, changes []*graphindex.Change) error {
+// logRow is the log row of one operation: the keys it removed (of workspace
+// ws: only operations of one workspace remove) and the counters after it.
+func logRow(ws string, ctr graphCounters, changes []*graphindex.Change) ([]any, error) {
 	goneE, goneR, goneO, goneOE := []int64{}, []int64{}, []int64{}, []int64{}
 	for _, c := range changes {
 		if len(c.GoneEntities)+len(c.GoneRelations)+len(c.GoneObservations) > 0 && c.Workspace != ws {
-			return fmt.Errorf("graph log: an operation of workspace %q removed keys of %q", ws, c.Workspace)
+			return nil, fmt.Errorf("graph log: an operation of workspace %q removed keys of %q", ws, c.Workspace)
 		}
 		goneE = append(goneE, c.GoneEntities...)
 		goneR = append(goneR, c.GoneRelations...)
@@ -291,9 +295,7 @@ func logChange(ctx context.Context, tx pgx.Tx, ws string, ctr *graphCounters, ch
 			goneO, goneOE = append(goneO, o.Key), append(goneOE, o.Entity)
 		}
 	}
-	_, err := tx.Exec(ctx, `INSERT INTO hearth_graph_changes (seq, workspace, gone_entities, gone_relations, gone_observations, gone_observation_entities, entity, observation, relation)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`, ctr.change, ws, goneE, goneR, goneO, goneOE, ctr.entity, ctr.observation, ctr.relation)
-	return err
+	return []any{ctr.change, ws, goneE, goneR, goneO, goneOE, ctr.entity, ctr.observation, ctr.relation}, nil
 }
 
 // applyOwn puts this daemon's committed changes into the graph. When the
