@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hearth-mcp/hearth/pkg/memory/pgstore"
 	"github.com/hearth-mcp/hearth/pkg/memory/pgstore/pgtest"
 )
 
@@ -263,7 +264,7 @@ func TestPostgresGuard(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, out := runHearthd(t, env, "serve")
-	if code != 78 || !strings.Contains(out, "format 2.0") || !strings.Contains(out, "format 1.0") || !strings.Contains(out, "hearthd migrate") {
+	if code != 78 || !strings.Contains(out, "format 2.0") || !strings.Contains(out, "reads format "+pgstore.Format) || !strings.Contains(out, "hearthd migrate") {
 		t.Fatalf("serve on a database in format 2.0: exit %d\n%s", code, out)
 	}
 	if err := srv.Exec(ctx, db, `DROP TABLE hearth_format`); err != nil {

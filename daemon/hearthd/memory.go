@@ -11,9 +11,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hearth-mcp/hearth/pkg/config"
 	"github.com/hearth-mcp/hearth/pkg/guard"
 	"github.com/hearth-mcp/hearth/pkg/memory"
 	"github.com/hearth-mcp/hearth/pkg/memory/jsonl"
+	"github.com/hearth-mcp/hearth/pkg/memory/pgstore"
 	"github.com/hearth-mcp/hearth/pkg/memory/sqlitestore"
 	"github.com/hearth-mcp/hearth/pkg/memory/store"
 	"github.com/hearth-mcp/hearth/pkg/owner"
@@ -25,7 +27,9 @@ import (
 // (docs/decisions/0015-one-owner-per-home.md): when a daemon owns the data
 // directory, the file goes through it (import_graph, read_graph); otherwise
 // this process takes ownership for the moment it needs and opens the store
-// itself (docs/decisions/0018-memory-graph.md).
+// itself: the SQLite file, or the PostgreSQL database the settings name
+// (store_url, HEARTH_STORE_URL), which other daemons may be serving too
+// (docs/decisions/0018-memory-graph.md, 0019-many-daemons-one-database.md).
 
 const memoryUsage = `usage:
   hearthd memory import [--workspace NAME] FILE.jsonl
@@ -136,14 +140,46 @@ func withGraph(home string, stderr io.Writer, viaDaemon func(socket string) int,
 			return 1
 		}
 		defer lock.Release()
-		st, err := sqlitestore.Open(context.Background(), filepath.Join(home, memory.StoreFile))
-		if err != nil {
-			fmt.Fprintln(stderr, "hearthd memory:", err)
-			return 1
+		st, code := openGraph(home, stderr)
+		if st == nil {
+			return code
 		}
 		defer st.Close()
 		return direct(st)
 	}
+}
+
+// openGraph opens the store the settings name, as the data directory's
+// owner: the PostgreSQL database of store_url, else the SQLite file. A
+// database the version guard refuses exits with the guard's code.
+func openGraph(home string, stderr io.Writer) (interface {
+	store.Graph
+	Close() error
+}, int) {
+	settings, err := config.Load(os.Getenv)
+	if err != nil {
+		fmt.Fprintln(stderr, "hearthd memory:", err)
+		return nil, 2
+	}
+	if dsn := settings.Getenv(memory.EnvStoreURL); dsn != "" {
+		st, err := pgstore.Open(context.Background(), dsn, pgstore.Options{Build: version.Tooling(), Snapshot: filepath.Join(home, memory.PGSnapshotFile)})
+		var refusal *guard.Error
+		if errors.As(err, &refusal) {
+			fmt.Fprintln(stderr, "hearthd memory:", refusal.Message)
+			return nil, refusal.ExitCode
+		}
+		if err != nil {
+			fmt.Fprintln(stderr, "hearthd memory:", err)
+			return nil, 1
+		}
+		return st, 0
+	}
+	st, err := sqlitestore.Open(context.Background(), filepath.Join(home, memory.StoreFile))
+	if err != nil {
+		fmt.Fprintln(stderr, "hearthd memory:", err)
+		return nil, 1
+	}
+	return st, 0
 }
 
 func memoryImport(home, ws, path string, stdout, stderr io.Writer) int {

@@ -259,3 +259,152 @@ func fullText(b *testing.B, dsn string, queries []string) {
 		b.Fatal(err)
 	}
 }
+
+// BenchmarkGraphWrite: durable create_entities (one new entity with an
+// observation each) from 1 and 16 clients, both engines in one run.
+func BenchmarkGraphWrite(b *testing.B) {
+	for _, e := range engines(b, true) {
+		for _, clients := range []int{1, 16} {
+			b.Run(fmt.Sprintf("%s/clients=%d", e.name, clients), func(b *testing.B) {
+				s := e.open(b)
+				defer s.Close()
+				g := s.(store.Graph)
+				run := time.Now().UnixNano() // names new in every run: a repeated one would be ignored
+				var next, n atomic.Int64
+				start := time.Now()
+				jobs := make(chan struct{})
+				var wg sync.WaitGroup
+				for w := 0; w < clients; w++ {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						for range jobs {
+							i := next.Add(1)
+							es := []store.Entity{{Name: fmt.Sprintf("bench-%d-%d-%d", run, clients, i), Type: "node", Observations: []string{fmt.Sprintf("observation %d", i)}}}
+							if _, err := g.CreateEntities(context.Background(), "default", es); err != nil {
+								b.Error(err)
+								return
+							}
+							n.Add(1)
+						}
+					}()
+				}
+				for b.Loop() {
+					jobs <- struct{}{}
+				}
+				close(jobs)
+				wg.Wait()
+				b.ReportMetric(float64(n.Load())/time.Since(start).Seconds(), "writes/s")
+			})
+		}
+	}
+}
+
+// BenchmarkGraphSeenByAnother: the time from a graph write answered by one
+// store to the other store reading it, two stores on one database: by
+// LISTEN/NOTIFY alone (the probe off, polling the other's in-memory graph),
+// and by the probe of the other's next read (the read's own latency).
+func BenchmarkGraphSeenByAnother(b *testing.B) {
+	srv := pgtest.Start(b, pgtest.Options{Durable: true})
+	dsn := srv.DSN(srv.CreateDB(b))
+	for _, probe := range []bool{false, true} {
+		b.Run(map[bool]string{false: "notify", true: "probe"}[probe], func(b *testing.B) {
+			defer pgstore.SetGraphProbeForTest(pgstore.SetGraphProbeForTest(probe))
+			opts := pgstore.Options{Build: "bench", Poll: time.Hour}
+			a, err := pgstore.Open(context.Background(), dsn, opts)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer a.Close()
+			o, err := pgstore.Open(context.Background(), dsn, opts)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer o.Close()
+			ctx := context.Background()
+			var took []time.Duration
+			i, run := 0, time.Now().UnixNano() // names new in every run
+			for b.Loop() {
+				i++
+				name := fmt.Sprintf("seen-%d-%d", run, i)
+				if _, err := a.CreateEntities(ctx, "default", []store.Entity{{Name: name, Type: "node"}}); err != nil {
+					b.Fatal(err)
+				}
+				start := time.Now()
+				for {
+					sg, err := o.OpenNodes(ctx, "default", []string{name})
+					if err != nil {
+						b.Fatal(err)
+					}
+					if len(sg.Entities) == 1 {
+						break
+					}
+					if time.Since(start) > 5*time.Second {
+						b.Fatalf("%s not seen within 5 s", name)
+					}
+					time.Sleep(100 * time.Microsecond)
+				}
+				took = append(took, time.Since(start))
+			}
+			slices.Sort(took)
+			b.ReportMetric(float64(took[len(took)/2].Microseconds())/1000, "p50-ms")
+			b.ReportMetric(float64(took[len(took)*99/100].Microseconds())/1000, "p99-ms")
+		})
+	}
+}
+
+// BenchmarkGraphImport: one Import of 100 000 entities (150 000
+// observations, 100 000 relations) into a fresh store of each engine, and
+// on PostgreSQL the time until a second store, open on the same database,
+// reads the last entity (its probe replays the import from the tables).
+func BenchmarkGraphImport(b *testing.B) {
+	const n = 100000
+	var g store.Subgraph
+	for i := 0; i < n; i++ {
+		obs := []string{fmt.Sprintf("entity %d was imported", i)}
+		if i%2 == 0 {
+			obs = append(obs, fmt.Sprintf("an even one, %d", i))
+		}
+		g.Entities = append(g.Entities, store.Entity{Name: fmt.Sprintf("entity-%d", i), Type: "thing", Observations: obs})
+		g.Relations = append(g.Relations, store.Relation{From: fmt.Sprintf("entity-%d", i), To: fmt.Sprintf("entity-%d", (i*7+1)%n), Type: "links"})
+	}
+	for _, e := range engines(b, true) {
+		b.Run(e.name, func(b *testing.B) {
+			if b.N > 1 {
+				b.Skip("one import a run: -benchtime 1x")
+			}
+			s := e.open(b)
+			defer s.Close()
+			start := time.Now()
+			res, err := s.(store.Graph).Import(context.Background(), "default", g)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportMetric(time.Since(start).Seconds(), "import-s")
+			if res.EntitiesCreated != n {
+				b.Fatalf("imported %+v", res)
+			}
+			if e.name != "postgres" {
+				return
+			}
+			// The snapshot file belongs to the first store: the second keeps none.
+			o, err := pgstore.Open(context.Background(), dsn, pgstore.Options{Build: "bench"})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer o.Close()
+			if _, err := o.LoadedFrom(context.Background()); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := s.(store.Graph).Import(context.Background(), "other", g); err != nil {
+				b.Fatal(err)
+			}
+			start = time.Now()
+			sg, err := o.OpenNodes(context.Background(), "other", []string{fmt.Sprintf("entity-%d", n-1)})
+			if err != nil || len(sg.Entities) != 1 {
+				b.Fatalf("the other store: %+v %v", sg, err)
+			}
+			b.ReportMetric(time.Since(start).Seconds(), "seen-by-another-s")
+		})
+	}
+}

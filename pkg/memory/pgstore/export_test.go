@@ -7,3 +7,23 @@ func SetProbeForTest(on bool) bool {
 	probeSearches = on
 	return old
 }
+
+// SchemaOfFormat10 is the schema of the first format, to build a database
+// a release of format 1.0 would have left.
+func SchemaOfFormat10() string { return schema }
+
+// SetGraphProbeForTest turns the graph reads' freshness probe on or off, and
+// returns the previous setting.
+func SetGraphProbeForTest(on bool) bool {
+	old := probeGraphReads
+	probeGraphReads = on
+	return old
+}
+
+// HoldGraphForTest keeps the store from applying graph changes until the
+// returned function is called, so that a run of other daemons' changes
+// reaches it as one catch-up.
+func (s *Store) HoldGraphForTest() (release func()) {
+	s.graphing.Lock()
+	return s.graphing.Unlock
+}

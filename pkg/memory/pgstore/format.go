@@ -20,12 +20,18 @@ import (
 // 78) naming both and `hearthd migrate`; hearth tables without a marker are
 // refused (exit 65); a refused database is not touched. A change an older
 // hearthd must not open bumps Format and adds a step to steps.
-const Format = "1.0"
+const Format = "1.1"
 
-// schema creates format 1.0.
+// schema creates format 1.0, the first; a fresh database gets it and then
+// every step after it (create).
 //
 //go:embed schema.sql
 var schema string
+
+// graphSchema moves format 1.0 to 1.1: the memory graph's tables.
+//
+//go:embed format-1.1.sql
+var graphSchema string
 
 // step moves a database from one format to the next, in one transaction.
 type step struct {
@@ -34,8 +40,24 @@ type step struct {
 	sql      string
 }
 
-// steps is the chain of migrations, oldest first (none yet: 1.0 is the first).
-var steps = []step{}
+// steps is the chain of migrations, oldest first.
+var steps = []step{
+	{from: "1.0", to: "1.1", what: "added the memory graph's tables", sql: graphSchema},
+}
+
+// create makes a fresh database of format Format: the first format's
+// schema, then every step.
+func create(ctx context.Context, tx pgx.Tx) error {
+	if _, err := tx.Exec(ctx, schema); err != nil {
+		return fmt.Errorf("create the schema: %w", err)
+	}
+	for _, s := range plan("1.0") {
+		if _, err := tx.Exec(ctx, s.sql); err != nil {
+			return fmt.Errorf("create the schema (format %s): %w", s.to, err)
+		}
+	}
+	return nil
+}
 
 // guardLock is the advisory lock key under which the marker is checked,
 // created or moved: the same number in every hearthd ("hearth" in ASCII).
@@ -124,8 +146,8 @@ func checkFormat(ctx context.Context, conn interface {
 				where, strings.Join(data, ", "), Format))
 		case m == nil:
 			storeID, created = uuid.NewString(), true
-			if _, err := tx.Exec(ctx, schema); err != nil {
-				return fmt.Errorf("create the schema: %w", err)
+			if err := create(ctx, tx); err != nil {
+				return err
 			}
 			_, err := tx.Exec(ctx, `INSERT INTO hearth_format (id, format, written_by, store_id) VALUES (1, $1, $2, $3)`, Format, build, storeID)
 			return err
@@ -220,8 +242,8 @@ func Migrate(ctx context.Context, dsn, build string, adopt bool) (MigrateResult,
 		switch {
 		case m == nil && len(data) == 0:
 			res.Created = true
-			if _, err := tx.Exec(ctx, schema); err != nil {
-				return fmt.Errorf("create the schema: %w", err)
+			if err := create(ctx, tx); err != nil {
+				return err
 			}
 			_, err := tx.Exec(ctx, `INSERT INTO hearth_format (id, format, written_by, store_id) VALUES (1, $1, $2, $3)`, Format, build, uuid.NewString())
 			return err

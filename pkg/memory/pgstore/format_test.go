@@ -24,18 +24,31 @@ func dump(t *testing.T, dsn string) string {
 		t.Fatal(err)
 	}
 	defer conn.Close(ctx)
-	rows, err := conn.Query(ctx, `SELECT relname FROM pg_class WHERE relnamespace = 'public'::regnamespace AND relkind IN ('r', 'S') ORDER BY relname`)
+	rows, err := conn.Query(ctx, `SELECT relname, relkind = 'S' FROM pg_class WHERE relnamespace = 'public'::regnamespace AND relkind IN ('r', 'S') ORDER BY relname`)
 	if err != nil {
 		t.Fatal(err)
 	}
-	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	type rel struct {
+		name string
+		seq  bool
+	}
+	rels, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (rel, error) {
+		var x rel
+		err := r.Scan(&x.name, &x.seq)
+		return x, err
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var b strings.Builder
-	for _, n := range names {
+	for _, r := range rels {
+		n := r.name
+		query := `SELECT coalesce(string_agg(t::text, '|' ORDER BY t::text), '') FROM %s t`
+		if r.seq { // a sequence's row has no composite type: its last value stands for it
+			query = `SELECT last_value::text FROM %s`
+		}
 		var text string
-		if err := conn.QueryRow(ctx, fmt.Sprintf(`SELECT coalesce(string_agg(t::text, '|' ORDER BY t::text), '') FROM %s t`, pgx.Identifier{n}.Sanitize())).Scan(&text); err != nil {
+		if err := conn.QueryRow(ctx, fmt.Sprintf(query, pgx.Identifier{n}.Sanitize())).Scan(&text); err != nil {
 			t.Fatal(err)
 		}
 		fmt.Fprintf(&b, "%s: %s\n", n, text)
@@ -197,5 +210,51 @@ func TestNoPasswordInErrors(t *testing.T) {
 				t.Errorf("error carries the password (or is nil): %v", e)
 			}
 		}
+	}
+}
+
+// TestMigrateToGraph: a database of format 1.0 (memories only) is refused
+// (exit 78, naming both formats and hearthd migrate) and left as it was;
+// hearthd migrate adds the graph's tables in one step, and the store then
+// opens with its memories and takes graph writes.
+func TestMigrateToGraph(t *testing.T) {
+	srv := pgtest.Shared(t)
+	dsn := srv.DSN(srv.CreateDB(t))
+	exec(t, dsn, pgstore.SchemaOfFormat10())
+	exec(t, dsn, `INSERT INTO hearth_format (id, format, written_by, store_id) VALUES (1, '1.0', 'hearthd-1.0', 'old-store');
+		UPDATE hearth_counters SET memory = 1, chunk = 1, change = 1;
+		INSERT INTO hearth_memories VALUES (1, 'mem-1', 'default', 'a memory from format 1.0', '', '{}', 0, 0, 1);
+		INSERT INTO hearth_chunks VALUES (1, 1, 0, 'a memory from format 1.0', NULL, NULL);
+		INSERT INTO hearth_changes VALUES (1, 1, false)`)
+	before := dump(t, dsn)
+	_, err := pgstore.Check(context.Background(), dsn, "test-2")
+	r := refusal(t, err, guard.ExitConfig)
+	for _, want := range []string{"format 1.0", "format " + pgstore.Format, "hearthd migrate"} {
+		if !strings.Contains(r.Message, want) {
+			t.Errorf("message lacks %q: %s", want, r.Message)
+		}
+	}
+	if after := dump(t, dsn); after != before {
+		t.Fatalf("a refused database changed:\nbefore %s\nafter %s", before, after)
+	}
+	res, err := pgstore.Migrate(context.Background(), dsn, "test-2", false)
+	if err != nil || res.From != "1.0" || len(res.Steps) != 1 || !strings.Contains(res.String(), "graph") {
+		t.Fatalf("migrate from 1.0 = %q, %v", res, err)
+	}
+	s := open(t, dsn, pgstore.Options{Build: "test-2"})
+	ctx := context.Background()
+	hits, err := s.SearchLexical(ctx, store.Query{Workspace: "default", Limit: 5}, []string{"format"})
+	if err != nil || len(hits) != 1 || hits[0].Memory.ID != "mem-1" {
+		t.Fatalf("the memory of format 1.0 after migrating: %+v, %v", hits, err)
+	}
+	if _, err := s.CreateEntities(ctx, "default", []store.Entity{{Name: "Alice", Type: "person", Observations: []string{"migrated"}}}); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := s.ApplyExtractions(ctx, []store.Extraction{{MemoryID: "mem-1", Extractor: "test", Entities: []store.Entity{{Name: "Alice", Type: "person"}}}})
+	if err != nil || rec.Links != 1 {
+		t.Fatalf("linking the old memory: %+v, %v", rec, err)
+	}
+	if res, err := pgstore.Migrate(ctx, dsn, "test-2", false); err != nil || len(res.Steps) != 0 {
+		t.Fatalf("migrate again = %q, %v; want nothing to do", res, err)
 	}
 }

@@ -1,9 +1,10 @@
 // Package pgstore is the memory store on a PostgreSQL server, through pgx
 // and its pool: one database shared by any number of daemons (a user's
-// machines, a team). It passes the same contract as the embedded SQLite
-// store (package storetest) and ranks the same way: lexically through the
-// in-memory BM25 index (packages lexindex and rank), vectors by brute-force
-// cosine similarity.
+// machines, a team). It passes the same contracts as the embedded SQLite
+// store (package storetest: memories and the memory graph) and ranks the
+// same way: lexically through the in-memory BM25 index (packages lexindex
+// and rank), vectors by brute-force cosine similarity. The graph is served
+// from memory too (package graphindex, graph.go).
 //
 // Every daemon keeps its own index and learns of every write, its own and
 // the others', from the change log (hearth_changes): each add and delete
@@ -13,6 +14,8 @@
 // change it applied, and polls it too, so a lost connection only delays it
 // (docs/decisions/0019). A write is answered once it is committed (durable
 // as the server's synchronous_commit makes it) and in this daemon's index.
+// Graph writes have a log of their own (hearth_graph_changes) that reaches
+// every daemon's in-memory graph the same way.
 //
 // The index is saved as a snapshot (package rank) stamped with the store's
 // id and the change it reflects; the next start maps it and catches up from
@@ -38,6 +41,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/hearth-mcp/hearth/pkg/guard"
+	"github.com/hearth-mcp/hearth/pkg/memory/graphindex"
 	"github.com/hearth-mcp/hearth/pkg/memory/lexindex"
 	"github.com/hearth-mcp/hearth/pkg/memory/rank"
 	"github.com/hearth-mcp/hearth/pkg/memory/store"
@@ -97,8 +101,18 @@ type Store struct {
 	loadErr error
 	from    string // where ix came from: "snapshot" or "database"
 
+	// graph is the memory graph (graph.go). It changes only through the
+	// graph log, in log order, under graphing; gApplied is the last graph
+	// change it reflects, gHigh the counters after that change.
+	graph    *graphindex.Index
+	graphing sync.Mutex
+	gApplied int64
+	gHigh    graphCounters
+
 	adds    chan *addRequest
 	wake    chan struct{} // the log has news: catch up
+	ops     chan *opRequest
+	gwake   chan struct{} // the graph log has news
 	closing chan struct{}
 	stopped sync.WaitGroup
 	once    sync.Once
@@ -148,7 +162,8 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("%w: PostgreSQL store %s: %s", store.ErrUnavailable, where, clean(err, cfg.Password))
 	}
 	s := &Store{pool: pool, cfg: cfg, where: where, password: cfg.Password, opts: opts, log: opts.Log,
-		saved: -1, ready: make(chan struct{}), adds: make(chan *addRequest), wake: make(chan struct{}, 1), closing: make(chan struct{})}
+		saved: -1, ready: make(chan struct{}), adds: make(chan *addRequest), wake: make(chan struct{}, 1),
+		ops: make(chan *opRequest), gwake: make(chan struct{}, 1), closing: make(chan struct{})}
 	octx, cancel := context.WithTimeout(ctx, opTimeout)
 	defer cancel()
 	id, created, err := checkFormat(octx, pool, where, opts.Build)
@@ -160,8 +175,9 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 		s.log.Info("memory: created the hearth tables in the PostgreSQL store", zap.String("store", where), zap.String("format", Format))
 	}
 	s.id = id
-	s.stopped.Add(2)
+	s.stopped.Add(3)
 	go s.loadThenWrite()
+	go s.graphWriter()
 	go s.listen()
 	return s, nil
 }
@@ -280,6 +296,13 @@ func (s *Store) load(ctx context.Context) error {
 	}
 	s.log.Info("memory: search index loaded", zap.String("from", from), zap.Int("memories", s.ix.Memories()),
 		zap.Int64("caught_up", s.applied-before), zap.Duration("took", time.Since(start)))
+	start = time.Now()
+	if err := s.loadGraph(ctx); err != nil {
+		return err
+	}
+	c := s.graph.Counts("")
+	s.log.Info("memory: graph loaded", zap.Int64("entities", c.Entities), zap.Int64("relations", c.Relations),
+		zap.Int64("change", s.gApplied), zap.Duration("took", time.Since(start)))
 	if from == "database" && s.opts.Snapshot != "" {
 		// Saved in the background: the index serves meanwhile.
 		s.stopped.Add(1)
@@ -680,7 +703,7 @@ func (s *Store) insert(ctx context.Context, live []*addRequest) ([]string, map[i
 }
 
 // listen holds a connection LISTENing for other daemons' writes and wakes
-// the writer to catch up; after losing it, it reconnects with backoff and
+// the writer (or the graph writer, for a graph write) to catch up; after losing it, it reconnects with backoff and
 // wakes the writer once more, for what it missed meanwhile.
 func (s *Store) listen() {
 	defer s.stopped.Done()
@@ -718,19 +741,26 @@ func (s *Store) listenOnce(ctx context.Context, connected func()) error {
 		return err
 	}
 	connected()
-	s.nudge() // whatever was written while this connection was down
+	// Whatever was written while this connection was down.
+	s.nudge(s.wake)
+	s.nudge(s.gwake)
 	for {
-		if _, err := conn.WaitForNotification(ctx); err != nil {
+		n, err := conn.WaitForNotification(ctx)
+		if err != nil {
 			return err
 		}
-		s.nudge()
+		if strings.HasPrefix(n.Payload, "g") { // a graph write (graph.go)
+			s.nudge(s.gwake)
+		} else {
+			s.nudge(s.wake)
+		}
 	}
 }
 
-// nudge asks the writer to catch up; one request pending is enough.
-func (s *Store) nudge() {
+// nudge asks a writer to catch up; one request pending is enough.
+func (s *Store) nudge(wake chan struct{}) {
 	select {
-	case s.wake <- struct{}{}:
+	case wake <- struct{}{}:
 	default:
 	}
 }

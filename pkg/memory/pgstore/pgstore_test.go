@@ -42,3 +42,10 @@ func TestContractByURL(t *testing.T) {
 		return open(t, srv.URL(srv.CreateDB(t)), pgstore.Options{})
 	})
 }
+
+func TestGraphContract(t *testing.T) {
+	srv := pgtest.Shared(t)
+	storetest.RunGraph(t, func(t *testing.T) store.Store {
+		return open(t, srv.DSN(srv.CreateDB(t)), pgstore.Options{Snapshot: filepath.Join(t.TempDir(), "memory.index")})
+	})
+}
