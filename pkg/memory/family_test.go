@@ -184,12 +184,21 @@ func TestToolErrors(t *testing.T) {
 		{"bad timestamp", "add_memory", map[string]any{"text": "x", "metadata": map[string]any{"timestamp": "31/01/2025"}}, "INVALID_REQUEST"},
 		{"unknown argument", "add_memory", map[string]any{"text": "x", "content": "y"}, "INVALID_REQUEST"},
 		{"delete unknown", "delete_memory", map[string]any{"memory_id": "nope", "confirm": true}, "NOT_FOUND"},
+		{"NUL in text", "add_memory", map[string]any{"text": "a\x00b"}, "INVALID_REQUEST"},
+		{"NUL in a tag", "add_memory", map[string]any{"text": "x", "metadata": map[string]any{"tags": []any{"ok", "b\x00"}}}, "INVALID_REQUEST"},
+		{"NUL in a query", "search_memory", map[string]any{"query": "\x00"}, "INVALID_REQUEST"},
+		{"NUL in an entity name", "create_entities", map[string]any{"entities": []any{map[string]any{"name": "a\x00", "entityType": "t", "observations": []any{}}}}, "INVALID_REQUEST"},
+		{"NUL in an observation", "add_observations", map[string]any{"observations": []any{map[string]any{"entityName": "a", "contents": []any{"\x00"}}}}, "INVALID_REQUEST"},
+		{"NUL in a relation", "create_relations", map[string]any{"relations": []any{map[string]any{"from": "a", "to": "b", "relationType": "x\x00"}}}, "INVALID_REQUEST"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := call(t, f, tc.tool, tc.args)
 			if toolCode(err) != tc.code {
 				t.Fatalf("%s(%v) = %v, want %s", tc.tool, tc.args, err, tc.code)
+			}
+			if strings.HasPrefix(tc.name, "NUL") && !strings.Contains(err.Error(), "a NUL character (U+0000) is not kept by the memory store") {
+				t.Fatalf("%s: %v", tc.name, err)
 			}
 		})
 	}

@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"go.uber.org/zap"
 
+	"github.com/hearth-mcp/hearth/pkg/jsonval"
 	"github.com/hearth-mcp/hearth/pkg/memory/store"
 	"github.com/hearth-mcp/hearth/pkg/tool"
 )
@@ -94,7 +97,61 @@ type deleteArgs struct {
 
 // Tools declares the memory tools and the graph's (graph_tools.go).
 func (f *Family) Tools() []tool.Tool {
-	return append(f.memoryTools(), f.graphTools()...)
+	tools := append(f.memoryTools(), f.graphTools()...)
+	for i := range tools {
+		tools[i].Handler = refuseNUL(tools[i].Handler)
+	}
+	return tools
+}
+
+// refuseNUL answers INVALID_REQUEST, naming the argument, for a call whose
+// arguments hold U+0000 in any string. PostgreSQL's text cannot keep it, so
+// a memory or a name holding one would fail there as a store error, and
+// with it every write committed in the same group; SQLite could keep it,
+// but both engines must answer alike, so neither is ever handed one.
+func refuseNUL(h tool.Handler) tool.Handler {
+	return func(ctx context.Context, call *tool.Call) (any, error) {
+		doc, err := call.Doc()
+		if err != nil {
+			return nil, err
+		}
+		if path, ok := nulAt(doc, doc.Root(), ""); ok {
+			if path == "" {
+				path = "/"
+			}
+			return nil, tool.Errorf(tool.InvalidRequest, "%s: a NUL character (U+0000) is not kept by the memory store", path)
+		}
+		return h(ctx, call)
+	}
+}
+
+// nulAt finds a string (or member name) holding U+0000 under n and returns
+// its RFC 6901 path.
+func nulAt(d *jsonval.Doc, n *jsonval.Node, path string) (string, bool) {
+	switch n.Kind() {
+	case jsonval.String:
+		return path, strings.IndexByte(d.Str(n), 0) >= 0
+	case jsonval.Array:
+		it := d.Kids(n)
+		for i, k := 0, it.Next(); k != nil; i, k = i+1, it.Next() {
+			if p, ok := nulAt(d, k, path+"/"+strconv.Itoa(i)); ok {
+				return p, true
+			}
+		}
+	case jsonval.Object:
+		it := d.Kids(n)
+		for k := it.Next(); k != nil; k = it.Next() {
+			key := d.Key(k)
+			p := path + "/" + strings.NewReplacer("~", "~0", "/", "~1").Replace(key)
+			if strings.IndexByte(key, 0) >= 0 {
+				return p, true
+			}
+			if p, ok := nulAt(d, k, p); ok {
+				return p, true
+			}
+		}
+	}
+	return "", false
 }
 
 func (f *Family) memoryTools() []tool.Tool {

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/hearth-mcp/hearth/pkg/memory/store"
@@ -121,6 +122,9 @@ func parse(line []byte, g *store.Subgraph) string {
 			obs = *rec.Observations
 		}
 		for i, o := range obs {
+			if strings.IndexByte(o, 0) >= 0 {
+				return fmt.Sprintf("entity %s: observation %d holds a NUL character (U+0000), which the memory store does not keep", quoteName(*rec.Name), i+1)
+			}
 			if n := utf8.RuneCountInString(o); n > store.MaxObservationLen {
 				return fmt.Sprintf("entity %s: observation %d has %d characters, at most %d", quoteName(*rec.Name), i+1, n, store.MaxObservationLen)
 			}
@@ -157,6 +161,8 @@ func text(key string, v *string, min, max int) string {
 		return fmt.Sprintf("no %q", key)
 	case min > 0 && *v == "":
 		return fmt.Sprintf("%q is empty", key)
+	case strings.IndexByte(*v, 0) >= 0:
+		return fmt.Sprintf("%q holds a NUL character (U+0000), which the memory store does not keep", key)
 	case utf8.RuneCountInString(*v) > max:
 		return fmt.Sprintf("%q has %d characters, at most %d", key, utf8.RuneCountInString(*v), max)
 	}

@@ -82,6 +82,9 @@ func TestReadBadLines(t *testing.T) {
 		{`{"type":"relation","from":"A","relationType":"r"}`, `line 2: relation: no "to"`},
 		{`{"type":"relation","from":"A","to":"B","relationType":""}`, `line 2: relation: "relationType" is empty`},
 		{"{\"type\":\"entity\",\"name\":\"\xff\",\"entityType\":\"t\"}", "line 2: not UTF-8"},
+		{`{"type":"entity","name":"a\u0000b","entityType":"t"}`, `line 2: entity: "name" holds a NUL character (U+0000)`},
+		{`{"type":"entity","name":"A","entityType":"t","observations":["ok","\u0000"]}`, `line 2: entity "A": observation 2 holds a NUL character`},
+		{`{"type":"relation","from":"A","to":"\u0000","relationType":"r"}`, `line 2: relation: "to" holds a NUL character`},
 	}
 	for _, tc := range tests {
 		_, err := Read(strings.NewReader(`{"type":"entity","name":"ok","entityType":"t","observations":[]}` + "\n" + tc.line + "\n"))

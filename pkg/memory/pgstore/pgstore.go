@@ -524,6 +524,11 @@ func (s *Store) Add(ctx context.Context, m store.NewMemory) (string, error) {
 	if m.Vectors != nil && len(m.Vectors) != len(m.Chunks) {
 		return "", fmt.Errorf("add memory: %d vectors for %d chunks", len(m.Vectors), len(m.Chunks))
 	}
+	// PostgreSQL's text cannot keep U+0000: refused here, alone, because
+	// in a group commit it would fail every add beside it.
+	if field := nulField(m); field != "" {
+		return "", fmt.Errorf("add memory: the %s holds a NUL character (U+0000), which PostgreSQL cannot keep", field)
+	}
 	req := &addRequest{ctx: ctx, m: m, done: make(chan addResult, 1)}
 	select {
 	case s.adds <- req:
@@ -538,6 +543,30 @@ func (s *Store) Add(ctx context.Context, m store.NewMemory) (string, error) {
 	case <-ctx.Done():
 		return "", ctx.Err()
 	}
+}
+
+// nulField names the first part of m that holds U+0000, or "".
+func nulField(m store.NewMemory) string {
+	has := func(s string) bool { return strings.IndexByte(s, 0) >= 0 }
+	switch {
+	case has(m.Text):
+		return "text"
+	case has(m.Workspace):
+		return "workspace"
+	case has(m.Metadata.Source) || has(m.Model):
+		return "source"
+	}
+	for _, t := range m.Metadata.Tags {
+		if has(t) {
+			return "tags"
+		}
+	}
+	for _, c := range m.Chunks {
+		if has(c) {
+			return "chunks"
+		}
+	}
+	return ""
 }
 
 // writer group-commits adds and catches up when the log has news.
