@@ -232,7 +232,7 @@ func TestHelloNamesTheDataDirectory(t *testing.T) {
 	c, r := pipeConn(t)
 	s.mu.Lock()
 	s.attach(c)
-	s.ended = true // its reader fails on the pipe's write end: no reconnect
+	s.ended.Store(true) // its reader fails on the pipe's write end: no reconnect
 	s.mu.Unlock()
 	buf := make([]byte, 4096)
 	n, _ := r.Read(buf)

@@ -148,16 +148,16 @@ func Create() (*Region, *os.File, error) {
 }
 
 // Open maps a region the shim created (the daemon's side) after checking
-// that it is one, of this layout. The file may be closed afterwards.
-func Open(f *os.File) (*Region, error) {
+// that it is one, of this layout. fd may be closed afterwards.
+func Open(fd int) (*Region, error) {
 	var st unix.Stat_t
-	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+	if err := unix.Fstat(fd, &st); err != nil {
 		return nil, os.NewSyscallError("fstat", err)
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFREG || st.Size != Size {
 		return nil, fmt.Errorf("not a handoff region: mode %#o, %d bytes (want a %d-byte memory file)", st.Mode, st.Size, Size)
 	}
-	mem, err := unix.Mmap(int(f.Fd()), 0, Size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	mem, err := unix.Mmap(fd, 0, Size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
 	if err != nil {
 		return nil, os.NewSyscallError("mmap", err)
 	}

@@ -4,6 +4,7 @@ package handoff
 
 import (
 	"bytes"
+	"errors"
 	"io"
 
 	"golang.org/x/sys/unix"
@@ -160,6 +161,9 @@ func (jr *Journal) giveBackPages() {
 }
 
 const pageSize = 4096
+
+// AtEOF reports whether the client's input has ended.
+func (jr *Journal) AtEOF() bool { return errors.Is(jr.err, io.EOF) }
 
 // Took marks every byte before stream offset end as taken in.
 func (jr *Journal) Took(end int64) {

@@ -40,6 +40,9 @@ type State struct {
 	// Input is what the daemon read from the client and never took in, in
 	// order: whole lines, perhaps ending with the start of one.
 	Input []byte
+	// Taken is the stream offset up to which input was taken in: Input
+	// follows it (offset 0 is the journal's first byte after Reset).
+	Taken int64
 	// InLongLine: Input begins inside a line longer than frame.MaxLine,
 	// whose start was dropped. The rest of that line is to be discarded
 	// and the client is owed its payload_too_large reply.
@@ -65,7 +68,7 @@ func (r *Region) Recover(told Told) State {
 		fetched += n
 	}
 	taken := int64(r.load64(offBase)) + int64(done)
-	var st State
+	st := State{Taken: taken}
 	st.Input = append([]byte(nil), j[done:fetched]...)
 	st.InLongLine = overflow
 	flags := r.load32(offFlags)
