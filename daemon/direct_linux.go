@@ -120,12 +120,31 @@ func (d *Daemon) serveDirect(ctx context.Context, c *net.UnixConn, first []byte,
 		d.log.Info("refused a shim's stdio; relaying its frames instead", zap.Int("peer_pid", p.PID), zap.Error(err))
 		return attachReply(c, err) != nil // a connection that cannot even be answered is done
 	}
-	// Non-blocking already, so the files wait in the poller and Close
-	// interrupts a read or a write.
-	in, out := os.NewFile(uintptr(fds[0]), "client-stdin"), os.NewFile(uintptr(fds[1]), "client-stdout")
+	// The client's pipes are read and written with plain system calls, a
+	// reader that must wait blocking in poll(2) on its own thread, as a
+	// stdio daemon blocks in read(2): the wake-up goes straight to it. In
+	// the runtime's poller every frame would first wake the poller's
+	// thread, and stdout would wake it again each time the client reads
+	// a reply. Close interrupts a wait.
+	in, err := handoff.NewFD(fds[0])
+	var out *handoff.FD
+	if err == nil {
+		out, err = handoff.NewFD(fds[1])
+	}
+	if err != nil {
+		if in != nil {
+			in.Release()
+		}
+		unix.Close(fds[0])
+		unix.Close(fds[1])
+		region.Close()
+		return attachReply(c, err) != nil
+	}
 	defer func() {
-		in.Close()
-		out.Close()
+		in.Release()
+		out.Release()
+		unix.Close(fds[0])
+		unix.Close(fds[1])
 		region.Close()
 	}()
 	if attachReply(c, nil) != nil {
@@ -185,9 +204,12 @@ func (d *Daemon) serveDirect(ctx context.Context, c *net.UnixConn, first []byte,
 	err = d.srv.Serve(ctx, mcp.Conn{Reader: hup, Writer: w, CloseRead: in.Close, Gone: clientGone, Client: tool.Client{PID: p.PID},
 		Tracker: tr, Transport: "direct"})
 	// Nothing touches the descriptors or the region after this: the shim
-	// may take them back as soon as the connection closes.
+	// may take them back as soon as the connection closes. (Serve does not
+	// wait for its reader, which may still be in Read: closing in ends
+	// that read, and the tracker waits for it.)
 	in.Close()
 	out.Close()
+	tr.Close()
 	region.Close()
 	select {
 	case <-gone: // the shim is gone: nobody to tell

@@ -19,7 +19,12 @@ import (
 // the daemon reads and writes the client's pipes itself, and the shim
 // waits on the connection, which carries only control messages.
 type directState struct {
-	in, out  *os.File // non-blocking copies of the client's stdin and stdout
+	// in and out are copies of the client's stdin and stdout, used with
+	// plain system calls: in the runtime's poller they would wake the shim
+	// for every frame the daemon reads or writes on them.
+	in, out  *handoff.FD
+	inFD     int
+	outFD    int
 	region   *handoff.Region
 	file     *os.File // the region's memory file, passed with every attach
 	attached bool     // a daemon serves the client's stdio now
@@ -42,12 +47,12 @@ const (
 // file's position safely), and the region is made. It reports whether the
 // shim can hand them over.
 func (s *Shim) prepareDirect() bool {
-	in, ok1 := s.opts.Stdin.(*os.File)
-	out, ok2 := s.opts.Stdout.(*os.File)
+	stdin, ok1 := s.opts.Stdin.(*os.File)
+	stdout, ok2 := s.opts.Stdout.(*os.File)
 	if !ok1 || !ok2 {
 		return false
 	}
-	inFD, outFD := dupOf(in), dupOf(out)
+	inFD, outFD := dupOf(stdin), dupOf(stdout)
 	if inFD < 0 || outFD < 0 || !pipeOrSocket(inFD) || !pipeOrSocket(outFD) {
 		closeFD(inFD)
 		closeFD(outFD)
@@ -59,11 +64,15 @@ func (s *Shim) prepareDirect() bool {
 		closeFD(outFD)
 		return false
 	}
-	// Non-blocking: the shim's reads and writes then wait in the poller,
-	// whatever mode a daemon leaves the shared file description in.
-	unix.SetNonblock(inFD, true)
-	unix.SetNonblock(outFD, true)
-	s.d = directState{in: os.NewFile(uintptr(inFD), "stdin"), out: os.NewFile(uintptr(outFD), "stdout"), region: region, file: file}
+	in, err1 := handoff.NewFD(inFD)
+	out, err2 := handoff.NewFD(outFD)
+	if err1 != nil || err2 != nil {
+		closeFD(inFD)
+		closeFD(outFD)
+		region.Close()
+		return false
+	}
+	s.d = directState{in: in, out: out, inFD: inFD, outFD: outFD, region: region, file: file}
 	s.in, s.raw = s.d.in, s.d.out
 	return true
 }
@@ -142,7 +151,7 @@ func (s *Shim) attachDirect(c *conn, owed *[]owedReq) attachResult {
 	}
 	params, _ := json.Marshal(handoff.AttachParams{Version: handoff.AttachVersion, Swallow: swallow})
 	req := []byte(`{"jsonrpc":"2.0","id":"` + handoff.AttachID + `","method":"` + handoff.AttachMethod + `","params":` + string(params) + "}\n")
-	if sendFDs(c, req, rawFD(s.d.in), rawFD(s.d.out), rawFD(s.d.file)) != nil {
+	if sendFDs(c, req, s.d.inFD, s.d.outFD, rawFD(s.d.file)) != nil {
 		s.setConn(nil)
 		return failed
 	}
@@ -295,7 +304,7 @@ func (s *Shim) takeBack() {
 // inputEnded reports whether the client's stdin has ended with nothing
 // left to read in it.
 func (s *Shim) inputEnded() bool {
-	fd := rawFD(s.d.in)
+	fd := s.d.inFD
 	p := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN | unix.POLLRDHUP}}
 	if n, err := unix.Poll(p, 0); err != nil || n == 0 || p[0].Revents&(unix.POLLHUP|unix.POLLRDHUP) == 0 {
 		return false

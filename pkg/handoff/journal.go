@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"sync"
 
 	"golang.org/x/sys/unix"
 
@@ -23,11 +24,14 @@ import (
 // end is reached; one longer than frame.MaxLine is given up (the session
 // discards it and answers it too large) and the journal says so.
 //
-// Read and Took are called by one goroutine, the session's reader.
+// Read and Took are called by one goroutine, the session's reader; Close
+// may be called from another.
 type Journal struct {
-	r   *Region
-	src io.Reader
-	j   []byte
+	mu     sync.Mutex // held by Read and Took: Close waits for them
+	closed bool
+	r      *Region
+	src    io.Reader
+	j      []byte
 
 	base          int64 // stream offset of j[0]
 	done, fetched int   // taken in; read from src
@@ -67,6 +71,11 @@ func (jr *Journal) setBase(b int64) {
 
 // Read gives the caller the client's input, read through the journal.
 func (jr *Journal) Read(p []byte) (int, error) {
+	jr.mu.Lock()
+	defer jr.mu.Unlock()
+	if jr.closed {
+		return 0, ErrClosed
+	}
 	if len(p) == 0 {
 		return 0, nil
 	}
@@ -163,10 +172,28 @@ func (jr *Journal) giveBackPages() {
 const pageSize = 4096
 
 // AtEOF reports whether the client's input has ended.
-func (jr *Journal) AtEOF() bool { return errors.Is(jr.err, io.EOF) }
+func (jr *Journal) AtEOF() bool {
+	jr.mu.Lock()
+	defer jr.mu.Unlock()
+	return errors.Is(jr.err, io.EOF)
+}
+
+// Close ends the journal's use of the region: it waits for a Read under way
+// (interrupt its source first) and no Read or Took touches the region after
+// it returns.
+func (jr *Journal) Close() {
+	jr.mu.Lock()
+	jr.closed = true
+	jr.mu.Unlock()
+}
 
 // Took marks every byte before stream offset end as taken in.
 func (jr *Journal) Took(end int64) {
+	jr.mu.Lock()
+	defer jr.mu.Unlock()
+	if jr.closed {
+		return
+	}
 	d := int(end - jr.base)
 	if d < jr.done || d > jr.fetched {
 		return // not a position in the journal: nothing to mark

@@ -25,6 +25,7 @@ type Tracker struct {
 	ctl func(kind byte, parts ...[]byte) error
 
 	mu      sync.Mutex
+	closed  bool
 	seq     uint64
 	used    [NumSlots / 64]uint64 // slot bitmap
 	byRaw   map[string][]reg      // requests in flight by id text, oldest first
@@ -53,8 +54,12 @@ func (t *Tracker) Took(msg *jsonrpc.Message, line []byte, end int64) {
 		case jsonrpc.Notification:
 			switch msg.Method {
 			case "notifications/initialized":
-				t.r.store64(offInitedAt, uint64(end))
-				t.setFlag(flagInitialized)
+				t.mu.Lock()
+				if !t.closed {
+					t.r.store64(offInitedAt, uint64(end))
+					t.setFlag(flagInitialized)
+				}
+				t.mu.Unlock()
 			case "notifications/cancelled":
 				// MCP: no reply will come for that request.
 				var p struct {
@@ -81,6 +86,9 @@ func (t *Tracker) setFlag(f uint32) {
 func (t *Tracker) request(raw []byte, method string, line []byte, end int64) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if t.closed {
+		return
+	}
 	if !t.opened {
 		// The session's era is its first request's: server/discover opens
 		// a stateless (2026-07-28) one, which nothing is replayed for.
@@ -148,6 +156,9 @@ func (t *Tracker) drop(g reg) {
 func (t *Tracker) Answered(raw []byte) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if t.closed {
+		return
+	}
 	regs := t.byRaw[string(raw)]
 	if len(regs) == 0 {
 		return
@@ -179,6 +190,9 @@ func (t *Tracker) cancelled(key string) {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if t.closed {
+		return
+	}
 	var oldest string
 	var first reg
 	for raw, regs := range t.byRaw {
@@ -195,4 +209,14 @@ func (t *Tracker) cancelled(key string) {
 	} else {
 		t.byRaw[oldest] = regs[1:]
 	}
+}
+
+// Close ends the tracker's use of the region, and its Journal's: once it
+// returns, neither touches the region again (interrupt the journal's
+// source first, so that a Read under way ends).
+func (t *Tracker) Close() {
+	t.j.Close()
+	t.mu.Lock()
+	t.closed = true
+	t.mu.Unlock()
 }
