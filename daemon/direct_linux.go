@@ -153,7 +153,7 @@ func (d *Daemon) serveDirect(ctx context.Context, c *net.UnixConn, first []byte,
 	ctl := bufio.NewReader(c)
 	// The shim first writes the replies it owes for a daemon it lost, then
 	// says start.
-	if kind, _, err := handoff.ReadMsg(ctl); err != nil || kind != handoff.MsgStart {
+	if kind, _, err := handoff.ReadMsg(ctl, nil); err != nil || kind != handoff.MsgStart {
 		return true
 	}
 	gone := make(chan struct{})
@@ -161,7 +161,7 @@ func (d *Daemon) serveDirect(ctx context.Context, c *net.UnixConn, first []byte,
 	go func() {
 		defer close(gone)
 		for {
-			kind, _, err := handoff.ReadMsg(ctl)
+			kind, _, err := handoff.ReadMsg(ctl, nil)
 			if err != nil {
 				return
 			}

@@ -211,11 +211,18 @@ func sendFDs(c *conn, req []byte, fds ...int) error {
 // region has no room for, the end of the session. The connection ending
 // any other way means the daemon is gone.
 func (s *Shim) control(c *conn, br *bufio.Reader, gen int) {
+	// One buffer for every message: the frames handed over are the big
+	// replies (a tools/list, a search), and a shim that allocated each
+	// would grow by megabytes before its collector ran.
+	buf := make([]byte, 0, 64<<10)
 	for {
-		kind, p, err := handoff.ReadMsg(br)
+		kind, p, err := handoff.ReadMsg(br, buf)
 		if err != nil {
 			s.lost(gen)
 			return
+		}
+		if cap(p) > cap(buf) && cap(p) <= 1<<20 {
+			buf = p[:0:cap(p)] // a bigger frame: keep its room, up to 1 MiB
 		}
 		switch kind {
 		case handoff.MsgFrame:
@@ -223,11 +230,9 @@ func (s *Shim) control(c *conn, br *bufio.Reader, gen int) {
 			if !ok {
 				continue
 			}
-			werr := s.out.WriteRaw(line)
-			if werr == nil {
-				werr = s.out.Flush()
-			}
-			if werr != nil { // the client stopped reading
+			// Written whole, with its newline, in as few writes as the
+			// client takes: nobody else writes to stdout meanwhile.
+			if _, werr := s.d.out.Write(append(line, '\n')); werr != nil { // the client stopped reading
 				s.finish(0)
 				return
 			}
@@ -239,7 +244,7 @@ func (s *Shim) control(c *conn, br *bufio.Reader, gen int) {
 			seq, rest, ok1 := handoff.ParseU64(p)
 			end, id, ok2 := handoff.ParseU64(rest)
 			if ok1 && ok2 {
-				s.d.told.Tracked[seq] = handoff.Owed{ID: id, Seq: seq, End: int64(end)}
+				s.d.told.Tracked[seq] = handoff.Owed{ID: bytes.Clone(id), Seq: seq, End: int64(end)}
 			}
 		case handoff.MsgUntrack:
 			if seq, _, ok := handoff.ParseU64(p); ok {
@@ -247,7 +252,7 @@ func (s *Shim) control(c *conn, br *bufio.Reader, gen int) {
 			}
 		case handoff.MsgOpening:
 			if end, line, ok := handoff.ParseU64(p); ok {
-				s.d.told.Opening, s.d.told.OpenedAt = line, int64(end)
+				s.d.told.Opening, s.d.told.OpenedAt = bytes.Clone(line), int64(end)
 			}
 		case handoff.MsgEnd:
 			s.finish(0)

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"sort"
 	"strconv"
 	"strings"
@@ -59,9 +60,10 @@ type Shim struct {
 	out             *frame.Writer
 	versionSaid     bool // the version difference was reported (under mu)
 
-	mu   sync.Mutex // conn and gen; held while writing to the daemon
+	mu   sync.Mutex // conn, gen and wbuf; held while writing to the daemon
 	conn *conn
 	gen  int
+	wbuf []byte
 	// live is conn, for finish: closing it ends a write blocked under mu.
 	live    atomic.Pointer[conn]
 	closing atomic.Bool // the client's stdin has ended
@@ -132,6 +134,10 @@ func Run(opts Options) int {
 		s.say("not passing %s to the shared daemon: it serves every client, so its settings come from its config file "+
 			"(HEARTH_CONFIG, else $XDG_CONFIG_HOME/hearth/config.toml) or its own environment", strings.Join(ignored, ", "))
 	}
+	// Thousands of shims may run, each with a live heap of some hundred
+	// kilobytes: collect long before the runtime's default 4 MiB heap goal,
+	// so that a shim under load stays well under 4 MB resident.
+	debug.SetGCPercent(25)
 	// Hand the client's stdio to the daemon when it is pipes or sockets,
 	// unless told to relay (HEARTH_SHIM_RELAY).
 	s.direct = s.getenv("HEARTH_SHIM_RELAY") == "" && s.prepareDirect()
@@ -249,8 +255,16 @@ func (s *Shim) writeDaemonLocked(line []byte) error {
 	if s.conn == nil {
 		return os.ErrClosed
 	}
-	buf := make([]byte, 0, len(line)+1)
+	// One write per frame, from a buffer kept for small ones (no garbage
+	// per frame: the shim's heap stays small under load).
+	buf := s.wbuf[:0]
+	if len(line) >= cap(buf) {
+		buf = make([]byte, 0, len(line)+1)
+	}
 	buf = append(append(buf, line...), '\n')
+	if cap(buf) <= 64<<10 {
+		s.wbuf = buf
+	}
 	_, err := s.conn.Write(buf)
 	return err
 }

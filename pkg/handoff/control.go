@@ -89,8 +89,9 @@ func WriteMsg(w io.Writer, kind byte, parts ...[]byte) error {
 	return err
 }
 
-// ReadMsg reads one control message.
-func ReadMsg(r *bufio.Reader) (kind byte, payload []byte, err error) {
+// ReadMsg reads one control message. Its payload is read into buf when
+// buf is large enough (it is valid until buf is used again).
+func ReadMsg(r *bufio.Reader, buf []byte) (kind byte, payload []byte, err error) {
 	var hdr [5]byte
 	if _, err := io.ReadFull(r, hdr[:]); err != nil {
 		return 0, nil, err
@@ -99,7 +100,11 @@ func ReadMsg(r *bufio.Reader) (kind byte, payload []byte, err error) {
 	if n > maxPayload {
 		return 0, nil, fmt.Errorf("control message of %d bytes", n)
 	}
-	payload = make([]byte, n)
+	if int(n) <= cap(buf) {
+		payload = buf[:n]
+	} else {
+		payload = make([]byte, n)
+	}
 	if _, err := io.ReadFull(r, payload); err != nil {
 		if errors.Is(err, io.EOF) {
 			err = io.ErrUnexpectedEOF

@@ -161,10 +161,11 @@ func BenchmarkAddMemorySocket(b *testing.B) {
 		b.Run(fmt.Sprintf("conns=%d", conns), func(b *testing.B) {
 			cs := dialInitialized(b, startSocketDaemon(b), conns)
 			sentences := corpusSentences(1000)
-			rate := acrossConns(b, cs, func(ci int, c *conn, per int) {
+			b.ResetTimer()
+			rate := acrossConns(b, cs, b.N, func(ci int, c *conn, per int) {
 				for i := 0; i < per; i++ {
 					text, _ := json.Marshal(sentences[(ci*per+i)%len(sentences)])
-					c.w.WriteString(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"add_memory","arguments":{"text":` + string(text) + `,"metadata":{"tags":["bench"]}}}}` + "\n")
+					c.send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"add_memory","arguments":{"text":` + string(text) + `,"metadata":{"tags":["bench"]}}}}`)
 					if err := c.w.Flush(); err != nil || !c.sc.Scan() {
 						b.Error("connection ended")
 						return
@@ -175,6 +176,7 @@ func BenchmarkAddMemorySocket(b *testing.B) {
 					}
 				}
 			})
+			b.StopTimer()
 			b.ReportMetric(rate, "adds/s")
 			b.ReportMetric(0, "ns/op")
 		})
