@@ -551,3 +551,40 @@ func TestShimSaysWhyTheDaemonCannotStart(t *testing.T) {
 		t.Fatalf("%v: %s", err, stderr.String())
 	}
 }
+
+// TestShimRelaysWhatItCannotHandOver: a client whose stdin is a file, not a
+// pipe or a socket, is relayed (a daemon is never handed a file's
+// position), and says so in daemon_status; every request is answered.
+func TestShimRelaysWhatItCannotHandOver(t *testing.T) {
+	env, _, _ := shimEnv(t)
+	in := filepath.Join(t.TempDir(), "requests")
+	os.WriteFile(in, []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"from-a-file","version":"1"}}}`+"\n"+
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"+
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"daemon_status","arguments":{}}}`+"\n"), 0o600)
+	f, err := os.Open(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	cmd := exec.Command(bin.hearth)
+	cmd.Env, cmd.Stdin = env, f
+	out, err := cmd.Output()
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if err != nil || len(lines) != 2 {
+		t.Fatalf("%v: %s", err, out)
+	}
+	var reply struct {
+		Result struct {
+			StructuredContent struct {
+				Clients []struct{ Name, Transport string }
+			}
+		}
+	}
+	json.Unmarshal([]byte(lines[1]), &reply)
+	for _, c := range reply.Result.StructuredContent.Clients {
+		if c.Name == "from-a-file" && c.Transport == "relay" {
+			return
+		}
+	}
+	t.Fatalf("a client reading from a file: %s", lines[1])
+}
