@@ -332,6 +332,7 @@ func crashRun(t *testing.T, seed int64, n int, long bool, every int) {
 	if checks < 100 {
 		t.Fatalf("only %d crash points checked", checks)
 	}
+	t.Logf("%d crash points checked", checks)
 }
 
 // A read that a crash interrupts after the system call, before the journal

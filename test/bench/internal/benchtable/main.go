@@ -72,7 +72,7 @@ var rows = []row{
 		measures: "ten sessions through shims vs ten go-sdk servers spawned directly, side by side: PSS once attached (initialize, tools/list) and after 50 `diff_assets` calls and pings each; three rounds",
 		figures: func(m metrics, _ func(string) metrics) string {
 			f := func(phase string) string {
-				return fmt.Sprintf("ten shims %s MB, + what they grew the daemon by: %s MB; with the daemon's base %s MB; ten go-sdk %s MB",
+				return fmt.Sprintf("ten shims %s MB, and with what they grew the daemon by %s MB (with the daemon's whole base %s MB), against ten go-sdk servers %s MB",
 					rng(m, phase+"shims-PSS", "MB", d1), rng(m, phase+"sessions-cost-PSS", "MB", d1), rng(m, phase+"with-daemon-PSS", "MB", d1),
 					rng(m, phase+"gosdk-PSS", "MB", d1))
 			}
@@ -150,8 +150,8 @@ var rows = []row{
 		measures: "store search (limit 10, 1–3 words, half tag-filtered) over the synthetic Zipf corpus (`1M` needs `HEARTH_BENCH_1M=1`)",
 		figures: func(_ metrics, sub func(string) metrics) string {
 			a, z := sub("#Search10k"), sub("#Search100k")
-			return fmt.Sprintf("p50/p99: %s/%s ms at 10 k, %s/%s ms at 100 k; index built in %s s at 100 k",
-				d2(a["p50-ms"]), d2(a["p99-ms"]), d2(z["p50-ms"]), d2(z["p99-ms"]), d1(z["build-s"]))
+			return fmt.Sprintf("p50/p99: %s/%s ms at 10 k, %s/%s ms at 100 k; the index is rebuilt at open in %s s at 100 k",
+				d2(a["p50-ms"]), d2(a["p99-ms"]), d2(z["p50-ms"]), d2(z["p99-ms"]), d1(z["reopen-s"]))
 		}},
 	{pkg: "./test/bench", bench: "IndexBuildGoSource", benchtime: "1x", name: "`IndexBuildGoSource`",
 		measures: "`index_build` of `$(go env GOROOT)/src`, whole call",
@@ -187,8 +187,10 @@ func main() {
 		keep = regexp.MustCompile(*only)
 	}
 	var out bytes.Buffer
-	started := time.Now()
-	load0 := loadavg()
+	commit, _ := exec.Command("git", "rev-parse", "--short", "HEAD").Output()
+	// The run's circumstances, kept with a saved run for -from.
+	run := fmt.Sprintf("%s, commit %s, %d cores, load average %s at the start", time.Now().Format("2006-01-02"),
+		strings.TrimSpace(string(commit)), runtime.NumCPU(), loadavg())
 	if *from != "" {
 		b, err := os.ReadFile(*from)
 		if err != nil {
@@ -201,7 +203,7 @@ func main() {
 			if keep != nil && !keep.MatchString(r.bench) {
 				continue
 			}
-			args := []string{"test", r.pkg, "-run", "^$", "-bench", "^(" + r.bench + ")$", "-count", "1", "-timeout", "60m"}
+			args := []string{"test", r.pkg, "-run", "^$", "-bench", "^Benchmark(" + r.bench + ")$", "-count", "1", "-timeout", "60m"}
 			if r.benchtime != "" {
 				args = append(args, "-benchtime", r.benchtime)
 			}
@@ -214,14 +216,17 @@ func main() {
 				fmt.Fprintf(os.Stderr, "benchtable: %s: %v\n", r.bench, err)
 			}
 		}
+		run += ", " + loadavg() + " at the end"
 		if *save != "" {
-			os.WriteFile(*save, out.Bytes(), 0o644)
+			os.WriteFile(*save, append([]byte(runPrefix+run+"\n"), out.Bytes()...), 0o644)
 		}
 	}
+	if i := bytes.Index(out.Bytes(), []byte(runPrefix)); i >= 0 {
+		line, _, _ := strings.Cut(string(out.Bytes()[i+len(runPrefix):]), "\n")
+		run = line
+	}
 	results := parse(out.Bytes())
-	commit, _ := exec.Command("git", "rev-parse", "--short", "HEAD").Output()
-	fmt.Printf("Figures from one `just bench` run (%s, commit %s, %d cores, load average %s at the start, %s at the end); a range is the lowest and highest round of an interleaved comparison.\n\n",
-		started.Format("2006-01-02"), strings.TrimSpace(string(commit)), runtime.NumCPU(), load0, loadavg())
+	fmt.Printf("Figures from one `just bench` run (%s); a range is the lowest and highest round of an interleaved comparison.\n\n", run)
 	fmt.Println("| benchmark | measures | figures |")
 	fmt.Println("|---|---|---|")
 	for _, r := range rows {
@@ -251,6 +256,9 @@ func hasSub(results map[string]metrics, bench string) bool {
 	}
 	return false
 }
+
+// runPrefix starts the line a saved run begins with: when and where it ran.
+const runPrefix = "benchtable run: "
 
 // parse reads `go test -bench` output: "BenchmarkName/sub-2  N  v unit  v unit ...".
 func parse(out []byte) map[string]metrics {
