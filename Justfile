@@ -23,9 +23,12 @@ lint:
 e2e:
     go test -count=1 -v ./test/
 
-# Benchmarks against the targets and the go-sdk peer
+# Every benchmark of README.md's performance table, in one run (about half
+# an hour on 2 cores), then the table itself, in Markdown: peer comparisons
+# take turns and give the range over their rounds. One benchmark alone:
+# go test ./test/bench -run '^$' -bench '^ShimVsPeers$' -benchtime 18000x
 bench:
-    go test ./test/bench -run '^$' -bench . -benchtime 20000x
+    go run ./test/bench/internal/benchtable -save bench.out
 
 # Run the daemon on its embedded defaults (Unix socket)
 run:

@@ -5,6 +5,7 @@
 package daemon
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -221,7 +222,7 @@ func (d *Daemon) runStdio(ctx context.Context) error {
 	}
 	hup := newHangupWatch(d.Stdin, fileFD(d.Stdout))
 	defer hup.Close()
-	err := d.srv.Serve(ctx, mcp.Conn{Reader: hup, Writer: d.Stdout, CloseRead: d.Stdin.Close, Gone: hup.Gone(), Client: client})
+	err := d.srv.Serve(ctx, mcp.Conn{Reader: hup, Writer: d.Stdout, CloseRead: d.Stdin.Close, Gone: hup.Gone(), Client: client, Transport: "stdio"})
 	if ln != nil {
 		// The stdio client was the reason this process runs: when it ends,
 		// the clients attached through the socket drain and their shims
@@ -357,13 +358,24 @@ func (d *Daemon) accept(ctx context.Context, ln *net.UnixListener, conns *sync.W
 			defer d.conns.Add(-1)
 			defer idle.disconnected()
 			defer c.Close()
-			hup := newHangupWatch(c, connFD(c))
-			defer hup.Close()
-			err := d.srv.Serve(ctx, mcp.Conn{Reader: hup, Writer: c, CloseRead: c.CloseRead, Gone: hup.Gone(), Client: tool.Client{PID: p.PID}})
-			if err != nil && !errors.Is(err, mcp.ErrWriteFailed) {
-				d.log.Debug("connection ended", zap.Error(err))
-			}
+			d.serveConn(ctx, c, p)
 		}()
+	}
+}
+
+// serveSocket serves an ordinary connection: frames over the socket itself
+// (a client, or a shim relaying its client's). first is what was already
+// read from it.
+func (d *Daemon) serveSocket(ctx context.Context, c *net.UnixConn, first []byte, p peer) {
+	var r io.Reader = c
+	if len(first) > 0 {
+		r = io.MultiReader(bytes.NewReader(first), c)
+	}
+	hup := newHangupWatch(r, connFD(c))
+	defer hup.Close()
+	err := d.srv.Serve(ctx, mcp.Conn{Reader: hup, Writer: c, CloseRead: c.CloseRead, Gone: hup.Gone(), Client: tool.Client{PID: p.PID}, Transport: "socket"})
+	if err != nil && !errors.Is(err, mcp.ErrWriteFailed) {
+		d.log.Debug("connection ended", zap.Error(err))
 	}
 }
 

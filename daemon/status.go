@@ -74,11 +74,11 @@ func (d *Daemon) statusTool() tool.Tool {
 		Title: "hearth daemon status",
 		Description: "Reports the hearth daemon's health: version, uptime, connections (current, total, the limit, and the memory pending requests hold against the daemon-wide bound), request and error counts, " +
 			"child processes running for tools, per tool the calls, errors and p50/p99 latency in milliseconds since the daemon started, " +
-			"the data directory it owns, its socket and store, the clients attached (name, version, directory, since when, shim version), " +
+			"the data directory it owns, its socket and store, the clients attached (name, version, directory, since when, shim version, and transport: direct when the shim handed its client's stdio to the daemon, relay when it copies frames, socket or stdio), " +
 			"and its settings: the config file, and per setting its value (secrets redacted), where it came from (env, file or default) " +
 			"and any change waiting for a restart; problems lists what a family serves without (a schema file or an examples root that did not load).",
 		InputSchema:   json.RawMessage(`{"type":"object","additionalProperties":false,"properties":{}}`),
-		SchemaVersion: 5, // 2: the result gained "children"; 3: "settings", "home", "socket", "store", "clients"; 4: connections gained "max", "held_bytes", "max_held_bytes", "overloaded"; 5: "problems"
+		SchemaVersion: 5, // 2: the result gained "children"; 3: "settings", "home", "socket", "store", "clients"; 4: connections gained "max", "held_bytes", "max_held_bytes", "overloaded"; 5: "problems", and each client's "transport"
 		Annotations:   tool.Annotations{ReadOnly: true, Idempotent: true},
 		Timeout:       5 * time.Second,
 	}, func(ctx context.Context, call *tool.Call, _ struct{}) (any, error) {

@@ -3,16 +3,19 @@
 package shim
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -57,13 +60,31 @@ type Shim struct {
 	out             *frame.Writer
 	versionSaid     bool // the version difference was reported (under mu)
 
-	mu      sync.Mutex // conn, gen, closing, ended; held while writing to the daemon
-	conn    *conn
-	gen     int
-	closing bool // the client's stdin has ended
-	ended   bool
+	mu   sync.Mutex // conn, gen and wbuf; held while writing to the daemon
+	conn *conn
+	gen  int
+	wbuf []byte
+	// live is conn, for finish: closing it ends a write blocked under mu.
+	live    atomic.Pointer[conn]
+	closing atomic.Bool // the client's stdin has ended
+	ended   atomic.Bool
+	endOnce sync.Once
 	exit    int
 	done    chan struct{}
+
+	// The client's stdio for the relay: opts.Stdin and opts.Stdout, or,
+	// when they can be handed to the daemon, non-blocking copies of them.
+	in  io.Reader
+	raw io.Writer
+	// direct: the shim hands its client's stdio to each daemon it reaches
+	// (direct.go), until one refuses; then it relays frames for good.
+	direct bool
+	d      directState
+	// pending is client input the shim holds for the next daemon (input a
+	// lost daemon read but never took in): whole lines, perhaps ending with
+	// the start of one.
+	pending []byte
+	reading bool // the relay's reader of the client's stdin runs
 
 	imu      sync.Mutex         // the client's session state
 	inflight map[string]owedReq // requests sent and not yet answered, by id key
@@ -93,7 +114,8 @@ func Run(opts Options) int {
 	s := &Shim{
 		opts:     opts,
 		getenv:   opts.Getenv,
-		out:      frame.NewWriter(opts.Stdout),
+		in:       opts.Stdin,
+		raw:      opts.Stdout,
 		inflight: map[string]owedReq{},
 		done:     make(chan struct{}),
 	}
@@ -112,6 +134,14 @@ func Run(opts Options) int {
 		s.say("not passing %s to the shared daemon: it serves every client, so its settings come from its config file "+
 			"(HEARTH_CONFIG, else $XDG_CONFIG_HOME/hearth/config.toml) or its own environment", strings.Join(ignored, ", "))
 	}
+	// Thousands of shims may run, each with a live heap of some hundred
+	// kilobytes: collect long before the runtime's default 4 MiB heap goal,
+	// so that a shim under load stays well under 4 MB resident.
+	debug.SetGCPercent(25)
+	// Hand the client's stdio to the daemon when it is pipes or sockets,
+	// unless told to relay (HEARTH_SHIM_RELAY).
+	s.direct = s.getenv("HEARTH_SHIM_RELAY") == "" && s.prepareDirect()
+	s.out = frame.NewWriter(s.raw)
 	stopSignals := s.handleSignals()
 	defer stopSignals()
 
@@ -121,13 +151,50 @@ func Run(opts Options) int {
 		return 1
 	}
 	s.mu.Lock()
-	s.attach(conn)
-	s.mu.Unlock()
+	how := refused
+	if s.direct {
+		how = s.attachDirect(conn, new([]owedReq))
+	}
+	switch how {
+	case refused:
+		s.attach(conn)
+		s.startReader()
+		s.mu.Unlock()
+	case failed: // as if that daemon had gone at once
+		gen := s.gen
+		s.mu.Unlock()
+		s.lost(gen)
+	default:
+		s.mu.Unlock()
+	}
 	// Reading stdin may block after the session has ended (a signal, a
 	// client that stopped reading): the shim exits on done, not on EOF.
-	go s.readClient()
 	<-s.done
 	return s.exit
+}
+
+// startReader starts relaying the client's stdin, once, after any input
+// held for the next daemon; s.mu is held.
+func (s *Shim) startReader() {
+	if s.reading {
+		return
+	}
+	s.reading = true
+	in := s.in
+	if len(s.pending) > 0 {
+		// Whole lines go now, in order; the start of a line is read again
+		// in front of the rest of stdin.
+		i := bytes.LastIndexByte(s.pending, '\n')
+		for _, line := range bytes.SplitAfter(s.pending[:i+1], []byte("\n")) {
+			if line = bytes.TrimSuffix(line, []byte("\n")); len(bytes.TrimSpace(line)) > 0 {
+				s.note(line)
+				s.writeDaemonLocked(line)
+			}
+		}
+		in = io.MultiReader(bytes.NewReader(s.pending[i+1:]), in)
+		s.pending = nil
+	}
+	go s.readClient(in)
 }
 
 // handleSignals ends the relay promptly when the client's process manager
@@ -161,31 +228,50 @@ func (s *Shim) say(format string, args ...any) {
 // attach makes c the current connection and greets the daemon; s.mu is
 // held. The returned channel is closed if the connection ends.
 func (s *Shim) attach(c *conn) <-chan struct{} {
-	s.conn = c
+	s.setConn(c)
 	s.gen++
+	s.writeDaemonLocked(s.helloFrame())
+	dead := make(chan struct{})
+	go s.readDaemon(c, s.gen, dead)
+	return dead
+}
+
+// helloFrame is the $/hearth/hello that opens every connection.
+func (s *Shim) helloFrame() []byte {
 	cwd, _ := os.Getwd()
 	hello, _ := jsonrpc.NotificationFrame("$/hearth/hello", map[string]any{
 		"cwd": cwd, "pid": os.Getppid(), "shim_pid": os.Getpid(), "version": version.Tooling(), "home": s.home,
 	})
-	s.writeDaemonLocked(hello)
-	dead := make(chan struct{})
-	go s.readDaemon(c, s.gen, dead)
-	return dead
+	return hello
+}
+
+// setConn makes c the current connection (nil: none); s.mu is held.
+func (s *Shim) setConn(c *conn) {
+	s.conn = c
+	s.live.Store(c)
 }
 
 func (s *Shim) writeDaemonLocked(line []byte) error {
 	if s.conn == nil {
 		return os.ErrClosed
 	}
-	buf := make([]byte, 0, len(line)+1)
+	// One write per frame, from a buffer kept for small ones (no garbage
+	// per frame: the shim's heap stays small under load).
+	buf := s.wbuf[:0]
+	if len(line) >= cap(buf) {
+		buf = make([]byte, 0, len(line)+1)
+	}
 	buf = append(append(buf, line...), '\n')
+	if cap(buf) <= 64<<10 {
+		s.wbuf = buf
+	}
 	_, err := s.conn.Write(buf)
 	return err
 }
 
 // readClient forwards the client's frames, noting what a reconnect needs.
-func (s *Shim) readClient() {
-	r := frame.NewReader(s.opts.Stdin)
+func (s *Shim) readClient(in io.Reader) {
+	r := frame.NewReader(in)
 	for {
 		line, err := r.Read()
 		if errors.Is(err, frame.ErrTooLarge) {
@@ -202,10 +288,13 @@ func (s *Shim) readClient() {
 	}
 }
 
-// owedReq is a request the client is owed a reply to.
+// owedReq is a request the client is owed a reply to: n of them, when a
+// client reused an id still in flight (the daemon answers the second with
+// an error, so each is owed one reply).
 type owedReq struct {
 	id  json.RawMessage // as the client wrote it
 	seq uint64
+	n   int
 }
 
 // note records requests in flight and the session's initialize. It runs
@@ -226,7 +315,13 @@ func (s *Shim) note(line []byte) {
 		s.anon++ // answered with an error, whatever its id
 	case envelope.Request:
 		s.seq++
-		s.inflight[envelope.Key(env.ID)] = owedReq{id: append(json.RawMessage(nil), env.ID...), seq: s.seq}
+		key := envelope.Key(env.ID)
+		r, ok := s.inflight[key]
+		if !ok {
+			r = owedReq{id: append(json.RawMessage(nil), env.ID...), seq: s.seq}
+		}
+		r.n++
+		s.inflight[key] = r
 		if !s.opened {
 			s.opened, s.modern = true, env.Method == "server/discover"
 		}
@@ -253,7 +348,7 @@ func (s *Shim) note(line []byte) {
 
 func (s *Shim) forward(line []byte) {
 	s.mu.Lock()
-	if s.ended {
+	if s.ended.Load() {
 		s.mu.Unlock()
 		return
 	}
@@ -311,8 +406,12 @@ func (s *Shim) settle(line []byte) (swallow bool) {
 		close(s.replayAck)
 		return true
 	}
-	if _, pending := s.inflight[key]; pending && env.ID != nil {
-		delete(s.inflight, key)
+	if r, pending := s.inflight[key]; pending && env.ID != nil {
+		if r.n--; r.n > 0 {
+			s.inflight[key] = r
+		} else {
+			delete(s.inflight, key)
+		}
 	} else if s.anon > 0 {
 		s.anon-- // the reply to a frame the daemon found bad
 	}
@@ -323,7 +422,7 @@ func (s *Shim) settle(line []byte) (swallow bool) {
 // then end once every reply is out (bounded by drainWait).
 func (s *Shim) clientEnded() {
 	s.mu.Lock()
-	s.closing = true
+	s.closing.Store(true)
 	if s.conn != nil {
 		_ = s.conn.CloseWrite()
 	}
@@ -331,7 +430,7 @@ func (s *Shim) clientEnded() {
 	s.maybeDone()
 	// A client that closed stdin may also have stopped reading: then no
 	// reply can be delivered, and the work behind them should stop now.
-	go watchReader(s.opts.Stdout, s.done, func() { s.finish(0) })
+	go watchReader(s.raw, s.done, func() { s.finish(0) })
 	go func() {
 		select {
 		case <-s.done:
@@ -347,10 +446,9 @@ func (s *Shim) clientEnded() {
 }
 
 func (s *Shim) maybeDone() {
-	s.mu.Lock()
-	closing := s.closing
-	s.mu.Unlock()
-	if !closing {
+	// Not under s.mu: a forward blocked writing to a daemon that is itself
+	// blocked writing replies would never let go of it.
+	if !s.closing.Load() {
 		return
 	}
 	s.imu.Lock()
@@ -361,33 +459,37 @@ func (s *Shim) maybeDone() {
 	}
 }
 
+// finish ends the shim with exit code code. It takes no lock: closing the
+// connection also ends a write to the daemon blocked under s.mu.
 func (s *Shim) finish(code int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.ended {
-		return
-	}
-	s.ended = true
-	s.exit = code
-	if s.conn != nil {
-		s.conn.Close()
-	}
-	close(s.done)
+	s.endOnce.Do(func() {
+		s.exit = code
+		s.ended.Store(true)
+		if c := s.live.Load(); c != nil {
+			c.Close()
+		}
+		close(s.done)
+	})
 }
 
 // lost handles the end of connection gen: reconnect (replaying the session
-// and failing what was in flight), or, after stdin ended, finish.
+// and failing what was in flight), or, after stdin ended, finish. A daemon
+// the client's stdio was handed to leaves its record of the session in the
+// region, which the shim takes over first.
 func (s *Shim) lost(gen int) {
 	s.mu.Lock()
-	if gen != s.gen || s.ended {
+	if gen != s.gen || s.ended.Load() {
 		s.mu.Unlock()
 		return
 	}
 	if s.conn != nil {
 		s.conn.Close()
-		s.conn = nil
+		s.setConn(nil)
 	}
-	if s.closing {
+	if s.d.attached {
+		s.takeBack()
+	}
+	if s.closing.Load() {
 		owed := s.takeInflight()
 		s.mu.Unlock()
 		s.answerLost(owed, "the hearth daemon went away before answering; the request may be retried")
@@ -407,14 +509,28 @@ func (s *Shim) lost(gen int) {
 			continue
 		}
 		owed := s.takeInflight() // before anything new can reach the new daemon
+		if s.direct {
+			switch s.attachDirect(c, &owed) {
+			case attached: // and what was lost is answered
+				s.mu.Unlock()
+				return
+			case failed:
+				err = errors.New("the new daemon did not take the client's stdio")
+				s.restoreInflight(owed)
+				c.Close()
+				continue
+			}
+			// Refused: relay over this connection from now on.
+		}
 		dead := s.attach(c)
 		ack := s.replay()
 		// The connection counts only once the daemon has answered: a
 		// daemon that was dying can still accept from its backlog.
 		select {
 		case <-ack:
+			s.startReader()
 			s.mu.Unlock()
-			s.answerLost(owed, "the hearth daemon restarted while this request was in flight; it was not completed and may be retried")
+			s.answerLost(owed, lostMessage)
 			return
 		case <-dead:
 			err = errors.New("the new connection closed before the daemon answered")
@@ -423,7 +539,7 @@ func (s *Shim) lost(gen int) {
 		}
 		s.restoreInflight(owed)
 		c.Close()
-		s.conn = nil
+		s.setConn(nil)
 	}
 	owed := s.takeInflight()
 	s.mu.Unlock()
@@ -434,6 +550,10 @@ func (s *Shim) lost(gen int) {
 	s.answerLost(owed, fmt.Sprintf("the hearth daemon went away and could not be restarted: %v", err))
 	s.finish(1)
 }
+
+// lostMessage is the error a request in flight gets when a new daemon
+// serves on.
+const lostMessage = "the hearth daemon restarted while this request was in flight; it was not completed and may be retried"
 
 // replay re-sends the client's initialize (under a private id whose reply is
 // swallowed) and initialized, so the new daemon serves the same session. A
@@ -477,7 +597,11 @@ func (s *Shim) restoreInflight(reqs []owedReq) {
 	s.imu.Lock()
 	defer s.imu.Unlock()
 	for _, r := range reqs {
-		s.inflight[envelope.Key(r.id)] = r
+		key := envelope.Key(r.id)
+		if have, ok := s.inflight[key]; ok {
+			r.n += have.n
+		}
+		s.inflight[key] = r
 	}
 }
 
@@ -492,6 +616,7 @@ func (s *Shim) takeInflight() []owedReq {
 		reqs = append(reqs, r)
 		delete(s.inflight, k)
 	}
+	// One reply per request: an id in flight twice is answered twice.
 	s.anon = 0
 	sort.Slice(reqs, func(i, j int) bool { return reqs[i].seq < reqs[j].seq })
 	return reqs
@@ -500,7 +625,9 @@ func (s *Shim) takeInflight() []owedReq {
 // answerLost fails requests the daemon will never answer, in request order.
 func (s *Shim) answerLost(reqs []owedReq, why string) {
 	for _, r := range reqs {
-		s.out.WriteRaw(jsonrpc.ErrorFrame(jsonrpc.RawID(r.id), &jsonrpc.Error{Code: CodeLost, Message: why}))
+		for range max(r.n, 1) {
+			s.out.WriteRaw(jsonrpc.ErrorFrame(jsonrpc.RawID(r.id), &jsonrpc.Error{Code: CodeLost, Message: why}))
+		}
 	}
 	s.out.Flush()
 }

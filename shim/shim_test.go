@@ -3,6 +3,7 @@
 package shim
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -10,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/hearth-mcp/hearth/pkg/frame"
 )
@@ -232,7 +235,7 @@ func TestHelloNamesTheDataDirectory(t *testing.T) {
 	c, r := pipeConn(t)
 	s.mu.Lock()
 	s.attach(c)
-	s.ended = true // its reader fails on the pipe's write end: no reconnect
+	s.ended.Store(true) // its reader fails on the pipe's write end: no reconnect
 	s.mu.Unlock()
 	buf := make([]byte, 4096)
 	n, _ := r.Read(buf)
@@ -300,4 +303,66 @@ func TestBadFramesAreOwedAReply(t *testing.T) {
 	if s.anon != 0 || len(s.inflight) != 1 {
 		t.Fatalf("anon %d inflight %v", s.anon, s.inflight)
 	}
+}
+
+// An older daemon answers the attach request -32601 (it knows no such
+// method): the shim relays over that same connection from then on, its
+// hello first. The descriptors it sent never reach such a daemon's code.
+func TestAttachRefusedFallsBackToTheRelay(t *testing.T) {
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	daemonEnd := os.NewFile(uintptr(fds[1]), "daemon")
+	defer daemonEnd.Close()
+	unix.SetNonblock(fds[0], true)
+	c := &conn{File: os.NewFile(uintptr(fds[0]), "shim"), fd: fds[0]}
+	defer c.Close()
+	r, w, _ := os.Pipe()
+	defer r.Close()
+	defer w.Close()
+	s, _ := newTestShim(nil)
+	s.opts = Options{Stdin: r, Stdout: w}
+	s.home = "/data/hearth"
+	if !s.prepareDirect() {
+		t.Fatal("pipes can be handed over")
+	}
+	got := make(chan []int, 1)
+	go func() {
+		buf, oob := make([]byte, 4096), make([]byte, unix.CmsgSpace(3*4))
+		n, oobn, _, _, err := unix.Recvmsg(fds[1], buf, oob, 0)
+		if err != nil {
+			got <- nil
+			return
+		}
+		msgs, _ := unix.ParseSocketControlMessage(oob[:oobn])
+		var passed []int
+		for i := range msgs {
+			f, _ := unix.ParseUnixRights(&msgs[i])
+			passed = append(passed, f...)
+		}
+		if !strings.Contains(string(buf[:n]), `"method":"$/hearth/attach"`) {
+			passed = nil
+		}
+		daemonEnd.Write([]byte(`{"jsonrpc":"2.0","id":"hearth-attach","error":{"code":-32601,"message":"Method not found"}}` + "\n"))
+		got <- passed
+	}()
+	s.mu.Lock()
+	how := s.attachDirect(c, new([]owedReq))
+	s.mu.Unlock()
+	passed := <-got
+	for _, fd := range passed {
+		unix.Close(fd)
+	}
+	if how != refused || s.direct || len(passed) != 3 {
+		t.Fatalf("attach: %v, direct %v, %d descriptors passed", how, s.direct, len(passed))
+	}
+	s.mu.Lock()
+	s.attach(c)
+	s.mu.Unlock()
+	line, _ := bufio.NewReader(daemonEnd).ReadString('\n')
+	if !strings.Contains(line, `"method":"$/hearth/hello"`) {
+		t.Fatalf("after the refusal the shim sent %q", line)
+	}
+	s.finish(0)
 }

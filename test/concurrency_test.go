@@ -176,7 +176,7 @@ func bigTree(t *testing.T) string {
 // writes the index.
 func TestShimGoneMidBuildStopsTheBuild(t *testing.T) {
 	src := bigTree(t)
-	for _, how := range []string{"stdin closed, stdout unread", "SIGTERM"} {
+	for _, how := range []string{"stdin closed, stdout unread", "SIGTERM", "SIGKILL"} {
 		t.Run(how, func(t *testing.T) {
 			env, _, state := shimEnv(t)
 			index := filepath.Join(state, "home", "index")
@@ -195,9 +195,12 @@ func TestShimGoneMidBuildStopsTheBuild(t *testing.T) {
 			if len(processesMentioning(index)) == 0 {
 				t.Fatal("no index worker running")
 			}
-			if how == "SIGTERM" {
+			switch how {
+			case "SIGTERM":
 				p.cmd.Process.Signal(syscall.SIGTERM)
-			} else {
+			case "SIGKILL": // what a client does when its server does not stop
+				p.cmd.Process.Kill()
+			default:
 				p.stdin.Close()
 				p.stdout.Close()
 			}

@@ -145,7 +145,7 @@ func (st *statusView) print(out io.Writer, socket string) {
 	fmt.Fprintf(out, "\nclients (%d):\n", len(clients))
 	if len(clients) > 0 {
 		w = tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(w, "  CLIENT\tPID\tDIRECTORY\tSINCE\tRUNNING\tSHIM")
+		fmt.Fprintln(w, "  CLIENT\tPID\tDIRECTORY\tSINCE\tRUNNING\tSHIM\tTRANSPORT")
 		for _, c := range clients {
 			name := strings.TrimSpace(c.Name + " " + c.Version)
 			if name == "" {
@@ -155,7 +155,7 @@ func (st *statusView) print(out io.Writer, socket string) {
 			if shim == "" {
 				shim = "-"
 			}
-			fmt.Fprintf(w, "  %s\t%d\t%s\t%s\t%d\t%s\n", name, c.PID, dash(c.Cwd), c.Since.Local().Format("15:04:05"), c.Running, shim)
+			fmt.Fprintf(w, "  %s\t%d\t%s\t%s\t%d\t%s\t%s\n", name, c.PID, dash(c.Cwd), c.Since.Local().Format("15:04:05"), c.Running, shim, dash(c.Transport))
 		}
 		w.Flush()
 	}

@@ -79,7 +79,15 @@ type Reader struct {
 	budget   *Budget
 	exempt   func() bool // may this reader exceed the budget now?
 	reserved int64       // taken from budget for buf
+
+	off int64 // bytes taken from the stream so far (Offset)
 }
+
+// Offset is how many bytes of the stream the reader has used up: through
+// the end of the line the last Read returned (or reported as ErrTooLarge or
+// ErrOverloaded), its newline and any blank lines before it included.
+// Bytes read ahead into the buffer do not count.
+func (r *Reader) Offset() int64 { return r.off }
 
 // UseBudget makes the reader draw on b for line bytes beyond FreeLine. When
 // b has no room and exempt (nil: never) says the reader may not exceed it,
@@ -152,6 +160,7 @@ func (r *Reader) readLine() ([]byte, error) {
 	tooLarge, overloaded := false, false
 	for {
 		chunk, err := r.br.ReadSlice('\n')
+		r.off += int64(len(chunk))
 		n := len(chunk)
 		if err == nil {
 			n-- // the newline does not count towards the limit

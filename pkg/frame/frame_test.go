@@ -202,3 +202,19 @@ func TestBudgetTake(t *testing.T) {
 		t.Fatal("give")
 	}
 }
+
+// Offset counts what the reader has used up, blank lines and discarded
+// lines included, never what it read ahead.
+func TestReaderOffset(t *testing.T) {
+	in := "\n{\"a\":1}\n\n\n" + strings.Repeat("x", 40) + "\n{}"
+	r := NewReaderSize(strings.NewReader(in), 16)
+	if line, err := r.Read(); err != nil || string(line) != `{"a":1}` || r.Offset() != 9 {
+		t.Fatalf("%q %v at %d", line, err, r.Offset())
+	}
+	if _, err := r.Read(); !errors.Is(err, ErrTooLarge) || r.Offset() != int64(len(in)-2) {
+		t.Fatalf("%v at %d", err, r.Offset())
+	}
+	if line, err := r.Read(); err != nil || string(line) != "{}" || r.Offset() != int64(len(in)) {
+		t.Fatalf("%q %v at %d", line, err, r.Offset())
+	}
+}

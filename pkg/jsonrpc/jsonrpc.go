@@ -26,6 +26,7 @@ const (
 	CodeShuttingDown     = -32005 // the daemon is draining; the request was not run
 	CodeToolError        = -32003 // a plain tool method (no MCP session) failed under the tool contract
 	CodeLost             = -32004 // the shim lost the daemon while the request was in flight
+	CodeDuplicateID      = -32006 // a request whose id is that of one still in flight on the connection
 	CodeCancelled        = -32800 // $/cancelRequest of a non-tool request
 )
 

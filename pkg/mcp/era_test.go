@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hearth-mcp/hearth/pkg/jsonrpc"
 	"github.com/hearth-mcp/hearth/pkg/tool"
 )
 
@@ -353,7 +354,7 @@ func TestListChanged(t *testing.T) {
 	m.sendf(`{"jsonrpc":"2.0","id":7,"method":"subscriptions/listen","params":{"notifications":{"resourcesListChanged":true},%s}}`, meta(""))
 	m.recv()
 	m.sendf(`{"jsonrpc":"2.0","id":"sub","method":"subscriptions/listen","params":{"notifications":{},%s}}`, meta(""))
-	if r := m.recv(); errCode(r) != -32600 {
+	if r := m.recv(); errCode(r) != jsonrpc.CodeDuplicateID {
 		t.Fatalf("a second listen with the same id: %v", r)
 	}
 

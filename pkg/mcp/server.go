@@ -32,6 +32,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/hearth-mcp/hearth/pkg/frame"
+	"github.com/hearth-mcp/hearth/pkg/jsonrpc"
 	"github.com/hearth-mcp/hearth/pkg/stats"
 	"github.com/hearth-mcp/hearth/pkg/tool"
 )
@@ -185,6 +186,24 @@ type Conn struct {
 	// Serve returns. End of input alone is not that: a client that closed
 	// its write half still gets every reply it is owed. Nil: never.
 	Gone <-chan struct{}
+	// Tracker, when set, hears of every frame the session takes in before
+	// the frame has any effect. A shim that handed its client's stdio to
+	// the daemon learns through it, should the daemon die, which requests
+	// were in flight and which input was never taken in (pkg/handoff).
+	Tracker Tracker
+	// Transport says how the client is connected, for ClientInfo:
+	// "direct" (a shim handed over its client's stdio), "socket" or
+	// "stdio". A socket connection whose shim said hello is a relay.
+	Transport string
+}
+
+// Tracker hears of each frame a session reads (Conn.Tracker).
+type Tracker interface {
+	// Took is called for each frame read, in order, before it has any
+	// effect: msg is the parsed frame (nil when the line did not parse, or
+	// was discarded as too large or for want of memory), line its text,
+	// and end the stream offset just past it (frame.Reader.Offset).
+	Took(msg *jsonrpc.Message, line []byte, end int64)
 }
 
 // ErrWriteFailed reports that the peer stopped reading (broken pipe, closed
@@ -241,6 +260,11 @@ type ClientInfo struct {
 	// Home is the data directory the shim resolved (hello's home; "" when
 	// it did not say).
 	Home string `json:"home"`
+	// Transport is how the client is connected: "direct" (the shim handed
+	// its client's stdio to the daemon), "relay" (the shim copies frames
+	// over the socket), "socket" (a client on the socket itself) or
+	// "stdio" (a stdio daemon's own client).
+	Transport string `json:"transport"`
 	// Since is when the connection was accepted, in UTC.
 	Since time.Time `json:"since"`
 	// Running counts the tool handlers running now; Waiting the calls
@@ -285,11 +309,20 @@ func (s *session) info() ClientInfo {
 		PID:             s.client.PID,
 		ShimVersion:     s.shimVersion,
 		Home:            s.home,
+		Transport:       s.transport(),
 		Since:           s.since,
 		Running:         int(s.running.Load()),
 		Waiting:         waiting,
 		Requests:        s.requests.Load(),
 	}
+}
+
+// transport is ClientInfo.Transport; s.mu is held.
+func (s *session) transport() string {
+	if s.conn.Transport == "socket" && s.shimVersion != "" {
+		return "relay"
+	}
+	return s.conn.Transport
 }
 
 // Counters are the server-wide counts since start.

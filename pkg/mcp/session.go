@@ -332,11 +332,13 @@ func (s *session) read() error {
 			s.concurrent = true
 		}
 		if errors.Is(err, frame.ErrTooLarge) {
+			s.took(nil, nil, r.Offset())
 			s.countRequest()
 			s.answer([]byte(jsonrpc.TooLargeFrame))
 			continue
 		}
 		if errors.Is(err, frame.ErrOverloaded) {
+			s.took(nil, nil, r.Offset())
 			s.countRequest()
 			s.srv.overloads.Add(1)
 			s.answer(s.daemonOverloaded(nil))
@@ -346,6 +348,7 @@ func (s *session) read() error {
 			return err
 		}
 		msg, perr := jsonrpc.Parse(line)
+		s.took(msg, line, r.Offset())
 		if perr != nil {
 			s.countRequest()
 			s.answer(jsonrpc.ErrorFrame(perr.ID, perr.Err))
@@ -360,6 +363,13 @@ func (s *session) read() error {
 			s.countRequest()
 			s.request(msg)
 		}
+	}
+}
+
+// took tells the transport's tracker of a frame before it has any effect.
+func (s *session) took(msg *jsonrpc.Message, line []byte, end int64) {
+	if s.conn.Tracker != nil {
+		s.conn.Tracker.Took(msg, line, end)
 	}
 }
 
@@ -615,8 +625,13 @@ func (s *session) pending(key string) bool {
 	return ok
 }
 
+// duplicateID refuses a request whose id is that of a request still in
+// flight on the connection: its own code, so that a client can tell this
+// reply from the one its first request will get.
 func duplicateID(id jsonrpc.ID) []byte {
-	return jsonrpc.ErrorFrame(id, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "Invalid Request: a request with this id is still pending"})
+	return jsonrpc.ErrorFrame(id, &jsonrpc.Error{Code: jsonrpc.CodeDuplicateID,
+		Message: "Invalid Request: a request with this id is still in flight on this connection; this one was not run (ids must be unique among requests in flight)",
+		Data:    map[string]string{"code": "DUPLICATE_ID"}})
 }
 
 func (s *session) overloaded(e *entry) []byte {

@@ -638,11 +638,11 @@ func TestDuplicatePendingID(t *testing.T) {
 	c.send(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"block"}}`)
 	waitFor(t, func() bool { return tt.count("block") == 1 })
 	c.send(`{"jsonrpc":"2.0","id":"7","method":"ping"}`)
-	if r := c.recv(); r["id"] != "7" || errCode(r) != -32600 {
+	if r := c.recv(); r["id"] != "7" || errCode(r) != jsonrpc.CodeDuplicateID {
 		t.Fatalf("duplicate id (protocol method): %v", r)
 	}
 	c.send(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{}}}`)
-	if r := c.recv(); r["id"] != 7.0 || errCode(r) != -32600 {
+	if r := c.recv(); r["id"] != 7.0 || errCode(r) != jsonrpc.CodeDuplicateID {
 		t.Fatalf("duplicate id (call): %v", r)
 	}
 	close(tt.release)

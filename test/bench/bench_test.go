@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -89,10 +90,26 @@ func startSocketDaemonIn(b *testing.B) (string, string) {
 	}
 }
 
-// conn is a raw NDJSON client.
+// conn is a raw NDJSON client. Every request it sends gets an id of its
+// own (ids are unique among requests in flight, as docs/protocol.md asks).
 type conn struct {
-	w  *bufio.Writer
-	sc *bufio.Scanner
+	w    *bufio.Writer
+	sc   *bufio.Scanner
+	next int
+}
+
+// send writes one frame, giving a request (its id first or after
+// "jsonrpc") the connection's next id.
+func (c *conn) send(line string) {
+	for _, prefix := range []string{`{"jsonrpc":"2.0","id":`, `{"id":`} {
+		if rest, ok := strings.CutPrefix(line, prefix); ok {
+			c.next++
+			line = prefix + strconv.Itoa(c.next) + rest[strings.IndexAny(rest, ",}"):]
+			break
+		}
+	}
+	c.w.WriteString(line)
+	c.w.WriteByte('\n')
 }
 
 func newConn(rw io.ReadWriter) *conn {
@@ -104,8 +121,7 @@ func newConn(rw io.ReadWriter) *conn {
 }
 
 func (c *conn) roundTrip(b *testing.B, line string) {
-	c.w.WriteString(line)
-	c.w.WriteByte('\n')
+	c.send(line)
 	if err := c.w.Flush(); err != nil {
 		b.Fatal(err)
 	}
@@ -146,6 +162,101 @@ func dialInitialized(b *testing.B, sock string, n int) []*conn {
 	return cs
 }
 
+// contender is one side of an interleaved comparison: one timed request.
+type contender struct {
+	name string
+	op   func() time.Duration
+}
+
+// interleave times every contender's op rounds times n, in blocks of block
+// requests taken in turn (ABAB…), the order rotating from one block to the
+// next so that none always goes first. Each contender's latencies come back
+// by round: a load that comes and goes on a shared machine falls on all of
+// them alike, and the rounds show how much it moved the figures.
+func interleave(rounds, n, block int, cs ...contender) [][][]time.Duration {
+	lat := make([][][]time.Duration, len(cs))
+	for i := range lat {
+		lat[i] = make([][]time.Duration, rounds)
+	}
+	turn := 0
+	for r := 0; r < rounds; r++ {
+		for done := 0; done < n; done += block {
+			k := min(block, n-done)
+			for j := range cs {
+				i := (j + turn) % len(cs)
+				for range k {
+					lat[i][r] = append(lat[i][r], cs[i].op())
+				}
+			}
+			turn++
+		}
+	}
+	return lat
+}
+
+// spread is the range of a figure over the rounds of one run.
+type spread struct{ lo, mid, hi float64 }
+
+func spreadOf(v []float64) spread {
+	sort.Float64s(v)
+	return spread{v[0], v[len(v)/2], v[len(v)-1]}
+}
+
+func (s spread) String() string {
+	return fmt.Sprintf("%.3g–%.3g", s.lo, s.hi)
+}
+
+func quantile(lat []time.Duration, q float64) float64 {
+	l := append([]time.Duration(nil), lat...)
+	sort.Slice(l, func(i, j int) bool { return l[i] < l[j] })
+	return float64(l[int(float64(len(l)-1)*q)].Nanoseconds()) / 1e3
+}
+
+// roundQuantiles reports a contender's p50 and p99 over its rounds: the
+// median round's, and the lowest and highest (µs).
+func roundQuantiles(b *testing.B, prefix string, rounds [][]time.Duration) (p50, p99 spread) {
+	var a, z []float64
+	for _, r := range rounds {
+		a = append(a, quantile(r, 0.50))
+		z = append(z, quantile(r, 0.99))
+	}
+	p50, p99 = spreadOf(a), spreadOf(z)
+	reportSpread(b, prefix+"p50-µs", p50)
+	reportSpread(b, prefix+"p99-µs", p99)
+	return p50, p99
+}
+
+// roundRatio reports num's p50 over den's, round by round (each round's
+// two figures were taken side by side).
+func roundRatio(b *testing.B, name string, num, den [][]time.Duration) spread {
+	var v []float64
+	for r := range num {
+		v = append(v, quantile(num[r], 0.5)/quantile(den[r], 0.5))
+	}
+	s := spreadOf(v)
+	reportSpread(b, name+"-x", s)
+	return s
+}
+
+// reportSpread reports a spread as three metrics: name (the median round),
+// name-lo and name-hi.
+func reportSpread(b *testing.B, name string, s spread) {
+	unit := ""
+	if i := strings.LastIndexByte(name, '-'); i >= 0 {
+		name, unit = name[:i], name[i:]
+	}
+	b.ReportMetric(s.mid, name+unit)
+	b.ReportMetric(s.lo, name+"-lo"+unit)
+	b.ReportMetric(s.hi, name+"-hi"+unit)
+}
+
+// timed times one call of f.
+func timed(f func()) time.Duration {
+	t0 := time.Now()
+	f()
+	return time.Since(t0)
+}
+
 // quantiles reports p50/p99 of the recorded round trips in microseconds.
 func quantiles(b *testing.B, prefix string, lat []time.Duration) (p50, p99 float64) {
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
@@ -182,36 +293,41 @@ func BenchmarkPingSocket(b *testing.B) {
 }
 
 // BenchmarkAggregate64: 64 connections, each keeping a window of pipelined
-// pings in flight; b.N requests in total. Target: ≥ 80 000 req/s on 2 cores.
+// pings in flight; five rounds of at least 200 000 requests (20 000 took
+// too little time to say anything on a busy machine). Target: ≥ 80 000
+// req/s on 2 cores.
 func BenchmarkAggregate64(b *testing.B) {
 	const conns, window = 64, 32
 	cs := dialInitialized(b, startSocketDaemon(b), conns)
-	rate := acrossConns(b, cs, func(_ int, c *conn, per int) {
-		sent, got := 0, 0
-		for got < per {
-			for sent < per && sent-got < window {
-				c.w.WriteString(pingLine + "\n")
-				sent++
-			}
-			c.w.Flush()
-			for got < sent && (sent == per || sent-got >= window/2) {
-				if !c.sc.Scan() {
-					b.Error("stream ended")
-					return
+	n := max(b.N, 200000)
+	var rates []float64
+	for r := 0; r < 5; r++ {
+		rates = append(rates, acrossConns(b, cs, n, func(_ int, c *conn, per int) {
+			sent, got := 0, 0
+			for got < per {
+				for sent < per && sent-got < window {
+					c.send(pingLine)
+					sent++
 				}
-				got++
+				c.w.Flush()
+				for got < sent && (sent == per || sent-got >= window/2) {
+					if !c.sc.Scan() {
+						b.Error("stream ended")
+						return
+					}
+					got++
+				}
 			}
-		}
-	})
-	b.ReportMetric(rate, "req/s")
+		}))
+	}
+	reportSpread(b, "req/s", spreadOf(rates))
 }
 
-// acrossConns splits b.N requests evenly over cs, runs work on every
+// acrossConns splits n requests evenly over cs, runs work on every
 // connection at once (ci its index, per its share) and returns the requests
 // per second of the whole run.
-func acrossConns(b *testing.B, cs []*conn, work func(ci int, c *conn, per int)) float64 {
-	per := b.N/len(cs) + 1
-	b.ResetTimer()
+func acrossConns(b *testing.B, cs []*conn, n int, work func(ci int, c *conn, per int)) float64 {
+	per := n/len(cs) + 1
 	start := time.Now()
 	var wg sync.WaitGroup
 	for ci, c := range cs {
@@ -222,9 +338,7 @@ func acrossConns(b *testing.B, cs []*conn, work func(ci int, c *conn, per int)) 
 		}()
 	}
 	wg.Wait()
-	elapsed := time.Since(start)
-	b.StopTimer()
-	return float64(per*len(cs)) / elapsed.Seconds()
+	return float64(per*len(cs)) / time.Since(start).Seconds()
 }
 
 // stdioPeer starts a stdio server and returns a connection to it.
@@ -251,37 +365,51 @@ func stdioPeerEnv(b *testing.B, env []string, path string, args ...string) *conn
 	return c
 }
 
-// BenchmarkToolCallVsGoSDK: the same trivial tool (daemon_status) called
-// sequentially over stdio, served by hearthd and by a go-sdk server, in one
-// run. Reports both latencies and hearth's speed-up (sdk time / hearth time).
+// Interleaving: rounds of every comparison, each contender's requests in
+// blocks taken in turn.
+const (
+	rounds = 9
+	block  = 100
+)
+
+// perRound is how many requests each contender makes in each round.
+func perRound(b *testing.B) int { return max(b.N/rounds, block) }
+
+// rt times one round trip of line on c.
+func rt(b *testing.B, c *conn, line string) func() time.Duration {
+	return func() time.Duration { return timed(func() { c.roundTrip(b, line) }) }
+}
+
+// warm sends each line n times on each connection.
+func warm(b *testing.B, n int, cs []*conn, lines ...string) {
+	for _, c := range cs {
+		for range n {
+			for _, l := range lines {
+				c.roundTrip(b, l)
+			}
+		}
+	}
+}
+
+// BenchmarkToolCallVsGoSDK: the same trivial tool (daemon_status), and
+// ping, called sequentially over stdio, served by hearthd and by a go-sdk
+// server, interleaved in one run. Reports both latencies and hearth's
+// speed-up (sdk time / hearth time), as ranges over the rounds.
 func BenchmarkToolCallVsGoSDK(b *testing.B) {
 	build(b)
 	hearth := stdioPeer(b, bins.hearthd, "stdio")
 	sdk := stdioPeer(b, bins.sdkserver)
-	measure := func(c *conn, line string) []time.Duration {
-		for i := 0; i < 500; i++ {
-			c.roundTrip(b, line)
-		}
-		lat := make([]time.Duration, 0, b.N)
-		for i := 0; i < b.N; i++ {
-			t0 := time.Now()
-			c.roundTrip(b, line)
-			lat = append(lat, time.Since(t0))
-		}
-		return lat
-	}
+	warm(b, 500, []*conn{hearth, sdk}, callLine, pingLine)
 	b.ResetTimer()
-	hCall := measure(hearth, callLine)
-	sCall := measure(sdk, callLine)
-	hPing := measure(hearth, pingLine)
-	sPing := measure(sdk, pingLine)
+	call := interleave(rounds, perRound(b), block, contender{"hearth", rt(b, hearth, callLine)}, contender{"gosdk", rt(b, sdk, callLine)})
+	ping := interleave(rounds, perRound(b), block, contender{"hearth", rt(b, hearth, pingLine)}, contender{"gosdk", rt(b, sdk, pingLine)})
 	b.StopTimer()
-	hp50, _ := quantiles(b, "hearth-call-", hCall)
-	sp50, _ := quantiles(b, "gosdk-call-", sCall)
-	hping, _ := quantiles(b, "hearth-ping-", hPing)
-	sping, _ := quantiles(b, "gosdk-ping-", sPing)
-	b.ReportMetric(sp50/hp50, "call-speedup-x")
-	b.ReportMetric(sping/hping, "ping-speedup-x")
+	roundQuantiles(b, "hearth-call-", call[0])
+	roundQuantiles(b, "gosdk-call-", call[1])
+	roundQuantiles(b, "hearth-ping-", ping[0])
+	roundQuantiles(b, "gosdk-ping-", ping[1])
+	roundRatio(b, "call-speedup", call[1], call[0])
+	roundRatio(b, "ping-speedup", ping[1], ping[0])
 }
 
 // attach runs one client session against a fresh process: initialize answered,
@@ -319,30 +447,32 @@ func rssKB(pid int) int {
 }
 
 // BenchmarkShimAttach: exec hearth against a warm daemon, initialize,
-// tools/list, exit; and the same with `hearthd stdio` started cold, in one
-// run. Targets: shim attach ≤ 5 ms median, shim RSS ≤ 4 MB.
+// tools/list, exit; and the same with `hearthd stdio` started cold,
+// alternating, in three rounds. Targets: shim attach ≤ 5 ms median, shim
+// RSS ≤ 4 MB.
 func BenchmarkShimAttach(b *testing.B) {
 	_, runtime := startSocketDaemonIn(b)
 	shimEnv := append(os.Environ(), "XDG_RUNTIME_DIR="+runtime, "HEARTH_HOME="+filepath.Join(runtime, "home"), "MCP_SOCKET_PATH=", "HEARTH_NO_AUTOSTART=1")
 	coldEnv := append(os.Environ(), "HEARTH_HOME="+b.TempDir(), "HEARTH_LOG_LEVEL=warn")
-	shim := make([]time.Duration, 0, b.N)
-	cold := make([]time.Duration, 0, b.N)
 	maxRSS, maxColdRSS := 0, 0
 	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		d, rss := attach(b, shimEnv, bins.hearth)
-		shim = append(shim, d)
-		maxRSS = max(maxRSS, rss)
-		d, rss = attach(b, coldEnv, bins.hearthd, "stdio")
-		cold = append(cold, d)
-		maxColdRSS = max(maxColdRSS, rss)
-	}
+	lat := interleave(3, max(b.N/3, 1), 1,
+		contender{"shim", func() time.Duration {
+			d, rss := attach(b, shimEnv, bins.hearth)
+			maxRSS = max(maxRSS, rss)
+			return d
+		}},
+		contender{"cold-stdio", func() time.Duration {
+			d, rss := attach(b, coldEnv, bins.hearthd, "stdio")
+			maxColdRSS = max(maxColdRSS, rss)
+			return d
+		}})
 	b.StopTimer()
-	sp50, _ := quantiles(b, "shim-attach-", shim)
-	cp50, _ := quantiles(b, "cold-stdio-attach-", cold)
+	roundQuantiles(b, "shim-attach-", lat[0])
+	roundQuantiles(b, "cold-stdio-attach-", lat[1])
 	b.ReportMetric(float64(maxRSS), "shim-max-RSS-kB")
 	b.ReportMetric(float64(maxColdRSS), "cold-stdio-max-RSS-kB")
-	b.ReportMetric(cp50/sp50, "attach-speedup-x")
+	roundRatio(b, "attach-speedup", lat[1], lat[0])
 }
 
 // spawnConn starts cmd with its stdio piped and returns a connection to it

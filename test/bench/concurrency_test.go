@@ -6,9 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -163,41 +160,4 @@ func BenchmarkConcurrentSearch(b *testing.B) {
 	op50, _ := quantiles(b, "one-", one)
 	tp50, _ := quantiles(b, "two-together-", two)
 	b.ReportMetric(tp50/op50, "two-over-one-x")
-}
-
-// BenchmarkPingThroughShim: sequential pings through the shim `hearth`
-// against pings sent straight to the daemon's socket, same daemon, same
-// run. The ratio is the shim's hop.
-func BenchmarkPingThroughShim(b *testing.B) {
-	sock, runtime := startSocketDaemonIn(b)
-	cmd := exec.Command(bins.hearth)
-	cmd.Env = append(os.Environ(), "XDG_RUNTIME_DIR="+runtime, "HEARTH_HOME="+filepath.Join(runtime, "home"), "MCP_SOCKET_PATH=", "HEARTH_NO_AUTOSTART=1")
-	shim := startPeer(b, cmd)
-	nc, err := net.Dial("unix", sock)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer nc.Close()
-	direct := newConn(nc)
-	direct.initialize(b)
-	for i := 0; i < 1000; i++ { // warm up both
-		shim.roundTrip(b, pingLine)
-		direct.roundTrip(b, pingLine)
-	}
-	viaShim := make([]time.Duration, 0, b.N)
-	straight := make([]time.Duration, 0, b.N)
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ { // interleaved, so both see the same machine
-		t0 := time.Now()
-		shim.roundTrip(b, pingLine)
-		viaShim = append(viaShim, time.Since(t0))
-		t0 = time.Now()
-		direct.roundTrip(b, pingLine)
-		straight = append(straight, time.Since(t0))
-	}
-	b.StopTimer()
-	sp50, sp99 := quantiles(b, "shim-", viaShim)
-	dp50, dp99 := quantiles(b, "socket-", straight)
-	b.ReportMetric(sp50/dp50, "p50-shim-over-socket-x")
-	b.Logf("ping p50/p99: through the shim %.0f/%.0f µs, straight to the socket %.0f/%.0f µs", sp50, sp99, dp50, dp99)
 }

@@ -97,8 +97,8 @@ func callLineFor(tool, args string) string {
 	return fmt.Sprintf(`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":%q,"arguments":%s}}`, tool, args)
 }
 
-// timed sends line and returns the round trip, failing on an error reply.
-func timed(b *testing.B, c *conn, line string) time.Duration {
+// timedCall sends line and returns the round trip, failing on an error reply.
+func timedCall(b *testing.B, c *conn, line string) time.Duration {
 	t0 := time.Now()
 	c.roundTrip(b, line)
 	d := time.Since(t0)
@@ -141,9 +141,9 @@ func BenchmarkGraphVsOfficial(b *testing.B) {
 	}
 	for _, k := range kinds {
 		tool, args := k.args(0)
-		timed(b, hearth, callLineFor(tool, args)) // warm
+		timedCall(b, hearth, callLineFor(tool, args)) // warm
 		if official != nil {
-			timed(b, official, callLineFor(tool, args))
+			timedCall(b, official, callLineFor(tool, args))
 		}
 	}
 	b.ResetTimer()
@@ -152,9 +152,9 @@ func BenchmarkGraphVsOfficial(b *testing.B) {
 		for i := 0; i < b.N; i++ {
 			tool, args := k.args(i)
 			line := callLineFor(tool, args)
-			hl = append(hl, timed(b, hearth, line))
+			hl = append(hl, timedCall(b, hearth, line))
 			if official != nil {
-				ol = append(ol, timed(b, official, line))
+				ol = append(ol, timedCall(b, official, line))
 			}
 		}
 		hp50, _ := quantiles(b, "hearth-"+k.name+"-", hl)
@@ -179,12 +179,12 @@ func BenchmarkGetRelated(b *testing.B) {
 		return callLineFor("get_related", fmt.Sprintf(`{"name":"entity-%d","depth":2}`, r.IntN(100000)))
 	}
 	for i := 0; i < 50; i++ {
-		timed(b, hearth, line())
+		timedCall(b, hearth, line())
 	}
 	lat := make([]time.Duration, 0, b.N)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		lat = append(lat, timed(b, hearth, line()))
+		lat = append(lat, timedCall(b, hearth, line()))
 	}
 	b.StopTimer()
 	quantiles(b, "", lat)

@@ -87,31 +87,31 @@ func BenchmarkSearchMemoryVsOfficial(b *testing.B) {
 		b.Log("official server-memory not installed (npm ci in test/ts); measuring hearth alone")
 	}
 
-	measure := func(c *conn, tool string, arg string) []time.Duration {
-		var lat []time.Duration
-		for i := 0; i < b.N; i++ {
+	search := func(c *conn, tool, arg string) func() time.Duration {
+		i := 0
+		return func() time.Duration {
 			q := memoryQueries[i%len(memoryQueries)]
+			i++
 			line := fmt.Sprintf(`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":%q,"arguments":{%q:%q}}}`, tool, arg, q)
-			t0 := time.Now()
-			c.roundTrip(b, line)
-			lat = append(lat, time.Since(t0))
+			d := timed(func() { c.roundTrip(b, line) })
 			if strings.Contains(c.sc.Text(), `"isError":true`) {
 				b.Fatalf("%s failed: %.300s", tool, c.sc.Text())
 			}
+			return d
 		}
-		return lat
 	}
+	cs := []contender{{"hearth", search(hearth, "search_memory", "query")}}
+	if official != nil {
+		cs = append(cs, contender{"official", search(official, "search_nodes", "query")})
+	}
+	// The two take turns, 20 queries at a time, in five rounds.
 	b.ResetTimer()
-	hl := measure(hearth, "search_memory", "query")
-	var ol []time.Duration
-	if official != nil {
-		ol = measure(official, "search_nodes", "query")
-	}
+	lat := interleave(5, max(b.N/5, 20), 20, cs...)
 	b.StopTimer()
-	hp50, _ := quantiles(b, "hearth-", hl)
+	roundQuantiles(b, "hearth-", lat[0])
 	if official != nil {
-		op50, _ := quantiles(b, "official-", ol)
-		b.ReportMetric(op50/hp50, "speedup-x")
+		roundQuantiles(b, "official-", lat[1])
+		roundRatio(b, "speedup", lat[1], lat[0])
 	}
 }
 
@@ -142,10 +142,11 @@ func BenchmarkAddMemorySocket(b *testing.B) {
 		b.Run(fmt.Sprintf("conns=%d", conns), func(b *testing.B) {
 			cs := dialInitialized(b, startSocketDaemon(b), conns)
 			sentences := corpusSentences(1000)
-			rate := acrossConns(b, cs, func(ci int, c *conn, per int) {
+			b.ResetTimer()
+			rate := acrossConns(b, cs, b.N, func(ci int, c *conn, per int) {
 				for i := 0; i < per; i++ {
 					text, _ := json.Marshal(sentences[(ci*per+i)%len(sentences)])
-					c.w.WriteString(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"add_memory","arguments":{"text":` + string(text) + `,"metadata":{"tags":["bench"]}}}}` + "\n")
+					c.send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"add_memory","arguments":{"text":` + string(text) + `,"metadata":{"tags":["bench"]}}}}`)
 					if err := c.w.Flush(); err != nil || !c.sc.Scan() {
 						b.Error("connection ended")
 						return
@@ -156,6 +157,7 @@ func BenchmarkAddMemorySocket(b *testing.B) {
 					}
 				}
 			})
+			b.StopTimer()
 			b.ReportMetric(rate, "adds/s")
 			b.ReportMetric(0, "ns/op")
 		})

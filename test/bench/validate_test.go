@@ -49,8 +49,9 @@ func loadCorpus(b *testing.B) *schemas.Catalog {
 
 // BenchmarkValidateVsPeers validates the fifteen corpus examples against
 // their schemas and in the same run has ajv (Draft 2020-12 build, warmed
-// up) and Python's jsonschema (Debian python3-jsonschema) do the same.
-// Targets: ≥ 1× ajv, ≥ 20× python-jsonschema.
+// up) and Python's jsonschema (Debian python3-jsonschema) do the same, in
+// turn, five rounds; ratios are taken round by round. Targets: ≥ 1× ajv,
+// ≥ 20× python-jsonschema.
 //
 // Two measures: documents decoded once and validation alone timed
 // (validations/s, x-ajv, x-python), and validate_asset's own work from the
@@ -76,59 +77,89 @@ func BenchmarkValidateVsPeers(b *testing.B) {
 		}
 		jobs = append(jobs, job{raw, doc, ex.Component})
 	}
-	b.ResetTimer()
-	start := time.Now()
-	for i := 0; i < b.N; i++ {
-		j := &jobs[i%len(jobs)]
-		if ok, _, _ := cat.ValidateDoc(j.doc, j.schema); !ok {
-			b.Fatal("invalid")
+	// Ours and each peer take turns, round after round: ours decoded,
+	// ours from text, then each peer's run of the same documents.
+	decoded := func(n int) float64 {
+		start := time.Now()
+		for i := 0; i < n; i++ {
+			j := &jobs[i%len(jobs)]
+			if ok, _, _ := cat.ValidateDoc(j.doc, j.schema); !ok {
+				b.Fatal("invalid")
+			}
 		}
+		return float64(n) / time.Since(start).Seconds()
 	}
-	elapsed := time.Since(start)
-	// From text: what validate_asset does with the asset it receives.
-	textN := max(b.N/10, len(jobs))
-	start = time.Now()
-	for i := 0; i < textN; i++ {
-		j := &jobs[i%len(jobs)]
-		doc, err := jsonval.Parse(j.raw)
-		if err != nil {
-			b.Fatal(err)
+	fromText := func(n int) float64 {
+		start := time.Now()
+		for i := 0; i < n; i++ {
+			j := &jobs[i%len(jobs)]
+			doc, err := jsonval.Parse(j.raw)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if ok, _, _ := cat.ValidateDoc(doc, j.schema); !ok {
+				b.Fatal("invalid")
+			}
 		}
-		if ok, _, _ := cat.ValidateDoc(doc, j.schema); !ok {
-			b.Fatal("invalid")
-		}
+		return float64(n) / time.Since(start).Seconds()
 	}
-	textElapsed := time.Since(start)
-	b.StopTimer()
-	ours := float64(b.N) / elapsed.Seconds()
-	oursText := float64(textN) / textElapsed.Seconds()
-	b.ReportMetric(ours, "validations/s")
-	b.ReportMetric(oursText, "text-validations/s")
-
 	ajvScript := filepath.Join("..", "ts", "bench_ajv.mjs")
-	rounds := strconv.Itoa(max(b.N/len(jobs), 20))
-	if ajv := peerRate(b, "ajv", "node", ajvScript, schemasDir, examplesDir, rounds, "decoded"); ajv > 0 {
-		b.ReportMetric(ajv, "ajv-validations/s")
-		b.ReportMetric(ours/ajv, "x-ajv")
+	pyScript := filepath.Join("peers", "bench_jsonschema.py")
+	n := max(b.N/peerRounds, 20*len(jobs))
+	textN := max(n/10, len(jobs))
+	var ours, oursText, ajv, ajvText, py []float64
+	b.ResetTimer()
+	for r := 0; r < peerRounds; r++ {
+		ours = append(ours, decoded(n))
+		if a := peerRate(b, "ajv", "node", ajvScript, schemasDir, examplesDir, strconv.Itoa(max(n/len(jobs), 20)), "decoded"); a > 0 {
+			ajv = append(ajv, a)
+		}
+		oursText = append(oursText, fromText(textN))
+		if a := peerRate(b, "ajv", "node", ajvScript, schemasDir, examplesDir, strconv.Itoa(max(textN/len(jobs), 5)), "text"); a > 0 {
+			ajvText = append(ajvText, a)
+		}
+		if p := peerRate(b, "python-jsonschema", "/usr/bin/python3", pyScript, schemasDir, examplesDir, strconv.Itoa(max(n/len(jobs)/50, 5))); p > 0 {
+			py = append(py, p)
+		}
 	}
-	textRounds := strconv.Itoa(max(textN/len(jobs), 5))
-	if ajv := peerRate(b, "ajv", "node", ajvScript, schemasDir, examplesDir, textRounds, "text"); ajv > 0 {
-		b.ReportMetric(ajv, "ajv-text-validations/s")
-		b.ReportMetric(oursText/ajv, "x-ajv-text")
+	b.StopTimer()
+	reportSpread(b, "validations/s", spreadOf(append([]float64(nil), ours...)))
+	reportSpread(b, "text-validations/s", spreadOf(append([]float64(nil), oursText...)))
+	ratios := func(name string, a, peer []float64) {
+		if len(peer) != len(a) {
+			return
+		}
+		var v []float64
+		for i := range a {
+			v = append(v, a[i]/peer[i])
+		}
+		reportSpread(b, name, spreadOf(v))
 	}
-	pyRounds := strconv.Itoa(max(b.N/len(jobs)/50, 5))
-	if py := peerRate(b, "python-jsonschema", "/usr/bin/python3", filepath.Join("peers", "bench_jsonschema.py"), schemasDir, examplesDir, pyRounds); py > 0 {
-		b.ReportMetric(py, "python-validations/s")
-		b.ReportMetric(ours/py, "x-python")
+	if len(ajv) > 0 {
+		reportSpread(b, "ajv-validations/s", spreadOf(append([]float64(nil), ajv...)))
+		ratios("x-ajv", ours, ajv)
+	}
+	if len(ajvText) > 0 {
+		reportSpread(b, "ajv-text-validations/s", spreadOf(append([]float64(nil), ajvText...)))
+		ratios("x-ajv-text", oursText, ajvText)
+	}
+	if len(py) > 0 {
+		reportSpread(b, "python-validations/s", spreadOf(append([]float64(nil), py...)))
+		ratios("x-python", ours, py)
 	}
 }
+
+// peerRounds is how many times ValidateVsPeers runs ours and each peer in
+// turn.
+const peerRounds = 5
 
 // BenchmarkValidateAssetVsAjvServer: validate_asset called over stdio, one
 // call at a time, on each corpus example (compact, as JSON.stringify sends
 // it), served by hearthd and, in the same run, by the same tool built with
 // the official TypeScript SDK's McpServer and ajv (test/ts/ajv_server.mjs).
 // The whole call is timed: framing, parsing, argument checks, validation
-// and the reply. Reports p50/p99 of both and hearth's speed-up.
+// and the reply. The two take turns in blocks, nine rounds; reports p50/p99
+// of both and hearth's speed-up, as ranges over the rounds.
 func BenchmarkValidateAssetVsAjvServer(b *testing.B) {
 	cat := loadCorpus(b)
 	schemasDir, examplesDir := cat.SchemasDir, cat.ExamplesDir
@@ -156,35 +187,43 @@ func BenchmarkValidateAssetVsAjvServer(b *testing.B) {
 		}
 		b.Log("ajv server peer unavailable: run npm ci in test/ts")
 	}
-	measure := func(name string, c *conn, n int) []time.Duration {
-		lat := make([]time.Duration, 0, n)
-		for i := 0; i < n; i++ {
-			line := lines[i%len(lines)]
-			t0 := time.Now()
-			c.roundTrip(b, line)
-			lat = append(lat, time.Since(t0))
-			if !bytes.Contains(c.reply(), []byte(`"structuredContent":{"ok":true}`)) {
-				b.Fatalf("%s: %.300s", name, c.reply())
-			}
+	check := func(name string, c *conn) {
+		if !bytes.Contains(c.reply(), []byte(`"structuredContent":{"ok":true}`)) {
+			b.Fatalf("%s: %.300s", name, c.reply())
 		}
-		return lat
 	}
+	// Warm up (V8's JIT, Go's heap).
 	for name, c := range peers {
-		measure(name, c, 20*len(lines)) // warm up (V8's JIT, Go's heap)
+		for i := 0; i < 20*len(lines); i++ {
+			c.roundTrip(b, lines[i%len(lines)])
+			check(name, c)
+		}
 	}
-	b.ResetTimer()
-	lat := map[string][]time.Duration{}
+	var cs []contender
 	for _, name := range []string{"hearth", "ajv"} {
 		if c := peers[name]; c != nil {
-			lat[name] = measure(name, c, b.N)
+			i := 0
+			cs = append(cs, contender{name, func() time.Duration {
+				line := lines[i%len(lines)]
+				i++
+				d := timed(func() { c.roundTrip(b, line) })
+				check(name, c)
+				return d
+			}})
 		}
 	}
+	b.ResetTimer()
+	lat := interleave(rounds, perRound(b), block, cs...)
 	b.StopTimer()
-	hp50, hp99 := quantiles(b, "hearth-", lat["hearth"])
-	b.ReportMetric(1e6/hp50, "hearth-calls/s-at-p50")
-	if lat["ajv"] != nil {
-		ap50, ap99 := quantiles(b, "ajv-server-", lat["ajv"])
-		b.ReportMetric(ap50/hp50, "speedup-p50-x")
-		b.ReportMetric(ap99/hp99, "speedup-p99-x")
+	hp50, _ := roundQuantiles(b, "hearth-", lat[0])
+	b.ReportMetric(1e6/hp50.mid, "hearth-calls/s-at-p50")
+	if len(lat) > 1 {
+		roundQuantiles(b, "ajv-server-", lat[1])
+		roundRatio(b, "speedup-p50", lat[1], lat[0])
+		var v []float64
+		for r := range lat[0] {
+			v = append(v, quantile(lat[1][r], 0.99)/quantile(lat[0][r], 0.99))
+		}
+		reportSpread(b, "speedup-p99-x", spreadOf(v))
 	}
 }

@@ -118,41 +118,49 @@ func BenchmarkSearchVsRipgrep(b *testing.B) {
 	c := startPeer(b, cmd)
 	toolCall(b, c, "index_build", map[string]any{"repo_path": src})
 
-	b.ResetTimer()
-	var lat []time.Duration
-	for i := 0; i < b.N; i++ {
-		q := searchQueries[i%len(searchQueries)]
-		t0 := time.Now()
-		toolCall(b, c, "search", map[string]any{"repo_path": src, "query": q.q, "regex": q.regex})
-		lat = append(lat, time.Since(t0))
-	}
-	b.StopTimer()
-	hp50, _ := quantiles(b, "hearth-", lat)
-
 	rg, err := exec.LookPath("rg")
 	if err != nil {
 		b.Log("ripgrep (rg) not installed (Debian: ripgrep); measuring hearth alone")
-		return
 	}
-	// rg is slow: a few rounds of the query set are enough for its median.
-	var rl []time.Duration
-	for round := 0; round < 3; round++ {
-		for _, q := range searchQueries {
-			args := []string{"-n", "-i", "--no-heading", "--color=never"}
-			if !q.regex {
-				args = append(args, "-F")
-			}
-			args = append(args, "-e", q.q, src)
-			t0 := time.Now()
-			out, err := exec.Command(rg, args...).Output()
-			rl = append(rl, time.Since(t0))
-			if err != nil && !strings.Contains(err.Error(), "exit status 1") { // 1: no match
-				b.Fatalf("rg %v: %v", args, err)
-			}
-			_ = out
+	i := 0
+	cs := []contender{{"hearth", func() time.Duration {
+		q := searchQueries[i%len(searchQueries)]
+		i++
+		return timed(func() { toolCall(b, c, "search", map[string]any{"repo_path": src, "query": q.q, "regex": q.regex}) })
+	}}}
+	j := 0
+	rgQuery := func() time.Duration {
+		q := searchQueries[j%len(searchQueries)]
+		j++
+		args := []string{"-n", "-i", "--no-heading", "--color=never"}
+		if !q.regex {
+			args = append(args, "-F")
+		}
+		args = append(args, "-e", q.q, src)
+		var err error
+		d := timed(func() { _, err = exec.Command(rg, args...).Output() })
+		if err != nil && !strings.Contains(err.Error(), "exit status 1") { // 1: no match
+			b.Fatalf("rg %v: %v", args, err)
+		}
+		return d
+	}
+	// Three rounds: hearth's share of the queries and one pass of the
+	// query set through rg (it is slow: one pass is enough for its
+	// median), in turn.
+	b.ResetTimer()
+	var hl, rl [][]time.Duration
+	for r := 0; r < 3; r++ {
+		h := interleave(1, max(b.N/3, len(searchQueries)), len(searchQueries), cs...)[0][0]
+		hl = append(hl, h)
+		if rg != "" {
+			rl = append(rl, interleave(1, len(searchQueries), len(searchQueries), contender{"rg", rgQuery})[0][0])
 		}
 	}
-	rp50, _ := quantiles(b, "rg-", rl)
-	b.ReportMetric(rp50/hp50, "speedup-x")
-	b.Logf("search p50 %.2f ms, rg p50 %.1f ms", hp50/1e3, rp50/1e3)
+	b.StopTimer()
+	hp50, _ := roundQuantiles(b, "hearth-", hl)
+	if rg != "" {
+		rp50, _ := roundQuantiles(b, "rg-", rl)
+		roundRatio(b, "speedup", rl, hl)
+		b.Logf("search p50 %.2f ms, rg p50 %.1f ms", hp50.mid/1e3, rp50.mid/1e3)
+	}
 }

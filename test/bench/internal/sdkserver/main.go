@@ -1,7 +1,8 @@
 // Command sdkserver is the peer for hearth's benchmarks: a stdio MCP server
 // built with the official go-sdk that serves the same trivial tool as hearth
-// (daemon_status, returning a status object of the same shape), so the two
-// can be measured side by side in one run.
+// (daemon_status, returning a status object of the same shape) and a small
+// real one (diff_assets: the RFC 6902 patch between two documents, with
+// wI2L/jsondiff), so the two can be measured side by side in one run.
 package main
 
 import (
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/wI2L/jsondiff"
 )
 
 type status struct {
@@ -21,6 +23,16 @@ type status struct {
 	StartedAt     string  `json:"started_at"`
 	UptimeSeconds float64 `json:"uptime_s"`
 	Requests      uint64  `json:"requests"`
+}
+
+type diffArgs struct {
+	Base any `json:"base"`
+	New  any `json:"new"`
+}
+
+type diffResult struct {
+	OK    bool           `json:"ok"`
+	Patch jsondiff.Patch `json:"patch"`
 }
 
 func main() {
@@ -35,6 +47,14 @@ func main() {
 				UptimeSeconds: time.Since(started).Seconds(),
 				Requests:      calls.Add(1),
 			}, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "diff_assets", Description: "RFC 6902 patch from base to new"},
+		func(ctx context.Context, req *mcp.CallToolRequest, in diffArgs) (*mcp.CallToolResult, diffResult, error) {
+			patch, err := jsondiff.Compare(in.Base, in.New)
+			if err != nil {
+				return nil, diffResult{}, err
+			}
+			return nil, diffResult{OK: true, Patch: patch}, nil
 		})
 	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
 		log.Fatal(err)

@@ -1,0 +1,282 @@
+package daemon
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+	"golang.org/x/sys/unix"
+
+	"github.com/hearth-mcp/hearth/pkg/envelope"
+	"github.com/hearth-mcp/hearth/pkg/handoff"
+	"github.com/hearth-mcp/hearth/pkg/jsonrpc"
+	"github.com/hearth-mcp/hearth/pkg/mcp"
+	"github.com/hearth-mcp/hearth/pkg/tool"
+)
+
+// serveConn serves one accepted connection. A shim whose first frame is the
+// attach request, sent with its client's stdin and stdout and a handoff
+// region, has its client served on those descriptors directly (decision
+// 0020); everything else is an ordinary connection.
+func (d *Daemon) serveConn(ctx context.Context, c *net.UnixConn, p peer) {
+	first, fds, err := readFirst(ctx, c)
+	if err != nil || len(first) == 0 {
+		closeAll(fds)
+		return
+	}
+	if len(fds) == 3 && isAttach(first) {
+		if d.serveDirect(ctx, c, first, fds, p) {
+			return
+		}
+		first = nil // refused and answered: the shim relays over this connection
+	} else {
+		closeAll(fds)
+	}
+	d.serveSocket(ctx, c, first, p)
+}
+
+// readFirst reads what the client sends first, with any descriptors that
+// came with it. A drain (ctx) interrupts the wait.
+func readFirst(ctx context.Context, c *net.UnixConn) ([]byte, []int, error) {
+	buf := make([]byte, 4096)
+	oob := make([]byte, unix.CmsgSpace(4*4))
+	stop := context.AfterFunc(ctx, func() { c.SetReadDeadline(time.Now()) })
+	n, oobn, flags, _, err := c.ReadMsgUnix(buf, oob)
+	if !stop() {
+		err = ctx.Err()
+	}
+	var fds []int
+	if oobn > 0 {
+		if msgs, perr := unix.ParseSocketControlMessage(oob[:oobn]); perr == nil {
+			for i := range msgs {
+				if got, rerr := unix.ParseUnixRights(&msgs[i]); rerr == nil {
+					fds = append(fds, got...)
+				}
+			}
+		}
+	}
+	if flags&unix.MSG_CTRUNC != 0 {
+		closeAll(fds) // more than an attach sends: none are used
+		fds = nil
+	}
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, fds, err
+	}
+	return buf[:n], fds, nil
+}
+
+func closeAll(fds []int) {
+	for _, fd := range fds {
+		unix.Close(fd)
+	}
+}
+
+// isAttach: first is exactly one frame, the attach request.
+func isAttach(first []byte) bool {
+	line, rest, ok := bytes.Cut(first, []byte("\n"))
+	if !ok || len(rest) != 0 {
+		return false
+	}
+	env, ok := envelope.Scan(line)
+	return ok && env.Kind() == envelope.Request && env.Method == handoff.AttachMethod
+}
+
+// attachReply answers the attach request.
+func attachReply(c net.Conn, err error) error {
+	id := jsonrpc.RawID([]byte(`"` + handoff.AttachID + `"`))
+	var frame []byte
+	if err != nil {
+		frame = jsonrpc.ErrorFrame(id, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "cannot serve the client's stdio directly: " + err.Error()})
+	} else {
+		frame = jsonrpc.ResultFrame(id, []byte(`{"transport":"direct"}`))
+	}
+	c.SetWriteDeadline(time.Now().Add(5 * time.Second))
+	_, werr := c.Write(append(frame, '\n'))
+	c.SetWriteDeadline(time.Time{})
+	return werr
+}
+
+// errShimGone: the shim's control connection closed.
+var errShimGone = errors.New("the shim went away")
+
+// serveDirect serves a shim's client on the descriptors it handed over:
+// stdin, stdout and the handoff region. It reports false when it refused
+// them (after answering so): the connection is then an ordinary one.
+func (d *Daemon) serveDirect(ctx context.Context, c *net.UnixConn, first []byte, fds []int, p peer) bool {
+	region, limit, swallow, err := takeDescriptors(first, fds[0], fds[1], fds[2])
+	unix.Close(fds[2]) // mapped, or refused
+	if err != nil {
+		unix.Close(fds[0])
+		unix.Close(fds[1])
+		d.log.Info("refused a shim's stdio; relaying its frames instead", zap.Int("peer_pid", p.PID), zap.Error(err))
+		return attachReply(c, err) != nil // a connection that cannot even be answered is done
+	}
+	// The client's pipes are read and written with plain system calls, a
+	// reader that must wait blocking in poll(2) on its own thread, as a
+	// stdio daemon blocks in read(2): the wake-up goes straight to it. In
+	// the runtime's poller every frame would first wake the poller's
+	// thread, and stdout would wake it again each time the client reads
+	// a reply. Close interrupts a wait.
+	in, err := handoff.NewFD(fds[0])
+	var out *handoff.FD
+	if err == nil {
+		out, err = handoff.NewFD(fds[1])
+	}
+	if err != nil {
+		if in != nil {
+			in.Release()
+		}
+		unix.Close(fds[0])
+		unix.Close(fds[1])
+		region.Close()
+		return attachReply(c, err) != nil
+	}
+	defer func() {
+		in.Release()
+		out.Release()
+		unix.Close(fds[0])
+		unix.Close(fds[1])
+		region.Close()
+	}()
+	if attachReply(c, nil) != nil {
+		return true
+	}
+	ctl := bufio.NewReader(c)
+	// The shim first writes the replies it owes for a daemon it lost, then
+	// says start.
+	if kind, _, err := handoff.ReadMsg(ctl, nil); err != nil || kind != handoff.MsgStart {
+		return true
+	}
+	gone := make(chan struct{})
+	acks := make(chan struct{}, 1)
+	go func() {
+		defer close(gone)
+		for {
+			kind, _, err := handoff.ReadMsg(ctl, nil)
+			if err != nil {
+				return
+			}
+			if kind == handoff.MsgAck {
+				acks <- struct{}{}
+			}
+		}
+	}()
+	var ctlMu sync.Mutex
+	send := func(kind byte, parts ...[]byte) error {
+		ctlMu.Lock()
+		defer ctlMu.Unlock()
+		return handoff.WriteMsg(c, kind, parts...)
+	}
+	j := handoff.NewJournal(region, in)
+	tr := handoff.NewTracker(region, j, send)
+	w := &handoff.Writer{W: out, Limit: limit, T: tr, Swallow: swallow, Big: func(seq uint64, line []byte) error {
+		if err := send(handoff.MsgFrame, handoff.U64(seq), line); err != nil {
+			return err
+		}
+		select {
+		case <-acks:
+			return nil
+		case <-gone:
+			return errShimGone
+		}
+	}}
+	// Once the client's input ends, its stdout is watched for the client
+	// going away altogether, as a stdio daemon watches its own.
+	hup := newHangupWatch(j, fileFD(out))
+	defer hup.Close()
+	clientGone := make(chan struct{})
+	go func() {
+		select {
+		case <-gone:
+		case <-hup.Gone():
+		}
+		close(clientGone)
+	}()
+	err = d.srv.Serve(ctx, mcp.Conn{Reader: hup, Writer: w, CloseRead: in.Close, Gone: clientGone, Client: tool.Client{PID: p.PID},
+		Tracker: tr, Transport: "direct"})
+	// Nothing touches the descriptors or the region after this: the shim
+	// may take them back as soon as the connection closes. (Serve does not
+	// wait for its reader, which may still be in Read: closing in ends
+	// that read, and the tracker waits for it.)
+	in.Close()
+	out.Close()
+	tr.Close()
+	region.Close()
+	select {
+	case <-gone: // the shim is gone: nobody to tell
+	default:
+		switch {
+		case err == nil && j.AtEOF():
+			send(handoff.MsgEnd, []byte{handoff.EndDone})
+		case errors.Is(err, mcp.ErrWriteFailed):
+			send(handoff.MsgEnd, []byte{handoff.EndGone})
+		default:
+			// A drain, or a failure of the daemon's own: the shim takes its
+			// client's stdio back and goes on with the next daemon.
+			d.log.Debug("handing a client's stdio back to its shim", zap.Error(err))
+		}
+	}
+	return true
+}
+
+// takeDescriptors checks the attach request and the descriptors that came
+// with it: stdin and stdout must be pipes or sockets, and the region one of
+// this layout. It returns the mapped region, the atomic write size for
+// stdout, and the id of a replayed initialize whose reply is not the
+// client's; stdin and stdout are left non-blocking.
+func takeDescriptors(first []byte, in, out, mem int) (*handoff.Region, int, []byte, error) {
+	msg, perr := jsonrpc.Parse(bytes.TrimSpace(first))
+	if perr != nil {
+		return nil, 0, nil, errors.New(perr.Err.Message)
+	}
+	var params handoff.AttachParams
+	if err := json.Unmarshal(msg.Params, &params); err != nil || params.Version != handoff.AttachVersion {
+		return nil, 0, nil, fmt.Errorf("attach version %d, this daemon serves %d", params.Version, handoff.AttachVersion)
+	}
+	var swallow []byte
+	if params.Swallow != "" {
+		swallow, _ = json.Marshal(params.Swallow)
+	}
+	var kinds [2]uint32
+	for i, fd := range []int{in, out} {
+		var st unix.Stat_t
+		if err := unix.Fstat(fd, &st); err != nil {
+			return nil, 0, nil, os.NewSyscallError("fstat", err)
+		}
+		kinds[i] = st.Mode & unix.S_IFMT
+		if kinds[i] != unix.S_IFIFO && kinds[i] != unix.S_IFSOCK {
+			return nil, 0, nil, fmt.Errorf("the client's %s is neither a pipe nor a socket", [2]string{"stdin", "stdout"}[i])
+		}
+	}
+	limit := handoff.PipeLimit
+	if kinds[1] == unix.S_IFSOCK {
+		// A Unix stream socket takes a non-blocking write of up to one
+		// buffer (half its send buffer, at most 32 KiB and a page) whole,
+		// or not at all.
+		sndbuf, err := unix.GetsockoptInt(out, unix.SOL_SOCKET, unix.SO_SNDBUF)
+		if err != nil {
+			return nil, 0, nil, os.NewSyscallError("getsockopt", err)
+		}
+		limit = min(sndbuf/2-128, 32<<10)
+	}
+	region, err := handoff.Open(mem)
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	for _, fd := range []int{in, out} {
+		if err := unix.SetNonblock(fd, true); err != nil {
+			region.Close()
+			return nil, 0, nil, os.NewSyscallError("fcntl", err)
+		}
+	}
+	return region, limit, swallow, nil
+}

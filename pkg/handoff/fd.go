@@ -1,0 +1,127 @@
+//go:build linux
+
+package handoff
+
+import (
+	"errors"
+	"io"
+	"os"
+	"sync"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// FD reads or writes one of the client's descriptors with plain system
+// calls, never through the Go runtime's poller. A pipe or socket in the
+// poller's epoll set raises an event whenever its other end moves (a
+// socket reports write space each time its peer reads), and every event
+// wakes the process: the shim, which holds the client's stdio while the
+// daemon uses it, would be woken for every frame, and so would the daemon
+// for every reply the client reads. A descriptor that is not ready is
+// waited for with poll(2) instead, which Close interrupts.
+type FD struct {
+	fd   int
+	mu   sync.Mutex // held across each read or write system call
+	shut bool
+	wake [2]int // a pipe whose read end every poll also waits on
+}
+
+// NewFD wraps fd, which it makes non-blocking. Close does not close fd.
+func NewFD(fd int) (*FD, error) {
+	if err := unix.SetNonblock(fd, true); err != nil {
+		return nil, os.NewSyscallError("fcntl", err)
+	}
+	f := &FD{fd: fd}
+	if err := unix.Pipe2(f.wake[:], unix.O_CLOEXEC|unix.O_NONBLOCK); err != nil {
+		return nil, os.NewSyscallError("pipe2", err)
+	}
+	return f, nil
+}
+
+// ErrClosed is returned by a read or write after Close.
+var ErrClosed = errors.New("handoff: descriptor closed")
+
+// Read reads once, waiting until something can be read.
+func (f *FD) Read(p []byte) (int, error) {
+	return f.do(unix.POLLIN, func() (int, error) { return unix.Read(f.fd, p) }, len(p) == 0)
+}
+
+// Write writes all of p, waiting for room as needed. A write of up to
+// PIPE_BUF bytes to a pipe goes out whole or not at all.
+func (f *FD) Write(p []byte) (int, error) {
+	done := 0
+	for done < len(p) {
+		n, err := f.do(unix.POLLOUT, func() (int, error) { return unix.Write(f.fd, p[done:]) }, false)
+		done += n
+		if err != nil {
+			return done, err
+		}
+	}
+	return done, nil
+}
+
+func (f *FD) do(events int16, call func() (int, error), empty bool) (int, error) {
+	if empty {
+		return 0, nil
+	}
+	for {
+		f.mu.Lock()
+		if f.shut {
+			f.mu.Unlock()
+			return 0, ErrClosed
+		}
+		n, err := call()
+		f.mu.Unlock()
+		switch {
+		case err == nil && n == 0 && events == unix.POLLIN:
+			return 0, io.EOF
+		case err == nil:
+			return n, nil
+		case err == unix.EINTR:
+			continue
+		case err != unix.EAGAIN:
+			return max(n, 0), os.NewSyscallError(map[int16]string{unix.POLLIN: "read", unix.POLLOUT: "write"}[events], err)
+		}
+		p := []unix.PollFd{{Fd: int32(f.fd), Events: events}, {Fd: int32(f.wake[0]), Events: unix.POLLIN}}
+		if _, err := unix.Poll(p, -1); err != nil && err != unix.EINTR {
+			return 0, os.NewSyscallError("poll", err)
+		}
+		if p[1].Revents != 0 {
+			return 0, ErrClosed
+		}
+	}
+}
+
+// Close stops every read and write, waiting ones included; after it
+// returns none is under way. The descriptor itself stays open.
+func (f *FD) Close() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.shut {
+		return nil
+	}
+	f.shut = true
+	unix.Write(f.wake[1], []byte{0})
+	unix.Close(f.wake[1])
+	return nil
+}
+
+// Release closes what Close left open but the descriptor (the wake pipe);
+// call it once nothing uses f.
+func (f *FD) Release() {
+	f.Close()
+	unix.Close(f.wake[0])
+}
+
+// SyscallConn gives the descriptor to code that polls it itself (the
+// daemon's watch for a client that stopped reading).
+func (f *FD) SyscallConn() (syscall.RawConn, error) { return rawConn{f.fd}, nil }
+
+type rawConn struct{ fd int }
+
+func (r rawConn) Control(fn func(uintptr)) error { fn(uintptr(r.fd)); return nil }
+
+func (r rawConn) Read(func(uintptr) bool) error { return errors.ErrUnsupported }
+
+func (r rawConn) Write(func(uintptr) bool) error { return errors.ErrUnsupported }

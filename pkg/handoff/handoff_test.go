@@ -1,0 +1,386 @@
+//go:build linux
+
+package handoff
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand"
+	"strings"
+	"testing"
+
+	"github.com/hearth-mcp/hearth/pkg/envelope"
+	"github.com/hearth-mcp/hearth/pkg/frame"
+	"github.com/hearth-mcp/hearth/pkg/jsonrpc"
+)
+
+// sent is one frame of the client's input.
+type sent struct {
+	text     string // with its newline
+	end      int64  // stream offset just past it
+	id       string // a request's id text ("" otherwise)
+	cancels  string // the id key a notifications/cancelled names
+	initiate bool   // the session's initialize
+}
+
+// clientStream makes a session's input: an opening, requests with short,
+// long and duplicated ids, cancellations, blank and malformed lines, and
+// (when long) a line over frame.MaxLine.
+func clientStream(rng *rand.Rand, n int, long bool) ([]sent, []byte) {
+	var out []sent
+	var buf bytes.Buffer
+	add := func(s sent) {
+		buf.WriteString(s.text)
+		s.end = int64(buf.Len())
+		out = append(out, s)
+	}
+	if rng.Intn(3) == 0 {
+		add(sent{text: `{"jsonrpc":"2.0","id":"d","method":"server/discover","params":{"_meta":{}}}` + "\n", id: `"d"`})
+	} else {
+		add(sent{text: `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{}}}` + "\n", id: "0", initiate: true})
+		add(sent{text: `{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n"})
+	}
+	for i := 1; i <= n; i++ {
+		switch k := rng.Intn(20); {
+		case k == 0:
+			add(sent{text: strings.Repeat("\n", 1+rng.Intn(200))})
+		case k == 1:
+			add(sent{text: "not json\n"})
+		case k == 2 && i > 3:
+			victim := rng.Intn(i-1) + 1
+			add(sent{text: fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"%d"}}`+"\n", victim), cancels: fmt.Sprint(victim)})
+		case k == 3:
+			id := fmt.Sprintf(`"%s-%d"`, strings.Repeat("long", 40), i) // longer than a slot holds
+			add(sent{text: fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"method":"tools/call","params":{}}`+"\n", id), id: id})
+		case k == 4 && long && rng.Intn(n/100) == 0:
+			// Over the limit (discarded, answered too large), or just under it.
+			size := frame.MaxLine + rng.Intn(frame.MaxLine)
+			if rng.Intn(2) == 0 {
+				size = frame.MaxLine - 100
+			}
+			id := fmt.Sprintf(`"big%d"`, i)
+			s := sent{text: `{"jsonrpc":"2.0","id":` + id + `,"method":"ping","params":{"p":"` + strings.Repeat("x", size) + `"}}` + "\n"}
+			if len(s.text) <= frame.MaxLine+1 {
+				s.id = id
+			}
+			add(s)
+		default:
+			id := fmt.Sprint(i)
+			if rng.Intn(10) == 0 {
+				id = fmt.Sprint(i - 1) // a duplicate of the one before, perhaps in flight
+			}
+			pad := strings.Repeat("p", rng.Intn(300))
+			add(sent{text: fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"method":"ping","params":{"pad":%q}}`+"\n", id, pad), id: id})
+		}
+	}
+	return out, buf.Bytes()
+}
+
+// chunkReader delivers a stream in pieces of random size, the way a pipe
+// does, and says how much it has delivered. after runs once a piece has
+// been copied into the caller's buffer, before Read returns: a crash there
+// is one after the read system call and before anything else.
+type chunkReader struct {
+	rng       *rand.Rand
+	data      []byte
+	delivered int
+	after     func()
+	// midLine: no piece ends a line, so the reader always has one in
+	// progress and the journal never empties before its end.
+	midLine bool
+}
+
+func (c *chunkReader) Read(p []byte) (int, error) {
+	if c.delivered == len(c.data) {
+		return 0, io.EOF
+	}
+	n := min(len(p), len(c.data)-c.delivered, 1+c.rng.Intn(6000))
+	if c.midLine && c.data[c.delivered+n-1] == '\n' && c.delivered+n < len(c.data) && n < len(p) {
+		n++
+	}
+	copy(p, c.data[c.delivered:c.delivered+n])
+	c.delivered += n
+	if c.after != nil {
+		c.after()
+	}
+	return n, nil
+}
+
+// clientOut is the client's stdout: the replies it has received.
+type clientOut struct {
+	got     map[string]int // id text → replies received
+	pending map[string]int // written in the batch being reported
+	partial bool
+}
+
+func (o *clientOut) take(b []byte, batch bool) {
+	for _, line := range bytes.SplitAfter(b, []byte("\n")) {
+		if len(line) == 0 {
+			continue
+		}
+		if line[len(line)-1] != '\n' {
+			o.partial = true
+		}
+		if from, to, ok := ResponseID(bytes.TrimSuffix(line, []byte("\n"))); ok {
+			id := string(line[from:to])
+			o.got[id]++
+			if batch {
+				o.pending[id]++
+			}
+		}
+	}
+}
+
+func (o *clientOut) Write(p []byte) (int, error) {
+	clear(o.pending)
+	o.take(p, true)
+	return len(p), nil
+}
+
+// TestCrashAtAnyInstantAccountsForEveryRequest runs a session over the
+// region and, at every store the shim may rely on (and after every read),
+// does what the shim does when the daemon dies: every request the client
+// sent is then answered, in flight, or still in the recovered input, and
+// exactly one of them; the input recovered is exactly what was read and not
+// taken in; the opening is there once it was taken in.
+func TestCrashAtAnyInstantAccountsForEveryRequest(t *testing.T) {
+	for seed := int64(1); seed <= 24; seed++ {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) { crashRun(t, seed, 300, false, 1) })
+	}
+}
+
+// TestCrashAcrossTheJournalsEnd: sessions long enough to fill the journal,
+// with lines just under and over frame.MaxLine, so that a line still being
+// read is moved to the start and an over-long one given up; one instant in
+// forty is checked.
+func TestCrashAcrossTheJournalsEnd(t *testing.T) {
+	for seed := int64(1); seed <= 2; seed++ {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) { crashRun(t, seed, 12000, true, 40) })
+	}
+}
+
+func crashRun(t *testing.T, seed int64, n int, long bool, every int) {
+	rng := rand.New(rand.NewSource(seed))
+	frames, stream := clientStream(rng, n, long)
+	r, f, err := Create()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	_ = f
+	told := Told{Tracked: map[uint64]Owed{}, Written: map[uint64]bool{}}
+	ctl := func(kind byte, parts ...[]byte) error {
+		p := bytes.Join(parts, nil)
+		switch kind {
+		case MsgTrack:
+			seq, rest, _ := ParseU64(p)
+			end, id, _ := ParseU64(rest)
+			told.Tracked[seq] = Owed{ID: append([]byte(nil), id...), Seq: seq, End: int64(end)}
+		case MsgUntrack:
+			seq, _, _ := ParseU64(p)
+			delete(told.Tracked, seq)
+		case MsgOpening:
+			end, line, _ := ParseU64(p)
+			told.Opening, told.OpenedAt = append([]byte(nil), line...), int64(end)
+		}
+		return nil
+	}
+	src := &chunkReader{rng: rng, data: stream, midLine: long}
+	out := &clientOut{got: map[string]int{}, pending: map[string]int{}}
+	j := NewJournal(r, src)
+	tr := NewTracker(r, j, ctl)
+	w := &Writer{W: out, Limit: PipeLimit, T: tr, Big: func(seq uint64, line []byte) error {
+		if seq != 0 {
+			told.Written[seq] = true
+		}
+		clear(out.pending)
+		out.take(append(line, '\n'), false)
+		return nil
+	}}
+	cancelled := map[string]bool{} // id keys whose cancellation was taken in
+	checks := 0
+	check := func() {
+		if every > 1 && rng.Intn(every) != 0 {
+			return
+		}
+		checks++
+		st := r.Recover(told)
+		if out.partial {
+			t.Fatal("the client received part of a line")
+		}
+		taken := int64(src.delivered - len(st.Input))
+		if !bytes.Equal(st.Input, stream[taken:src.delivered]) {
+			t.Fatalf("check %d: recovered input is not what was read and not taken in", checks)
+		}
+		inFlight := map[string]int{}
+		for _, o := range st.InFlight {
+			inFlight[string(o.ID)]++
+		}
+		want := map[string]int{} // requests taken in, by id
+		for _, fr := range frames {
+			if fr.end > taken {
+				if fr.end-int64(len(fr.text)) < taken && !st.InLongLine {
+					t.Fatalf("check %d: taken in up to %d, inside the frame ending at %d", checks, taken, fr.end)
+				}
+				break
+			}
+			if fr.id != "" {
+				want[fr.id]++
+			}
+		}
+		for id, n := range want {
+			got := out.got[id] + inFlight[id]
+			if cancelled[envelope.Key([]byte(id))] {
+				continue // no reply comes for it, and it may have had one
+			}
+			// A reply written and not yet reported to the tracker is both
+			// received and in flight: the one instant a request may be
+			// answered twice (the shim's -32004 comes second).
+			if got < n || got > n+out.pending[id] {
+				t.Fatalf("check %d: request %s taken in %d times: %d replies, %d in flight", checks, id, n, out.got[id], inFlight[id])
+			}
+		}
+		for id := range inFlight {
+			if want[id] == 0 {
+				t.Fatalf("check %d: %s in flight but not taken in", checks, id)
+			}
+		}
+		var init *sent
+		for i := range frames {
+			if frames[i].initiate {
+				init = &frames[i]
+			}
+		}
+		wantOpening := init != nil && init.end <= taken
+		if (st.Opening != nil) != wantOpening || (wantOpening && string(st.Opening)+"\n" != init.text) {
+			t.Fatalf("check %d: opening %q, want one: %v", checks, st.Opening, wantOpening)
+		}
+		if st.Opened != (taken >= frames[0].end) || st.Modern != (st.Opened && frames[0].id == `"d"`) {
+			t.Fatalf("check %d: opened %v modern %v", checks, st.Opened, st.Modern)
+		}
+	}
+	r.afterStore = check
+	src.after = check
+
+	fw := frame.NewWriter(w)
+	fr := frame.NewReader(j)
+	var pending []jsonrpc.ID
+	answer := func(k int) {
+		for ; k > 0 && len(pending) > 0; k-- {
+			i := rng.Intn(len(pending))
+			id := pending[i]
+			pending = append(pending[:i], pending[i+1:]...)
+			result := `{}`
+			if rng.Intn(15) == 0 {
+				result = `{"big":"` + strings.Repeat("b", 5000+rng.Intn(70000)) + `"}`
+			}
+			fw.WriteRaw(jsonrpc.ResultFrame(id, []byte(result)))
+		}
+		if rng.Intn(3) == 0 {
+			fw.Flush()
+			clear(out.pending)
+			check()
+		}
+	}
+	for {
+		line, err := fr.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if errors.Is(err, frame.ErrTooLarge) {
+			tr.Took(nil, nil, fr.Offset())
+			fw.WriteRaw([]byte(jsonrpc.TooLargeFrame))
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		msg, perr := jsonrpc.Parse(line)
+		var key string
+		if perr == nil && msg.Method == "notifications/cancelled" {
+			// The tracker forgets the request as it takes the
+			// cancellation in: from then on no reply is owed for it.
+			key = strings.TrimSuffix(strings.TrimPrefix(string(msg.Params), `{"requestId":"`), `"}`)
+			cancelled[key] = true
+		}
+		tr.Took(msg, line, fr.Offset())
+		switch {
+		case perr != nil:
+			fw.WriteRaw(jsonrpc.ErrorFrame(perr.ID, perr.Err))
+		case msg.Kind == jsonrpc.Request:
+			pending = append(pending, msg.ID)
+		case key != "":
+			for i, id := range pending {
+				if id.Key() == key {
+					pending = append(pending[:i], pending[i+1:]...)
+					break
+				}
+			}
+		}
+		answer(rng.Intn(3))
+	}
+	answer(len(pending))
+	fw.Flush()
+	clear(out.pending)
+	check()
+	st := r.Recover(told)
+	if len(st.InFlight) != 0 || len(bytes.TrimSpace(st.Input)) != 0 { // trailing blank lines are never taken in
+		t.Fatalf("after the session: %d in flight, %d bytes of input", len(st.InFlight), len(st.Input))
+	}
+	if checks < 100 {
+		t.Fatalf("only %d crash points checked", checks)
+	}
+	t.Logf("%d crash points checked", checks)
+}
+
+// A read that a crash interrupts after the system call, before the journal
+// says so, is found by its bytes: the journal is zero ahead of every read.
+func TestRecoverFindsAnUnannouncedRead(t *testing.T) {
+	r, _, err := Create()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	r.Reset([]byte(`{"jsonrpc":"2.0","method":"$/hearth/hello","params":{}}` + "\n"))
+	j := NewJournal(r, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`+"\n"))
+	fr := frame.NewReader(j)
+	if _, err := fr.Read(); err != nil { // the hello, from the journal
+		t.Fatal(err)
+	}
+	j.Took(fr.Offset())
+	var at State
+	j.src = readerFunc(func(p []byte) (int, error) {
+		n := copy(p, `{"jsonrpc":"2.0","id":1,"method":"ping"}`+"\n")
+		at = r.Recover(Told{}) // the daemon dies here
+		return n, nil
+	})
+	if _, err := fr.Read(); err != nil {
+		t.Fatal(err)
+	}
+	if string(at.Input) != `{"jsonrpc":"2.0","id":1,"method":"ping"}`+"\n" {
+		t.Fatalf("recovered %q", at.Input)
+	}
+}
+
+type readerFunc func([]byte) (int, error)
+
+func (f readerFunc) Read(p []byte) (int, error) { return f(p) }
+
+func TestResponseID(t *testing.T) {
+	for line, want := range map[string]string{
+		`{"jsonrpc":"2.0","id":7,"result":{}}`:                          "7",
+		`{"jsonrpc":"2.0","id":-3,"error":{"code":1,"message":"x"}}`:    "-3",
+		`{"jsonrpc":"2.0","id":"a\"b","result":null}`:                   `"a\"b"`,
+		`{"result":{},"jsonrpc":"2.0","id":"x"}`:                        `"x"`,
+		`{"jsonrpc":"2.0","id":null,"error":{"code":1,"message":"x"}}`:  "",
+		`{"jsonrpc":"2.0","method":"notifications/progress"}`:           "",
+		`{"id":"hearth-roots-1","jsonrpc":"2.0","method":"roots/list"}`: "",
+	} {
+		from, to, ok := ResponseID([]byte(line))
+		if got := line[from:to]; ok != (want != "") || got != want {
+			t.Errorf("%s: %q %v, want %q", line, got, ok, want)
+		}
+	}
+}

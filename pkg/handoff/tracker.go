@@ -1,0 +1,222 @@
+//go:build linux
+
+package handoff
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"math/bits"
+	"sync"
+
+	"github.com/hearth-mcp/hearth/pkg/envelope"
+	"github.com/hearth-mcp/hearth/pkg/jsonrpc"
+)
+
+// Tracker records, in the region, what the shim needs should the daemon die
+// (the daemon's side): each request from when it is taken in until its
+// reply is written, the session's opening, and through its Journal how far
+// input was taken in. It is the session's mcp.Tracker; the Writer tells it
+// of replies.
+type Tracker struct {
+	r *Region
+	j *Journal
+	// ctl sends a control message to the shim, for what the region cannot
+	// hold.
+	ctl func(kind byte, parts ...[]byte) error
+
+	mu      sync.Mutex
+	closed  bool
+	seq     uint64
+	used    [NumSlots / 64]uint64 // slot bitmap
+	byRaw   map[string][]reg      // requests in flight by id text, oldest first
+	opened  bool
+	opening bool
+}
+
+type reg struct {
+	slot int // -1: tracked by the shim (MsgTrack)
+	seq  uint64
+}
+
+// NewTracker tracks a session whose input is read through j.
+func NewTracker(r *Region, j *Journal, ctl func(kind byte, parts ...[]byte) error) *Tracker {
+	return &Tracker{r: r, j: j, ctl: ctl, byRaw: map[string][]reg{}}
+}
+
+// Took records what a frame taken in means for a restart, then marks it
+// taken in: a daemon killed in between leaves records the shim ignores,
+// because the journal still holds the frame.
+func (t *Tracker) Took(msg *jsonrpc.Message, line []byte, end int64) {
+	if msg != nil {
+		switch msg.Kind {
+		case jsonrpc.Request:
+			t.request(msg.ID.Raw(), msg.Method, line, end)
+		case jsonrpc.Notification:
+			switch msg.Method {
+			case "notifications/initialized":
+				t.mu.Lock()
+				if !t.closed {
+					t.r.store64(offInitedAt, uint64(end))
+					t.setFlag(flagInitialized)
+				}
+				t.mu.Unlock()
+			case "notifications/cancelled":
+				// MCP: no reply will come for that request.
+				var p struct {
+					RequestID json.RawMessage `json:"requestId"`
+				}
+				if json.Unmarshal(msg.Params, &p) == nil {
+					t.cancelled(envelope.Key(p.RequestID))
+				}
+			}
+		}
+	}
+	t.j.Took(end)
+}
+
+func (t *Tracker) setFlag(f uint32) {
+	for {
+		old := t.r.load32(offFlags)
+		if t.r.casFlags(old, old|f) {
+			return
+		}
+	}
+}
+
+func (t *Tracker) request(raw []byte, method string, line []byte, end int64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return
+	}
+	if !t.opened {
+		// The session's era is its first request's: server/discover opens
+		// a stateless (2026-07-28) one, which nothing is replayed for.
+		t.opened = true
+		t.r.store64(offOpenedAt, uint64(end))
+		f := uint32(flagOpened)
+		if method == "server/discover" {
+			f |= flagModern
+		}
+		t.setFlag(f)
+	}
+	if method == "initialize" && !t.opening {
+		t.opening = true
+		if len(line) <= OpeningMax {
+			copy(t.r.mem[openingAt:], line)
+			t.r.store64(offOpeningA, uint64(end))
+			t.r.store32(offOpenLen, uint32(len(line)))
+		} else {
+			_ = t.ctl(MsgOpening, U64(uint64(end)), line)
+		}
+	}
+	t.seq++
+	g := reg{slot: -1, seq: t.seq}
+	if len(raw) <= slotIDMax {
+		g.slot = t.freeSlot()
+	}
+	if g.slot >= 0 {
+		s := t.r.slot(g.slot)
+		binary.LittleEndian.PutUint32(s[slotIDLen:], uint32(len(raw)))
+		binary.LittleEndian.PutUint64(s[slotSeq:], g.seq)
+		binary.LittleEndian.PutUint64(s[slotEnd:], uint64(end))
+		copy(s[slotID:], raw)
+		t.r.store32(slotsAt+g.slot*slotSize+slotState, 1)
+	} else {
+		_ = t.ctl(MsgTrack, U64(g.seq), U64(uint64(end)), raw)
+	}
+	t.byRaw[string(raw)] = append(t.byRaw[string(raw)], g)
+}
+
+// freeSlot takes the lowest free slot (so a session touches few pages), or
+// returns -1 when all are in use.
+func (t *Tracker) freeSlot() int {
+	for w, word := range t.used {
+		if word != ^uint64(0) {
+			b := bits.TrailingZeros64(^word)
+			t.used[w] |= 1 << b
+			return w*64 + b
+		}
+	}
+	return -1
+}
+
+// drop forgets one registration; t.mu is held.
+func (t *Tracker) drop(g reg) {
+	if g.slot < 0 {
+		_ = t.ctl(MsgUntrack, U64(g.seq))
+		return
+	}
+	t.r.store32(slotsAt+g.slot*slotSize+slotState, 0)
+	t.used[g.slot/64] &^= 1 << (g.slot % 64)
+}
+
+// Answered records that the reply to the oldest request in flight with id
+// text raw has been written.
+func (t *Tracker) Answered(raw []byte) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return
+	}
+	regs := t.byRaw[string(raw)]
+	if len(regs) == 0 {
+		return
+	}
+	t.drop(regs[0])
+	if len(regs) == 1 {
+		delete(t.byRaw, string(raw))
+	} else {
+		t.byRaw[string(raw)] = regs[1:]
+	}
+}
+
+// Seq is the registration the next reply with id text raw answers (0:
+// none): MsgFrame names it, so that the shim knows the reply it wrote.
+func (t *Tracker) Seq(raw []byte) uint64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if regs := t.byRaw[string(raw)]; len(regs) > 0 {
+		return regs[0].seq
+	}
+	return 0
+}
+
+// cancelled forgets the oldest request whose id is key (ids compared as
+// strings, as cancellation compares them).
+func (t *Tracker) cancelled(key string) {
+	if key == "" {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return
+	}
+	var oldest string
+	var first reg
+	for raw, regs := range t.byRaw {
+		if envelope.Key([]byte(raw)) == key && (oldest == "" || regs[0].seq < first.seq) {
+			oldest, first = raw, regs[0]
+		}
+	}
+	if oldest == "" {
+		return
+	}
+	t.drop(first)
+	if regs := t.byRaw[oldest]; len(regs) == 1 {
+		delete(t.byRaw, oldest)
+	} else {
+		t.byRaw[oldest] = regs[1:]
+	}
+}
+
+// Close ends the tracker's use of the region, and its Journal's: once it
+// returns, neither touches the region again (interrupt the journal's
+// source first, so that a Read under way ends).
+func (t *Tracker) Close() {
+	t.j.Close()
+	t.mu.Lock()
+	t.closed = true
+	t.mu.Unlock()
+}
