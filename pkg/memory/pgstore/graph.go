@@ -532,52 +532,6 @@ func (s *Store) writable(ctx context.Context) error {
 	return s.indexed(ctx)
 }
 
-// uniqueEntities keeps the first entity of each name, each observation once.
-// With merge, a repeated name's observations are added to the first's (an
-// import); without, a repeated name is ignored, as an existing one is.
-func uniqueEntities(es []store.Entity, merge bool) []store.Entity {
-	seen := make(map[string]int, len(es))
-	out := make([]store.Entity, 0, len(es))
-	for _, e := range es {
-		if i, ok := seen[e.Name]; ok {
-			if merge {
-				out[i].Observations = append(slices.Clip(out[i].Observations), e.Observations...)
-			}
-			continue
-		}
-		seen[e.Name] = len(out)
-		out = append(out, e)
-	}
-	for i := range out {
-		out[i].Observations = uniqueStrings(out[i].Observations)
-	}
-	return out
-}
-
-func uniqueStrings(ss []string) []string {
-	seen := make(map[string]bool, len(ss))
-	out := make([]string, 0, len(ss))
-	for _, s := range ss {
-		if !seen[s] {
-			seen[s] = true
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
-func uniqueRelations(rs []store.Relation) []store.Relation {
-	seen := make(map[store.Relation]bool, len(rs))
-	out := make([]store.Relation, 0, len(rs))
-	for _, r := range rs {
-		if !seen[r] {
-			seen[r] = true
-			out = append(out, r)
-		}
-	}
-	return out
-}
-
 // insertEntities inserts the entities whose name is new in ws and returns
 // their rows by name.
 func (w *graphTx) insertEntities(ctx context.Context, ws string, es []store.Entity) (map[string]graphindex.EntityRow, error) {
@@ -684,7 +638,7 @@ func ids(ctx context.Context, tx pgx.Tx, query string, args ...any) ([]int64, er
 
 // CreateEntities creates the entities whose names are new.
 func (s *Store) CreateEntities(ctx context.Context, ws string, es []store.Entity) ([]store.Entity, error) {
-	es = uniqueEntities(es, false)
+	es = store.UniqueEntities(es, false)
 	var out []store.Entity
 	err := s.write(ctx, "", false, func(ctx context.Context, w *graphTx) ([]*graphindex.Change, error) {
 		out = nil
@@ -715,7 +669,7 @@ func (s *Store) CreateEntities(ctx context.Context, ws string, es []store.Entity
 
 // CreateRelations creates the relations that are new.
 func (s *Store) CreateRelations(ctx context.Context, ws string, rs []store.Relation) ([]store.Relation, error) {
-	rs = uniqueRelations(rs)
+	rs = store.UniqueRelations(rs)
 	var out []store.Relation
 	err := s.write(ctx, "", false, func(ctx context.Context, w *graphTx) ([]*graphindex.Change, error) {
 		out = nil
@@ -744,7 +698,7 @@ func (s *Store) AddObservations(ctx context.Context, ws string, adds []store.Obs
 	for i, a := range adds {
 		names[i] = a.Entity
 	}
-	names = uniqueStrings(names)
+	names = store.UniqueStrings(names)
 	err := s.write(ctx, "", false, func(ctx context.Context, w *graphTx) ([]*graphindex.Change, error) {
 		out = nil
 		keys, err := w.entityKeys(ctx, ws, names)
@@ -758,7 +712,7 @@ func (s *Store) AddObservations(ctx context.Context, ws string, adds []store.Obs
 		}
 		c := &graphindex.Change{Workspace: ws}
 		for _, a := range adds {
-			contents := uniqueStrings(a.Contents)
+			contents := store.UniqueStrings(a.Contents)
 			obs := make([]graphindex.ObservationRow, len(contents))
 			for i, text := range contents {
 				obs[i] = graphindex.ObservationRow{Entity: keys[a.Entity], Text: text}
@@ -787,7 +741,7 @@ func (s *Store) AddObservations(ctx context.Context, ws string, adds []store.Obs
 
 // DeleteEntities removes entities, the relations naming them and their links.
 func (s *Store) DeleteEntities(ctx context.Context, ws string, names []string) error {
-	names = uniqueStrings(names)
+	names = store.UniqueStrings(names)
 	if len(names) == 0 {
 		return s.writable(ctx)
 	}
@@ -813,7 +767,7 @@ func (s *Store) DeleteObservations(ctx context.Context, ws string, dels []store.
 	for i, d := range dels {
 		names[i] = d.Entity
 	}
-	names = uniqueStrings(names)
+	names = store.UniqueStrings(names)
 	if len(names) == 0 {
 		return s.writable(ctx)
 	}
@@ -826,7 +780,7 @@ func (s *Store) DeleteObservations(ctx context.Context, ws string, dels []store.
 		var texts [][]byte
 		for _, d := range dels {
 			if key, ok := keys[d.Entity]; ok {
-				for _, o := range uniqueStrings(d.Observations) {
+				for _, o := range store.UniqueStrings(d.Observations) {
 					ents, texts = append(ents, key), append(texts, hash(o))
 				}
 			}
@@ -853,7 +807,7 @@ func (s *Store) DeleteObservations(ctx context.Context, ws string, dels []store.
 
 // DeleteRelations removes the given triples.
 func (s *Store) DeleteRelations(ctx context.Context, ws string, rs []store.Relation) error {
-	rs = uniqueRelations(rs)
+	rs = store.UniqueRelations(rs)
 	if len(rs) == 0 {
 		return s.writable(ctx)
 	}
@@ -919,7 +873,7 @@ func (w *graphTx) mergeGraph(ctx context.Context, ws string, es []store.Entity, 
 
 // Import merges a whole graph in one step.
 func (s *Store) Import(ctx context.Context, ws string, g store.Subgraph) (store.ImportResult, error) {
-	es, rs := uniqueEntities(g.Entities, true), uniqueRelations(g.Relations)
+	es, rs := store.UniqueEntities(g.Entities, true), store.UniqueRelations(g.Relations)
 	var res store.ImportResult
 	err := s.write(ctx, "", true, func(ctx context.Context, w *graphTx) ([]*graphindex.Change, error) {
 		c, r, err := w.mergeGraph(ctx, ws, es, rs)
@@ -1074,8 +1028,8 @@ func (s *Store) ApplyExtractions(ctx context.Context, xs []store.Extraction) (st
 			if err != nil {
 				return nil, err
 			}
-			es := uniqueEntities(x.Entities, true)
-			c, res, err := w.mergeGraph(ctx, ws, es, uniqueRelations(x.Relations))
+			es := store.UniqueEntities(x.Entities, true)
+			c, res, err := w.mergeGraph(ctx, ws, es, store.UniqueRelations(x.Relations))
 			if err != nil {
 				return nil, err
 			}
@@ -1144,7 +1098,7 @@ func (s *Store) Mentions(ctx context.Context, memoryIDs []string) (map[string][]
 	ctx, cancel := bounded(ctx)
 	defer cancel()
 	rows, err := s.pool.Query(ctx, `SELECT m.uid, e.name FROM hearth_memories m JOIN hearth_mentions x ON x.memory_id = m.id JOIN hearth_entities e ON e.id = x.entity_id
-		WHERE m.uid = ANY($1::text[]) ORDER BY m.uid, e.name COLLATE "C"`, uniqueStrings(memoryIDs))
+		WHERE m.uid = ANY($1::text[]) ORDER BY m.uid, e.name COLLATE "C"`, store.UniqueStrings(memoryIDs))
 	if err != nil {
 		return nil, s.fail(ctx, "mentions", err)
 	}
@@ -1165,7 +1119,7 @@ func (s *Store) MentionedIn(ctx context.Context, ws string, names []string, limi
 	if s.isClosed() {
 		return nil, errClosed
 	}
-	names = uniqueStrings(names)
+	names = store.UniqueStrings(names)
 	if len(names) == 0 || limit <= 0 {
 		return out, nil
 	}

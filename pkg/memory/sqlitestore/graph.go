@@ -74,52 +74,6 @@ func (s *Store) write(ctx context.Context, run func(ctx context.Context, tx *sql
 	}
 }
 
-// uniqueEntities keeps the first entity of each name, each observation once.
-// With merge, a repeated name's observations are added to the first's (an
-// import); without, a repeated name is ignored, as an existing one is.
-func uniqueEntities(es []store.Entity, merge bool) []store.Entity {
-	seen := make(map[string]int, len(es))
-	out := make([]store.Entity, 0, len(es))
-	for _, e := range es {
-		if i, ok := seen[e.Name]; ok {
-			if merge {
-				out[i].Observations = append(slices.Clip(out[i].Observations), e.Observations...)
-			}
-			continue
-		}
-		seen[e.Name] = len(out)
-		out = append(out, e)
-	}
-	for i := range out {
-		out[i].Observations = uniqueStrings(out[i].Observations)
-	}
-	return out
-}
-
-func uniqueStrings(ss []string) []string {
-	seen := make(map[string]bool, len(ss))
-	out := make([]string, 0, len(ss))
-	for _, s := range ss {
-		if !seen[s] {
-			seen[s] = true
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
-func uniqueRelations(rs []store.Relation) []store.Relation {
-	seen := make(map[store.Relation]bool, len(rs))
-	out := make([]store.Relation, 0, len(rs))
-	for _, r := range rs {
-		if !seen[r] {
-			seen[r] = true
-			out = append(out, r)
-		}
-	}
-	return out
-}
-
 // insertEntities inserts the entities whose name is new in ws and returns
 // their rows by name.
 func insertEntities(ctx context.Context, tx *sql.Tx, ws string, es []store.Entity) (map[string]graphindex.EntityRow, error) {
@@ -243,7 +197,7 @@ func anys[T any](xs []T) []any {
 
 // CreateEntities creates the entities whose names are new.
 func (s *Store) CreateEntities(ctx context.Context, ws string, es []store.Entity) ([]store.Entity, error) {
-	es = uniqueEntities(es, false)
+	es = store.UniqueEntities(es, false)
 	var out []store.Entity
 	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) ([]*graphindex.Change, error) {
 		out = nil
@@ -274,7 +228,7 @@ func (s *Store) CreateEntities(ctx context.Context, ws string, es []store.Entity
 
 // CreateRelations creates the relations that are new.
 func (s *Store) CreateRelations(ctx context.Context, ws string, rs []store.Relation) ([]store.Relation, error) {
-	rs = uniqueRelations(rs)
+	rs = store.UniqueRelations(rs)
 	var out []store.Relation
 	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) ([]*graphindex.Change, error) {
 		out = nil
@@ -303,7 +257,7 @@ func (s *Store) AddObservations(ctx context.Context, ws string, adds []store.Obs
 	for i, a := range adds {
 		names[i] = a.Entity
 	}
-	names = uniqueStrings(names)
+	names = store.UniqueStrings(names)
 	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) ([]*graphindex.Change, error) {
 		out = nil
 		keys, err := entityKeys(ctx, tx, ws, names)
@@ -317,7 +271,7 @@ func (s *Store) AddObservations(ctx context.Context, ws string, adds []store.Obs
 		}
 		c := &graphindex.Change{Workspace: ws}
 		for _, a := range adds {
-			contents := uniqueStrings(a.Contents)
+			contents := store.UniqueStrings(a.Contents)
 			obs := make([]graphindex.ObservationRow, len(contents))
 			for i, text := range contents {
 				obs[i] = graphindex.ObservationRow{Entity: keys[a.Entity], Text: text}
@@ -346,7 +300,7 @@ func (s *Store) AddObservations(ctx context.Context, ws string, adds []store.Obs
 
 // DeleteEntities removes entities, the relations naming them and their links.
 func (s *Store) DeleteEntities(ctx context.Context, ws string, names []string) error {
-	names = uniqueStrings(names)
+	names = store.UniqueStrings(names)
 	if len(names) == 0 {
 		return s.writable(ctx)
 	}
@@ -379,7 +333,7 @@ func (s *Store) DeleteObservations(ctx context.Context, ws string, dels []store.
 	for i, d := range dels {
 		names[i] = d.Entity
 	}
-	names = uniqueStrings(names)
+	names = store.UniqueStrings(names)
 	if len(names) == 0 {
 		return s.writable(ctx)
 	}
@@ -391,7 +345,7 @@ func (s *Store) DeleteObservations(ctx context.Context, ws string, dels []store.
 		c := &graphindex.Change{Workspace: ws}
 		for _, d := range dels {
 			key, ok := keys[d.Entity]
-			obs := uniqueStrings(d.Observations)
+			obs := store.UniqueStrings(d.Observations)
 			if !ok || len(obs) == 0 {
 				continue
 			}
@@ -414,7 +368,7 @@ func (s *Store) DeleteObservations(ctx context.Context, ws string, dels []store.
 
 // DeleteRelations removes the given triples.
 func (s *Store) DeleteRelations(ctx context.Context, ws string, rs []store.Relation) error {
-	rs = uniqueRelations(rs)
+	rs = store.UniqueRelations(rs)
 	if len(rs) == 0 {
 		return s.writable(ctx)
 	}
@@ -491,7 +445,7 @@ func mergeGraph(ctx context.Context, tx *sql.Tx, ws string, es []store.Entity, r
 
 // Import merges a whole graph in one step.
 func (s *Store) Import(ctx context.Context, ws string, g store.Subgraph) (store.ImportResult, error) {
-	es, rs := uniqueEntities(g.Entities, true), uniqueRelations(g.Relations)
+	es, rs := store.UniqueEntities(g.Entities, true), store.UniqueRelations(g.Relations)
 	var res store.ImportResult
 	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) ([]*graphindex.Change, error) {
 		c, r, err := mergeGraph(ctx, tx, ws, es, rs)
@@ -633,8 +587,8 @@ func (s *Store) ApplyExtractions(ctx context.Context, xs []store.Extraction) (st
 			if err != nil {
 				return nil, err
 			}
-			es := uniqueEntities(x.Entities, true)
-			c, res, err := mergeGraph(ctx, tx, ws, es, uniqueRelations(x.Relations))
+			es := store.UniqueEntities(x.Entities, true)
+			c, res, err := mergeGraph(ctx, tx, ws, es, store.UniqueRelations(x.Relations))
 			if err != nil {
 				return nil, err
 			}
@@ -721,7 +675,7 @@ func (s *Store) Mentions(ctx context.Context, memoryIDs []string) (map[string][]
 	if s.isClosed() {
 		return nil, errClosed
 	}
-	ids := uniqueStrings(memoryIDs)
+	ids := store.UniqueStrings(memoryIDs)
 	for len(ids) > 0 {
 		n := min(len(ids), maxParams)
 		rows, err := s.r.QueryContext(ctx, `SELECT m.uid, e.name FROM memories m JOIN mentions x ON x.memory_id = m.id JOIN entities e ON e.id = x.entity_id
@@ -753,7 +707,7 @@ func (s *Store) MentionedIn(ctx context.Context, ws string, names []string, limi
 	if s.isClosed() {
 		return nil, errClosed
 	}
-	names = uniqueStrings(names)
+	names = store.UniqueStrings(names)
 	for len(names) > 0 && limit > 0 {
 		n := min(len(names), maxParams-4)
 		args := append([]any{store.PreviewLen, ws}, anys(names[:n])...)

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"slices"
 	"time"
 )
 
@@ -256,4 +257,53 @@ type Graph interface {
 	// GraphStats summarizes the graph of ws ("" for every workspace) with up
 	// to top most-mentioned entities.
 	GraphStats(ctx context.Context, ws string, top int) (GraphStats, error)
+}
+
+// UniqueEntities keeps the first entity of each name, each observation once.
+// With merge, a repeated name's observations are added to the first's (an
+// import); without, a repeated name is ignored, as an existing one is.
+func UniqueEntities(es []Entity, merge bool) []Entity {
+	seen := make(map[string]int, len(es))
+	out := make([]Entity, 0, len(es))
+	for _, e := range es {
+		if i, ok := seen[e.Name]; ok {
+			if merge {
+				out[i].Observations = append(slices.Clip(out[i].Observations), e.Observations...)
+			}
+			continue
+		}
+		seen[e.Name] = len(out)
+		out = append(out, e)
+	}
+	for i := range out {
+		out[i].Observations = UniqueStrings(out[i].Observations)
+	}
+	return out
+}
+
+// UniqueStrings is ss with each string once, in first-seen order.
+func UniqueStrings(ss []string) []string {
+	seen := make(map[string]bool, len(ss))
+	out := make([]string, 0, len(ss))
+	for _, s := range ss {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// UniqueRelations is rs with each triple once, in first-seen order:
+// every engine stores a relation once however often a call names it.
+func UniqueRelations(rs []Relation) []Relation {
+	seen := make(map[Relation]bool, len(rs))
+	out := make([]Relation, 0, len(rs))
+	for _, r := range rs {
+		if !seen[r] {
+			seen[r] = true
+			out = append(out, r)
+		}
+	}
+	return out
 }
