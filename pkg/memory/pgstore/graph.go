@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/hearth-mcp/hearth/pkg/memory/graphindex"
+	"github.com/hearth-mcp/hearth/pkg/memory/graphwrite"
 	"github.com/hearth-mcp/hearth/pkg/memory/store"
 )
 
@@ -532,9 +533,9 @@ func (s *Store) writable(ctx context.Context) error {
 	return s.indexed(ctx)
 }
 
-// insertEntities inserts the entities whose name is new in ws and returns
+// InsertEntities inserts the entities whose name is new in ws and returns
 // their rows by name.
-func (w *graphTx) insertEntities(ctx context.Context, ws string, es []store.Entity) (map[string]graphindex.EntityRow, error) {
+func (w *graphTx) InsertEntities(ctx context.Context, ws string, es []store.Entity) (map[string]graphindex.EntityRow, error) {
 	created := map[string]graphindex.EntityRow{}
 	if len(es) == 0 {
 		return created, nil
@@ -557,9 +558,9 @@ func (w *graphTx) insertEntities(ctx context.Context, ws string, es []store.Enti
 	return created, err
 }
 
-// insertObservations inserts the observations each entity (by key) lacks and
+// InsertObservations inserts the observations each entity (by key) lacks and
 // returns the rows added.
-func (w *graphTx) insertObservations(ctx context.Context, obs []graphindex.ObservationRow) ([]graphindex.ObservationRow, error) {
+func (w *graphTx) InsertObservations(ctx context.Context, obs []graphindex.ObservationRow) ([]graphindex.ObservationRow, error) {
 	if len(obs) == 0 {
 		return nil, nil
 	}
@@ -582,8 +583,8 @@ func (w *graphTx) insertObservations(ctx context.Context, obs []graphindex.Obser
 	return added, err
 }
 
-// insertRelations inserts the relations that are new in ws.
-func (w *graphTx) insertRelations(ctx context.Context, ws string, rs []store.Relation) ([]graphindex.RelationRow, error) {
+// InsertRelations inserts the relations that are new in ws.
+func (w *graphTx) InsertRelations(ctx context.Context, ws string, rs []store.Relation) ([]graphindex.RelationRow, error) {
 	if len(rs) == 0 {
 		return nil, nil
 	}
@@ -608,8 +609,8 @@ func (w *graphTx) insertRelations(ctx context.Context, ws string, rs []store.Rel
 	return created, err
 }
 
-// entityKeys returns the keys of the entities of ws among names.
-func (w *graphTx) entityKeys(ctx context.Context, ws string, names []string) (map[string]int64, error) {
+// EntityKeys returns the keys of the entities of ws among names.
+func (w *graphTx) EntityKeys(ctx context.Context, ws string, names []string) (map[string]int64, error) {
 	out := make(map[string]int64, len(names))
 	if len(names) == 0 {
 		return out, nil
@@ -641,25 +642,10 @@ func (s *Store) CreateEntities(ctx context.Context, ws string, es []store.Entity
 	es = store.UniqueEntities(es, false)
 	var out []store.Entity
 	err := s.write(ctx, "", false, func(ctx context.Context, w *graphTx) ([]*graphindex.Change, error) {
-		out = nil
-		created, err := w.insertEntities(ctx, ws, es)
+		var c *graphindex.Change
+		var err error
+		out, c, err = graphwrite.CreateEntities(ctx, w, ws, es)
 		if err != nil {
-			return nil, err
-		}
-		c := &graphindex.Change{Workspace: ws}
-		var obs []graphindex.ObservationRow
-		for _, e := range es {
-			row, ok := created[e.Name]
-			if !ok {
-				continue
-			}
-			c.NewEntities = append(c.NewEntities, row)
-			for _, o := range e.Observations {
-				obs = append(obs, graphindex.ObservationRow{Entity: row.Key, Text: o})
-			}
-			out = append(out, e)
-		}
-		if c.NewObservations, err = w.insertObservations(ctx, obs); err != nil {
 			return nil, err
 		}
 		return []*graphindex.Change{c}, nil
@@ -672,21 +658,13 @@ func (s *Store) CreateRelations(ctx context.Context, ws string, rs []store.Relat
 	rs = store.UniqueRelations(rs)
 	var out []store.Relation
 	err := s.write(ctx, "", false, func(ctx context.Context, w *graphTx) ([]*graphindex.Change, error) {
-		out = nil
-		created, err := w.insertRelations(ctx, ws, rs)
+		var c *graphindex.Change
+		var err error
+		out, c, err = graphwrite.CreateRelations(ctx, w, ws, rs)
 		if err != nil {
 			return nil, err
 		}
-		isNew := make(map[store.Relation]bool, len(created))
-		for _, r := range created {
-			isNew[store.Relation{From: r.From, To: r.To, Type: r.Type}] = true
-		}
-		for _, r := range rs {
-			if isNew[r] {
-				out = append(out, r)
-			}
-		}
-		return []*graphindex.Change{{Workspace: ws, NewRelations: created}}, nil
+		return []*graphindex.Change{c}, nil
 	})
 	return out, err
 }
@@ -694,45 +672,12 @@ func (s *Store) CreateRelations(ctx context.Context, ws string, rs []store.Relat
 // AddObservations adds observations to existing entities, all or nothing.
 func (s *Store) AddObservations(ctx context.Context, ws string, adds []store.ObservationAdd) ([]store.ObservationsAdded, error) {
 	var out []store.ObservationsAdded
-	names := make([]string, len(adds))
-	for i, a := range adds {
-		names[i] = a.Entity
-	}
-	names = store.UniqueStrings(names)
 	err := s.write(ctx, "", false, func(ctx context.Context, w *graphTx) ([]*graphindex.Change, error) {
-		out = nil
-		keys, err := w.entityKeys(ctx, ws, names)
+		var c *graphindex.Change
+		var err error
+		out, c, err = graphwrite.AddObservations(ctx, w, ws, adds)
 		if err != nil {
 			return nil, err
-		}
-		for _, a := range adds {
-			if _, ok := keys[a.Entity]; !ok {
-				return nil, &store.MissingEntityError{Name: a.Entity}
-			}
-		}
-		c := &graphindex.Change{Workspace: ws}
-		for _, a := range adds {
-			contents := store.UniqueStrings(a.Contents)
-			obs := make([]graphindex.ObservationRow, len(contents))
-			for i, text := range contents {
-				obs[i] = graphindex.ObservationRow{Entity: keys[a.Entity], Text: text}
-			}
-			added, err := w.insertObservations(ctx, obs)
-			if err != nil {
-				return nil, err
-			}
-			c.NewObservations = append(c.NewObservations, added...)
-			isNew := make(map[string]bool, len(added))
-			for _, o := range added {
-				isNew[o.Text] = true
-			}
-			res := store.ObservationsAdded{Entity: a.Entity, Added: []string{}}
-			for _, text := range contents {
-				if isNew[text] {
-					res.Added = append(res.Added, text)
-				}
-			}
-			out = append(out, res)
 		}
 		return []*graphindex.Change{c}, nil
 	})
@@ -772,7 +717,7 @@ func (s *Store) DeleteObservations(ctx context.Context, ws string, dels []store.
 		return s.writable(ctx)
 	}
 	return s.write(ctx, ws, false, func(ctx context.Context, w *graphTx) ([]*graphindex.Change, error) {
-		keys, err := w.entityKeys(ctx, ws, names)
+		keys, err := w.EntityKeys(ctx, ws, names)
 		if err != nil {
 			return nil, err
 		}
@@ -824,59 +769,12 @@ func (s *Store) DeleteRelations(ctx context.Context, ws string, rs []store.Relat
 	})
 }
 
-// mergeGraph adds es (observations added to existing entities) and rs to ws
-// inside w, and says what it changed.
-func (w *graphTx) mergeGraph(ctx context.Context, ws string, es []store.Entity, rs []store.Relation) (*graphindex.Change, store.ImportResult, error) {
-	var res store.ImportResult
-	c := &graphindex.Change{Workspace: ws}
-	created, err := w.insertEntities(ctx, ws, es)
-	if err != nil {
-		return nil, res, err
-	}
-	for _, e := range es {
-		if row, ok := created[e.Name]; ok {
-			c.NewEntities = append(c.NewEntities, row)
-		}
-	}
-	res.EntitiesCreated = len(c.NewEntities)
-	var obs []graphindex.ObservationRow
-	if slices.ContainsFunc(es, func(e store.Entity) bool { return len(e.Observations) > 0 }) {
-		names := make([]string, 0, len(es))
-		for _, e := range es {
-			if _, ok := created[e.Name]; !ok && len(e.Observations) > 0 {
-				names = append(names, e.Name)
-			}
-		}
-		keys, err := w.entityKeys(ctx, ws, names)
-		if err != nil {
-			return nil, res, err
-		}
-		for name, row := range created {
-			keys[name] = row.Key
-		}
-		for _, e := range es {
-			for _, o := range e.Observations {
-				obs = append(obs, graphindex.ObservationRow{Entity: keys[e.Name], Text: o})
-			}
-		}
-	}
-	if c.NewObservations, err = w.insertObservations(ctx, obs); err != nil {
-		return nil, res, err
-	}
-	res.ObservationsAdded = len(c.NewObservations)
-	if c.NewRelations, err = w.insertRelations(ctx, ws, rs); err != nil {
-		return nil, res, err
-	}
-	res.RelationsCreated = len(c.NewRelations)
-	return c, res, nil
-}
-
 // Import merges a whole graph in one step.
 func (s *Store) Import(ctx context.Context, ws string, g store.Subgraph) (store.ImportResult, error) {
 	es, rs := store.UniqueEntities(g.Entities, true), store.UniqueRelations(g.Relations)
 	var res store.ImportResult
 	err := s.write(ctx, "", true, func(ctx context.Context, w *graphTx) ([]*graphindex.Change, error) {
-		c, r, err := w.mergeGraph(ctx, ws, es, rs)
+		c, r, err := graphwrite.Merge(ctx, w, ws, es, rs)
 		if err != nil {
 			return nil, err
 		}
@@ -1029,7 +927,7 @@ func (s *Store) ApplyExtractions(ctx context.Context, xs []store.Extraction) (st
 				return nil, err
 			}
 			es := store.UniqueEntities(x.Entities, true)
-			c, res, err := w.mergeGraph(ctx, ws, es, store.UniqueRelations(x.Relations))
+			c, res, err := graphwrite.Merge(ctx, w, ws, es, store.UniqueRelations(x.Relations))
 			if err != nil {
 				return nil, err
 			}
@@ -1041,7 +939,7 @@ func (s *Store) ApplyExtractions(ctx context.Context, xs []store.Extraction) (st
 				for i, e := range es {
 					names[i] = e.Name
 				}
-				keys, err := w.entityKeys(ctx, ws, names)
+				keys, err := w.EntityKeys(ctx, ws, names)
 				if err != nil {
 					return nil, err
 				}

@@ -4,11 +4,11 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/hearth-mcp/hearth/pkg/memory/graphindex"
+	"github.com/hearth-mcp/hearth/pkg/memory/graphwrite"
 	"github.com/hearth-mcp/hearth/pkg/memory/store"
 )
 
@@ -133,6 +133,26 @@ func insertRelations(ctx context.Context, tx *sql.Tx, ws string, rs []store.Rela
 	return created, err
 }
 
+// txRows are the graph's row operations in one SQLite transaction, for
+// package graphwrite.
+type txRows struct{ tx *sql.Tx }
+
+func (r txRows) EntityKeys(ctx context.Context, ws string, names []string) (map[string]int64, error) {
+	return entityKeys(ctx, r.tx, ws, names)
+}
+
+func (r txRows) InsertEntities(ctx context.Context, ws string, es []store.Entity) (map[string]graphindex.EntityRow, error) {
+	return insertEntities(ctx, r.tx, ws, es)
+}
+
+func (r txRows) InsertObservations(ctx context.Context, obs []graphindex.ObservationRow) ([]graphindex.ObservationRow, error) {
+	return insertObservations(ctx, r.tx, obs)
+}
+
+func (r txRows) InsertRelations(ctx context.Context, ws string, rs []store.Relation) ([]graphindex.RelationRow, error) {
+	return insertRelations(ctx, r.tx, ws, rs)
+}
+
 // entityKeys returns the keys of the entities of ws among names.
 func entityKeys(ctx context.Context, tx *sql.Tx, ws string, names []string) (map[string]int64, error) {
 	out := make(map[string]int64, len(names))
@@ -200,25 +220,10 @@ func (s *Store) CreateEntities(ctx context.Context, ws string, es []store.Entity
 	es = store.UniqueEntities(es, false)
 	var out []store.Entity
 	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) ([]*graphindex.Change, error) {
-		out = nil
-		created, err := insertEntities(ctx, tx, ws, es)
+		var c *graphindex.Change
+		var err error
+		out, c, err = graphwrite.CreateEntities(ctx, txRows{tx}, ws, es)
 		if err != nil {
-			return nil, err
-		}
-		c := &graphindex.Change{Workspace: ws}
-		var obs []graphindex.ObservationRow
-		for _, e := range es {
-			row, ok := created[e.Name]
-			if !ok {
-				continue
-			}
-			c.NewEntities = append(c.NewEntities, row)
-			for _, o := range e.Observations {
-				obs = append(obs, graphindex.ObservationRow{Entity: row.Key, Text: o})
-			}
-			out = append(out, e)
-		}
-		if c.NewObservations, err = insertObservations(ctx, tx, obs); err != nil {
 			return nil, err
 		}
 		return []*graphindex.Change{c}, nil
@@ -231,21 +236,13 @@ func (s *Store) CreateRelations(ctx context.Context, ws string, rs []store.Relat
 	rs = store.UniqueRelations(rs)
 	var out []store.Relation
 	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) ([]*graphindex.Change, error) {
-		out = nil
-		created, err := insertRelations(ctx, tx, ws, rs)
+		var c *graphindex.Change
+		var err error
+		out, c, err = graphwrite.CreateRelations(ctx, txRows{tx}, ws, rs)
 		if err != nil {
 			return nil, err
 		}
-		isNew := make(map[store.Relation]bool, len(created))
-		for _, r := range created {
-			isNew[store.Relation{From: r.From, To: r.To, Type: r.Type}] = true
-		}
-		for _, r := range rs {
-			if isNew[r] {
-				out = append(out, r)
-			}
-		}
-		return []*graphindex.Change{{Workspace: ws, NewRelations: created}}, nil
+		return []*graphindex.Change{c}, nil
 	})
 	return out, err
 }
@@ -253,45 +250,12 @@ func (s *Store) CreateRelations(ctx context.Context, ws string, rs []store.Relat
 // AddObservations adds observations to existing entities, all or nothing.
 func (s *Store) AddObservations(ctx context.Context, ws string, adds []store.ObservationAdd) ([]store.ObservationsAdded, error) {
 	var out []store.ObservationsAdded
-	names := make([]string, len(adds))
-	for i, a := range adds {
-		names[i] = a.Entity
-	}
-	names = store.UniqueStrings(names)
 	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) ([]*graphindex.Change, error) {
-		out = nil
-		keys, err := entityKeys(ctx, tx, ws, names)
+		var c *graphindex.Change
+		var err error
+		out, c, err = graphwrite.AddObservations(ctx, txRows{tx}, ws, adds)
 		if err != nil {
 			return nil, err
-		}
-		for _, a := range adds {
-			if _, ok := keys[a.Entity]; !ok {
-				return nil, &store.MissingEntityError{Name: a.Entity}
-			}
-		}
-		c := &graphindex.Change{Workspace: ws}
-		for _, a := range adds {
-			contents := store.UniqueStrings(a.Contents)
-			obs := make([]graphindex.ObservationRow, len(contents))
-			for i, text := range contents {
-				obs[i] = graphindex.ObservationRow{Entity: keys[a.Entity], Text: text}
-			}
-			added, err := insertObservations(ctx, tx, obs)
-			if err != nil {
-				return nil, err
-			}
-			c.NewObservations = append(c.NewObservations, added...)
-			isNew := make(map[string]bool, len(added))
-			for _, o := range added {
-				isNew[o.Text] = true
-			}
-			res := store.ObservationsAdded{Entity: a.Entity, Added: []string{}}
-			for _, text := range contents {
-				if isNew[text] {
-					res.Added = append(res.Added, text)
-				}
-			}
-			out = append(out, res)
 		}
 		return []*graphindex.Change{c}, nil
 	})
@@ -395,60 +359,12 @@ func (s *Store) writable(ctx context.Context) error {
 	return s.indexed(ctx)
 }
 
-// mergeGraph adds g's entities (observations added to existing ones) and
-// relations to ws inside tx, and says what it changed.
-func mergeGraph(ctx context.Context, tx *sql.Tx, ws string, es []store.Entity, rs []store.Relation) (*graphindex.Change, store.ImportResult, error) {
-	var res store.ImportResult
-	c := &graphindex.Change{Workspace: ws}
-	created, err := insertEntities(ctx, tx, ws, es)
-	if err != nil {
-		return nil, res, err
-	}
-	for _, e := range es {
-		if row, ok := created[e.Name]; ok {
-			c.NewEntities = append(c.NewEntities, row)
-		}
-	}
-	res.EntitiesCreated = len(c.NewEntities)
-	var obs []graphindex.ObservationRow
-	var keys map[string]int64
-	hasObs := slices.ContainsFunc(es, func(e store.Entity) bool { return len(e.Observations) > 0 })
-	if hasObs {
-		names := make([]string, 0, len(es))
-		for _, e := range es {
-			if _, ok := created[e.Name]; !ok && len(e.Observations) > 0 {
-				names = append(names, e.Name)
-			}
-		}
-		if keys, err = entityKeys(ctx, tx, ws, names); err != nil {
-			return nil, res, err
-		}
-		for name, row := range created {
-			keys[name] = row.Key
-		}
-		for _, e := range es {
-			for _, o := range e.Observations {
-				obs = append(obs, graphindex.ObservationRow{Entity: keys[e.Name], Text: o})
-			}
-		}
-	}
-	if c.NewObservations, err = insertObservations(ctx, tx, obs); err != nil {
-		return nil, res, err
-	}
-	res.ObservationsAdded = len(c.NewObservations)
-	if c.NewRelations, err = insertRelations(ctx, tx, ws, rs); err != nil {
-		return nil, res, err
-	}
-	res.RelationsCreated = len(c.NewRelations)
-	return c, res, nil
-}
-
 // Import merges a whole graph in one step.
 func (s *Store) Import(ctx context.Context, ws string, g store.Subgraph) (store.ImportResult, error) {
 	es, rs := store.UniqueEntities(g.Entities, true), store.UniqueRelations(g.Relations)
 	var res store.ImportResult
 	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) ([]*graphindex.Change, error) {
-		c, r, err := mergeGraph(ctx, tx, ws, es, rs)
+		c, r, err := graphwrite.Merge(ctx, txRows{tx}, ws, es, rs)
 		if err != nil {
 			return nil, err
 		}
@@ -588,7 +504,7 @@ func (s *Store) ApplyExtractions(ctx context.Context, xs []store.Extraction) (st
 				return nil, err
 			}
 			es := store.UniqueEntities(x.Entities, true)
-			c, res, err := mergeGraph(ctx, tx, ws, es, store.UniqueRelations(x.Relations))
+			c, res, err := graphwrite.Merge(ctx, txRows{tx}, ws, es, store.UniqueRelations(x.Relations))
 			if err != nil {
 				return nil, err
 			}
