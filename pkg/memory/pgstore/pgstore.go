@@ -317,32 +317,20 @@ func (s *Store) loadSnapshot(ctx context.Context) bool {
 	if s.opts.Snapshot == "" {
 		return false
 	}
-	rank.RemoveTemporaries(s.opts.Snapshot)
-	ix, st, err := rank.LoadSnapshot(s.opts.Snapshot)
-	if err != nil {
-		if !errors.Is(err, rank.ErrNoSnapshot) {
-			s.log.Warn("memory: index snapshot unusable; rebuilding", zap.Error(err))
-		}
-		return false
-	}
-	why := ""
-	switch {
-	case st.Store != s.id:
-		why = "of another store"
-	case st.Seq > 0:
-		var mem int64
-		err := s.pool.QueryRow(ctx, `SELECT memory_id FROM hearth_changes WHERE seq = $1`, st.Seq).Scan(&mem)
+	ix, st, why := rank.TrustedSnapshot(s.opts.Snapshot, s.id, func(seq int64) (mem int64, found bool, err error) {
+		err = s.pool.QueryRow(ctx, `SELECT memory_id FROM hearth_changes WHERE seq = $1`, seq).Scan(&mem)
 		switch {
 		case errors.Is(err, pgx.ErrNoRows):
-			why = "ahead of the store"
+			return 0, false, nil
 		case err != nil:
-			why = "cannot be checked: " + clean(err, s.password)
-		case mem != st.Memory:
-			why = "of another history of the store"
+			return 0, false, errors.New(clean(err, s.password))
 		}
-	}
-	if why != "" {
-		s.log.Warn("memory: index snapshot not used; rebuilding", zap.String("reason", why))
+		return mem, true, nil
+	})
+	if ix == nil {
+		if why != "" {
+			s.log.Warn("memory: index snapshot not used; rebuilding", zap.String("reason", why))
+		}
 		return false
 	}
 	s.ix, s.applied, s.appliedMem, s.saved = ix, st.Seq, st.Memory, st.Seq

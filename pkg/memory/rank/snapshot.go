@@ -172,3 +172,34 @@ func RemoveTemporaries(path string) {
 		os.Remove(n)
 	}
 }
+
+// TrustedSnapshot loads the snapshot at path, after removing what a killed
+// save left beside it, and returns its index only if it can be trusted for
+// the store storeID: whole, of this store, and stamped with a change the
+// store's log still has with the same memory (memoryOf returns the memory of
+// change seq, found false when the log has no such change). Otherwise ix is
+// nil and why says what was wrong, "" when there is no snapshot at all.
+// Every engine keeping a change log decides alike.
+func TrustedSnapshot(path, storeID string, memoryOf func(seq int64) (mem int64, found bool, err error)) (ix *lexindex.Index, st Stamp, why string) {
+	RemoveTemporaries(path)
+	ix, st, err := LoadSnapshot(path)
+	switch {
+	case errors.Is(err, ErrNoSnapshot):
+		return nil, st, ""
+	case err != nil:
+		return nil, st, "unusable: " + err.Error()
+	case st.Store != storeID:
+		return nil, st, "of another store"
+	case st.Seq > 0:
+		mem, found, err := memoryOf(st.Seq)
+		switch {
+		case err != nil:
+			return nil, st, "cannot be checked: " + err.Error()
+		case !found:
+			return nil, st, "ahead of the store"
+		case mem != st.Memory:
+			return nil, st, "of another history of the store"
+		}
+	}
+	return ix, st, ""
+}

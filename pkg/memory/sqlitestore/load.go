@@ -62,32 +62,17 @@ func (s *Store) loadSnapshot(ctx context.Context) bool {
 	if s.snapshot == "" {
 		return false
 	}
-	rank.RemoveTemporaries(s.snapshot)
-	ix, st, err := rank.LoadSnapshot(s.snapshot)
-	if err != nil {
-		if !errors.Is(err, rank.ErrNoSnapshot) {
-			s.log.Warn("memory: index snapshot unusable; rebuilding", zap.Error(err))
+	ix, st, why := rank.TrustedSnapshot(s.snapshot, s.id, func(seq int64) (mem int64, found bool, err error) {
+		err = s.w.QueryRowContext(ctx, `SELECT memory_id FROM changes WHERE seq = ?`, seq).Scan(&mem)
+		if errors.Is(err, sql.ErrNoRows) {
+			return 0, false, nil
 		}
-		return false
-	}
-	why := ""
-	switch {
-	case st.Store != s.id:
-		why = "of another store"
-	case st.Seq > 0:
-		var mem int64
-		err := s.w.QueryRowContext(ctx, `SELECT memory_id FROM changes WHERE seq = ?`, st.Seq).Scan(&mem)
-		switch {
-		case errors.Is(err, sql.ErrNoRows):
-			why = "ahead of the store"
-		case err != nil:
-			why = "cannot be checked: " + err.Error()
-		case mem != st.Memory:
-			why = "of another history of the store"
+		return mem, err == nil, err
+	})
+	if ix == nil {
+		if why != "" {
+			s.log.Warn("memory: index snapshot not used; rebuilding", zap.String("reason", why))
 		}
-	}
-	if why != "" {
-		s.log.Warn("memory: index snapshot not used; rebuilding", zap.String("reason", why))
 		return false
 	}
 	s.ix, s.applied, s.appliedMem, s.saved = ix, st.Seq, st.Memory, st.Seq
