@@ -278,87 +278,11 @@ func runHearthdCmd(t *testing.T, env []string, args ...string) (string, int) {
 // mid-stream. After a restart every answered write is there, each once.
 func TestGraphConcurrentClientsSurviveSIGKILL(t *testing.T) {
 	d := startDaemon(t)
-	const clients = 16
-	var mu sync.Mutex
-	answeredE := map[string]bool{}
-	answeredR := map[string]bool{}
-	var wg sync.WaitGroup
-	stop := make(chan struct{})
-	var answers sync.WaitGroup
-	answers.Add(clients * 20) // kill once every client had 20 answers
-	for c := 0; c < clients; c++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			conn, err := net.Dial("unix", d.socket)
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			defer conn.Close()
-			sc := bufio.NewScanner(conn)
-			sc.Buffer(make([]byte, 1<<20), 16<<20)
-			conn.Write([]byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}` + "\n"))
-			if !sc.Scan() {
-				return
-			}
-			conn.Write([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n"))
-			for i := 0; ; i++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				// Neighbouring clients share names: n<c*10+i> ... n<c*10+i+15>.
-				a, b := fmt.Sprintf("n%d", (c*10+i)%400), fmt.Sprintf("n%d", (c*10+i+7)%400)
-				tool, args := "create_entities", fmt.Sprintf(`{"entities":[{"name":%q,"entityType":"node","observations":["by %d"]},{"name":%q,"entityType":"node","observations":[]}]}`, a, c, b)
-				if i%2 == 1 {
-					tool, args = "create_relations", fmt.Sprintf(`{"relations":[{"from":%q,"to":%q,"relationType":"next"}]}`, a, b)
-				}
-				conn.Write([]byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":%s}}`+"\n", i+1, tool, args)))
-				if !sc.Scan() {
-					return // the daemon was killed
-				}
-				var reply struct {
-					Result struct {
-						IsError    bool `json:"isError"`
-						Structured struct {
-							Entities []struct {
-								Name string `json:"name"`
-							} `json:"entities"`
-							Relations []struct {
-								From, To string
-							} `json:"relations"`
-						} `json:"structuredContent"`
-					} `json:"result"`
-				}
-				if err := json.Unmarshal(sc.Bytes(), &reply); err != nil || reply.Result.IsError {
-					t.Errorf("reply %.300s: %v", sc.Text(), err)
-					return
-				}
-				mu.Lock()
-				// Answered: the write is durable. The names it asked for
-				// exist now, created by this call or an earlier one.
-				if tool == "create_entities" {
-					answeredE[a], answeredE[b] = true, true
-				} else {
-					answeredR[a+">"+b] = true
-				}
-				mu.Unlock()
-				if i < 20 {
-					answers.Done()
-				}
-			}
-		}()
-	}
-	answers.Wait()
-	d.cmd.Process.Signal(syscall.SIGKILL)
-	<-d.done
-	d.done <- nil
-	close(stop)
-	wg.Wait()
-	mu.Lock()
-	defer mu.Unlock()
+	answeredE, answeredR := graphWriteLoad(t, []string{d.socket}, 16, 400, 20, func() {
+		d.cmd.Process.Signal(syscall.SIGKILL)
+		<-d.done
+		d.done <- nil
+	})
 	t.Logf("killed after %d answered entity names and %d answered relations", len(answeredE), len(answeredR))
 
 	// Restart on the same data directory and read everything back.
@@ -389,29 +313,123 @@ func TestGraphConcurrentClientsSurviveSIGKILL(t *testing.T) {
 	if page.Result.Structured.Next != "" {
 		t.Fatal("more than one page")
 	}
-	seenE := map[string]bool{}
+	var names, rels []string
 	for _, e := range page.Result.Structured.Entities {
-		if seenE[e.Name] {
-			t.Fatalf("entity %s twice", e.Name)
+		names = append(names, e.Name)
+	}
+	for _, r := range page.Result.Structured.Relations {
+		rels = append(rels, r.From+"|"+r.RelationType+"|"+r.To)
+	}
+	checkAnsweredOnce(t, names, rels, answeredE, answeredR)
+}
+
+// graphWriteLoad has clients, spread over sockets, create overlapping
+// entities and relations (names n0 to n<names-1>, shared by neighbouring
+// clients) until every client has had perClient answers; then kill runs
+// and the clients stop. It returns the entity names and the relations
+// ("from|next|to") some answer reported written.
+func graphWriteLoad(t *testing.T, sockets []string, clients, names, perClient int, kill func()) (answeredE, answeredR map[string]bool) {
+	t.Helper()
+	var mu sync.Mutex
+	answeredE, answeredR = map[string]bool{}, map[string]bool{}
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	var answers sync.WaitGroup
+	answers.Add(clients * perClient)
+	for c := 0; c < clients; c++ {
+		socket := sockets[c%len(sockets)]
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			counted := 0
+			defer func() {
+				for ; counted < perClient; counted++ {
+					answers.Done()
+				}
+			}()
+			conn, err := net.Dial("unix", socket)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			defer conn.Close()
+			sc := bufio.NewScanner(conn)
+			sc.Buffer(make([]byte, 1<<20), 16<<20)
+			conn.Write([]byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}` + "\n"))
+			if !sc.Scan() {
+				return
+			}
+			conn.Write([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n"))
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				a, b := fmt.Sprintf("n%d", (c*10+i)%names), fmt.Sprintf("n%d", (c*10+i+7)%names)
+				tool, args := "create_entities", fmt.Sprintf(`{"entities":[{"name":%q,"entityType":"node","observations":["by %d"]},{"name":%q,"entityType":"node","observations":[]}]}`, a, c, b)
+				if i%2 == 1 {
+					tool, args = "create_relations", fmt.Sprintf(`{"relations":[{"from":%q,"to":%q,"relationType":"next"}]}`, a, b)
+				}
+				conn.Write([]byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":%s}}`+"\n", i+1, tool, args)))
+				if !sc.Scan() {
+					return // the daemon was killed
+				}
+				var r reply
+				if err := json.Unmarshal(sc.Bytes(), &r); err != nil || r.Result == nil || r.Result.IsError {
+					t.Errorf("reply %.300s: %v", sc.Text(), err)
+					return
+				}
+				mu.Lock()
+				// Answered: the write is durable. The names it asked for
+				// exist now, created by this call or an earlier one.
+				if tool == "create_entities" {
+					answeredE[a], answeredE[b] = true, true
+				} else {
+					answeredR[a+"|next|"+b] = true
+				}
+				mu.Unlock()
+				if counted < perClient {
+					counted++
+					answers.Done()
+				}
+			}
+		}()
+	}
+	answers.Wait()
+	kill()
+	close(stop)
+	wg.Wait()
+	return answeredE, answeredR
+}
+
+// checkAnsweredOnce: the graph read back (entity names, relations as
+// "from|type|to") holds every answered write, and each entity and relation
+// once.
+func checkAnsweredOnce(t *testing.T, names, relations []string, answeredE, answeredR map[string]bool) {
+	t.Helper()
+	seenE := map[string]bool{}
+	for _, name := range names {
+		if seenE[name] {
+			t.Fatalf("entity %s twice", name)
 		}
-		seenE[e.Name] = true
+		seenE[name] = true
 	}
 	seenR := map[string]bool{}
-	for _, r := range page.Result.Structured.Relations {
-		k := r.From + ">" + r.To
-		if seenR[k] {
-			t.Fatalf("relation %s twice", k)
+	for _, r := range relations {
+		if seenR[r] {
+			t.Fatalf("relation %s twice", r)
 		}
-		seenR[k] = true
+		seenR[r] = true
 	}
 	for name := range answeredE {
 		if !seenE[name] {
 			t.Fatalf("answered entity %s lost after SIGKILL", name)
 		}
 	}
-	for k := range answeredR {
-		if !seenR[k] {
-			t.Fatalf("answered relation %s lost after SIGKILL", k)
+	for r := range answeredR {
+		if !seenR[r] {
+			t.Fatalf("answered relation %s lost after SIGKILL", r)
 		}
 	}
 }

@@ -1,16 +1,13 @@
 package test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -223,112 +220,20 @@ func TestPostgresGraphSIGKILL(t *testing.T) {
 	url := srv.URL(srv.CreateDB(t))
 	d1 := startDaemon(t, "HEARTH_STORE_URL="+url)
 	d2 := startDaemon(t, "HEARTH_STORE_URL="+url)
-	const clients = 16
-	var mu sync.Mutex
-	answeredE := map[string]bool{}
-	answeredR := map[string]bool{}
-	var wg sync.WaitGroup
-	stop := make(chan struct{})
-	var answers sync.WaitGroup
-	answers.Add(clients * 15) // kill once every client had 15 answers
-	for c := 0; c < clients; c++ {
-		socket := []string{d1.socket, d2.socket}[c%2]
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			counted := 0
-			defer func() {
-				for ; counted < 15; counted++ {
-					answers.Done()
-				}
-			}()
-			conn, err := net.Dial("unix", socket)
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			defer conn.Close()
-			sc := bufio.NewScanner(conn)
-			sc.Buffer(make([]byte, 1<<20), 16<<20)
-			conn.Write([]byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}` + "\n"))
-			if !sc.Scan() {
-				return
-			}
-			conn.Write([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n"))
-			for i := 0; ; i++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				// Clients on both daemons share names.
-				a, b := fmt.Sprintf("n%d", (c*10+i)%300), fmt.Sprintf("n%d", (c*10+i+7)%300)
-				tool, args := "create_entities", fmt.Sprintf(`{"entities":[{"name":%q,"entityType":"node","observations":["by %d"]},{"name":%q,"entityType":"node","observations":[]}]}`, a, c, b)
-				if i%2 == 1 {
-					tool, args = "create_relations", fmt.Sprintf(`{"relations":[{"from":%q,"to":%q,"relationType":"next"}]}`, a, b)
-				}
-				conn.Write([]byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":%s}}`+"\n", i+1, tool, args)))
-				if !sc.Scan() {
-					return // the daemon was killed
-				}
-				var r reply
-				if err := json.Unmarshal(sc.Bytes(), &r); err != nil || r.Result == nil || r.Result.IsError {
-					t.Errorf("reply %.300s: %v", sc.Text(), err)
-					return
-				}
-				mu.Lock()
-				// Answered: durable. The names it asked for exist now,
-				// created by this call or an earlier one.
-				if tool == "create_entities" {
-					answeredE[a], answeredE[b] = true, true
-				} else {
-					answeredR[a+"|next|"+b] = true
-				}
-				mu.Unlock()
-				if counted < 15 {
-					counted++
-					answers.Done()
-				}
-			}
-		}()
-	}
-	answers.Wait()
-	d1.cmd.Process.Signal(syscall.SIGKILL)
-	<-d1.done
-	d1.done <- nil
-	close(stop)
-	wg.Wait()
-	mu.Lock()
-	defer mu.Unlock()
+	answeredE, answeredR := graphWriteLoad(t, []string{d1.socket, d2.socket}, 16, 300, 15, func() {
+		d1.cmd.Process.Signal(syscall.SIGKILL)
+		<-d1.done
+		d1.done <- nil
+	})
 	t.Logf("daemon 1 killed after %d answered entity names and %d answered relations", len(answeredE), len(answeredR))
 
 	c2 := dialMCP(t, d2.socket)
 	es, rs := c2.readGraph("default")
-	seenE := map[string]bool{}
-	for _, e := range es {
-		name := strings.SplitN(e, "|", 2)[0]
-		if seenE[name] {
-			t.Fatalf("entity %s twice", name)
-		}
-		seenE[name] = true
+	names := make([]string, len(es))
+	for i, e := range es {
+		names[i] = strings.SplitN(e, "|", 2)[0]
 	}
-	seenR := map[string]bool{}
-	for _, r := range rs {
-		if seenR[r] {
-			t.Fatalf("relation %s twice", r)
-		}
-		seenR[r] = true
-	}
-	for name := range answeredE {
-		if !seenE[name] {
-			t.Fatalf("answered entity %s lost after SIGKILL", name)
-		}
-	}
-	for r := range answeredR {
-		if !seenR[r] {
-			t.Fatalf("answered relation %s lost after SIGKILL", r)
-		}
-	}
+	checkAnsweredOnce(t, names, rs, answeredE, answeredR)
 	// A daemon started on the same database loads the same graph.
 	d3 := startDaemon(t, "HEARTH_STORE_URL="+url)
 	es3, rs3 := dialMCP(t, d3.socket).readGraph("default")
