@@ -15,7 +15,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/hearth-mcp/hearth/pkg/memory/chunk"
 	"github.com/hearth-mcp/hearth/pkg/memory/internal/synth"
 	"github.com/hearth-mcp/hearth/pkg/memory/pgstore"
 	"github.com/hearth-mcp/hearth/pkg/memory/pgstore/pgtest"
@@ -30,12 +29,6 @@ import (
 // from opening a store to its first answered search, rebuilding the index
 // and from its snapshot. PostgreSQL runs on a local server with fsync on for
 // the adds (durable as SQLite's synchronous=FULL), off for filling.
-
-func corpusMemory(c *synth.Corpus) store.NewMemory {
-	m := c.Memory()
-	return store.NewMemory{Workspace: "default", Text: m.Text, Chunks: chunk.Split(m.Text),
-		Metadata: store.Metadata{Source: m.Source, Tags: m.Tags, Time: m.Time}}
-}
 
 // engine opens a store of one kind at a place that survives reopening.
 type engine struct {
@@ -89,7 +82,7 @@ func BenchmarkAdd(b *testing.B) {
 						defer wg.Done()
 						c := synth.New(200 + seed.Add(1))
 						for range jobs {
-							if _, err := s.Add(context.Background(), corpusMemory(c)); err != nil {
+							if _, err := s.Add(context.Background(), c.NewMemory()); err != nil {
 								b.Error(err)
 								return
 							}
@@ -105,32 +98,6 @@ func BenchmarkAdd(b *testing.B) {
 				b.ReportMetric(float64(n.Load())/time.Since(start).Seconds(), "adds/s")
 			})
 		}
-	}
-}
-
-func fillStore(b *testing.B, s store.Store, n int) {
-	c := synth.New(1)
-	jobs := make(chan store.NewMemory, 256)
-	var wg sync.WaitGroup
-	var failed atomic.Value
-	for w := 0; w < 16; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for m := range jobs {
-				if _, err := s.Add(context.Background(), m); err != nil {
-					failed.Store(err)
-				}
-			}
-		}()
-	}
-	for i := 0; i < n; i++ {
-		jobs <- corpusMemory(c)
-	}
-	close(jobs)
-	wg.Wait()
-	if err := failed.Load(); err != nil {
-		b.Fatal(err)
 	}
 }
 
@@ -153,7 +120,7 @@ func BenchmarkSearch(b *testing.B) {
 		b.Run(fmt.Sprintf("%s/memories=%d", e.name, n), func(b *testing.B) {
 			s := e.open(b)
 			t0 := time.Now()
-			fillStore(b, s, n)
+			synth.Fill(b, s, n)
 			build := time.Since(t0)
 			s.Close()
 			if err := os.Remove(e.snapshot); err != nil {

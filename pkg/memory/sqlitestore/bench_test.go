@@ -6,55 +6,15 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/hearth-mcp/hearth/pkg/memory/chunk"
 	"github.com/hearth-mcp/hearth/pkg/memory/internal/synth"
 	"github.com/hearth-mcp/hearth/pkg/memory/sqlitestore"
 	"github.com/hearth-mcp/hearth/pkg/memory/store"
 	"github.com/hearth-mcp/hearth/pkg/memory/terms"
 )
-
-// memory draws the next corpus memory as the store receives it.
-func memory(c *synth.Corpus) store.NewMemory {
-	m := c.Memory()
-	return store.NewMemory{
-		Workspace: "default",
-		Text:      m.Text,
-		Chunks:    chunk.Split(m.Text),
-		Metadata:  store.Metadata{Source: m.Source, Tags: m.Tags, Time: m.Time},
-	}
-}
-
-// fill adds n corpus memories with 16 concurrent writers (group commit).
-func fill(b *testing.B, s store.Store, n int) {
-	c := synth.New(1)
-	jobs := make(chan store.NewMemory, 256)
-	var wg sync.WaitGroup
-	var failed atomic.Value
-	for w := 0; w < 16; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for m := range jobs {
-				if _, err := s.Add(context.Background(), m); err != nil {
-					failed.Store(err)
-				}
-			}
-		}()
-	}
-	for i := 0; i < n; i++ {
-		jobs <- memory(c)
-	}
-	close(jobs)
-	wg.Wait()
-	if err := failed.Load(); err != nil {
-		b.Fatal(err)
-	}
-}
 
 func openBench(b *testing.B) *sqlitestore.Store {
 	s, err := sqlitestore.Open(context.Background(), filepath.Join(b.TempDir(), "memory.db"))
@@ -73,7 +33,7 @@ func BenchmarkAddSequential(b *testing.B) {
 	start := time.Now()
 	n := 0
 	for b.Loop() {
-		if _, err := s.Add(context.Background(), memory(c)); err != nil {
+		if _, err := s.Add(context.Background(), c.NewMemory()); err != nil {
 			b.Fatal(err)
 		}
 		n++
@@ -94,7 +54,7 @@ func BenchmarkAddConcurrent(b *testing.B) {
 			b.RunParallel(func(pb *testing.PB) {
 				c := synth.New(100 + seed.Add(1))
 				for pb.Next() {
-					if _, err := s.Add(context.Background(), memory(c)); err != nil {
+					if _, err := s.Add(context.Background(), c.NewMemory()); err != nil {
 						b.Error(err)
 						return
 					}
@@ -130,7 +90,7 @@ func benchSearch(b *testing.B, n int) {
 		b.Fatal(err)
 	}
 	t0 := time.Now()
-	fill(b, s, n)
+	synth.Fill(b, s, n)
 	build := time.Since(t0)
 	s.Close()
 	if err := os.Remove(sqlitestore.SnapshotPath(path)); err != nil {

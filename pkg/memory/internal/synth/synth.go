@@ -6,12 +6,18 @@
 package synth
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/hearth-mcp/hearth/pkg/memory/chunk"
+	"github.com/hearth-mcp/hearth/pkg/memory/store"
 )
 
 // Vocabulary is how many distinct words the corpus draws from.
@@ -88,4 +94,40 @@ func ReportLatency(b *testing.B, lat []time.Duration) {
 	b.ReportMetric(ms(lat[len(lat)/2]), "p50-ms")
 	b.ReportMetric(ms(lat[len(lat)*99/100]), "p99-ms")
 	b.ReportMetric(0, "ns/op")
+}
+
+// NewMemory is the corpus's next memory as a store takes it: in the
+// default workspace, chunked as the memory family chunks.
+func (c *Corpus) NewMemory() store.NewMemory {
+	m := c.Memory()
+	return store.NewMemory{Workspace: "default", Text: m.Text, Chunks: chunk.Split(m.Text),
+		Metadata: store.Metadata{Source: m.Source, Tags: m.Tags, Time: m.Time}}
+}
+
+// Fill adds n memories of the corpus of seed 1 to s from 16 writers at once
+// (their adds share commits), failing tb if any add fails.
+func Fill(tb testing.TB, s store.Store, n int) {
+	c := New(1)
+	jobs := make(chan store.NewMemory, 256)
+	var wg sync.WaitGroup
+	var failed atomic.Value
+	for w := 0; w < 16; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for m := range jobs {
+				if _, err := s.Add(context.Background(), m); err != nil {
+					failed.Store(err)
+				}
+			}
+		}()
+	}
+	for i := 0; i < n; i++ {
+		jobs <- c.NewMemory()
+	}
+	close(jobs)
+	wg.Wait()
+	if err := failed.Load(); err != nil {
+		tb.Fatal(err)
+	}
 }
