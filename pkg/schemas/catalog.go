@@ -766,7 +766,7 @@ func (c *Catalog) ValidateDoc(doc *jsonval.Doc, ref string) (ok bool, errs []val
 	if err != nil {
 		return false, nil, err
 	}
-	if c.SchemaOf(doc) != "" {
+	if c.docSchema(doc) != nil {
 		doc = doc.Without("$schema")
 	}
 	if ref == AliasNested {
@@ -781,10 +781,17 @@ func (c *Catalog) ValidateDoc(doc *jsonval.Doc, ref string) (ok bool, errs []val
 // SchemaOf is the reference (see RefOf) of the catalog schema a document's
 // top-level "$schema" refers to, or "".
 func (c *Catalog) SchemaOf(doc *jsonval.Doc) string {
-	if ref := doc.Get(doc.Root(), "$schema"); ref != nil && ref.Kind() == jsonval.String {
-		if s := c.resolveRef(doc.Str(ref)); s != nil {
-			return c.RefOf(s)
-		}
+	if s := c.docSchema(doc); s != nil {
+		return c.RefOf(s)
 	}
 	return ""
+}
+
+// docSchema is the catalog schema a document's top-level "$schema" refers
+// to, or nil.
+func (c *Catalog) docSchema(doc *jsonval.Doc) *Schema {
+	if ref := doc.Get(doc.Root(), "$schema"); ref != nil && ref.Kind() == jsonval.String {
+		return c.resolveRef(doc.Str(ref))
+	}
+	return nil
 }
