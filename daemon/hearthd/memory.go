@@ -269,17 +269,9 @@ func memoryExport(home, ws string, out io.Writer, stderr io.Writer) int {
 	code := withGraph(home, stderr, func(socket string) int {
 		for cursor := ""; ; {
 			var page struct {
-				Entities []struct {
-					Name         string   `json:"name"`
-					EntityType   string   `json:"entityType"`
-					Observations []string `json:"observations"`
-				} `json:"entities"`
-				Relations []struct {
-					From         string `json:"from"`
-					To           string `json:"to"`
-					RelationType string `json:"relationType"`
-				} `json:"relations"`
-				Next string `json:"nextCursor"`
+				Entities  []memory.EntityJSON   `json:"entities"`
+				Relations []memory.RelationJSON `json:"relations"`
+				Next      string                `json:"nextCursor"`
 			}
 			args := map[string]any{"workspace_id": ws, "limit": exportPage}
 			if cursor != "" {
@@ -291,10 +283,10 @@ func memoryExport(home, ws string, out io.Writer, stderr io.Writer) int {
 			}
 			var p store.GraphPage
 			for _, e := range page.Entities {
-				p.Entities = append(p.Entities, store.Entity{Name: e.Name, Type: e.EntityType, Observations: e.Observations})
+				p.Entities = append(p.Entities, e.Store())
 			}
 			for _, r := range page.Relations {
-				p.Relations = append(p.Relations, store.Relation{From: r.From, To: r.To, Type: r.RelationType})
+				p.Relations = append(p.Relations, r.Store())
 			}
 			if err := write(p); err != nil {
 				fmt.Fprintln(stderr, "hearthd memory export:", err)

@@ -41,15 +41,9 @@ var createEntitiesSchema = tool.Object(
 	graphWorkspace,
 )
 
-type entityArg struct {
-	Name         string   `json:"name"`
-	EntityType   string   `json:"entityType"`
-	Observations []string `json:"observations"`
-}
-
 type createEntitiesArgs struct {
-	Entities  []entityArg `json:"entities"`
-	Workspace string      `json:"workspace_id,omitempty"`
+	Entities  []EntityJSON `json:"entities"`
+	Workspace string       `json:"workspace_id,omitempty"`
 }
 
 var createRelationsSchema = tool.Object(
@@ -57,15 +51,9 @@ var createRelationsSchema = tool.Object(
 	graphWorkspace,
 )
 
-type relationArg struct {
-	From         string `json:"from"`
-	To           string `json:"to"`
-	RelationType string `json:"relationType"`
-}
-
 type relationsArgs struct {
-	Relations []relationArg `json:"relations"`
-	Workspace string        `json:"workspace_id,omitempty"`
+	Relations []RelationJSON `json:"relations"`
+	Workspace string         `json:"workspace_id,omitempty"`
 }
 
 var addObservationsSchema = tool.Object(
@@ -274,47 +262,59 @@ func (f *Family) graphTools() []tool.Tool {
 	}
 }
 
-// entityJSON and relationJSON are the official server's shapes.
-type entityJSON struct {
+// EntityJSON and RelationJSON are the official memory server's shapes of
+// an entity and a relation, in the graph tools' arguments and results (and
+// so what `hearthd memory export` reads back).
+type EntityJSON struct {
 	Name         string   `json:"name"`
 	EntityType   string   `json:"entityType"`
 	Observations []string `json:"observations"`
 }
 
-type relationJSON struct {
+type RelationJSON struct {
 	From         string `json:"from"`
 	To           string `json:"to"`
 	RelationType string `json:"relationType"`
 }
 
-func entitiesJSON(es []store.Entity) []entityJSON {
-	out := make([]entityJSON, len(es))
+// Store is e as the store keeps it.
+func (e EntityJSON) Store() store.Entity {
+	return store.Entity{Name: e.Name, Type: e.EntityType, Observations: e.Observations}
+}
+
+// Store is r as the store keeps it.
+func (r RelationJSON) Store() store.Relation {
+	return store.Relation{From: r.From, To: r.To, Type: r.RelationType}
+}
+
+func entitiesJSON(es []store.Entity) []EntityJSON {
+	out := make([]EntityJSON, len(es))
 	for i, e := range es {
 		out[i] = toEntityJSON(e)
 	}
 	return out
 }
 
-func toEntityJSON(e store.Entity) entityJSON {
+func toEntityJSON(e store.Entity) EntityJSON {
 	obs := e.Observations
 	if obs == nil {
 		obs = []string{}
 	}
-	return entityJSON{Name: e.Name, EntityType: e.Type, Observations: obs}
+	return EntityJSON{Name: e.Name, EntityType: e.Type, Observations: obs}
 }
 
-func relationsJSON(rs []store.Relation) []relationJSON {
-	out := make([]relationJSON, len(rs))
+func relationsJSON(rs []store.Relation) []RelationJSON {
+	out := make([]RelationJSON, len(rs))
 	for i, r := range rs {
-		out[i] = relationJSON{From: r.From, To: r.To, RelationType: r.Type}
+		out[i] = RelationJSON{From: r.From, To: r.To, RelationType: r.Type}
 	}
 	return out
 }
 
-func relationsOf(args []relationArg) []store.Relation {
+func relationsOf(args []RelationJSON) []store.Relation {
 	out := make([]store.Relation, len(args))
 	for i, r := range args {
-		out[i] = store.Relation{From: r.From, To: r.To, Type: r.RelationType}
+		out[i] = r.Store()
 	}
 	return out
 }
@@ -340,7 +340,7 @@ func (f *Family) createEntities(ctx context.Context, call *tool.Call, args creat
 	}
 	es := make([]store.Entity, len(args.Entities))
 	for i, e := range args.Entities {
-		es[i] = store.Entity{Name: e.Name, Type: e.EntityType, Observations: e.Observations}
+		es[i] = e.Store()
 	}
 	created, err := g.CreateEntities(ctx, workspaceOr(args.Workspace), es)
 	if err != nil {
@@ -452,7 +452,7 @@ func (f *Family) searchNodes(ctx context.Context, call *tool.Call, args searchNo
 		return nil, f.graphFail(call, err)
 	}
 	type scored struct {
-		entityJSON
+		EntityJSON
 		Score float64 `json:"score"`
 	}
 	es := make([]scored, len(res.Entities))
@@ -571,22 +571,22 @@ func (f *Family) getRelated(ctx context.Context, call *tool.Call, args getRelate
 		return out
 	}
 	type relatedJSON struct {
-		entityJSON
+		EntityJSON
 		Exists   bool         `json:"exists"`
 		Depth    int          `json:"depth"`
 		Score    float64      `json:"score"`
-		Via      relationJSON `json:"via"`
+		Via      RelationJSON `json:"via"`
 		Memories []memoryJSON `json:"memories"`
 	}
 	out := make([]relatedJSON, len(related))
 	for i, r := range related {
 		out[i] = relatedJSON{toEntityJSON(r.Entity), r.Exists, r.Depth, r.Score,
-			relationJSON{r.Via.From, r.Via.To, r.Via.Type}, memories(r.Name)}
+			RelationJSON{r.Via.From, r.Via.To, r.Via.Type}, memories(r.Name)}
 	}
 	var entity any
 	if len(start.Entities) == 1 {
 		entity = struct {
-			entityJSON
+			EntityJSON
 			Memories []memoryJSON `json:"memories"`
 		}{toEntityJSON(start.Entities[0]), memories(args.Name)}
 	}
