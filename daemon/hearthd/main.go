@@ -29,7 +29,6 @@ import (
 	"github.com/hearth-mcp/hearth/pkg/config"
 	"github.com/hearth-mcp/hearth/pkg/guard"
 	"github.com/hearth-mcp/hearth/pkg/memory"
-	"github.com/hearth-mcp/hearth/pkg/memory/pgstore"
 	"github.com/hearth-mcp/hearth/pkg/schemas"
 	"github.com/hearth-mcp/hearth/pkg/supervisor"
 	"github.com/hearth-mcp/hearth/pkg/tool"
@@ -244,10 +243,10 @@ func migrate(args []string) int {
 		fmt.Fprintln(os.Stderr, "hearthd migrate:", err)
 		return 2
 	}
-	if dsn := settings.Getenv(memory.EnvStoreURL); dsn != "" {
+	if eng := memory.EngineFor(home, settings.Getenv, version.Tooling()); eng.Server() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
-		res, err := pgstore.Migrate(ctx, dsn, version.Tooling(), adopt)
+		res, err := eng.Migrate(ctx, adopt)
 		if err != nil {
 			return migrateFailed(err)
 		}
@@ -278,23 +277,23 @@ const storeCheckTimeout = 10 * time.Second
 // serves, its memory tools answer -32000, and the store (checked again
 // when it opens) is retried.
 func checkStore(getenv func(string) string, log *zap.Logger) (int, bool) {
-	dsn := getenv(memory.EnvStoreURL)
-	if dsn == "" {
+	eng := memory.EngineFor("", getenv, version.Tooling())
+	if !eng.Server() {
 		return 0, false
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), storeCheckTimeout)
 	defer cancel()
-	created, err := pgstore.Check(ctx, dsn, version.Tooling())
+	created, err := eng.Check(ctx)
 	var refusal *guard.Error
 	switch {
 	case errors.As(err, &refusal):
-		log.Error("version guard refused the PostgreSQL store", zap.String("store", pgstore.Describe(dsn)), zap.Int("exit_code", refusal.ExitCode), zap.Error(err))
+		log.Error("version guard refused the PostgreSQL store", zap.String("store", eng.Describe()), zap.Int("exit_code", refusal.ExitCode), zap.Error(err))
 		fmt.Fprintln(os.Stderr, "hearthd:", refusal.Message)
 		return refusal.ExitCode, true
 	case err != nil:
 		log.Warn("the PostgreSQL store cannot be checked now; memory tools answer -32000 until it can", zap.Error(err))
 	default:
-		log.Info("format check passed on the PostgreSQL store", zap.String("store", pgstore.Describe(dsn)), zap.String("format", pgstore.Format), zap.Bool("created", created))
+		log.Info("format check passed on the PostgreSQL store", zap.String("store", eng.Describe()), zap.String("format", eng.Format()), zap.Bool("created", created))
 	}
 	return 0, false
 }

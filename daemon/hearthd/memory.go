@@ -15,8 +15,6 @@ import (
 	"github.com/hearth-mcp/hearth/pkg/guard"
 	"github.com/hearth-mcp/hearth/pkg/memory"
 	"github.com/hearth-mcp/hearth/pkg/memory/jsonl"
-	"github.com/hearth-mcp/hearth/pkg/memory/pgstore"
-	"github.com/hearth-mcp/hearth/pkg/memory/sqlitestore"
 	"github.com/hearth-mcp/hearth/pkg/memory/store"
 	"github.com/hearth-mcp/hearth/pkg/owner"
 	"github.com/hearth-mcp/hearth/pkg/version"
@@ -152,29 +150,18 @@ func withGraph(home string, stderr io.Writer, viaDaemon func(socket string) int,
 // openGraph opens the store the settings name, as the data directory's
 // owner: the PostgreSQL database of store_url, else the SQLite file. A
 // database the version guard refuses exits with the guard's code.
-func openGraph(home string, stderr io.Writer) (interface {
-	store.Graph
-	Close() error
-}, int) {
+func openGraph(home string, stderr io.Writer) (memory.Engines, int) {
 	settings, err := config.Load(os.Getenv)
 	if err != nil {
 		fmt.Fprintln(stderr, "hearthd memory:", err)
 		return nil, 2
 	}
-	if dsn := settings.Getenv(memory.EnvStoreURL); dsn != "" {
-		st, err := pgstore.Open(context.Background(), dsn, pgstore.Options{Build: version.Tooling(), Snapshot: filepath.Join(home, memory.PGSnapshotFile)})
-		var refusal *guard.Error
-		if errors.As(err, &refusal) {
-			fmt.Fprintln(stderr, "hearthd memory:", refusal.Message)
-			return nil, refusal.ExitCode
-		}
-		if err != nil {
-			fmt.Fprintln(stderr, "hearthd memory:", err)
-			return nil, 1
-		}
-		return st, 0
+	st, err := memory.EngineFor(home, settings.Getenv, version.Tooling()).Open(context.Background(), nil)
+	var refusal *guard.Error
+	if errors.As(err, &refusal) {
+		fmt.Fprintln(stderr, "hearthd memory:", refusal.Message)
+		return nil, refusal.ExitCode
 	}
-	st, err := sqlitestore.Open(context.Background(), filepath.Join(home, memory.StoreFile))
 	if err != nil {
 		fmt.Fprintln(stderr, "hearthd memory:", err)
 		return nil, 1

@@ -6,7 +6,8 @@
 //
 // The store is embedded SQLite at $HEARTH_HOME/memory.db (package
 // sqlitestore), or, when HEARTH_STORE_URL names one, a PostgreSQL database
-// that several daemons may share (package pgstore). Embeddings are optional: with HEARTH_EMBED_URL (an Ollama
+// that several daemons may share (package pgstore); Engine (engine.go) is
+// the one place that chooses. Embeddings are optional: with HEARTH_EMBED_URL (an Ollama
 // server's /api/embed) and HEARTH_EMBED_MODEL, chunks get vectors and search
 // fuses BM25 with cosine similarity; without them search is lexical and says so.
 //
@@ -20,7 +21,6 @@ package memory
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"sync"
 	"time"
@@ -28,8 +28,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/hearth-mcp/hearth/pkg/memory/embed"
-	"github.com/hearth-mcp/hearth/pkg/memory/pgstore"
-	"github.com/hearth-mcp/hearth/pkg/memory/sqlitestore"
 	"github.com/hearth-mcp/hearth/pkg/memory/store"
 	"github.com/hearth-mcp/hearth/pkg/tool"
 )
@@ -85,22 +83,8 @@ func openFamily(env tool.Env, reopen, backfill time.Duration) *Family {
 	if getenv == nil {
 		getenv = func(string) string { return "" }
 	}
-	path := filepath.Join(env.Home, StoreFile)
-	engine, described := "SQLite", "sqlite "+path
-	openStore := func(ctx context.Context) (store.Store, error) {
-		if env.Home == "" {
-			return nil, fmt.Errorf("%w: no data directory", store.ErrUnavailable)
-		}
-		return sqlitestore.OpenWith(ctx, path, sqlitestore.Options{Snapshot: sqlitestore.SnapshotPath(path), Log: log})
-	}
-	if dsn := getenv(EnvStoreURL); dsn != "" {
-		engine, described = "PostgreSQL", "postgres "+pgstore.Describe(dsn)
-		opts := pgstore.Options{Build: env.Version, Log: log}
-		if env.Home != "" {
-			opts.Snapshot = filepath.Join(env.Home, PGSnapshotFile)
-		}
-		openStore = func(ctx context.Context) (store.Store, error) { return pgstore.Open(ctx, dsn, opts) }
-	}
+	eng := EngineFor(env.Home, getenv, env.Version)
+	openStore := func(ctx context.Context) (store.Store, error) { return eng.Open(ctx, log) }
 	var emb Embedder
 	state := "none"
 	url, model := getenv(EnvEmbedURL), getenv(EnvEmbedModel)
@@ -124,7 +108,7 @@ func openFamily(env tool.Env, reopen, backfill time.Duration) *Family {
 	if _, err := mem.stores.get(context.Background()); err != nil {
 		log.Error("memory: store unavailable; memory tools will answer -32000 until it opens", zap.Error(err))
 	}
-	return &Family{mem: mem, log: log, engine: engine, store: described}
+	return &Family{mem: mem, log: log, engine: eng.Name(), store: eng.Describe()}
 }
 
 // Store names the memory store: engine and file.
