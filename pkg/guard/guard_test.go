@@ -17,9 +17,8 @@ import (
 	"testing"
 )
 
-// The tests named TestREQ_MCP_nnn_... and TestNEG_MCP_nnn_... each pin one
-// rule of the version guard (what it must do, or must never do); the comment
-// above each test states the rule.
+// Most tests here pin one rule of the version guard (what it must do, or must
+// never do); the comment above each test states the rule.
 
 const build = "0.1.0+test"
 
@@ -95,7 +94,7 @@ func treeHash(t *testing.T, dir string) string {
 // 78, and the message names both formats, both hearthd versions, the home,
 // the explicit `hearthd migrate` step and what to do, and says that nothing
 // was changed.
-func TestREQ_MCP_001_VersionMismatchExitCode(t *testing.T) {
+func TestVersionMismatchExitCode(t *testing.T) {
 	older := Version{0, 9}
 	steps := []Step{{From: older, To: current, What: "test", Run: func(string) error { return nil }}}
 	cases := []struct {
@@ -136,7 +135,7 @@ func TestREQ_MCP_001_VersionMismatchExitCode(t *testing.T) {
 // A fresh home gets the marker (line 1 the format, line 2 the hearthd
 // version; home 0700, marker 0600) and nothing else; a later check by another
 // release reads it without rewriting it.
-func TestREQ_MCP_002_FreshInstallCreatesMarker(t *testing.T) {
+func TestFreshInstallCreatesMarker(t *testing.T) {
 	home := filepath.Join(t.TempDir(), "new", "home")
 	res, err := Check(home, build)
 	if err != nil || !res.Created || res.Format != current || res.WrittenBy != build || res.Build != build || res.Home != home {
@@ -166,7 +165,7 @@ func TestREQ_MCP_002_FreshInstallCreatesMarker(t *testing.T) {
 
 // A home holding only dot entries (the guard's own leftovers, desktop
 // litter) is fresh; the marker is written.
-func TestREQ_MCP_002_DotEntriesAreNotData(t *testing.T) {
+func TestDotEntriesAreNotData(t *testing.T) {
 	home := t.TempDir()
 	writeFile(t, filepath.Join(home, ".DS_Store"), "x")
 	writeFile(t, filepath.Join(home, ".format_version.12345"), "half-written temp file of a crashed writer")
@@ -179,7 +178,7 @@ func TestREQ_MCP_002_DotEntriesAreNotData(t *testing.T) {
 // even an empty directory or a dangling symlink) is refused with exit 65; the
 // message names what was found and `hearthd migrate --adopt`, and the home is
 // left as it was.
-func TestREQ_MCP_003_LegacyDatabaseExitCode(t *testing.T) {
+func TestLegacyDatabaseExitCode(t *testing.T) {
 	cases := []struct {
 		name  string
 		make  func(t *testing.T, home string)
@@ -223,7 +222,7 @@ func TestREQ_MCP_003_LegacyDatabaseExitCode(t *testing.T) {
 // import graph, so hearthd can run it before any store code initializes.
 // (Part two, that hearthd calls it before opening a store, is the end-to-end
 // test/guard_test.go: a refused home is untouched and no socket is bound.)
-func TestREQ_MCP_004_GuardRunsBeforeImport(t *testing.T) {
+func TestGuardLinksNoStore(t *testing.T) {
 	gobin := goTool(t)
 	out, err := exec.Command(gobin, "list", "-deps", "-f", "{{.ImportPath}}", ".").CombinedOutput()
 	if err != nil {
@@ -246,7 +245,7 @@ func TestREQ_MCP_004_GuardRunsBeforeImport(t *testing.T) {
 // The guard runs before any store is opened, the home side: every kind of
 // refusal leaves the home exactly as it was: no file created, removed,
 // rewritten or touched, hidden or not.
-func TestREQ_MCP_004_RefusedHomeIsUntouched(t *testing.T) {
+func TestRefusedHomeIsUntouched(t *testing.T) {
 	cases := map[string]string{
 		"newer format":   "2.0\n2.0.0\n",
 		"older format":   "0.9\n0.0.9\n",
@@ -277,7 +276,7 @@ func TestREQ_MCP_004_RefusedHomeIsUntouched(t *testing.T) {
 // Checks run under an exclusive lock: of many concurrent checkers of one
 // fresh home (goroutines here), exactly one writes the marker and all read
 // that one.
-func TestREQ_MCP_005_FileLockingGoroutines(t *testing.T) {
+func TestLockExcludesGoroutines(t *testing.T) {
 	home := filepath.Join(t.TempDir(), "home") // not there yet: they race to create it too
 	const n = 32
 	results := make([]Result, n)
@@ -317,10 +316,10 @@ func TestREQ_MCP_005_FileLockingGoroutines(t *testing.T) {
 	}
 }
 
-// TestREQ_MCP_005_FileLockingProcesses re-executes this test binary as
+// TestLockExcludesProcesses re-executes this test binary as
 // separate processes that check one fresh home at once: exactly one writes
 // the marker, and every process reads the same whole marker afterwards.
-func TestREQ_MCP_005_FileLockingProcesses(t *testing.T) {
+func TestLockExcludesProcesses(t *testing.T) {
 	if home := os.Getenv("GUARD_CHILD_HOME"); home != "" {
 		res, err := Check(home, "0.1.0+p"+os.Getenv("GUARD_CHILD_N"))
 		if err != nil {
@@ -343,7 +342,7 @@ func TestREQ_MCP_005_FileLockingProcesses(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			cmd := exec.Command(os.Args[0], "-test.run=^TestREQ_MCP_005_FileLockingProcesses$")
+			cmd := exec.Command(os.Args[0], "-test.run=^TestLockExcludesProcesses$")
 			cmd.Env = append(os.Environ(), "GUARD_CHILD_HOME="+home, fmt.Sprintf("GUARD_CHILD_N=%d", i))
 			out, err := cmd.Output()
 			if err != nil {
@@ -379,7 +378,7 @@ func TestREQ_MCP_005_FileLockingProcesses(t *testing.T) {
 
 // The Windows lock (LockFileEx, lock_windows.go) must at least compile and
 // pass vet for both Windows architectures, since no Windows runner tests it.
-func TestREQ_MCP_005_WindowsLockCompiles(t *testing.T) {
+func TestWindowsLockCompiles(t *testing.T) {
 	gobin := goTool(t)
 	for _, arch := range []string{"amd64", "arm64"} {
 		cmd := exec.Command(gobin, "vet", ".")
@@ -392,7 +391,7 @@ func TestREQ_MCP_005_WindowsLockCompiles(t *testing.T) {
 
 // The home is $HEARTH_HOME (cleaned, and it must be absolute), else
 // $XDG_DATA_HOME/hearth when that is absolute, else ~/.local/share/hearth.
-func TestREQ_MCP_006_HearthHomeEnv(t *testing.T) {
+func TestHomeFromEnvironment(t *testing.T) {
 	cases := []struct {
 		env  map[string]string
 		want string
@@ -428,7 +427,7 @@ func TestREQ_MCP_006_HearthHomeEnv(t *testing.T) {
 
 // Another hearthd release of the same format passes, and a passing check
 // rewrites nothing.
-func TestREQ_MCP_007_PatchVersionAllowed(t *testing.T) {
+func TestPatchVersionDifferenceAllowed(t *testing.T) {
 	home := t.TempDir()
 	writeFile(t, filepath.Join(home, MarkerName), Format+"\n0.1.0+old\n")
 	writeFile(t, filepath.Join(home, "memory.db"), "x")
@@ -445,7 +444,7 @@ func TestREQ_MCP_007_PatchVersionAllowed(t *testing.T) {
 }
 
 // Any other MAJOR.MINOR, a minor difference included, is refused with exit 78.
-func TestREQ_MCP_007_MinorVersionBlocked(t *testing.T) {
+func TestMinorVersionDifferenceRefused(t *testing.T) {
 	for _, onDisk := range []string{"1.1", "1.2", "1.10", "0.0", "2.0"} {
 		home := t.TempDir()
 		writeFile(t, filepath.Join(home, MarkerName), onDisk+"\n"+build+"\n")
@@ -458,7 +457,7 @@ func TestREQ_MCP_007_MinorVersionBlocked(t *testing.T) {
 
 // A passed check says what it found, for the daemon's log: fresh home and
 // marker written, or the format on disk and which hearthd wrote it and runs.
-func TestREQ_MCP_008_SuccessfulCheckLogged(t *testing.T) {
+func TestSuccessfulCheckLogged(t *testing.T) {
 	home := t.TempDir()
 	res, err := Check(home, "0.1.0+a")
 	if err != nil {
@@ -483,7 +482,7 @@ func TestREQ_MCP_008_SuccessfulCheckLogged(t *testing.T) {
 // There is no warning-only mode: a mismatch is always an error. No variable
 // weakens it, and the package reads no environment at all (Home is handed its
 // getenv), so no future "HEARTH_GUARD=warn" can slip in unnoticed.
-func TestNEG_MCP_001_NoWarningOnlyMode(t *testing.T) {
+func TestNoWarningOnlyMode(t *testing.T) {
 	for _, k := range []string{"HEARTH_GUARD", "HEARTH_SKIP_VERSION_CHECK", "HEARTH_FORCE", "HEARTH_VERSION_GUARD", "PIXELTABLE_SKIP_GUARD"} {
 		t.Setenv(k, "warn")
 	}
@@ -521,7 +520,7 @@ func TestNEG_MCP_001_NoWarningOnlyMode(t *testing.T) {
 
 // There is no automatic migration: Check never migrates, even when a
 // migration exists; only the explicit Migrate does.
-func TestNEG_MCP_002_NoAutoMigration(t *testing.T) {
+func TestCheckNeverMigrates(t *testing.T) {
 	ran := 0
 	steps := []Step{{From: Version{0, 9}, To: current, What: "test step", Run: func(string) error { ran++; return nil }}}
 	home := t.TempDir()

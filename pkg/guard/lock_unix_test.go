@@ -16,7 +16,7 @@ const lockLeavesFile = false
 
 // The lock is an exclusive flock on the home directory: another open file
 // description cannot take it while the guard holds it, and can after.
-func TestREQ_MCP_005_LockIsExclusive(t *testing.T) {
+func TestLockIsExclusive(t *testing.T) {
 	home := t.TempDir()
 	unlock, err := lock(home)
 	if err != nil {
@@ -55,7 +55,7 @@ func TestMarkerFIFOIsRefused(t *testing.T) {
 
 // The fallback for file systems that cannot flock a directory (NFS) is an
 // exclusive flock on a hidden file in home, which is not data.
-func TestREQ_MCP_005_FallbackLockFileIsExclusive(t *testing.T) {
+func TestFallbackLockFileIsExclusive(t *testing.T) {
 	home := t.TempDir()
 	unlock, err := lockFile(home)
 	if err != nil {
