@@ -43,7 +43,7 @@ func (s *session) submit(e *entry) bool {
 func (s *session) runCalls(e *entry) {
 	for e != nil {
 		s.execute(e)
-		s.flush()
+		s.out.flush()
 		e = s.calls.next()
 	}
 }

@@ -244,9 +244,7 @@ func (s *Server) capabilities() map[string]any {
 // transport's (pid, and the shim's hello cwd) and what this request's _meta
 // says. Nothing comes from an earlier request.
 func (s *session) modernClient(m *reqMeta) tool.Client {
-	s.mu.Lock()
-	c := tool.Client{Cwd: s.client.Cwd, PID: s.client.PID}
-	s.mu.Unlock()
+	c := s.peer.whereabouts()
 	c.Name, c.Version = m.clientName, m.clientVersion
 	return c
 }
@@ -255,12 +253,7 @@ func (s *session) modernClient(m *reqMeta) tool.Client {
 // version for daemon_status and hearthd status (display only: no request
 // reads it).
 func (s *session) noteModernClient(m *reqMeta) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.protocolVersion = m.version
-	if m.clientName != "" {
-		s.client.Name, s.client.Version = m.clientName, m.clientVersion
-	}
+	s.peer.identify(m.clientName, m.clientVersion, m.version, true)
 }
 
 // inputRoots reads the roots/list answer a retried request carries in

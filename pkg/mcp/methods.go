@@ -24,7 +24,7 @@ import (
 // dispatch runs one request and returns its reply frame (nil: no reply).
 func (s *session) dispatch(e *entry) []byte {
 	entryTool, plain := s.plainMethod(e.method)
-	if e.meta == nil && !s.initialized.Load() && e.method != "initialize" && e.method != "ping" && !plain {
+	if e.meta == nil && !s.nego.initialized.Load() && e.method != "initialize" && e.method != "ping" && !plain {
 		return s.fail(e, jsonrpc.CodeInvalidRequest, "Invalid Request: the session is not initialized; send initialize first, "+
 			"or server/discover and requests carrying _meta "+strconv.Quote(metaProtocolVersion), nil)
 	}
@@ -32,7 +32,7 @@ func (s *session) dispatch(e *entry) []byte {
 	case "initialize":
 		return s.initialize(e)
 	case "ping":
-		if s.modern.Load() {
+		if s.nego.modern.Load() {
 			return jsonrpc.ResultFrame(e.id, s.modernResult([]byte("{}"), false))
 		}
 		return jsonrpc.ResultFrame(e.id, []byte("{}"))
@@ -114,19 +114,16 @@ func (s *session) initialize(e *entry) []byte {
 	if err := decodeParams(e.params, &p); err != nil {
 		return s.fail(e, jsonrpc.CodeInvalidParams, "Invalid params: "+err.Error(), nil)
 	}
-	if s.initialized.Load() {
+	if s.nego.initialized.Load() {
 		return s.fail(e, jsonrpc.CodeInvalidRequest, "Invalid Request: initialize was already received on this connection", nil)
 	}
 	version := ProtocolVersions[0]
 	if slices.Contains(ProtocolVersions, p.ProtocolVersion) {
 		version = p.ProtocolVersion
 	}
-	s.mu.Lock()
-	s.client.Name, s.client.Version = p.ClientInfo.Name, p.ClientInfo.Version
-	s.protocolVersion = version
-	s.mu.Unlock()
-	s.rootsCapable.Store(len(p.Capabilities.Roots) > 0 && string(p.Capabilities.Roots) != "null")
-	s.initialized.Store(true)
+	s.peer.identify(p.ClientInfo.Name, p.ClientInfo.Version, version, false)
+	s.nego.rootsCapable.Store(len(p.Capabilities.Roots) > 0 && string(p.Capabilities.Roots) != "null")
+	s.nego.initialized.Store(true)
 	type info struct {
 		Name    string `json:"name"`
 		Title   string `json:"title,omitempty"`
@@ -193,7 +190,7 @@ func (s *session) setLevel(e *entry) []byte {
 	if !ok {
 		return s.fail(e, jsonrpc.CodeInvalidParams, "Invalid params: level must be one of debug, info, notice, warning, error, critical, alert, emergency", nil)
 	}
-	s.logLevel.Store(int32(lvl))
+	s.nego.logLevel.Store(int32(lvl))
 	return jsonrpc.ResultFrame(e.id, []byte("{}"))
 }
 
@@ -214,7 +211,7 @@ type outcome struct {
 func (s *session) invoke(e *entry, t *tool.Entry, args tool.Args, client tool.Client, rep *reporter) (outcome, context.Context) {
 	// Replies buffered ahead of this call (pipelined on a FIFO connection)
 	// must not wait for it.
-	s.flush()
+	s.out.flush()
 	s.running.Add(1)
 	defer s.running.Add(-1)
 	timeout := t.CallTimeout(args.Raw)
@@ -324,7 +321,7 @@ func (s *session) callTool(e *entry) []byte {
 			return reply
 		}
 	}
-	rep := newReporter(s, p.ProgressToken, e.meta)
+	rep := newReporter(s, e.key, p.ProgressToken, e.meta)
 	o, ctx := s.invoke(e, t, args, client, rep)
 	rep.finish() // no progress after this point: the response is next
 	elapsed := time.Since(start)

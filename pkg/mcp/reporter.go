@@ -18,6 +18,7 @@ const progressInterval = 250 * time.Millisecond
 // lock, so no progress can follow the response.
 type reporter struct {
 	s     *session
+	re    string          // the key of the call's request: its side messages belong to it
 	token json.RawMessage // nil: the client asked for no progress
 	// meta is a modern call's _meta: its log level, not the session's,
 	// decides which log messages are sent (none when it set none).
@@ -39,11 +40,11 @@ type progressParams struct {
 	Message       string          `json:"message,omitempty"`
 }
 
-func newReporter(s *session, token json.RawMessage, meta *reqMeta) *reporter {
+func newReporter(s *session, re string, token json.RawMessage, meta *reqMeta) *reporter {
 	if len(token) == 0 || string(token) == "null" {
 		token = nil
 	}
-	return &reporter{s: s, token: token, meta: meta}
+	return &reporter{s: s, re: re, token: token, meta: meta}
 }
 
 func (r *reporter) Progress(progress, total float64, message string) {
@@ -87,7 +88,7 @@ func (r *reporter) fire() {
 func (r *reporter) send(p *progressParams) {
 	r.pending = nil
 	r.sent, r.last, r.lastAt = true, p.Progress, time.Now()
-	r.s.notifyClient("notifications/progress", p)
+	r.s.notifyClient("notifications/progress", p, r.re)
 }
 
 func (r *reporter) Log(level tool.Level, logger string, data any) {
@@ -98,7 +99,7 @@ func (r *reporter) Log(level tool.Level, logger string, data any) {
 		if !r.meta.logs || level < r.meta.logLevel {
 			return // the request asked for no log messages, or not these
 		}
-	} else if int32(level) < r.s.logLevel.Load() {
+	} else if int32(level) < r.s.nego.logLevel.Load() {
 		return
 	}
 	r.mu.Lock()
@@ -110,7 +111,7 @@ func (r *reporter) Log(level tool.Level, logger string, data any) {
 	if logger != "" {
 		params["logger"] = logger
 	}
-	r.s.notifyClient("notifications/message", params)
+	r.s.notifyClient("notifications/message", params, r.re)
 }
 
 // finish stops all further side messages; pending progress is dropped.

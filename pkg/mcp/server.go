@@ -191,6 +191,13 @@ type Conn struct {
 	// the daemon learns through it, should the daemon die, which requests
 	// were in flight and which input was never taken in (pkg/handoff).
 	Tracker Tracker
+	// Source, when set, is where the session reads frames instead of
+	// Reader: a transport that receives each message apart plugs in here.
+	Source FrameSource
+	// Sink, when set, is where the session writes frames instead of
+	// Writer: a transport that routes each reply to the request it answers
+	// (Streamable HTTP) plugs in here.
+	Sink FrameSink
 	// Transport says how the client is connected, for ClientInfo:
 	// "direct" (a shim handed over its client's stdio), "socket" or
 	// "stdio". A socket connection whose shim said hello is a relay.
@@ -295,34 +302,6 @@ func (s *Server) Clients() []ClientInfo {
 		out = append(out, sess.info())
 	}
 	return out
-}
-
-func (s *session) info() ClientInfo {
-	_, waiting := s.calls.counts()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return ClientInfo{
-		Name:            s.client.Name,
-		Version:         s.client.Version,
-		ProtocolVersion: s.protocolVersion,
-		Cwd:             s.client.Cwd,
-		PID:             s.client.PID,
-		ShimVersion:     s.shimVersion,
-		Home:            s.home,
-		Transport:       s.transport(),
-		Since:           s.since,
-		Running:         int(s.running.Load()),
-		Waiting:         waiting,
-		Requests:        s.requests.Load(),
-	}
-}
-
-// transport is ClientInfo.Transport; s.mu is held.
-func (s *session) transport() string {
-	if s.conn.Transport == "socket" && s.shimVersion != "" {
-		return "relay"
-	}
-	return s.conn.Transport
 }
 
 // Counters are the server-wide counts since start.

@@ -22,18 +22,18 @@ type subscription struct {
 // until the client cancels it, the connection ends, or the daemon drains
 // (then it is answered: a graceful end).
 func (s *session) listen(msg *jsonrpc.Message, meta *reqMeta) {
-	if s.silenced.Load() {
+	if s.out.silenced.Load() {
 		return
 	}
-	if s.draining.Load() {
-		s.write(s.shuttingDown(msg.ID))
-		s.flush()
+	if s.life.draining.Load() {
+		s.out.write(s.shuttingDown(msg.ID), msg.ID.Key())
+		s.out.flush()
 		return
 	}
 	d := msg.ParamsDoc()
 	filter := d.Get(d.Root(), "notifications") // readMeta checked that params is an object
 	bad := func(what string) {
-		s.answer(jsonrpc.ErrorFrame(msg.ID, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "Invalid params: " + what}))
+		s.answer(jsonrpc.ErrorFrame(msg.ID, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "Invalid params: " + what}), msg.ID.Key())
 	}
 	if filter == nil || filter.Kind() != jsonval.Object {
 		bad(`"notifications" is required: an object such as {"toolsListChanged": true, "resourcesListChanged": true}`)
@@ -68,16 +68,17 @@ func (s *session) listen(msg *jsonrpc.Message, meta *reqMeta) {
 	sub := &subscription{id: msg.ID, tools: want["toolsListChanged"]}
 	sub.resources = want["resourcesListChanged"] && len(s.srv.opts.Registry.ResourceProviders()) > 0
 	e := &entry{id: msg.ID, key: msg.ID.Key(), method: msg.Method, meta: meta}
-	e.ctx, e.cancel = context.WithCancel(s.base)
-	s.mu.Lock()
-	if _, dup := s.inflight[e.key]; dup {
-		s.mu.Unlock()
+	e.ctx, e.cancel = context.WithCancel(s.life.base)
+	p := &s.pend
+	p.mu.Lock()
+	if _, dup := p.inflight[e.key]; dup {
+		p.mu.Unlock()
 		e.cancel()
-		s.answer(duplicateID(msg.ID))
+		s.answer(duplicateID(msg.ID), e.key)
 		return
 	}
-	s.inflight[e.key] = e
-	s.subs[e.key] = sub
+	p.inflight[e.key] = e
+	p.subs[e.key] = sub
 	honored := map[string]any{}
 	if sub.tools {
 		honored["toolsListChanged"] = true
@@ -85,13 +86,13 @@ func (s *session) listen(msg *jsonrpc.Message, meta *reqMeta) {
 	if sub.resources {
 		honored["resourcesListChanged"] = true
 	}
-	// Written under mu: no list-changed notification of this subscription
-	// can precede its acknowledgement.
+	// Written under the lock of the subscriptions: no list-changed
+	// notification of this subscription can precede its acknowledgement.
 	s.notifyClient("notifications/subscriptions/acknowledged", map[string]any{
 		"_meta":         map[string]any{metaSubscriptionID: rawID(msg.ID)},
 		"notifications": honored,
-	})
-	s.mu.Unlock()
+	}, e.key)
+	p.mu.Unlock()
 }
 
 // rawID marshals as the id exactly as the client wrote it.
@@ -102,17 +103,11 @@ func (r rawID) MarshalJSON() ([]byte, error) { return jsonrpc.ID(r).Raw(), nil }
 // unlisten ends a subscription the client cancelled: notifications/cancelled
 // wants no reply; $/cancelRequest gets the graceful end.
 func (s *session) unlisten(e *entry, reply bool) {
-	s.mu.Lock()
-	_, open := s.subs[e.key]
-	delete(s.subs, e.key)
-	if s.inflight[e.key] == e {
-		delete(s.inflight, e.key)
-	}
-	s.mu.Unlock()
+	open := s.pend.remove(e)
 	e.cancel()
 	if open && reply {
-		s.write(s.listenEnded(e.id))
-		s.flush()
+		s.out.write(s.listenEnded(e.id), e.key)
+		s.out.flush()
 	}
 }
 
@@ -130,22 +125,23 @@ func (s *session) listenEnded(id jsonrpc.ID) []byte {
 // endSubscriptions answers every open subscription (the daemon drains), so
 // clients know they ended on purpose.
 func (s *session) endSubscriptions() {
-	s.mu.Lock()
+	p := &s.pend
+	p.mu.Lock()
 	var ended []jsonrpc.ID
-	for key, sub := range s.subs {
+	for key, sub := range p.subs {
 		ended = append(ended, sub.id)
-		delete(s.subs, key)
-		if e := s.inflight[key]; e != nil && e.method == "subscriptions/listen" {
-			delete(s.inflight, key)
+		delete(p.subs, key)
+		if e := p.inflight[key]; e != nil && e.method == "subscriptions/listen" {
+			delete(p.inflight, key)
 			e.cancel()
 		}
 	}
-	s.mu.Unlock()
+	p.mu.Unlock()
 	for _, id := range ended {
-		s.write(s.listenEnded(id))
+		s.out.write(s.listenEnded(id), id.Key())
 	}
 	if len(ended) > 0 {
-		s.flush()
+		s.out.flush()
 	}
 }
 
@@ -154,33 +150,34 @@ func (s *session) endSubscriptions() {
 // its id), a legacy session unasked (its initialize result advertises
 // listChanged). A plain connection hears nothing.
 func (s *session) listChanged(tools, resources bool) {
-	if s.silenced.Load() {
+	if s.out.silenced.Load() {
 		return
 	}
-	if s.modern.Load() {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		for _, sub := range s.subs {
+	if s.nego.modern.Load() {
+		p := &s.pend
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		for key, sub := range p.subs {
 			tag := map[string]any{"_meta": map[string]any{metaSubscriptionID: rawID(sub.id)}}
 			if tools && sub.tools {
-				s.notifyClient("notifications/tools/list_changed", tag)
+				s.notifyClient("notifications/tools/list_changed", tag, key)
 			}
 			if resources && sub.resources {
-				s.notifyClient("notifications/resources/list_changed", tag)
+				s.notifyClient("notifications/resources/list_changed", tag, key)
 			}
 		}
 		return
 	}
-	if !s.initialized.Load() {
+	if !s.nego.initialized.Load() {
 		return
 	}
 	if tools {
-		s.write([]byte(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`))
+		s.out.write([]byte(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`), "")
 	}
 	if resources && len(s.srv.opts.Registry.ResourceProviders()) > 0 {
-		s.write([]byte(`{"jsonrpc":"2.0","method":"notifications/resources/list_changed"}`))
+		s.out.write([]byte(`{"jsonrpc":"2.0","method":"notifications/resources/list_changed"}`), "")
 	}
-	s.flush()
+	s.out.flush()
 }
 
 // ListChanged notifies every connected client that the tool list, the
