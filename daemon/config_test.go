@@ -104,7 +104,7 @@ func TestLoadConfig(t *testing.T) {
 // TestSettingDefaultsAgree: the defaults pkg/config reports (daemon_status,
 // README) are the ones the code applies.
 func TestSettingDefaultsAgree(t *testing.T) {
-	s, err := config.Load(env(map[string]string{"XDG_CONFIG_HOME": t.TempDir()}))
+	s, err := config.Load(env(map[string]string{"HOME": t.TempDir()}))
 	if err != nil {
 		t.Fatal(err)
 	}

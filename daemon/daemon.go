@@ -62,8 +62,15 @@ type Daemon struct {
 	refusedLogged atomic.Int64
 	// home is the data directory (tool.Env.Home).
 	home string
-	// socketPath is where the daemon listens ("" when it does not).
-	socketPath string
+	// socketPath is where the daemon listens ("" when it does not), and
+	// socketWhy why there.
+	socketPath, socketWhy string
+	// HomeWhy says why the data directory is the one it is
+	// (endpoint.Place.Why), for daemon_status; Unfollowed lists what this
+	// process's XDG variables name that hearth does not use
+	// (endpoint.Unfollowed).
+	HomeWhy    string
+	Unfollowed []string
 }
 
 // New opens the families and builds the registry. env.Children is the
@@ -190,7 +197,7 @@ func (d *Daemon) runStdio(ctx context.Context) error {
 	if ln != nil {
 		socketPath = ln.path
 	}
-	if err := d.serving(ModeStdio, socketPath); err != nil {
+	if err := d.serving(ModeStdio, socketPath, "this stdio daemon's own socket; clients find it through the data directory's owner record"); err != nil {
 		return err
 	}
 	// The line, then the file: whoever sees the file finds the line written.
@@ -249,7 +256,14 @@ func (d *Daemon) runSocket(ctx context.Context) error {
 		return err
 	}
 	defer ln.close()
-	if err := d.serving(ModeSocket, ln.path); err != nil {
+	why := "the default for this data directory; clients find it through the data directory's owner record, whatever XDG_RUNTIME_DIR they have"
+	switch {
+	case ln.activated:
+		why = "passed by systemd (socket activation)"
+	case !d.cfg.SocketDirIsOurs:
+		why = "MCP_SOCKET_PATH"
+	}
+	if err := d.serving(ModeSocket, ln.path, why); err != nil {
 		return err
 	}
 	// The line, then the file, then systemd: whoever sees one finds the
@@ -312,8 +326,8 @@ func (d *Daemon) waitConns(conns *sync.WaitGroup) {
 }
 
 // serving tells the OnServing hook where clients can now attach.
-func (d *Daemon) serving(mode Mode, socket string) error {
-	d.socketPath = socket
+func (d *Daemon) serving(mode Mode, socket, why string) error {
+	d.socketPath, d.socketWhy = socket, why
 	if d.OnServing == nil {
 		return nil
 	}

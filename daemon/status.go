@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/hearth-mcp/hearth/pkg/config"
+	"github.com/hearth-mcp/hearth/pkg/endpoint"
 	"github.com/hearth-mcp/hearth/pkg/mcp"
 	"github.com/hearth-mcp/hearth/pkg/tool"
 	"github.com/hearth-mcp/hearth/pkg/version"
@@ -29,8 +30,11 @@ type statusResult struct {
 	Settings       statusSettings     `json:"settings"`
 	// Home is the data directory this daemon owns, Socket where clients
 	// attach ("" for a stdio daemon without one), Stores its durable stores.
-	Home    string           `json:"home"`
-	Socket  string           `json:"socket"`
+	Home   string `json:"home"`
+	Socket string `json:"socket"`
+	// Places says where the data directory, the config file and the socket
+	// are and why those (docs/decisions/0029-one-place-per-user.md).
+	Places  statusPlaces     `json:"places"`
 	Store   string           `json:"store"`
 	Clients []mcp.ClientInfo `json:"clients"`
 	// Problems are what the families serve without (see
@@ -57,6 +61,30 @@ func (d *Daemon) statusSettings() statusSettings {
 	return statusSettings{File: path, FileRead: read, Keys: s.Sources()}
 }
 
+// statusPlaces are the daemon's locations, each with why it is that one.
+type statusPlaces struct {
+	Data   endpoint.Place `json:"data"`
+	Config endpoint.Place `json:"config"`
+	Socket endpoint.Place `json:"socket"`
+	// Unfollowed lists what the daemon's own XDG variables name that
+	// hearth does not use (a data directory or config file an older
+	// hearth followed there).
+	Unfollowed []string `json:"unfollowed"`
+}
+
+func (d *Daemon) statusPlaces() statusPlaces {
+	p := statusPlaces{Data: endpoint.Place{Path: d.home, Why: d.HomeWhy}, Socket: endpoint.Place{Path: d.socketPath, Why: d.socketWhy},
+		Unfollowed: append([]string{}, d.Unfollowed...)}
+	if s := d.Settings(); s != nil {
+		path, read := s.File()
+		p.Config = endpoint.Place{Path: path, Why: s.FileWhy()}
+		if !read {
+			p.Config.Why += "; it does not exist, so every setting is from the environment or its default"
+		}
+	}
+	return p
+}
+
 type statusConnections struct {
 	Current int64  `json:"current"`
 	Total   uint64 `json:"total"`
@@ -74,11 +102,11 @@ func (d *Daemon) statusTool() tool.Tool {
 		Title: "hearth daemon status",
 		Description: "Reports the hearth daemon's health: version, uptime, connections (current, total, the limit, and the memory pending requests hold against the daemon-wide bound), request and error counts, " +
 			"child processes running for tools, per tool the calls, errors and p50/p99 latency in milliseconds since the daemon started, " +
-			"the data directory it owns, its socket and store, the clients attached (name, version, directory, since when, shim version, and transport: direct when the shim handed its client's stdio to the daemon, relay when it copies frames, socket or stdio), " +
+			"the data directory it owns, its socket and store, where the data directory, config file and socket are and why (places), the clients attached (name, version, directory, since when, shim version, and transport: direct when the shim handed its client's stdio to the daemon, relay when it copies frames, socket or stdio), " +
 			"and its settings: the config file, and per setting its value (secrets redacted), where it came from (env, file or default) " +
 			"and any change waiting for a restart; problems lists what a family serves without (a schema file or an examples root that did not load).",
 		InputSchema:   json.RawMessage(`{"type":"object","additionalProperties":false,"properties":{}}`),
-		SchemaVersion: 5, // 2: the result gained "children"; 3: "settings", "home", "socket", "store", "clients"; 4: connections gained "max", "held_bytes", "max_held_bytes", "overloaded"; 5: "problems", and each client's "transport"
+		SchemaVersion: 6, // 2: the result gained "children"; 3: "settings", "home", "socket", "store", "clients"; 4: connections gained "max", "held_bytes", "max_held_bytes", "overloaded"; 5: "problems", and each client's "transport"; 6: "places"
 		Annotations:   tool.Annotations{ReadOnly: true, Idempotent: true},
 		Timeout:       5 * time.Second,
 	}, func(ctx context.Context, call *tool.Call, _ struct{}) (any, error) {
@@ -100,6 +128,7 @@ func (d *Daemon) statusTool() tool.Tool {
 			Settings: d.statusSettings(),
 			Home:     d.home,
 			Socket:   d.socketPath,
+			Places:   d.statusPlaces(),
 			Store:    d.store(),
 			Clients:  d.srv.Clients(),
 			Problems: d.problems(),

@@ -127,8 +127,8 @@ func (s *Shim) autostart() (*conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(state, 0o700); err != nil {
-		return nil, fmt.Errorf("create %s: %w", state, err)
+	if _, err := endpoint.PrivateDir(state); err != nil {
+		return nil, err
 	}
 	sum := sha256.Sum256([]byte(s.home))
 	lockPath := filepath.Join(state, "start-"+hex.EncodeToString(sum[:6])+".lock")
@@ -260,14 +260,14 @@ func (s *Shim) daemonBinary() (string, error) {
 	return "", errors.New("cannot find hearthd: install it beside hearth or on PATH, or set HEARTH_DAEMON")
 }
 
-// openDaemonLog opens $XDG_STATE_HOME/hearth/hearthd.log for appending.
+// openDaemonLog opens ~/.local/state/hearth/hearthd.log for appending.
 func (s *Shim) openDaemonLog() (string, *os.File, error) {
 	dir, err := endpoint.StateDir(endpoint.Getenv(s.getenv))
 	if err != nil {
 		return "", nil, err
 	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", nil, fmt.Errorf("create %s: %w", dir, err)
+	if _, err := endpoint.PrivateDir(dir); err != nil {
+		return "", nil, err
 	}
 	path := filepath.Join(dir, "hearthd.log")
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND|syscall.O_CLOEXEC, 0o600)

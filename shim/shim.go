@@ -132,7 +132,7 @@ func Run(opts Options) int {
 	s.noAutostart = s.getenv("HEARTH_NO_AUTOSTART") != ""
 	if ignored := ignoredSettings(s.getenv); len(ignored) > 0 {
 		s.say("not passing %s to the shared daemon: it serves every client, so its settings come from its config file "+
-			"(HEARTH_CONFIG, else $XDG_CONFIG_HOME/hearth/config.toml) or its own environment", strings.Join(ignored, ", "))
+			"(HEARTH_CONFIG, else ~/.config/hearth/config.toml) or its own environment", strings.Join(ignored, ", "))
 	}
 	// Thousands of shims may run, each with a live heap of some hundred
 	// kilobytes: collect long before the runtime's default 4 MiB heap goal,

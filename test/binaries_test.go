@@ -126,7 +126,7 @@ func startDaemonAt(t *testing.T, socket string, extraEnv ...string) *daemonProc 
 	}
 	d.cmd = exec.Command(bin.hearthd, "serve")
 	d.cmd.Env = append(os.Environ(), "XDG_RUNTIME_DIR="+runtime, "HEARTH_HOME="+filepath.Join(runtime, "home"),
-		"XDG_CONFIG_HOME="+filepath.Join(runtime, "config"), // no config file: the user's must not leak in
+		"HOME="+runtime, // no config file: the user's must not leak in
 		"MCP_SOCKET_PATH="+socket, "MCP_READY_FILE="+d.ready)
 	d.cmd.Env = append(d.cmd.Env, extraEnv...)
 	if socket == "" { // where the daemon's own environment puts it

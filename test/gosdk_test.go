@@ -91,8 +91,9 @@ func shimEnv(t *testing.T, extra ...string) (env []string, runtime, state string
 	t.Helper()
 	runtime = shortTempDir(t)
 	state = t.TempDir()
-	env = append(os.Environ(), "XDG_RUNTIME_DIR="+runtime, "XDG_STATE_HOME="+state, "HEARTH_HOME="+filepath.Join(state, "home"),
-		"XDG_CONFIG_HOME="+filepath.Join(state, "config"),
+	// HOME is state: the config file (state/.config/hearth/config.toml) and
+	// the autostart log (state/.local/state/hearth) are the test's own.
+	env = append(os.Environ(), "XDG_RUNTIME_DIR="+runtime, "HOME="+state, "HEARTH_HOME="+filepath.Join(state, "home"),
 		"MCP_SOCKET_PATH=", "MCP_READY_FILE=", "HEARTH_NO_AUTOSTART=", "HEARTH_DAEMON=", "HEARTH_IDLE_TIMEOUT=")
 	env = append(env, extra...)
 	t.Cleanup(func() { killDaemonsIn(runtime) })

@@ -142,7 +142,7 @@ func TestPostgresTwoDaemonsShareGraph(t *testing.T) {
 	// owns), then import into another workspace through daemon 2: daemon 1
 	// reads it.
 	dir := shortTempDir(t)
-	direct := append(os.Environ(), "HEARTH_HOME="+filepath.Join(dir, "home"), "XDG_RUNTIME_DIR="+dir, "XDG_CONFIG_HOME="+filepath.Join(dir, "config"),
+	direct := append(os.Environ(), "HEARTH_HOME="+filepath.Join(dir, "home"), "XDG_RUNTIME_DIR="+dir, "HOME="+dir,
 		"MCP_SOCKET_PATH=", "HEARTH_STORE_URL="+url)
 	exported := filepath.Join(dir, "export.jsonl")
 	if out, code := runHearthdCmd(t, direct, "memory", "export", "-o", exported); code != 0 {
@@ -250,7 +250,7 @@ func TestPostgresMigrateToGraph(t *testing.T) {
 	srv := pgServer(t)
 	db := srv.CreateDB(t)
 	dir := shortTempDir(t)
-	env := []string{"HEARTH_HOME=" + dir + "/home", "XDG_RUNTIME_DIR=" + dir, "XDG_CONFIG_HOME=" + dir + "/config",
+	env := []string{"HEARTH_HOME=" + dir + "/home", "XDG_RUNTIME_DIR=" + dir, "HOME=" + dir,
 		"MCP_SOCKET_PATH=", "MCP_READY_FILE=", "HEARTH_STORE_URL=" + srv.DSN(db)}
 	d := startDaemon(t, "HEARTH_STORE_URL="+srv.DSN(db))
 	id := dialMCP(t, d.socket).add("written before the graph: kookaburra")

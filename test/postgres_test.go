@@ -254,7 +254,7 @@ func TestPostgresGuard(t *testing.T) {
 	srv := pgServer(t)
 	db := srv.CreateDB(t)
 	dir := shortTempDir(t)
-	env := []string{"HEARTH_HOME=" + dir + "/home", "XDG_RUNTIME_DIR=" + dir, "XDG_CONFIG_HOME=" + dir + "/config",
+	env := []string{"HEARTH_HOME=" + dir + "/home", "XDG_RUNTIME_DIR=" + dir, "HOME=" + dir,
 		"MCP_SOCKET_PATH=", "MCP_READY_FILE=", "HEARTH_STORE_URL=" + srv.DSN(db)}
 	ctx := context.Background()
 	if code, out := runHearthd(t, env, "migrate"); code != 0 || !strings.Contains(out, "created the hearth tables") {

@@ -234,7 +234,7 @@ func configFile(t *testing.T, format string, args ...any) string {
 // SIGHUP changes the catalog for every client at once.
 func TestEmbeddedCatalogThenConfigAndSIGHUP(t *testing.T) {
 	env, _, state := shimEnv(t)
-	conf := filepath.Join(state, "config", "hearth", "config.toml") // XDG_CONFIG_HOME's
+	conf := filepath.Join(state, ".config", "hearth", "config.toml") // under shimEnv's HOME
 	a := shimSession(t, env)
 	shader, err := os.ReadFile(filepath.Join("..", "pkg", "schemas", "synesthetic", "examples", "Shader_Example.json"))
 	if err != nil {

@@ -177,7 +177,7 @@ func TestTenShimsOneDaemon(t *testing.T) {
 	if pids := daemonsIn(runtime); len(pids) != 1 {
 		t.Fatalf("want exactly one daemon, found %v", pids)
 	}
-	log, _ := os.ReadFile(filepath.Join(state, "hearth", "hearthd.log"))
+	log, _ := os.ReadFile(filepath.Join(state, ".local", "state", "hearth", "hearthd.log"))
 	if n := strings.Count(string(log), "mcp:ready"); n != 1 {
 		t.Fatalf("daemon started %d times:\n%s", n, log)
 	}
@@ -463,7 +463,7 @@ func TestAutostartedDaemonExitsWhenIdle(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	log, _ := os.ReadFile(filepath.Join(state, "hearth", "hearthd.log"))
+	log, _ := os.ReadFile(filepath.Join(state, ".local", "state", "hearth", "hearthd.log"))
 	if !strings.Contains(string(log), `"reason":"idle"`) {
 		t.Fatalf("log:\n%s", log)
 	}

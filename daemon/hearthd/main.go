@@ -27,6 +27,7 @@ import (
 
 	"github.com/hearth-mcp/hearth/daemon"
 	"github.com/hearth-mcp/hearth/pkg/config"
+	"github.com/hearth-mcp/hearth/pkg/endpoint"
 	"github.com/hearth-mcp/hearth/pkg/guard"
 	"github.com/hearth-mcp/hearth/pkg/memory"
 	"github.com/hearth-mcp/hearth/pkg/schemas"
@@ -152,10 +153,16 @@ func serve(mode daemon.Mode) int {
 
 	// The version guard runs before any family opens a store
 	// (docs/architecture.md): a home in another format is refused untouched.
-	home, err := guard.Home(os.Getenv)
+	place, err := endpoint.HomePlace(os.Getenv)
 	if err != nil {
 		log.Error("hearthd could not start", zap.Error(err))
+		fmt.Fprintln(os.Stderr, "hearthd:", err)
 		return 1
+	}
+	home := place.Path
+	unfollowed := endpoint.Unfollowed(os.Getenv)
+	for _, u := range unfollowed {
+		log.Warn(u)
 	}
 	// One owner per data directory, whatever socket this process's
 	// environment names. A stdio client of a directory that a daemon
@@ -197,6 +204,7 @@ func serve(mode daemon.Mode) int {
 		return 1
 	}
 	d.OnServing = publish(lock, started)
+	d.HomeWhy, d.Unfollowed = place.Why, unfollowed
 	d.StdioListens = mode == daemon.ModeStdio
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)

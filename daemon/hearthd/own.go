@@ -52,6 +52,9 @@ func claim(mode daemon.Mode, home string, log *zap.Logger) (lock *owner.Lock, re
 	for attempt := 0; ; attempt++ {
 		l, err := owner.Acquire(home)
 		if err == nil {
+			if l.Narrowed != 0 {
+				log.Warn("the data directory was open to other users; narrowed it to 0700", zap.String("home", home), zap.String("was", fmt.Sprintf("%#o", l.Narrowed)))
+			}
 			return l, false, 0
 		}
 		var held *owner.HeldError

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -65,6 +66,13 @@ func statusCmd(args []string, stdout, stderr io.Writer, getenv func(string) stri
 		fmt.Fprintf(stderr, "hearthd status: the daemon's status did not decode: %v\n", err)
 		return statusUnhealth
 	}
+	// This shell's XDG variables may name places the daemon's environment
+	// did not: say those too.
+	for _, u := range endpoint.Unfollowed(endpoint.Getenv(getenv)) {
+		if !slices.Contains(st.Places.Unfollowed, u) {
+			st.Places.Unfollowed = append(st.Places.Unfollowed, u)
+		}
+	}
 	st.print(stdout, socket)
 	return statusServing
 }
@@ -115,20 +123,33 @@ type statusView struct {
 	Clients       []mcp.ClientInfo   `json:"clients"`
 	Tools         []mcp.ToolCounters `json:"tools"`
 	Problems      []string           `json:"problems"`
+	Places        struct {
+		Data, Config, Socket endpoint.Place
+		Unfollowed           []string
+	} `json:"places"`
 }
 
 func (st *statusView) print(out io.Writer, socket string) {
 	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	uptime := (time.Duration(st.UptimeSeconds) * time.Second).String()
 	fmt.Fprintf(w, "hearthd\tpid %d, %s mode, %s\n", st.PID, st.Mode, st.Version)
-	fmt.Fprintf(w, "socket\t%s\n", socket)
-	fmt.Fprintf(w, "home\t%s\n", st.Home)
+	fmt.Fprintf(w, "socket\t%s\n", withWhy(socket, st.Places.Socket))
+	fmt.Fprintf(w, "home\t%s\n", withWhy(st.Home, st.Places.Data))
+	if c := st.Places.Config; c.Path != "" {
+		fmt.Fprintf(w, "config\t%s\n", withWhy(c.Path, c))
+	}
 	if st.Store != "" {
 		fmt.Fprintf(w, "store\t%s\n", st.Store)
 	}
 	fmt.Fprintf(w, "uptime\t%s (since %s)\n", uptime, st.StartedAt)
 	fmt.Fprintf(w, "requests\t%d (%d errors), %d child processes running\n", st.Requests, st.Errors, st.Children)
 	w.Flush()
+	if len(st.Places.Unfollowed) > 0 {
+		fmt.Fprintf(out, "\nnot used (%d):\n", len(st.Places.Unfollowed))
+		for _, u := range st.Places.Unfollowed {
+			fmt.Fprintf(out, "  %s\n", u)
+		}
+	}
 	if len(st.Problems) > 0 {
 		fmt.Fprintf(out, "\nproblems (%d):\n", len(st.Problems))
 		for _, p := range st.Problems {
@@ -176,6 +197,14 @@ func (st *statusView) print(out io.Writer, socket string) {
 		}
 		w.Flush()
 	}
+}
+
+// withWhy is a path and, when the daemon said, why it is that one.
+func withWhy(path string, p endpoint.Place) string {
+	if p.Why == "" || p.Path != path {
+		return path
+	}
+	return path + " (" + p.Why + ")"
 }
 
 func dash(s string) string {

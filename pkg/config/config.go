@@ -23,6 +23,7 @@ import (
 	"github.com/pelletier/go-toml/v2"
 
 	"github.com/hearth-mcp/hearth/pkg/config/keys"
+	"github.com/hearth-mcp/hearth/pkg/endpoint"
 )
 
 // maxFile bounds the config file read: a settings file is a few hundred bytes.
@@ -36,35 +37,25 @@ const (
 )
 
 // Path is the config file: $HEARTH_CONFIG if set (named is then true),
-// else $XDG_CONFIG_HOME/hearth/config.toml, else
-// ~/.config/hearth/config.toml (HOME from getenv, then os.UserHomeDir).
-// An empty path with no error: there is no home to look in.
+// else ~/.config/hearth/config.toml (endpoint.ConfigPlace: no XDG variable
+// chooses it, so every client's daemon reads the same file). An empty path
+// with no error: there is no home to look in.
 func Path(getenv func(string) string) (path string, named bool, err error) {
-	if v := getenv(keys.ConfigVar); v != "" {
-		p, err := filepath.Abs(v)
-		if err != nil {
-			return "", true, fmt.Errorf("%s=%q: %w", keys.ConfigVar, v, err)
-		}
-		return p, true, nil
+	p, named, err := place(getenv)
+	return p.Path, named, err
+}
+
+func place(getenv func(string) string) (endpoint.Place, bool, error) {
+	p, named, err := endpoint.ConfigPlace(endpoint.Getenv(getenv))
+	if err != nil && !named {
+		return endpoint.Place{}, false, nil
 	}
-	if v := getenv("XDG_CONFIG_HOME"); v != "" && filepath.IsAbs(v) {
-		return filepath.Join(v, "hearth", "config.toml"), false, nil
-	}
-	home := homeDir(getenv)
-	if home == "" {
-		return "", false, nil
-	}
-	return filepath.Join(home, ".config", "hearth", "config.toml"), false, nil
+	return p, named, err
 }
 
 func homeDir(getenv func(string) string) string {
-	if h := getenv("HOME"); h != "" {
-		return h
-	}
-	if h, err := os.UserHomeDir(); err == nil {
-		return h
-	}
-	return ""
+	h, _ := endpoint.UserHome(endpoint.Getenv(getenv))
+	return h
 }
 
 // Error is a config file that cannot be used: the path and every problem,
@@ -92,6 +83,7 @@ type value struct {
 // immutable; Reload returns a new one.
 type Settings struct {
 	path   string // the config file ("" when there is no home to look in)
+	why    string // why it is that file (endpoint.Place.Why)
 	named  bool   // HEARTH_CONFIG named it
 	read   bool   // it existed and was read
 	getenv func(string) string
@@ -104,11 +96,12 @@ type Settings struct {
 // an unreadable one, bad TOML, an unknown key, a wrong type or a value out
 // of range is an *Error (or a plain error naming the path).
 func Load(getenv func(string) string) (*Settings, error) {
-	path, named, err := Path(getenv)
+	where, named, err := place(getenv)
 	if err != nil {
 		return nil, err
 	}
-	s := &Settings{path: path, named: named, getenv: getenv, vals: map[string]value{}}
+	path := where.Path
+	s := &Settings{path: path, why: where.Why, named: named, getenv: getenv, vals: map[string]value{}}
 	file := map[string]string{}
 	if path != "" {
 		raw, err := readFile(path, named)
@@ -377,6 +370,10 @@ func (s *Settings) Getenv(name string) string {
 // File is the config file's path ("" when there is no home to look in) and
 // whether it was read (false: it does not exist).
 func (s *Settings) File() (path string, read bool) { return s.path, s.read }
+
+// FileWhy says why the config file is that one: HEARTH_CONFIG, or the
+// default under the home directory.
+func (s *Settings) FileWhy() string { return s.why }
 
 // Setting is one setting as Sources reports it.
 type Setting struct {

@@ -120,14 +120,14 @@ func TestUnusableFiles(t *testing.T) {
 			want string
 		}{"unreadable", map[string]string{keys.ConfigVar: locked}, "config file " + locked + ": permission denied"})
 		// The default location, unreadable: an error too, not silently no file.
-		xdg := t.TempDir()
-		os.MkdirAll(filepath.Join(xdg, "hearth"), 0o755)
-		os.WriteFile(filepath.Join(xdg, "hearth", "config.toml"), []byte("max_calls = 3\n"), 0o000)
+		home := t.TempDir()
+		os.MkdirAll(filepath.Join(home, ".config", "hearth"), 0o755)
+		os.WriteFile(filepath.Join(home, ".config", "hearth", "config.toml"), []byte("max_calls = 3\n"), 0o000)
 		cases = append(cases, struct {
 			name string
 			env  map[string]string
 			want string
-		}{"unreadable at the default location", map[string]string{"XDG_CONFIG_HOME": xdg}, "permission denied"})
+		}{"unreadable at the default location", map[string]string{"HOME": home}, "permission denied"})
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -146,7 +146,9 @@ func TestPath(t *testing.T) {
 		named bool
 	}{
 		{"HEARTH_CONFIG", map[string]string{keys.ConfigVar: "/etc/h.toml", "XDG_CONFIG_HOME": "/x", "HOME": "/h"}, "/etc/h.toml", true},
-		{"XDG_CONFIG_HOME", map[string]string{"XDG_CONFIG_HOME": "/x", "HOME": "/h"}, "/x/hearth/config.toml", false},
+		// One file per user whatever XDG variables a client passes
+		// (docs/decisions/0029-one-place-per-user.md).
+		{"XDG_CONFIG_HOME is not consulted", map[string]string{"XDG_CONFIG_HOME": "/x", "HOME": "/h"}, "/h/.config/hearth/config.toml", false},
 		{"relative XDG_CONFIG_HOME is ignored", map[string]string{"XDG_CONFIG_HOME": "x", "HOME": "/h"}, "/h/.config/hearth/config.toml", false},
 		{"HOME", map[string]string{"HOME": "/h"}, "/h/.config/hearth/config.toml", false},
 	}
@@ -163,12 +165,12 @@ func TestPath(t *testing.T) {
 }
 
 func TestMissingDefaultFileIsNoSettings(t *testing.T) {
-	xdg := t.TempDir()
-	s, err := Load(envOf(map[string]string{"XDG_CONFIG_HOME": xdg}))
+	home := t.TempDir()
+	s, err := Load(envOf(map[string]string{"HOME": home}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p, read := s.File(); p != filepath.Join(xdg, "hearth", "config.toml") || read {
+	if p, read := s.File(); p != filepath.Join(home, ".config", "hearth", "config.toml") || read {
 		t.Fatalf("File() = %q, %v", p, read)
 	}
 	for _, st := range s.Sources() {
@@ -271,7 +273,7 @@ embed_url = "http://localhost:11434"
 		}
 	}
 	// From the environment, too.
-	s, _ = Load(envOf(map[string]string{"XDG_CONFIG_HOME": t.TempDir(), "PREFLIGHTS_LLM_API_KEY": secret}))
+	s, _ = Load(envOf(map[string]string{"HOME": t.TempDir(), "PREFLIGHTS_LLM_API_KEY": secret}))
 	for _, st := range s.Sources() {
 		if st.Key == "llm_api_key" && (st.Value != "(redacted)" || st.Source != "env") {
 			t.Errorf("env key: %+v", st)

@@ -94,44 +94,114 @@ func RuntimeDir(getenv Getenv) string {
 	return userRuntimeDir()
 }
 
-// Home is the data directory: $HEARTH_HOME, else $XDG_DATA_HOME/hearth, else
-// ~/.local/share/hearth. A relative HEARTH_HOME is refused rather than
-// resolved: a daemon autostarted from another directory would find other
-// data. A relative XDG_DATA_HOME is ignored, as the XDG spec says.
+// Place is a location hearth resolved and why it is that one, as
+// `hearthd status` shows it.
+type Place struct {
+	Path string `json:"path"`
+	Why  string `json:"why"`
+}
+
+// Why a place is where it is.
+const (
+	WhyHearthHome  = "HEARTH_HOME"
+	WhyConfigVar   = "HEARTH_CONFIG"
+	WhyAccountData = "the default under your home directory; XDG_DATA_HOME is not consulted"
+	WhyAccountConf = "the default under your home directory; XDG_CONFIG_HOME is not consulted"
+)
+
+// UserHome is the home directory every default location is under: $HOME
+// when it is absolute (every MCP client passes HOME to its servers), else
+// the account's home from the account database.
+//
+// No XDG base-directory variable is consulted for hearth's data, config or
+// state: MCP clients pass them to some servers and drop them for others,
+// so following them gave one user several data directories and config
+// files depending on which client started the daemon
+// (docs/decisions/0029-one-place-per-user.md).
+func UserHome(getenv Getenv) (string, error) {
+	if h := getenv("HOME"); filepath.IsAbs(h) {
+		return filepath.Clean(h), nil
+	}
+	if h := userHome(); h != "" {
+		return h, nil
+	}
+	return "", fmt.Errorf("cannot find your home directory (HOME is unset and the account has none): set HEARTH_HOME")
+}
+
+// Home is the data directory: $HEARTH_HOME, else ~/.local/share/hearth.
 func Home(getenv Getenv) (string, error) {
+	p, err := HomePlace(getenv)
+	return p.Path, err
+}
+
+// HomePlace is Home and why. A relative HEARTH_HOME is refused rather than
+// resolved: a daemon autostarted from another directory would find other
+// data.
+func HomePlace(getenv Getenv) (Place, error) {
 	if v := getenv("HEARTH_HOME"); v != "" {
 		if !filepath.IsAbs(v) {
-			return "", fmt.Errorf("HEARTH_HOME=%q is not an absolute path; set it to one such as %s", v, filepath.Join(string(filepath.Separator)+"srv", "hearth"))
+			return Place{}, fmt.Errorf("HEARTH_HOME=%q is not an absolute path; set it to one such as %s", v, filepath.Join(string(filepath.Separator)+"srv", "hearth"))
 		}
-		return filepath.Clean(v), nil
+		return Place{filepath.Clean(v), WhyHearthHome}, nil
 	}
-	if v := getenv("XDG_DATA_HOME"); v != "" && filepath.IsAbs(v) {
-		return filepath.Join(v, "hearth"), nil
+	home, err := UserHome(getenv)
+	if err != nil {
+		return Place{}, err
 	}
-	home := getenv("HOME")
-	if !filepath.IsAbs(home) {
-		h, err := os.UserHomeDir()
-		if err != nil || !filepath.IsAbs(h) {
-			return "", fmt.Errorf("cannot find the data directory (no home directory): set HEARTH_HOME")
+	return Place{filepath.Join(home, ".local", "share", "hearth"), WhyAccountData}, nil
+}
+
+// ConfigVar names the config file to read instead of the default. It is a
+// location, not a setting (pkg/config/keys repeats it for the shim).
+const ConfigVar = "HEARTH_CONFIG"
+
+// ConfigPlace is the config file: $HEARTH_CONFIG if set (named is then
+// true: it must exist), else ~/.config/hearth/config.toml.
+func ConfigPlace(getenv Getenv) (p Place, named bool, err error) {
+	if v := getenv(ConfigVar); v != "" {
+		abs, err := filepath.Abs(v)
+		if err != nil {
+			return Place{}, true, fmt.Errorf("%s=%q: %w", ConfigVar, v, err)
 		}
-		home = h
+		return Place{abs, WhyConfigVar}, true, nil
 	}
-	return filepath.Join(home, ".local", "share", "hearth"), nil
+	home, err := UserHome(getenv)
+	if err != nil {
+		return Place{}, false, err
+	}
+	return Place{filepath.Join(home, ".config", "hearth", "config.toml"), WhyAccountConf}, false, nil
 }
 
 // StateDir is where hearth writes state that is not data: the autostarted
-// daemon's log. $XDG_STATE_HOME/hearth, else ~/.local/state/hearth.
+// daemon's log and the starters' lock. ~/.local/state/hearth.
 func StateDir(getenv Getenv) (string, error) {
-	if v := getenv("XDG_STATE_HOME"); v != "" && filepath.IsAbs(v) {
-		return filepath.Join(v, "hearth"), nil
-	}
-	home := getenv("HOME")
-	if home == "" {
-		h, err := os.UserHomeDir()
-		if err != nil {
-			return "", fmt.Errorf("no XDG_STATE_HOME and no home directory: %w", err)
-		}
-		home = h
+	home, err := UserHome(getenv)
+	if err != nil {
+		return "", err
 	}
 	return filepath.Join(home, ".local", "state", "hearth"), nil
 }
+
+// Unfollowed lists, in words, what the XDG variables in this environment
+// name that hearth does not use: a data directory or config file a user may
+// have expected it to (an older hearth followed them). `hearthd status`,
+// run from the user's shell, and the daemon at start report them.
+func Unfollowed(getenv Getenv) []string {
+	var out []string
+	data, errD := HomePlace(getenv)
+	if v := getenv("XDG_DATA_HOME"); errD == nil && filepath.IsAbs(v) {
+		if dir := filepath.Join(v, "hearth"); dir != data.Path && isDir(dir) {
+			out = append(out, fmt.Sprintf("%s (from XDG_DATA_HOME) is not the data directory hearth uses, %s: move its contents there, or set HEARTH_HOME=%s in the daemon's environment and every client's", dir, data.Path, dir))
+		}
+	}
+	conf, _, errC := ConfigPlace(getenv)
+	if v := getenv("XDG_CONFIG_HOME"); errC == nil && filepath.IsAbs(v) {
+		if f := filepath.Join(v, "hearth", "config.toml"); f != conf.Path && isFile(f) {
+			out = append(out, fmt.Sprintf("%s (from XDG_CONFIG_HOME) is not read: hearth reads %s; move it there", f, conf.Path))
+		}
+	}
+	return out
+}
+
+func isDir(p string) bool  { fi, err := os.Stat(p); return err == nil && fi.IsDir() }
+func isFile(p string) bool { fi, err := os.Stat(p); return err == nil && fi.Mode().IsRegular() }

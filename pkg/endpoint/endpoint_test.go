@@ -78,7 +78,7 @@ func TestHome(t *testing.T) {
 	}{
 		{map[string]string{"HEARTH_HOME": "/srv/h/"}, "/srv/h", false},
 		{map[string]string{"HEARTH_HOME": "rel"}, "", true},
-		{map[string]string{"XDG_DATA_HOME": "/d", "HOME": "/home/u"}, "/d/hearth", false},
+		{map[string]string{"XDG_DATA_HOME": "/d", "HOME": "/home/u"}, "/home/u/.local/share/hearth", false},
 		{map[string]string{"XDG_DATA_HOME": "rel", "HOME": "/home/u"}, "/home/u/.local/share/hearth", false},
 		{map[string]string{"HOME": "/home/u"}, "/home/u/.local/share/hearth", false},
 	}
@@ -133,5 +133,95 @@ func TestUserHomeFromPasswd(t *testing.T) {
 	p, _, _ = SocketPath(envOf(map[string]string{"HOME": "/tmp/test-home", "XDG_RUNTIME_DIR": "/r"}))
 	if p == "/r/hearth/hearthd.sock" {
 		t.Fatal("another HOME got the default socket")
+	}
+}
+
+// One data directory, config file and state directory per user whatever
+// XDG variables a client keeps or drops: a client that passes its
+// server XDG_DATA_HOME, XDG_CONFIG_HOME and XDG_STATE_HOME resolves the
+// same places as one that passes only HOME
+// (docs/decisions/0029-one-place-per-user.md).
+func TestPlacesIgnoreXDG(t *testing.T) {
+	trimmed := envOf(map[string]string{"HOME": "/home/u"})
+	full := envOf(map[string]string{"HOME": "/home/u", "XDG_DATA_HOME": "/d", "XDG_CONFIG_HOME": "/c", "XDG_STATE_HOME": "/s", "XDG_RUNTIME_DIR": "/r"})
+	for _, getenv := range []Getenv{trimmed, full} {
+		if h, err := HomePlace(getenv); err != nil || h.Path != "/home/u/.local/share/hearth" || h.Why != WhyAccountData {
+			t.Errorf("HomePlace = %+v, %v", h, err)
+		}
+		if c, named, err := ConfigPlace(getenv); err != nil || named || c.Path != "/home/u/.config/hearth/config.toml" || c.Why != WhyAccountConf {
+			t.Errorf("ConfigPlace = %+v, %v, %v", c, named, err)
+		}
+		if s, err := StateDir(getenv); err != nil || s != "/home/u/.local/state/hearth" {
+			t.Errorf("StateDir = %q, %v", s, err)
+		}
+	}
+	// Only an explicit variable chooses another place.
+	if h, _ := HomePlace(envOf(map[string]string{"HOME": "/home/u", "HEARTH_HOME": "/srv/h"})); h.Path != "/srv/h" || h.Why != WhyHearthHome {
+		t.Errorf("HEARTH_HOME: %+v", h)
+	}
+	if c, named, _ := ConfigPlace(envOf(map[string]string{"HOME": "/home/u", ConfigVar: "/etc/h.toml"})); c.Path != "/etc/h.toml" || !named || c.Why != WhyConfigVar {
+		t.Errorf("HEARTH_CONFIG: %+v", c)
+	}
+}
+
+// Without HOME, the account's home from the account database.
+func TestUserHomeWithoutHOME(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "passwd")
+	uid := strconv.Itoa(os.Getuid())
+	os.WriteFile(f, []byte("me:x:"+uid+":"+uid+"::/home/me:/bin/sh\n"), 0o644)
+	old := passwdFile
+	passwdFile = f
+	defer func() { passwdFile = old }()
+	if h, err := Home(envOf(nil)); err != nil || h != "/home/me/.local/share/hearth" {
+		t.Fatalf("Home without HOME = %q, %v", h, err)
+	}
+}
+
+// The XDG places an older hearth followed, when they hold something, are
+// named so the user can move them.
+func TestUnfollowed(t *testing.T) {
+	home, xdgData, xdgConf := t.TempDir(), t.TempDir(), t.TempDir()
+	env := envOf(map[string]string{"HOME": home, "XDG_DATA_HOME": xdgData, "XDG_CONFIG_HOME": xdgConf})
+	if got := Unfollowed(env); len(got) != 0 {
+		t.Fatalf("nothing there yet: %q", got)
+	}
+	os.MkdirAll(filepath.Join(xdgData, "hearth"), 0o700)
+	os.MkdirAll(filepath.Join(xdgConf, "hearth"), 0o700)
+	os.WriteFile(filepath.Join(xdgConf, "hearth", "config.toml"), nil, 0o600)
+	got := strings.Join(Unfollowed(env), "\n")
+	for _, want := range []string{filepath.Join(xdgData, "hearth") + " (from XDG_DATA_HOME)", filepath.Join(home, ".local", "share", "hearth"),
+		filepath.Join(xdgConf, "hearth", "config.toml") + " (from XDG_CONFIG_HOME) is not read", filepath.Join(home, ".config", "hearth", "config.toml")} {
+		if !strings.Contains(got, want) {
+			t.Errorf("Unfollowed lacks %q:\n%s", want, got)
+		}
+	}
+}
+
+// A directory open to others is narrowed to 0700 (and says from what); a
+// file in the way is refused.
+func TestPrivateDir(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "open")
+	os.Mkdir(dir, 0o755)
+	os.Chmod(dir, 0o755)
+	if was, err := PrivateDir(dir); err != nil || was != 0o755 {
+		t.Fatalf("PrivateDir = %#o, %v", was, err)
+	}
+	if fi, _ := os.Stat(dir); fi.Mode().Perm() != 0o700 {
+		t.Fatalf("mode after: %#o", fi.Mode().Perm())
+	}
+	if was, err := PrivateDir(dir); err != nil || was != 0 {
+		t.Fatalf("already private: %#o, %v", was, err)
+	}
+	fresh := filepath.Join(t.TempDir(), "a", "b")
+	if _, err := PrivateDir(fresh); err != nil {
+		t.Fatal(err)
+	}
+	if fi, _ := os.Stat(fresh); fi.Mode().Perm() != 0o700 {
+		t.Fatalf("created %#o", fi.Mode().Perm())
+	}
+	file := filepath.Join(t.TempDir(), "f")
+	os.WriteFile(file, nil, 0o600)
+	if _, err := PrivateDir(file); err == nil || !strings.Contains(err.Error(), "not a directory") {
+		t.Fatalf("a file: %v", err)
 	}
 }

@@ -390,7 +390,8 @@ func TestWindowsLockCompiles(t *testing.T) {
 }
 
 // The home is $HEARTH_HOME (cleaned, and it must be absolute), else
-// $XDG_DATA_HOME/hearth when that is absolute, else ~/.local/share/hearth.
+// ~/.local/share/hearth, whatever XDG_DATA_HOME says
+// (docs/decisions/0029-one-place-per-user.md).
 func TestHomeFromEnvironment(t *testing.T) {
 	cases := []struct {
 		env  map[string]string
@@ -401,7 +402,7 @@ func TestHomeFromEnvironment(t *testing.T) {
 		{env: map[string]string{"HEARTH_HOME": "/data/h/../h2/", "HOME": "/home/u"}, want: "/data/h2"},
 		{env: map[string]string{"HEARTH_HOME": "data", "HOME": "/home/u"}, err: `HEARTH_HOME="data" is not an absolute path`},
 		{env: map[string]string{"HEARTH_HOME": "~/h", "HOME": "/home/u"}, err: "not an absolute path"},
-		{env: map[string]string{"XDG_DATA_HOME": "/x", "HOME": "/home/u"}, want: "/x/hearth"},
+		{env: map[string]string{"XDG_DATA_HOME": "/x", "HOME": "/home/u"}, want: "/home/u/.local/share/hearth"},
 		{env: map[string]string{"XDG_DATA_HOME": "relative", "HOME": "/home/u"}, want: "/home/u/.local/share/hearth"},
 		{env: map[string]string{"HOME": "/home/u"}, want: "/home/u/.local/share/hearth"},
 	}

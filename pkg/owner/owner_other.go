@@ -2,10 +2,16 @@
 
 package owner
 
-import "errors"
+import (
+	"errors"
+	"os"
+)
 
 // Lock is a held ownership of one data directory.
-type Lock struct{ home string }
+type Lock struct {
+	home     string
+	Narrowed os.FileMode
+}
 
 var errUnsupported = errors.New("owning a data directory needs a Unix system")
 

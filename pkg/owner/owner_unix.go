@@ -16,12 +16,16 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/hearth-mcp/hearth/pkg/atomicfile"
+	"github.com/hearth-mcp/hearth/pkg/endpoint"
 )
 
 // Lock is a held ownership of one data directory.
 type Lock struct {
 	f    *os.File
 	home string
+	// Narrowed is the data directory's mode before Acquire closed it to
+	// other users (0 when it already was): the owner says so in its log.
+	Narrowed os.FileMode
 }
 
 // acquireRetry bounds how long Acquire retries a lock whose recorded pid is
@@ -30,10 +34,14 @@ type Lock struct {
 const acquireRetry = 500 * time.Millisecond
 
 // Acquire takes home's owner lock without waiting for a live owner. It
-// creates home (0700) if needed. Another live owner: a *HeldError naming it.
+// creates home (0700) if needed, and closes one that is open to other
+// users, or refuses one that is not the user's (endpoint.PrivateDir):
+// whoever owns the stores keeps them private. Another live owner: a
+// *HeldError naming it.
 func Acquire(home string) (*Lock, error) {
-	if err := os.MkdirAll(home, 0o700); err != nil {
-		return nil, fmt.Errorf("create the data directory %s: %w", home, err)
+	narrowed, err := endpoint.PrivateDir(home)
+	if err != nil {
+		return nil, fmt.Errorf("the data directory: %w", err)
 	}
 	path := filepath.Join(home, LockName)
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o600)
@@ -68,7 +76,7 @@ func Acquire(home string) (*Lock, error) {
 		f.Close()
 		return nil, fmt.Errorf("write the owner lock %s: %w", path, err)
 	}
-	return &Lock{f: f, home: home}, nil
+	return &Lock{f: f, home: home, Narrowed: narrowed}, nil
 }
 
 // Home is the data directory this lock owns.

@@ -37,7 +37,7 @@ func BenchmarkFirstSearchAfterStart(b *testing.B) {
 	start := func(home string, env ...string) time.Duration {
 		cmd := exec.Command(bins.hearthd, "stdio")
 		cmd.Env = append(append(os.Environ(), "HEARTH_HOME="+home, "HEARTH_LOG_LEVEL=warn", "HEARTH_EMBED_URL=", "HEARTH_EMBED_MODEL=",
-			"XDG_CONFIG_HOME="+b.TempDir(), "HEARTH_STORE_URL="), env...)
+			"HOME="+b.TempDir(), "HEARTH_STORE_URL="), env...)
 		t0 := time.Now()
 		c, in := spawnConn(b, cmd)
 		c.initialize(b)

@@ -5,7 +5,7 @@
 package keys
 
 // ConfigVar names the config file to read instead of the default
-// ($XDG_CONFIG_HOME/hearth/config.toml). It is a location, not a setting.
+// (~/.config/hearth/config.toml). It is a location, not a setting.
 const ConfigVar = "HEARTH_CONFIG"
 
 // Setting is one config-file key and its environment variable.

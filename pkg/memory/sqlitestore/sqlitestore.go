@@ -109,6 +109,27 @@ func dsn(path string, extra ...string) string {
 	return path + "?" + strings.Join(append(p, extra...), "&")
 }
 
+// private makes the database file, and its -wal and -shm beside it, 0600
+// before SQLite opens it: SQLite creates a new database with 0644 less the
+// umask, and its -wal and -shm with the database's own mode, so creating
+// the database 0600 first keeps all three private; files an older build
+// left wider are narrowed.
+func private(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return err
+	}
+	f.Close()
+	for _, p := range []string{path, path + "-wal", path + "-shm"} {
+		if fi, err := os.Stat(p); err == nil && fi.Mode().Perm()&0o077 != 0 {
+			if err := os.Chmod(p, 0o600); err != nil {
+				return fmt.Errorf("narrow %s to 0600: %w", p, err)
+			}
+		}
+	}
+	return nil
+}
+
 // Options configure a store.
 type Options struct {
 	// Snapshot is the index snapshot's file: "" keeps none; Open puts it
@@ -145,6 +166,9 @@ func OpenWith(ctx context.Context, path string, opts Options) (*Store, error) {
 }
 
 func open(ctx context.Context, path string, opts Options) (*Store, error) {
+	if err := private(path); err != nil {
+		return nil, err
+	}
 	w, err := sql.Open("sqlite", dsn(path, "_pragma=journal_mode(WAL)", "_txlock=immediate"))
 	if err != nil {
 		return nil, err

@@ -1,0 +1,17 @@
+//go:build !unix
+
+package endpoint
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+)
+
+// PrivateDir creates dir; elsewhere than Unix, access is the system's ACLs'.
+func PrivateDir(dir string) (fs.FileMode, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return 0, fmt.Errorf("create %s: %w", dir, err)
+	}
+	return 0, nil
+}
