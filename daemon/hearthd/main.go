@@ -30,7 +30,6 @@ import (
 	"github.com/hearth-mcp/hearth/pkg/endpoint"
 	"github.com/hearth-mcp/hearth/pkg/guard"
 	"github.com/hearth-mcp/hearth/pkg/memory"
-	"github.com/hearth-mcp/hearth/pkg/schemas"
 	"github.com/hearth-mcp/hearth/pkg/supervisor"
 	"github.com/hearth-mcp/hearth/pkg/tool"
 	"github.com/hearth-mcp/hearth/pkg/version"
@@ -94,14 +93,14 @@ func run(args []string) int {
 		settings, err := config.Load(os.Getenv)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "hearthd validate:", err)
-			return schemas.ExitIO
+			return exitIO
 		}
-		return schemas.ValidateCLI(args[1:], os.Stdout, os.Stderr, settings.Getenv)
+		return validateCmd(args[1:], os.Stdin, os.Stdout, os.Stderr, settings.Getenv)
 	case "migrate":
 		return migrate(args[1:])
 	case workspace.WorkerCommand:
 		// The daemon runs its own binary as the index builder (index_build).
-		return workspace.RunWorker(args[1:], os.Stdin, os.Stdout, os.Stderr)
+		return indexWorker(args[1:], os.Stdin, os.Stdout, os.Stderr)
 	case "status":
 		return statusCmd(args[1:], os.Stdout, os.Stderr, os.Getenv)
 	case "memory":

@@ -160,17 +160,15 @@ func TestUnknownSchemaNamesTheCatalog(t *testing.T) {
 	}
 }
 
-func TestValidateCLIEmbedded(t *testing.T) {
-	t.Chdir(t.TempDir())
+func TestValidateStandaloneEmbedded(t *testing.T) {
 	none := func(string) string { return "" }
 	raw, _ := fs.ReadFile(embedded, "synesthetic/examples/Shader_Example.json")
-	os.WriteFile("shader.json", raw, 0o644)
-	var out, errOut bytes.Buffer
-	if code := ValidateCLI([]string{"shader.json"}, &out, &errOut, none); code != ExitValid || strings.TrimSpace(out.String()) != `{"ok":true}` {
-		t.Fatalf("exit %d: %s %s", code, out.String(), errOut.String())
+	res, err := ValidateStandalone(raw, "", none)
+	if err != nil || !res.Valid || mustJSON(res.Result) != `{"ok":true}` {
+		t.Fatalf("%+v %v", res, err)
 	}
-	out.Reset()
-	if code := ValidateCLI([]string{"shader.json", "--schema", "ghost"}, &out, &errOut, none); code != ExitInvalid || !strings.Contains(out.String(), "embedded synesthetic-schemas 0.7.3") {
-		t.Fatalf("exit %d: %s", code, out.String())
+	res, err = ValidateStandalone(raw, "ghost", none)
+	if err != nil || res.Valid || !strings.Contains(mustJSON(res.Result), "embedded synesthetic-schemas 0.7.3") {
+		t.Fatalf("%+v %v", res, err)
 	}
 }

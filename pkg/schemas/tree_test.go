@@ -189,21 +189,19 @@ func TestSharedNameResolution(t *testing.T) {
 	}
 }
 
-// TestSharedNameInTheCLI: hearthd validate takes the same references.
-func TestSharedNameInTheCLI(t *testing.T) {
+// TestSharedNameStandalone: validating without a daemon (hearthd validate)
+// takes the same references.
+func TestSharedNameStandalone(t *testing.T) {
 	root := versionedRoot(t)
-	doc := filepath.Join(t.TempDir(), "doc.json")
-	os.WriteFile(doc, []byte(`{"b":1}`), 0o644)
 	env := map[string]string{"SYN_SCHEMAS_DIR": root, "SYN_EXAMPLES_DIR": ""}
 	for _, tc := range []struct {
 		schema string
-		code   int
+		valid  bool
 		out    string
-	}{{"asset", ExitInvalid, "ambiguous"}, {"asset@v2", ExitValid, `{"ok":true}`}, {"v2/asset.json", ExitValid, `{"ok":true}`}, {"asset@v1", ExitInvalid, "a"}} {
-		var stdout, stderr strings.Builder
-		code := ValidateCLI([]string{doc, "--schema", tc.schema}, &stdout, &stderr, func(k string) string { return env[k] })
-		if code != tc.code || !strings.Contains(stdout.String(), tc.out) {
-			t.Errorf("--schema %s: exit %d, %s %s", tc.schema, code, stdout.String(), stderr.String())
+	}{{"asset", false, "ambiguous"}, {"asset@v2", true, `{"ok":true}`}, {"v2/asset.json", true, `{"ok":true}`}, {"asset@v1", false, "a"}} {
+		res, err := ValidateStandalone([]byte(`{"b":1}`), tc.schema, func(k string) string { return env[k] })
+		if err != nil || res.Valid != tc.valid || !strings.Contains(mustJSON(res.Result), tc.out) {
+			t.Errorf("schema %s: %+v %v", tc.schema, res, err)
 		}
 	}
 }

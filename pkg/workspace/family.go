@@ -38,7 +38,7 @@ const IndexDir = "index"
 
 // Options configure the family.
 type Options struct {
-	// Worker is the command that runs RunWorker, without its flags. Default:
+	// Worker is the command that runs RunWorkerJob, without its flags (WorkerJob.Args). Default:
 	// this executable with the index-worker subcommand (hearthd's own binary).
 	Worker []string
 	// Git is the git program. Default: "git" looked up in PATH; "-" means

@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -88,9 +87,8 @@ func (f *Family) indexBuild(ctx context.Context, call *tool.Call, a buildArgs) (
 		finished()
 		f.removeStaleTemps()
 	}()
-	args := append(f.worker[1:len(f.worker):len(f.worker)],
-		"--repo", root, "--out", out, "--head", head, "--source", lst.source,
-		"--incremental="+strconv.FormatBool(incremental))
+	job := WorkerJob{Repo: root, Out: out, Head: head, Source: lst.source, Incremental: incremental}
+	args := append(f.worker[1:len(f.worker):len(f.worker)], job.Args()...)
 
 	var meta *index.Meta
 	last := -1

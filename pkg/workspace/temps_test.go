@@ -41,7 +41,20 @@ func testWorker(args []string) int {
 	}
 	hold := os.Getenv(holdRepoEnv)
 	if hold == "" || arg("--repo") != hold {
-		return RunWorker(args, os.Stdin, os.Stdout, os.Stderr)
+		// The job as WorkerJob.Args wrote it, run as hearthd's index-worker
+		// runs it: until SIGTERM.
+		job := WorkerJob{Repo: arg("--repo"), Out: arg("--out"), Head: arg("--head"), Source: arg("--source"),
+			Incremental: slices.Contains(args, "--incremental=true")}
+		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
+		defer stop()
+		if err := RunWorkerJob(ctx, job, os.Stdin, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "index-worker:", err)
+			if errors.Is(err, context.Canceled) {
+				return 130
+			}
+			return 1
+		}
+		return 0
 	}
 	term := make(chan os.Signal, 1)
 	signal.Notify(term, syscall.SIGTERM)
