@@ -96,7 +96,7 @@ func (r Result) String() string {
 		r.Home, r.Format, r.WrittenBy, r.Build)
 }
 
-// Home is the data directory: $HEARTH_HOME, else $XDG_DATA_HOME/hearth, else
+// Home is the data directory: $HEARTH_HOME, else
 // ~/.local/share/hearth (see endpoint.Home, which the shim shares).
 func Home(getenv func(string) string) (string, error) { return endpoint.Home(getenv) }
 
