@@ -122,6 +122,11 @@ func New(cfg Config, log *zap.Logger, env tool.Env, openers []tool.Opener) (*Dae
 	return d, nil
 }
 
+// ReadyFile is the readiness file the daemon writes once serving ("" when
+// none); known for certain once OnServing is called (a socket systemd
+// passes moves the default one beside it).
+func (d *Daemon) ReadyFile() string { return d.cfg.ReadyFile }
+
 // Registry is the daemon's tool registry.
 func (d *Daemon) Registry() *tool.Registry { return d.reg }
 

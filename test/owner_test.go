@@ -221,7 +221,8 @@ func TestStatusWhenNoneServes(t *testing.T) {
 	cmd.Env = append(cleanEnv(user), "XDG_RUNTIME_DIR="+shortTempDir(t))
 	out, err := cmd.CombinedOutput()
 	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(string(out), "no hearth daemon answers") {
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(string(out), "no hearth daemon serves "+filepath.Join(user, ".local", "share", "hearth")) ||
+		strings.Contains(string(out), "connect:") {
 		t.Fatalf("hearthd status with no daemon: %v\n%s", err, out)
 	}
 }

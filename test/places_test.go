@@ -3,6 +3,7 @@ package test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -163,4 +164,53 @@ func TestDataDirectoryIsPrivate(t *testing.T) {
 	if files < 4 {
 		t.Fatalf("only %d entries under %s: did the daemon write?", files, home)
 	}
+}
+
+// TestKilledDaemonLeftovers: a daemon killed with SIGKILL leaves its owner
+// record, socket and readiness file. `hearthd status` then exits 1 saying
+// that no daemon serves and that those files are stale, not naming a dead
+// socket's "connection refused"; the next daemon of the data directory,
+// even one whose environment puts its own socket elsewhere, removes them.
+func TestKilledDaemonLeftovers(t *testing.T) {
+	home := filepath.Join(t.TempDir(), "hearth")
+	first := startDaemon(t, "HEARTH_HOME="+home)
+	first.cmd.Process.Kill()
+	<-first.done
+	first.done <- nil // for the cleanup's receive
+	for _, p := range []string{first.socket, first.ready} {
+		if _, err := os.Lstat(p); err != nil {
+			t.Fatalf("SIGKILL left no %s: %v", p, err)
+		}
+	}
+	cmd := exec.Command(bin.hearthd, "status")
+	cmd.Env = first.cmd.Env
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+		t.Fatalf("hearthd status after SIGKILL: %v\n%s", err, out)
+	}
+	for _, want := range []string{"no hearth daemon serves " + home, "ended without cleaning up", first.socket, first.ready, "the next daemon removes them"} {
+		if !strings.Contains(string(out), want) {
+			t.Fatalf("hearthd status lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(string(out), "connection refused") {
+		t.Fatalf("hearthd status names the dead socket's error:\n%s", out)
+	}
+
+	next := startDaemon(t, "HEARTH_HOME="+home) // another runtime directory
+	if next.socket == first.socket {
+		t.Fatal("the test wants the next daemon's socket elsewhere")
+	}
+	for _, p := range []string{first.socket, first.ready} {
+		if _, err := os.Lstat(p); err == nil {
+			t.Errorf("the next daemon left the stale %s", p)
+		}
+	}
+	cmd = exec.Command(bin.hearthd, "status")
+	cmd.Env = first.cmd.Env // found through the data directory
+	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), next.socket) {
+		t.Fatalf("hearthd status with the next daemon: %v\n%s", err, out)
+	}
+	next.stop(t)
 }

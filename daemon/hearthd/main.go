@@ -194,6 +194,11 @@ func serve(mode daemon.Mode) int {
 		return code
 	}
 	defer lock.Release()
+	if prev := lock.Previous; prev.PID != 0 {
+		// The previous owner was killed before it could clean up.
+		removed := daemon.RemoveLeftovers(prev.PID, prev.Socket, prev.Ready)
+		log.Info("the data directory's previous owner ended without cleaning up; removed what it left", zap.Int("previous_pid", prev.PID), zap.Strings("removed", removed))
+	}
 
 	env := tool.Env{Home: home, Getenv: live.Getenv, Log: log, Version: version.Tooling(),
 		Children: supervisor.New(supervisor.Options{Grace: cfg.KillGrace, MaxChildren: cfg.MaxChildren})}
@@ -202,7 +207,7 @@ func serve(mode daemon.Mode) int {
 		log.Error("hearthd could not start", zap.Error(err))
 		return 1
 	}
-	d.OnServing = publish(lock, started)
+	d.OnServing = publish(lock, started, d)
 	d.HomeWhy, d.Unfollowed = place.Why, unfollowed
 	d.StdioListens = mode == daemon.ModeStdio
 	hup := make(chan os.Signal, 1)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -47,14 +48,14 @@ func statusCmd(args []string, stdout, stderr io.Writer, getenv func(string) stri
 		fmt.Fprintln(stderr, "hearthd status:", err)
 		return statusUsage
 	}
-	socket, how, err := statusSocket(home, getenv)
+	socket, owned, err := statusSocket(home, getenv)
 	if err != nil {
 		fmt.Fprintln(stderr, "hearthd status:", err)
 		return statusNone
 	}
 	raw, err := queryStatus(socket)
 	if err != nil {
-		fmt.Fprintf(stderr, "hearthd status: no hearth daemon answers for %s (%s %s): %v\n", home, how, socket, err)
+		fmt.Fprintln(stderr, "hearthd status:", noneServes(home, socket, owned, err))
 		return statusNone
 	}
 	if asJSON {
@@ -77,22 +78,48 @@ func statusCmd(args []string, stdout, stderr io.Writer, getenv func(string) stri
 	return statusServing
 }
 
-// statusSocket finds where the daemon for home listens: its owner's record,
-// else the socket this environment names (a socket-activated daemon that
-// has not started yet answers there).
-func statusSocket(home string, getenv func(string) string) (socket, how string, err error) {
+// statusSocket finds where the daemon for home listens: its owner's record
+// (owned), else the socket this environment names (a socket-activated
+// daemon that has not started yet answers there).
+func statusSocket(home string, getenv func(string) string) (socket string, owned bool, err error) {
 	rec, state, err := owner.Find(home)
 	if err == nil && state == owner.Serving {
 		if rec.Socket == "" {
-			return "", "", fmt.Errorf("the data directory %s is owned by hearthd %s (pid %d), which serves no socket", home, rec.Mode, rec.PID)
+			return "", true, fmt.Errorf("the data directory %s is owned by hearthd %s (pid %d), which serves no socket", home, rec.Mode, rec.PID)
 		}
-		return rec.Socket, "owner's socket", nil
+		return rec.Socket, true, nil
 	}
 	path, _, err := endpoint.SocketPath(endpoint.Getenv(getenv))
 	if err != nil {
-		return "", "", err
+		return "", false, err
 	}
-	return path, "socket", nil
+	return path, false, nil
+}
+
+// noneServes words why no daemon answered for home: an owner that does not
+// answer, or none at all, and then what a dead one left behind (a daemon
+// killed with SIGKILL leaves its record, socket and readiness file; the
+// next one removes them).
+func noneServes(home, socket string, owned bool, err error) string {
+	if owned {
+		return fmt.Sprintf("the daemon that owns %s does not answer on its socket %s: %v", home, socket, err)
+	}
+	msg := "no hearth daemon serves " + home
+	if rec, ok := owner.Stale(home); ok {
+		msg += fmt.Sprintf("; the last one (pid %d, hearthd %s, started %s) ended without cleaning up", rec.PID, rec.Mode, rec.Started.Local().Format(time.DateTime))
+		var left []string
+		for _, p := range []string{rec.Socket, rec.Ready} {
+			if _, err := os.Lstat(p); p != "" && err == nil {
+				left = append(left, p)
+			}
+		}
+		if len(left) > 0 {
+			msg += ": " + strings.Join(left, " and ") + " are stale, and the next daemon removes them"
+		}
+	} else if fi, err := os.Lstat(socket); err == nil && fi.Mode().Type() == os.ModeSocket {
+		msg += "; nothing listens on " + socket + " (a stale socket file: the next daemon replaces it)"
+	}
+	return msg + ". A client's shim starts one; or run `hearthd serve`"
 }
 
 // queryStatus asks the daemon on socket for daemon_status over MCP and

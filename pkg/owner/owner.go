@@ -33,6 +33,9 @@ type Record struct {
 	Version string    `json:"version"`          // the owner's hearthd version
 	Started time.Time `json:"started"`
 	Home    string    `json:"home"`
+	// Ready is the readiness file the owner wrote ("" when none), so that
+	// a successor can remove it if the owner died without doing so.
+	Ready string `json:"ready,omitempty"`
 }
 
 // State is what Find learned about a data directory.

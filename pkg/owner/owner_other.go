@@ -11,6 +11,7 @@ import (
 type Lock struct {
 	home     string
 	Narrowed os.FileMode
+	Previous Record
 }
 
 var errUnsupported = errors.New("owning a data directory needs a Unix system")
@@ -26,6 +27,9 @@ func (l *Lock) Publish(Record) error { return errUnsupported }
 
 // Release is not supported here.
 func (l *Lock) Release() {}
+
+// Stale is not supported here.
+func Stale(home string) (Record, bool) { return Record{}, false }
 
 // Find is not supported here.
 func Find(home string) (Record, State, error) { return Record{}, None, errUnsupported }

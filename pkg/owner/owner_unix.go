@@ -26,6 +26,10 @@ type Lock struct {
 	// Narrowed is the data directory's mode before Acquire closed it to
 	// other users (0 when it already was): the owner says so in its log.
 	Narrowed os.FileMode
+	// Previous is the record a dead owner left (killed before it could
+	// remove it), PID 0 when there was none: its socket and readiness file
+	// may be left too, for the new owner to clean up.
+	Previous Record
 }
 
 // acquireRetry bounds how long Acquire retries a lock whose recorded pid is
@@ -76,7 +80,14 @@ func Acquire(home string) (*Lock, error) {
 		f.Close()
 		return nil, fmt.Errorf("write the owner lock %s: %w", path, err)
 	}
-	return &Lock{f: f, home: home, Narrowed: narrowed}, nil
+	l := &Lock{f: f, home: home, Narrowed: narrowed}
+	if b, err := os.ReadFile(filepath.Join(home, RecordName)); err == nil {
+		// We hold the lock, so whoever wrote the record no longer does.
+		if r, ok := decodeRecord(b); ok && r.PID != os.Getpid() {
+			l.Previous = r
+		}
+	}
+	return l, nil
 }
 
 // Home is the data directory this lock owns.
@@ -137,6 +148,21 @@ func Find(home string) (Record, State, error) {
 		}
 	}
 	return Record{PID: pid, Home: home}, Starting, nil
+}
+
+// Stale is the record of a dead owner of home: one that no longer holds the
+// lock (killed, or its machine restarted) but whose record is still there,
+// naming a socket and readiness file nobody serves. ok is false when home
+// has a live owner or no record.
+func Stale(home string) (r Record, ok bool) {
+	if _, state, err := Find(home); err != nil || state != None {
+		return Record{}, false
+	}
+	b, err := os.ReadFile(filepath.Join(home, RecordName))
+	if err != nil {
+		return Record{}, false
+	}
+	return decodeRecord(b)
 }
 
 func readPID(f *os.File) int {
