@@ -15,6 +15,7 @@ import (
 	"github.com/hearth-mcp/hearth/pkg/memory/graphindex"
 	"github.com/hearth-mcp/hearth/pkg/memory/graphwrite"
 	"github.com/hearth-mcp/hearth/pkg/memory/store"
+	"github.com/hearth-mcp/hearth/pkg/memory/storecore"
 )
 
 // The memory graph (store.Graph) on PostgreSQL, with the SQLite store's
@@ -66,15 +67,6 @@ func keys(last *int64, n int) []int64 {
 	return out
 }
 
-// opRequest is one graph write for the graph writer.
-type opRequest struct {
-	ctx  context.Context
-	ws   string // the workspace whose keys it removes ("" when it removes none)
-	long bool   // an import: the batch gets longOpTimeout
-	run  func(ctx context.Context, w *graphTx) ([]*graphindex.Change, error)
-	done chan error // buffered
-}
-
 // hash is the key the tables find a name, type or observation by.
 func hash(s string) []byte {
 	h := sha256.Sum256([]byte(s))
@@ -93,27 +85,6 @@ func hashes(ss []string) [][]byte {
 // separates the parts unambiguously.
 func tripleKey(r store.Relation) []byte { return hash(r.From + "\x00" + r.To + "\x00" + r.Type) }
 
-// write queues run for the graph writer and waits for its commit.
-func (s *Store) write(ctx context.Context, ws string, long bool, run func(ctx context.Context, w *graphTx) ([]*graphindex.Change, error)) error {
-	if err := s.writable(ctx); err != nil {
-		return err
-	}
-	op := &opRequest{ctx: ctx, ws: ws, long: long, run: run, done: make(chan error, 1)}
-	select {
-	case s.ops <- op:
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-s.closing:
-		return errClosed
-	}
-	select {
-	case err := <-op.done:
-		return err
-	case <-ctx.Done():
-		return ctx.Err() // it may still commit; the caller will not be told
-	}
-}
-
 // maxGraphBatch bounds one group commit of graph writes: each runs in a
 // subtransaction, and past 64 of them a backend's cache of subtransaction
 // ids overflows, which slows every other session's snapshots.
@@ -124,19 +95,19 @@ const maxGraphBatch = 64
 func (s *Store) graphWriter() {
 	defer s.stopped.Done()
 	select {
-	case <-s.ready:
-	case <-s.closing:
+	case <-s.Ready():
+	case <-s.Closing:
 		return
 	}
-	if s.loadErr != nil {
-		return // write() answers loadErr; nothing reaches s.ops
+	if s.LoadErr() != nil {
+		return // Write answers the load's error; nothing reaches s.Ops
 	}
 	poll := time.NewTicker(s.opts.Poll)
 	defer poll.Stop()
 	for {
-		var batch []*opRequest
+		var batch []*storecore.Op[*graphTx]
 		select {
-		case op := <-s.ops:
+		case op := <-s.Ops:
 			batch = append(batch, op)
 		case <-s.gwake:
 			s.graphCatchUpLogged()
@@ -144,13 +115,13 @@ func (s *Store) graphWriter() {
 		case <-poll.C:
 			s.graphCatchUpLogged()
 			continue
-		case <-s.closing:
+		case <-s.Closing:
 			return
 		}
 	drain:
 		for len(batch) < maxGraphBatch {
 			select {
-			case op := <-s.ops:
+			case op := <-s.Ops:
 				batch = append(batch, op)
 			default:
 				break drain
@@ -164,7 +135,7 @@ func (s *Store) graphCatchUpLogged() {
 	ctx, cancel := bounded(context.Background())
 	defer cancel()
 	if err := s.graphCatchUp(ctx); err != nil {
-		s.log.Warn("memory: catching up with the graph log failed; will retry", zap.Error(s.fail(ctx, "graph catch up", err)))
+		s.Log.Warn("memory: catching up with the graph log failed; will retry", zap.Error(s.fail(ctx, "graph catch up", err)))
 	}
 }
 
@@ -178,18 +149,13 @@ type logged struct {
 // savepoint of its own: an operation that fails (observations for a missing
 // entity, or text the server refuses) is rolled back alone, its keys given
 // back, and the batch goes on.
-func (s *Store) commitOps(batch []*opRequest) {
-	live := batch[:0]
+func (s *Store) commitOps(batch []*storecore.Op[*graphTx]) {
+	live := storecore.LiveOps(batch)
 	timeout := opTimeout
-	for _, op := range batch {
-		if err := op.ctx.Err(); err != nil {
-			op.done <- err
-			continue
-		}
-		if op.long {
+	for _, op := range live {
+		if op.Long {
 			timeout = longOpTimeout
 		}
-		live = append(live, op)
 	}
 	if len(live) == 0 {
 		return
@@ -223,12 +189,12 @@ func (s *Store) commitOps(batch []*opRequest) {
 				return err
 			}
 			before := ctr
-			changes, opErr := op.run(ctx, &graphTx{tx: tx, ctr: &ctr})
+			changes, opErr := op.Run(ctx, &graphTx{tx: tx, ctr: &ctr})
 			var row []any
 			if opErr == nil {
 				if changes = slices.DeleteFunc(changes, (*graphindex.Change).Empty); len(changes) > 0 {
 					ctr.change++
-					row, opErr = logRow(op.ws, ctr, changes)
+					row, opErr = logRow(op.WS, ctr, changes)
 				}
 			}
 			if opErr != nil {
@@ -270,14 +236,14 @@ func (s *Store) commitOps(batch []*opRequest) {
 		// writes are still answered (they are durable; an error would
 		// invite a retry), and the next catch-up applies them.
 		if cerr := s.applyOwn(ctx, mine, ctr); cerr != nil {
-			s.log.Warn("memory: applying committed graph writes failed; will catch up", zap.Error(s.fail(ctx, "graph catch up", cerr)))
+			s.Log.Warn("memory: applying committed graph writes failed; will catch up", zap.Error(s.fail(ctx, "graph catch up", cerr)))
 		}
 	}
 	for i, op := range live {
 		if err != nil {
-			op.done <- s.fail(ctx, "graph write", err)
+			op.Done <- s.fail(ctx, "graph write", err)
 		} else {
-			op.done <- opErrs[i]
+			op.Done <- opErrs[i]
 		}
 	}
 }
@@ -315,7 +281,7 @@ func (s *Store) applyOwn(ctx context.Context, mine []logged, ctr graphCounters) 
 		// lock: nothing committed between this batch's first and last change.
 		for _, l := range mine {
 			for _, c := range l.changes {
-				s.graph.Apply(c)
+				s.Graph.Apply(c)
 			}
 		}
 		s.gApplied, s.gHigh = last, ctr
@@ -394,7 +360,7 @@ func (s *Store) graphCatchUpOnce(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	for _, c := range byWS {
-		s.graph.Apply(c)
+		s.Graph.Apply(c)
 	}
 	s.gApplied, s.gHigh = to.change, to
 	return n, nil
@@ -481,7 +447,7 @@ func (s *Store) loadGraph(ctx context.Context) error {
 		ix.Load(ws, c.NewEntities, c.NewObservations, c.NewRelations)
 	}
 	s.graphing.Lock()
-	s.graph, s.gApplied, s.gHigh = ix, to.change, to
+	s.Graph, s.gApplied, s.gHigh = ix, to.change, to
 	s.graphing.Unlock()
 	return nil
 }
@@ -511,26 +477,6 @@ func (s *Store) probeGraph(ctx context.Context, op string) error {
 		return s.fail(ctx, op, err)
 	}
 	return nil
-}
-
-// readable waits for the graph, then probes the log.
-func (s *Store) readable(ctx context.Context, op string) error {
-	if s.isClosed() {
-		return errClosed
-	}
-	if err := s.indexed(ctx); err != nil {
-		return err
-	}
-	return s.probeGraph(ctx, op)
-}
-
-// writable answers a write that changes nothing as the store would answer
-// one that does: an error when it is closed or did not load.
-func (s *Store) writable(ctx context.Context) error {
-	if s.isClosed() {
-		return errClosed
-	}
-	return s.indexed(ctx)
 }
 
 // InsertEntities inserts the entities whose name is new in ws and returns
@@ -637,61 +583,14 @@ func ids(ctx context.Context, tx pgx.Tx, query string, args ...any) ([]int64, er
 	return pgx.CollectRows(rows, pgx.RowTo[int64])
 }
 
-// CreateEntities creates the entities whose names are new.
-func (s *Store) CreateEntities(ctx context.Context, ws string, es []store.Entity) ([]store.Entity, error) {
-	es = store.UniqueEntities(es, false)
-	var out []store.Entity
-	err := s.write(ctx, "", false, func(ctx context.Context, w *graphTx) ([]*graphindex.Change, error) {
-		var c *graphindex.Change
-		var err error
-		out, c, err = graphwrite.CreateEntities(ctx, w, ws, es)
-		if err != nil {
-			return nil, err
-		}
-		return []*graphindex.Change{c}, nil
-	})
-	return out, err
-}
-
-// CreateRelations creates the relations that are new.
-func (s *Store) CreateRelations(ctx context.Context, ws string, rs []store.Relation) ([]store.Relation, error) {
-	rs = store.UniqueRelations(rs)
-	var out []store.Relation
-	err := s.write(ctx, "", false, func(ctx context.Context, w *graphTx) ([]*graphindex.Change, error) {
-		var c *graphindex.Change
-		var err error
-		out, c, err = graphwrite.CreateRelations(ctx, w, ws, rs)
-		if err != nil {
-			return nil, err
-		}
-		return []*graphindex.Change{c}, nil
-	})
-	return out, err
-}
-
-// AddObservations adds observations to existing entities, all or nothing.
-func (s *Store) AddObservations(ctx context.Context, ws string, adds []store.ObservationAdd) ([]store.ObservationsAdded, error) {
-	var out []store.ObservationsAdded
-	err := s.write(ctx, "", false, func(ctx context.Context, w *graphTx) ([]*graphindex.Change, error) {
-		var c *graphindex.Change
-		var err error
-		out, c, err = graphwrite.AddObservations(ctx, w, ws, adds)
-		if err != nil {
-			return nil, err
-		}
-		return []*graphindex.Change{c}, nil
-	})
-	return out, err
-}
-
 // DeleteEntities removes entities, the relations naming them and their links.
 func (s *Store) DeleteEntities(ctx context.Context, ws string, names []string) error {
 	names = store.UniqueStrings(names)
 	if len(names) == 0 {
-		return s.writable(ctx)
+		return s.Writable(ctx)
 	}
 	nameKeys := hashes(names)
-	return s.write(ctx, ws, false, func(ctx context.Context, w *graphTx) ([]*graphindex.Change, error) {
+	return s.Write(ctx, ws, false, func(ctx context.Context, w *graphTx) ([]*graphindex.Change, error) {
 		c := &graphindex.Change{Workspace: ws}
 		var err error
 		if c.GoneRelations, err = ids(ctx, w.tx, `DELETE FROM hearth_relations WHERE workspace = $1 AND (source_key = ANY($2::bytea[]) OR target_key = ANY($2::bytea[])) RETURNING id`,
@@ -714,9 +613,9 @@ func (s *Store) DeleteObservations(ctx context.Context, ws string, dels []store.
 	}
 	names = store.UniqueStrings(names)
 	if len(names) == 0 {
-		return s.writable(ctx)
+		return s.Writable(ctx)
 	}
-	return s.write(ctx, ws, false, func(ctx context.Context, w *graphTx) ([]*graphindex.Change, error) {
+	return s.Write(ctx, ws, false, func(ctx context.Context, w *graphTx) ([]*graphindex.Change, error) {
 		keys, err := w.EntityKeys(ctx, ws, names)
 		if err != nil {
 			return nil, err
@@ -754,78 +653,19 @@ func (s *Store) DeleteObservations(ctx context.Context, ws string, dels []store.
 func (s *Store) DeleteRelations(ctx context.Context, ws string, rs []store.Relation) error {
 	rs = store.UniqueRelations(rs)
 	if len(rs) == 0 {
-		return s.writable(ctx)
+		return s.Writable(ctx)
 	}
 	triples := make([][]byte, len(rs))
 	for i, r := range rs {
 		triples[i] = tripleKey(r)
 	}
-	return s.write(ctx, ws, false, func(ctx context.Context, w *graphTx) ([]*graphindex.Change, error) {
+	return s.Write(ctx, ws, false, func(ctx context.Context, w *graphTx) ([]*graphindex.Change, error) {
 		gone, err := ids(ctx, w.tx, `DELETE FROM hearth_relations WHERE workspace = $1 AND triple_key = ANY($2::bytea[]) RETURNING id`, ws, triples)
 		if err != nil {
 			return nil, err
 		}
 		return []*graphindex.Change{{Workspace: ws, GoneRelations: gone}}, nil
 	})
-}
-
-// Import merges a whole graph in one step.
-func (s *Store) Import(ctx context.Context, ws string, g store.Subgraph) (store.ImportResult, error) {
-	es, rs := store.UniqueEntities(g.Entities, true), store.UniqueRelations(g.Relations)
-	var res store.ImportResult
-	err := s.write(ctx, "", true, func(ctx context.Context, w *graphTx) ([]*graphindex.Change, error) {
-		c, r, err := graphwrite.Merge(ctx, w, ws, es, rs)
-		if err != nil {
-			return nil, err
-		}
-		res = r
-		return []*graphindex.Change{c}, nil
-	})
-	return res, err
-}
-
-// ReadGraph pages through ws's graph from the in-memory graph.
-func (s *Store) ReadGraph(ctx context.Context, ws, cursor string, limit int) (store.GraphPage, error) {
-	ctx, cancel := bounded(ctx)
-	defer cancel()
-	if err := s.readable(ctx, "read graph"); err != nil {
-		return store.GraphPage{}, err
-	}
-	return s.graph.Page(ws, cursor, limit)
-}
-
-// SearchNodes ranks ws's entities in the in-memory graph.
-func (s *Store) SearchNodes(ctx context.Context, ws, query string, limit int) (store.SearchResult, error) {
-	ctx, cancel := bounded(ctx)
-	defer cancel()
-	if err := s.readable(ctx, "search nodes"); err != nil {
-		return store.SearchResult{}, err
-	}
-	return s.graph.Search(ws, query, limit), nil
-}
-
-// OpenNodes reads entities by name from the in-memory graph.
-func (s *Store) OpenNodes(ctx context.Context, ws string, names []string) (store.Subgraph, error) {
-	ctx, cancel := bounded(ctx)
-	defer cancel()
-	if err := s.readable(ctx, "open nodes"); err != nil {
-		return store.Subgraph{}, err
-	}
-	return s.graph.Open(ws, names), nil
-}
-
-// Related walks the in-memory graph.
-func (s *Store) Related(ctx context.Context, q store.RelatedQuery) ([]store.Related, error) {
-	ctx, cancel := bounded(ctx)
-	defer cancel()
-	if err := s.readable(ctx, "related"); err != nil {
-		return nil, err
-	}
-	out, _, ok := s.graph.Related(q)
-	if !ok {
-		return nil, store.ErrNotFound
-	}
-	return out, nil
 }
 
 // scopeSQL appends the conditions of scope on the memories table m.
@@ -842,8 +682,8 @@ func scopeSQL(scope store.ExtractScope, where *strings.Builder, args *[]any) {
 
 // PendingExtraction lists memories no build has extracted, oldest first.
 func (s *Store) PendingExtraction(ctx context.Context, scope store.ExtractScope, limit int) ([]store.Memory, error) {
-	if s.isClosed() {
-		return nil, errClosed
+	if s.IsClosed() {
+		return nil, storecore.ErrClosed
 	}
 	ctx, cancel := bounded(ctx)
 	defer cancel()
@@ -873,8 +713,8 @@ func (s *Store) PendingExtraction(ctx context.Context, scope store.ExtractScope,
 
 // CountPending counts the memories of scope no build has extracted.
 func (s *Store) CountPending(ctx context.Context, scope store.ExtractScope) (int64, error) {
-	if s.isClosed() {
-		return 0, errClosed
+	if s.IsClosed() {
+		return 0, storecore.ErrClosed
 	}
 	ctx, cancel := bounded(ctx)
 	defer cancel()
@@ -892,7 +732,7 @@ func (s *Store) CountPending(ctx context.Context, scope store.ExtractScope) (int
 // ForgetExtraction clears the extraction marks of scope. The in-memory
 // graph holds no marks: this is one statement of its own.
 func (s *Store) ForgetExtraction(ctx context.Context, scope store.ExtractScope) error {
-	if err := s.writable(ctx); err != nil {
+	if err := s.Writable(ctx); err != nil {
 		return err
 	}
 	ctx, cancel := bounded(ctx)
@@ -910,7 +750,7 @@ func (s *Store) ForgetExtraction(ctx context.Context, scope store.ExtractScope) 
 // transaction.
 func (s *Store) ApplyExtractions(ctx context.Context, xs []store.Extraction) (store.BuildRecord, error) {
 	var rec store.BuildRecord
-	err := s.write(ctx, "", false, func(ctx context.Context, w *graphTx) ([]*graphindex.Change, error) {
+	err := s.Write(ctx, "", false, func(ctx context.Context, w *graphTx) ([]*graphindex.Change, error) {
 		rec = store.BuildRecord{}
 		var changes []*graphindex.Change
 		now := time.Now().UnixMilli()
@@ -966,7 +806,7 @@ func (s *Store) ApplyExtractions(ctx context.Context, xs []store.Extraction) (st
 
 // RecordBuild keeps a build's record.
 func (s *Store) RecordBuild(ctx context.Context, b store.BuildRecord) error {
-	if err := s.writable(ctx); err != nil {
+	if err := s.Writable(ctx); err != nil {
 		return err
 	}
 	ctx, cancel := bounded(ctx)
@@ -990,8 +830,8 @@ func (s *Store) Mentions(ctx context.Context, memoryIDs []string) (map[string][]
 	if len(memoryIDs) == 0 {
 		return out, nil
 	}
-	if s.isClosed() {
-		return nil, errClosed
+	if s.IsClosed() {
+		return nil, storecore.ErrClosed
 	}
 	ctx, cancel := bounded(ctx)
 	defer cancel()
@@ -1014,8 +854,8 @@ func (s *Store) Mentions(ctx context.Context, memoryIDs []string) (map[string][]
 // query for all of them.
 func (s *Store) MentionedIn(ctx context.Context, ws string, names []string, limit int) (map[string][]store.MemoryRef, error) {
 	out := map[string][]store.MemoryRef{}
-	if s.isClosed() {
-		return nil, errClosed
+	if s.IsClosed() {
+		return nil, storecore.ErrClosed
 	}
 	names = store.UniqueStrings(names)
 	if len(names) == 0 || limit <= 0 {
@@ -1050,10 +890,10 @@ func (s *Store) GraphStats(ctx context.Context, ws string, top int) (store.Graph
 	var st store.GraphStats
 	ctx, cancel := bounded(ctx)
 	defer cancel()
-	if err := s.readable(ctx, "graph stats"); err != nil {
+	if err := s.Readable(ctx, "graph stats"); err != nil {
 		return st, err
 	}
-	c := s.graph.Counts(ws)
+	c := s.Graph.Counts(ws)
 	st.Entities, st.Relations, st.Observations = c.Entities, c.Relations, c.Observations
 	// $1 is ws; "" means every workspace.
 	if err := s.pool.QueryRow(ctx, `SELECT

@@ -41,10 +41,11 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/hearth-mcp/hearth/pkg/guard"
-	"github.com/hearth-mcp/hearth/pkg/memory/graphindex"
+	"github.com/hearth-mcp/hearth/pkg/memory/graphwrite"
 	"github.com/hearth-mcp/hearth/pkg/memory/lexindex"
 	"github.com/hearth-mcp/hearth/pkg/memory/rank"
 	"github.com/hearth-mcp/hearth/pkg/memory/store"
+	"github.com/hearth-mcp/hearth/pkg/memory/storecore"
 )
 
 // Options configure a store.
@@ -69,64 +70,33 @@ const (
 	opTimeout = 10 * time.Second
 	// catchUpBatch is how many log entries one read takes.
 	catchUpBatch = 5000
-	// snapshotEvery and snapshotAfter: a running daemon saves the index
-	// snapshot again when that many changes have come since the last save,
-	// so a daemon killed later catches up on few.
-	snapshotEvery = 10 * time.Minute
-	snapshotAfter = 1000
 	// notifyChannel is the channel writes NOTIFY and daemons LISTEN on.
 	notifyChannel = "hearth_changes"
 )
 
 // Store is the PostgreSQL memory store.
 type Store struct {
+	// Core is the index (it changes only through the log, in log order,
+	// under Indexing), the graph, their snapshot and the writers' queues.
+	storecore.Core[*graphTx]
+
 	pool     *pgxpool.Pool
 	cfg      *pgx.ConnConfig // for the listening connection
 	where    string
 	password string
-	id       string // the store id of the format marker
 	opts     Options
-	log      *zap.Logger
 
-	// ix ranks lexically. It changes only through the log, in log order,
-	// under indexing; applied is the last change it reflects and appliedMem
-	// that change's memory.
-	ix         *lexindex.Index
-	indexing   sync.Mutex
-	applied    int64
-	appliedMem int64
-	saved      int64 // the change the snapshot on disk reflects (-1: none)
-	// ready is closed once ix is loaded (or loading failed: loadErr).
-	ready   chan struct{}
-	loadErr error
-	from    string // where ix came from: "snapshot" or "database"
-
-	// graph is the memory graph (graph.go). It changes only through the
-	// graph log, in log order, under graphing; gApplied is the last graph
-	// change it reflects, gHigh the counters after that change.
-	graph    *graphindex.Index
+	// The graph changes only through the graph log, in log order, under
+	// graphing; gApplied is the last graph change it reflects, gHigh the
+	// counters after that change.
 	graphing sync.Mutex
 	gApplied int64
 	gHigh    graphCounters
 
-	adds    chan *addRequest
 	wake    chan struct{} // the log has news: catch up
-	ops     chan *opRequest
 	gwake   chan struct{} // the graph log has news
-	closing chan struct{}
 	stopped sync.WaitGroup
 	once    sync.Once
-}
-
-type addRequest struct {
-	ctx  context.Context
-	m    store.NewMemory
-	done chan addResult // buffered
-}
-
-type addResult struct {
-	id  string
-	err error
 }
 
 var _ store.Store = (*Store)(nil)
@@ -161,9 +131,8 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: PostgreSQL store %s: %s", store.ErrUnavailable, where, clean(err, cfg.Password))
 	}
-	s := &Store{pool: pool, cfg: cfg, where: where, password: cfg.Password, opts: opts, log: opts.Log,
-		saved: -1, ready: make(chan struct{}), adds: make(chan *addRequest), wake: make(chan struct{}, 1),
-		ops: make(chan *opRequest), gwake: make(chan struct{}, 1), closing: make(chan struct{})}
+	s := &Store{pool: pool, cfg: cfg, where: where, password: cfg.Password, opts: opts,
+		wake: make(chan struct{}, 1), gwake: make(chan struct{}, 1)}
 	octx, cancel := context.WithTimeout(ctx, opTimeout)
 	defer cancel()
 	id, created, err := checkFormat(octx, pool, where, opts.Build)
@@ -171,10 +140,11 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 		pool.Close()
 		return nil, fmt.Errorf("%w: PostgreSQL store %s: %w", store.ErrUnavailable, where, s.cleanErr(err))
 	}
+	s.Init(storecore.Config[*graphTx]{ID: id, Snapshot: opts.Snapshot, Log: opts.Log, Check: refuseNUL,
+		Rows: func(w *graphTx) graphwrite.Rows { return w }, Probe: s.probeGraph, Bound: bounded})
 	if created {
-		s.log.Info("memory: created the hearth tables in the PostgreSQL store", zap.String("store", where), zap.String("format", Format))
+		s.Log.Info("memory: created the hearth tables in the PostgreSQL store", zap.String("store", where), zap.String("format", Format))
 	}
-	s.id = id
 	s.stopped.Add(3)
 	go s.loadThenWrite()
 	go s.graphWriter()
@@ -192,15 +162,6 @@ func (s *Store) cleanErr(err error) error {
 	return errors.New(clean(err, s.password))
 }
 
-// LoadedFrom waits until the index is loaded and says where it came from:
-// "snapshot" or "database" (rebuilt).
-func (s *Store) LoadedFrom(ctx context.Context) (string, error) {
-	if err := s.indexed(ctx); err != nil {
-		return "", err
-	}
-	return s.from, nil
-}
-
 // Where names the server and database, without credentials.
 func (s *Store) Where() string { return s.where }
 
@@ -208,12 +169,12 @@ func (s *Store) Where() string { return s.where }
 // closes the pool. Adds still waiting fail.
 func (s *Store) Close() error {
 	s.once.Do(func() {
-		close(s.closing)
+		close(s.Closing)
 		s.stopped.Wait()
 		select {
-		case <-s.ready:
-			if s.loadErr == nil {
-				s.saveSnapshot()
+		case <-s.Ready():
+			if s.LoadErr() == nil {
+				s.SaveSnapshot()
 			}
 		default:
 		}
@@ -221,17 +182,6 @@ func (s *Store) Close() error {
 	})
 	return nil
 }
-
-func (s *Store) isClosed() bool {
-	select {
-	case <-s.closing:
-		return true
-	default:
-		return false
-	}
-}
-
-var errClosed = fmt.Errorf("%w: store closed", store.ErrUnavailable)
 
 // fail turns a database error into the store's error: the caller's own
 // cancellation stays a context error, everything else is the engine
@@ -258,21 +208,21 @@ func (s *Store) loadThenWrite() {
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
 		select {
-		case <-s.closing:
+		case <-s.Closing:
 			cancel()
-		case <-s.ready:
+		case <-s.Ready():
 		}
 	}()
 	err := s.load(ctx)
 	cancel()
 	if err != nil {
-		s.loadErr = s.fail(ctx, "load the search index", err)
-		s.log.Error("memory: loading the search index failed", zap.Error(s.loadErr))
+		err = s.fail(ctx, "load the search index", err)
+		s.Log.Error("memory: loading the search index failed", zap.Error(err))
 	}
-	close(s.ready)
+	s.Loaded(err)
 	if err != nil {
 		// Nothing can be served; Close still needs the loop below gone.
-		<-s.closing
+		<-s.Closing
 		return
 	}
 	s.writer()
@@ -281,60 +231,34 @@ func (s *Store) loadThenWrite() {
 // load sets ix from the snapshot when it is this store's and not ahead of
 // it, else from the database; then catches up with the log.
 func (s *Store) load(ctx context.Context) error {
-	start := time.Now()
-	from := "snapshot"
-	if !s.loadSnapshot(ctx) {
-		from = "database"
-		if err := s.rebuild(ctx); err != nil {
-			return err
-		}
-	}
-	s.from = from
-	before := s.applied
-	if err := s.catchUp(ctx, nil); err != nil {
+	rebuilt, err := s.LoadIndex(func() bool {
+		return s.LoadSnapshot(func(seq int64) (mem int64, found bool, err error) {
+			err = s.pool.QueryRow(ctx, `SELECT memory_id FROM hearth_changes WHERE seq = $1`, seq).Scan(&mem)
+			switch {
+			case errors.Is(err, pgx.ErrNoRows):
+				return 0, false, nil
+			case err != nil:
+				return 0, false, errors.New(clean(err, s.password))
+			}
+			return mem, true, nil
+		})
+	}, func() error { return s.rebuild(ctx) }, func() error { return s.catchUp(ctx, nil) })
+	if err != nil {
 		return err
 	}
-	s.log.Info("memory: search index loaded", zap.String("from", from), zap.Int("memories", s.ix.Memories()),
-		zap.Int64("caught_up", s.applied-before), zap.Duration("took", time.Since(start)))
-	start = time.Now()
+	start := time.Now()
 	if err := s.loadGraph(ctx); err != nil {
 		return err
 	}
-	c := s.graph.Counts("")
-	s.log.Info("memory: graph loaded", zap.Int64("entities", c.Entities), zap.Int64("relations", c.Relations),
+	c := s.Graph.Counts("")
+	s.Log.Info("memory: graph loaded", zap.Int64("entities", c.Entities), zap.Int64("relations", c.Relations),
 		zap.Int64("change", s.gApplied), zap.Duration("took", time.Since(start)))
-	if from == "database" && s.opts.Snapshot != "" {
+	if rebuilt {
 		// Saved in the background: the index serves meanwhile.
 		s.stopped.Add(1)
-		go func() { defer s.stopped.Done(); s.saveSnapshot() }()
+		go func() { defer s.stopped.Done(); s.SaveSnapshot() }()
 	}
 	return nil
-}
-
-// loadSnapshot uses the snapshot if it is whole, of this store, and names a
-// change the log still has with the same memory. Anything else is rebuilt.
-func (s *Store) loadSnapshot(ctx context.Context) bool {
-	if s.opts.Snapshot == "" {
-		return false
-	}
-	ix, st, why := rank.TrustedSnapshot(s.opts.Snapshot, s.id, func(seq int64) (mem int64, found bool, err error) {
-		err = s.pool.QueryRow(ctx, `SELECT memory_id FROM hearth_changes WHERE seq = $1`, seq).Scan(&mem)
-		switch {
-		case errors.Is(err, pgx.ErrNoRows):
-			return 0, false, nil
-		case err != nil:
-			return 0, false, errors.New(clean(err, s.password))
-		}
-		return mem, true, nil
-	})
-	if ix == nil {
-		if why != "" {
-			s.log.Warn("memory: index snapshot not used; rebuilding", zap.String("reason", why))
-		}
-		return false
-	}
-	s.ix, s.applied, s.appliedMem, s.saved = ix, st.Seq, st.Memory, st.Seq
-	return true
 }
 
 // rebuild reads every chunk, with the log's last change, in one snapshot of
@@ -376,38 +300,17 @@ func (s *Store) rebuild(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	s.ix, s.applied, s.appliedMem = ix, seq, mem
+	s.Ix, s.Applied, s.AppliedMem = ix, seq, mem
 	return nil
-}
-
-// saveSnapshot writes the index with the change it reflects. Changes wait
-// meanwhile (the stamp must match the index).
-func (s *Store) saveSnapshot() {
-	if s.opts.Snapshot == "" {
-		return
-	}
-	s.indexing.Lock()
-	defer s.indexing.Unlock()
-	if s.saved == s.applied {
-		return
-	}
-	start := time.Now()
-	st := rank.Stamp{Store: s.id, Seq: s.applied, Memory: s.appliedMem}
-	if err := rank.SaveSnapshot(s.opts.Snapshot, s.ix, st); err != nil {
-		s.log.Warn("memory: saving the index snapshot failed", zap.Error(err))
-		return
-	}
-	s.saved = s.applied
-	s.log.Info("memory: index snapshot saved", zap.Int64("change", s.applied), zap.Duration("took", time.Since(start)))
 }
 
 // catchUp applies every logged change after the last applied one. mine
 // holds memories this daemon just wrote, so they need not be read back.
 func (s *Store) catchUp(ctx context.Context, mine map[int64]rank.Stored) error {
-	s.indexing.Lock()
-	defer s.indexing.Unlock()
+	s.Indexing.Lock()
+	defer s.Indexing.Unlock()
 	for {
-		rows, err := s.pool.Query(ctx, `SELECT seq, memory_id, deleted FROM hearth_changes WHERE seq > $1 ORDER BY seq LIMIT $2`, s.applied, catchUpBatch)
+		rows, err := s.pool.Query(ctx, `SELECT seq, memory_id, deleted FROM hearth_changes WHERE seq > $1 ORDER BY seq LIMIT $2`, s.Applied, catchUpBatch)
 		if err != nil {
 			return err
 		}
@@ -422,9 +325,9 @@ func (s *Store) catchUp(ctx context.Context, mine map[int64]rank.Stored) error {
 		if len(changes) == 0 {
 			return nil
 		}
-		n, err := rank.Apply(s.ix, changes, func(keys []int64) ([]rank.Stored, error) { return s.readStored(ctx, keys, mine) })
+		n, err := rank.Apply(s.Ix, changes, func(keys []int64) ([]rank.Stored, error) { return s.readStored(ctx, keys, mine) })
 		if n > 0 {
-			s.applied, s.appliedMem = changes[n-1].Seq, changes[n-1].Memory
+			s.Applied, s.AppliedMem = changes[n-1].Seq, changes[n-1].Memory
 		}
 		if err != nil {
 			return err
@@ -492,45 +395,14 @@ func cmpInt(a, b int64) int {
 	return 0
 }
 
-// indexed waits until the index is loaded.
-func (s *Store) indexed(ctx context.Context) error {
-	select {
-	case <-s.ready:
-		return s.loadErr
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-s.closing:
-		return errClosed
-	}
-}
-
-// Add queues m for the writer and waits until it is committed and indexed.
-func (s *Store) Add(ctx context.Context, m store.NewMemory) (string, error) {
-	if len(m.Chunks) == 0 {
-		return "", errors.New("add memory: no chunks")
-	}
-	if m.Vectors != nil && len(m.Vectors) != len(m.Chunks) {
-		return "", fmt.Errorf("add memory: %d vectors for %d chunks", len(m.Vectors), len(m.Chunks))
-	}
-	// PostgreSQL's text cannot keep U+0000: refused here, alone, because
-	// in a group commit it would fail every add beside it.
+// refuseNUL refuses a memory PostgreSQL's text cannot keep (U+0000): alone,
+// before it is queued, because in a group commit it would fail every add
+// beside it.
+func refuseNUL(m store.NewMemory) error {
 	if field := nulField(m); field != "" {
-		return "", fmt.Errorf("add memory: the %s holds a NUL character (U+0000), which PostgreSQL cannot keep", field)
+		return fmt.Errorf("add memory: the %s holds a NUL character (U+0000), which PostgreSQL cannot keep", field)
 	}
-	req := &addRequest{ctx: ctx, m: m, done: make(chan addResult, 1)}
-	select {
-	case s.adds <- req:
-	case <-ctx.Done():
-		return "", ctx.Err()
-	case <-s.closing:
-		return "", errClosed
-	}
-	select {
-	case res := <-req.done:
-		return res.id, res.err
-	case <-ctx.Done():
-		return "", ctx.Err()
-	}
+	return nil
 }
 
 // nulField names the first part of m that holds U+0000, or "".
@@ -561,12 +433,12 @@ func nulField(m store.NewMemory) string {
 func (s *Store) writer() {
 	poll := time.NewTicker(s.opts.Poll)
 	defer poll.Stop()
-	snap := time.NewTicker(snapshotEvery)
+	snap := time.NewTicker(storecore.SnapshotEvery)
 	defer snap.Stop()
 	for {
-		var batch []*addRequest
+		var batch []*storecore.AddRequest
 		select {
-		case req := <-s.adds:
+		case req := <-s.Adds:
 			batch = append(batch, req)
 		case <-s.wake:
 			s.catchUpLogged()
@@ -575,17 +447,15 @@ func (s *Store) writer() {
 			s.catchUpLogged()
 			continue
 		case <-snap.C:
-			if s.unsaved() >= snapshotAfter {
-				s.saveSnapshot()
-			}
+			s.SaveIfStale()
 			continue
-		case <-s.closing:
+		case <-s.Closing:
 			return
 		}
 	drain:
 		for len(batch) < maxBatch {
 			select {
-			case req := <-s.adds:
+			case req := <-s.Adds:
 				batch = append(batch, req)
 			default:
 				break drain
@@ -599,30 +469,16 @@ func (s *Store) catchUpLogged() {
 	ctx, cancel := bounded(context.Background())
 	defer cancel()
 	if err := s.catchUp(ctx, nil); err != nil {
-		s.log.Warn("memory: catching up with the change log failed; will retry", zap.Error(s.fail(ctx, "catch up", err)))
+		s.Log.Warn("memory: catching up with the change log failed; will retry", zap.Error(s.fail(ctx, "catch up", err)))
 	}
 }
 
-// unsaved is how many changes the index has that its snapshot lacks.
-func (s *Store) unsaved() int64 {
-	s.indexing.Lock()
-	defer s.indexing.Unlock()
-	return s.applied - s.saved
-}
-
-func (s *Store) commit(batch []*addRequest) {
+func (s *Store) commit(batch []*storecore.AddRequest) {
 	// Not bound to any one caller's context: one client cancelling must not
 	// roll back another's add.
 	ctx, cancel := bounded(context.Background())
 	defer cancel()
-	live := batch[:0]
-	for _, req := range batch {
-		if err := req.ctx.Err(); err != nil {
-			req.done <- addResult{err: err}
-			continue
-		}
-		live = append(live, req)
-	}
+	live := storecore.Live(batch)
 	if len(live) == 0 {
 		return
 	}
@@ -633,23 +489,23 @@ func (s *Store) commit(batch []*addRequest) {
 		// are still answered (they are durable; answering an error would
 		// invite a duplicate), and the next catch-up indexes them.
 		if cerr := s.catchUp(ctx, mine); cerr != nil {
-			s.log.Warn("memory: indexing committed adds failed; will catch up", zap.Error(s.fail(ctx, "catch up", cerr)))
+			s.Log.Warn("memory: indexing committed adds failed; will catch up", zap.Error(s.fail(ctx, "catch up", cerr)))
 		}
 	}
 	for i, req := range live {
 		if err != nil {
-			req.done <- addResult{err: s.fail(ctx, "add", err)}
+			req.Done <- storecore.AddResult{Err: s.fail(ctx, "add", err)}
 		} else {
-			req.done <- addResult{id: ids[i]}
+			req.Done <- storecore.AddResult{ID: ids[i]}
 		}
 	}
 }
 
 // insert writes a group commit's memories in one transaction.
-func (s *Store) insert(ctx context.Context, live []*addRequest) ([]string, map[int64]rank.Stored, error) {
+func (s *Store) insert(ctx context.Context, live []*storecore.AddRequest) ([]string, map[int64]rank.Stored, error) {
 	nchunks := 0
 	for _, req := range live {
-		nchunks += len(req.m.Chunks)
+		nchunks += len(req.M.Chunks)
 	}
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
@@ -667,7 +523,7 @@ func (s *Store) insert(ctx context.Context, live []*addRequest) ([]string, map[i
 	mine := make(map[int64]rank.Stored, len(live))
 	var memRows, chunkRows, changeRows [][]any
 	for i, req := range live {
-		m := req.m
+		m := req.M
 		id, err := uuid.NewV7()
 		if err != nil {
 			return nil, nil, err
@@ -725,9 +581,9 @@ func (s *Store) insert(ctx context.Context, live []*addRequest) ([]string, map[i
 func (s *Store) listen() {
 	defer s.stopped.Done()
 	ctx, cancel := context.WithCancel(context.Background())
-	go func() { <-s.closing; cancel() }()
+	go func() { <-s.Closing; cancel() }()
 	select {
-	case <-s.ready:
+	case <-s.Ready():
 	case <-ctx.Done():
 		return
 	}
@@ -737,7 +593,7 @@ func (s *Store) listen() {
 		if ctx.Err() != nil {
 			return
 		}
-		s.log.Warn("memory: lost the PostgreSQL notification connection; reconnecting", zap.String("store", s.where),
+		s.Log.Warn("memory: lost the PostgreSQL notification connection; reconnecting", zap.String("store", s.where),
 			zap.String("error", clean(err, s.password)), zap.Duration("retry", backoff))
 		select {
 		case <-time.After(backoff):
@@ -800,8 +656,8 @@ func scanMemory(row pgx.Row, extra ...any) (store.Memory, error) {
 
 // Get returns one memory.
 func (s *Store) Get(ctx context.Context, id string) (store.Memory, error) {
-	if s.isClosed() {
-		return store.Memory{}, errClosed
+	if s.IsClosed() {
+		return store.Memory{}, storecore.ErrClosed
 	}
 	ctx, cancel := bounded(ctx)
 	defer cancel()
@@ -818,7 +674,7 @@ func (s *Store) Get(ctx context.Context, id string) (store.Memory, error) {
 // Delete removes a memory and its chunks, logs it, and waits until the index
 // has it.
 func (s *Store) Delete(ctx context.Context, id string) error {
-	if err := s.indexed(ctx); err != nil {
+	if err := s.Indexed(ctx); err != nil {
 		return err
 	}
 	ctx, cancel := bounded(ctx)
@@ -855,7 +711,7 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 		return s.fail(ctx, "delete", err)
 	}
 	if err := s.catchUp(ctx, nil); err != nil {
-		s.log.Warn("memory: indexing a committed delete failed; will catch up", zap.Error(s.fail(ctx, "catch up", err)))
+		s.Log.Warn("memory: indexing a committed delete failed; will catch up", zap.Error(s.fail(ctx, "catch up", err)))
 	}
 	return nil
 }
@@ -892,9 +748,9 @@ func (s *Store) fresh(ctx context.Context) error {
 	if err := s.pool.QueryRow(ctx, `SELECT coalesce(max(seq), 0) FROM hearth_changes`).Scan(&last); err != nil {
 		return s.fail(ctx, "lexical search", err)
 	}
-	s.indexing.Lock()
-	behind := last > s.applied
-	s.indexing.Unlock()
+	s.Indexing.Lock()
+	behind := last > s.Applied
+	s.Indexing.Unlock()
 	if !behind {
 		return nil
 	}
@@ -910,7 +766,7 @@ func (s *Store) SearchLexical(ctx context.Context, q store.Query, words []string
 	if len(words) == 0 || q.Limit <= 0 {
 		return nil, nil
 	}
-	if err := s.indexed(ctx); err != nil {
+	if err := s.Indexed(ctx); err != nil {
 		return nil, err
 	}
 	ctx, cancel := bounded(ctx)
@@ -920,7 +776,7 @@ func (s *Store) SearchLexical(ctx context.Context, q store.Query, words []string
 			return nil, err
 		}
 	}
-	return rank.Search(s.ix, q, words, func(results []lexindex.Result) (map[int64]store.Hit, error) {
+	return rank.Search(s.Ix, q, words, func(results []lexindex.Result) (map[int64]store.Hit, error) {
 		keys := make([]int64, len(results))
 		for i, r := range results {
 			keys[i] = r.Chunk
@@ -953,8 +809,8 @@ func (s *Store) SearchVector(ctx context.Context, q store.Query, vec []float32, 
 	if len(vec) == 0 || q.Limit <= 0 {
 		return nil, nil
 	}
-	if s.isClosed() {
-		return nil, errClosed
+	if s.IsClosed() {
+		return nil, storecore.ErrClosed
 	}
 	ctx, cancel := bounded(ctx)
 	defer cancel()
@@ -1038,8 +894,8 @@ func cosine(a []float32, b []byte) float64 {
 
 // Pending lists chunks without a vector, oldest first.
 func (s *Store) Pending(ctx context.Context, limit int) ([]store.PendingChunk, error) {
-	if s.isClosed() {
-		return nil, errClosed
+	if s.IsClosed() {
+		return nil, storecore.ErrClosed
 	}
 	ctx, cancel := bounded(ctx)
 	defer cancel()
@@ -1060,8 +916,8 @@ func (s *Store) Pending(ctx context.Context, limit int) ([]store.PendingChunk, e
 
 // SetVectors stores vectors for pending chunks in one transaction.
 func (s *Store) SetVectors(ctx context.Context, model string, vecs []store.ChunkVector) error {
-	if s.isClosed() {
-		return errClosed
+	if s.IsClosed() {
+		return storecore.ErrClosed
 	}
 	ctx, cancel := bounded(ctx)
 	defer cancel()
@@ -1080,8 +936,8 @@ func (s *Store) SetVectors(ctx context.Context, model string, vecs []store.Chunk
 
 // ForgetVectorsNotFrom marks chunks embedded by another model as pending.
 func (s *Store) ForgetVectorsNotFrom(ctx context.Context, model string) (int64, error) {
-	if s.isClosed() {
-		return 0, errClosed
+	if s.IsClosed() {
+		return 0, storecore.ErrClosed
 	}
 	ctx, cancel := bounded(ctx)
 	defer cancel()
@@ -1096,8 +952,8 @@ func (s *Store) ForgetVectorsNotFrom(ctx context.Context, model string) (int64, 
 // Stats summarizes the store; SizeBytes is what its tables and indexes take.
 func (s *Store) Stats(ctx context.Context) (store.Stats, error) {
 	var st store.Stats
-	if s.isClosed() {
-		return st, errClosed
+	if s.IsClosed() {
+		return st, storecore.ErrClosed
 	}
 	ctx, cancel := bounded(ctx)
 	defer cancel()

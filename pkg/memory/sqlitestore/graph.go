@@ -10,6 +10,7 @@ import (
 	"github.com/hearth-mcp/hearth/pkg/memory/graphindex"
 	"github.com/hearth-mcp/hearth/pkg/memory/graphwrite"
 	"github.com/hearth-mcp/hearth/pkg/memory/store"
+	"github.com/hearth-mcp/hearth/pkg/memory/storecore"
 )
 
 // The memory graph (store.Graph). Writes are operations queued for the
@@ -22,21 +23,14 @@ import (
 
 var _ store.Graph = (*Store)(nil)
 
-// opRequest is one graph write for the writer.
-type opRequest struct {
-	ctx  context.Context
-	run  func(ctx context.Context, tx *sql.Tx) ([]*graphindex.Change, error)
-	done chan error // buffered
-}
-
 // runOp runs op inside a savepoint. opErr is the operation's own failure
 // (its savepoint rolled back, the batch goes on); fatal is a failure of the
 // transaction itself.
-func runOp(ctx context.Context, tx *sql.Tx, op *opRequest) (changes []*graphindex.Change, opErr, fatal error) {
+func runOp(ctx context.Context, tx *sql.Tx, op *storecore.Op[*sql.Tx]) (changes []*graphindex.Change, opErr, fatal error) {
 	if _, err := tx.ExecContext(ctx, `SAVEPOINT op`); err != nil {
 		return nil, nil, err
 	}
-	changes, opErr = op.run(ctx, tx)
+	changes, opErr = op.Run(ctx, tx)
 	if opErr != nil {
 		if _, err := tx.ExecContext(ctx, `ROLLBACK TO op`); err != nil {
 			return nil, nil, err
@@ -51,27 +45,6 @@ func runOp(ctx context.Context, tx *sql.Tx, op *opRequest) (changes []*graphinde
 		return nil, nil, err
 	}
 	return changes, opErr, nil
-}
-
-// write queues run for the writer and waits for its commit.
-func (s *Store) write(ctx context.Context, run func(ctx context.Context, tx *sql.Tx) ([]*graphindex.Change, error)) error {
-	if err := s.indexed(ctx); err != nil {
-		return err
-	}
-	op := &opRequest{ctx: ctx, run: run, done: make(chan error, 1)}
-	select {
-	case s.ops <- op:
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-s.closing:
-		return errClosed
-	}
-	select {
-	case err := <-op.done:
-		return err
-	case <-ctx.Done():
-		return ctx.Err() // it may still commit; the caller will not be told
-	}
 }
 
 // insertEntities inserts the entities whose name is new in ws and returns
@@ -215,60 +188,13 @@ func anys[T any](xs []T) []any {
 	return out
 }
 
-// CreateEntities creates the entities whose names are new.
-func (s *Store) CreateEntities(ctx context.Context, ws string, es []store.Entity) ([]store.Entity, error) {
-	es = store.UniqueEntities(es, false)
-	var out []store.Entity
-	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) ([]*graphindex.Change, error) {
-		var c *graphindex.Change
-		var err error
-		out, c, err = graphwrite.CreateEntities(ctx, txRows{tx}, ws, es)
-		if err != nil {
-			return nil, err
-		}
-		return []*graphindex.Change{c}, nil
-	})
-	return out, err
-}
-
-// CreateRelations creates the relations that are new.
-func (s *Store) CreateRelations(ctx context.Context, ws string, rs []store.Relation) ([]store.Relation, error) {
-	rs = store.UniqueRelations(rs)
-	var out []store.Relation
-	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) ([]*graphindex.Change, error) {
-		var c *graphindex.Change
-		var err error
-		out, c, err = graphwrite.CreateRelations(ctx, txRows{tx}, ws, rs)
-		if err != nil {
-			return nil, err
-		}
-		return []*graphindex.Change{c}, nil
-	})
-	return out, err
-}
-
-// AddObservations adds observations to existing entities, all or nothing.
-func (s *Store) AddObservations(ctx context.Context, ws string, adds []store.ObservationAdd) ([]store.ObservationsAdded, error) {
-	var out []store.ObservationsAdded
-	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) ([]*graphindex.Change, error) {
-		var c *graphindex.Change
-		var err error
-		out, c, err = graphwrite.AddObservations(ctx, txRows{tx}, ws, adds)
-		if err != nil {
-			return nil, err
-		}
-		return []*graphindex.Change{c}, nil
-	})
-	return out, err
-}
-
 // DeleteEntities removes entities, the relations naming them and their links.
 func (s *Store) DeleteEntities(ctx context.Context, ws string, names []string) error {
 	names = store.UniqueStrings(names)
 	if len(names) == 0 {
-		return s.writable(ctx)
+		return s.Writable(ctx)
 	}
-	return s.write(ctx, func(ctx context.Context, tx *sql.Tx) ([]*graphindex.Change, error) {
+	return s.Write(ctx, ws, false, func(ctx context.Context, tx *sql.Tx) ([]*graphindex.Change, error) {
 		c := &graphindex.Change{Workspace: ws}
 		for rest := names; len(rest) > 0; {
 			n := min(len(rest), maxParams/2-1)
@@ -299,9 +225,9 @@ func (s *Store) DeleteObservations(ctx context.Context, ws string, dels []store.
 	}
 	names = store.UniqueStrings(names)
 	if len(names) == 0 {
-		return s.writable(ctx)
+		return s.Writable(ctx)
 	}
-	return s.write(ctx, func(ctx context.Context, tx *sql.Tx) ([]*graphindex.Change, error) {
+	return s.Write(ctx, ws, false, func(ctx context.Context, tx *sql.Tx) ([]*graphindex.Change, error) {
 		keys, err := entityKeys(ctx, tx, ws, names)
 		if err != nil {
 			return nil, err
@@ -334,9 +260,9 @@ func (s *Store) DeleteObservations(ctx context.Context, ws string, dels []store.
 func (s *Store) DeleteRelations(ctx context.Context, ws string, rs []store.Relation) error {
 	rs = store.UniqueRelations(rs)
 	if len(rs) == 0 {
-		return s.writable(ctx)
+		return s.Writable(ctx)
 	}
-	return s.write(ctx, func(ctx context.Context, tx *sql.Tx) ([]*graphindex.Change, error) {
+	return s.Write(ctx, ws, false, func(ctx context.Context, tx *sql.Tx) ([]*graphindex.Change, error) {
 		c := &graphindex.Change{Workspace: ws}
 		for _, r := range rs {
 			gone, err := deleteReturning(ctx, tx, `DELETE FROM relations WHERE workspace = ? AND source = ? AND target = ? AND type = ? RETURNING id`,
@@ -348,73 +274,6 @@ func (s *Store) DeleteRelations(ctx context.Context, ws string, rs []store.Relat
 		}
 		return []*graphindex.Change{c}, nil
 	})
-}
-
-// writable answers a write that changes nothing as the store would answer
-// one that does: an error when it is closed or did not load.
-func (s *Store) writable(ctx context.Context) error {
-	if s.isClosed() {
-		return errClosed
-	}
-	return s.indexed(ctx)
-}
-
-// Import merges a whole graph in one step.
-func (s *Store) Import(ctx context.Context, ws string, g store.Subgraph) (store.ImportResult, error) {
-	es, rs := store.UniqueEntities(g.Entities, true), store.UniqueRelations(g.Relations)
-	var res store.ImportResult
-	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) ([]*graphindex.Change, error) {
-		c, r, err := graphwrite.Merge(ctx, txRows{tx}, ws, es, rs)
-		if err != nil {
-			return nil, err
-		}
-		res = r
-		return []*graphindex.Change{c}, nil
-	})
-	return res, err
-}
-
-// ReadGraph pages through ws's graph from the index.
-func (s *Store) ReadGraph(ctx context.Context, ws, cursor string, limit int) (store.GraphPage, error) {
-	if err := s.readable(ctx); err != nil {
-		return store.GraphPage{}, err
-	}
-	return s.graph.Page(ws, cursor, limit)
-}
-
-// SearchNodes ranks ws's entities from the index.
-func (s *Store) SearchNodes(ctx context.Context, ws, query string, limit int) (store.SearchResult, error) {
-	if err := s.readable(ctx); err != nil {
-		return store.SearchResult{}, err
-	}
-	return s.graph.Search(ws, query, limit), nil
-}
-
-// OpenNodes reads entities by name from the index.
-func (s *Store) OpenNodes(ctx context.Context, ws string, names []string) (store.Subgraph, error) {
-	if err := s.readable(ctx); err != nil {
-		return store.Subgraph{}, err
-	}
-	return s.graph.Open(ws, names), nil
-}
-
-// Related walks the index.
-func (s *Store) Related(ctx context.Context, q store.RelatedQuery) ([]store.Related, error) {
-	if err := s.readable(ctx); err != nil {
-		return nil, err
-	}
-	out, _, ok := s.graph.Related(q)
-	if !ok {
-		return nil, store.ErrNotFound
-	}
-	return out, nil
-}
-
-func (s *Store) readable(ctx context.Context) error {
-	if s.isClosed() {
-		return errClosed
-	}
-	return s.indexed(ctx)
 }
 
 // scopeSQL appends the conditions of scope on the memories table m.
@@ -431,8 +290,8 @@ func scopeSQL(scope store.ExtractScope, where *strings.Builder, args *[]any) {
 
 // PendingExtraction lists memories no build has extracted, oldest first.
 func (s *Store) PendingExtraction(ctx context.Context, scope store.ExtractScope, limit int) ([]store.Memory, error) {
-	if s.isClosed() {
-		return nil, errClosed
+	if s.IsClosed() {
+		return nil, storecore.ErrClosed
 	}
 	var where strings.Builder
 	var args []any
@@ -460,8 +319,8 @@ func (s *Store) PendingExtraction(ctx context.Context, scope store.ExtractScope,
 
 // CountPending counts the memories of scope no build has extracted.
 func (s *Store) CountPending(ctx context.Context, scope store.ExtractScope) (int64, error) {
-	if s.isClosed() {
-		return 0, errClosed
+	if s.IsClosed() {
+		return 0, storecore.ErrClosed
 	}
 	var where strings.Builder
 	var args []any
@@ -479,7 +338,7 @@ func (s *Store) ForgetExtraction(ctx context.Context, scope store.ExtractScope) 
 	var where strings.Builder
 	var args []any
 	scopeSQL(scope, &where, &args)
-	return s.write(ctx, func(ctx context.Context, tx *sql.Tx) ([]*graphindex.Change, error) {
+	return s.Write(ctx, "", false, func(ctx context.Context, tx *sql.Tx) ([]*graphindex.Change, error) {
 		_, err := tx.ExecContext(ctx, `DELETE FROM extracted WHERE memory_id IN (SELECT m.id FROM memories m WHERE 1`+where.String()+`)`, args...)
 		return nil, err
 	})
@@ -489,7 +348,7 @@ func (s *Store) ForgetExtraction(ctx context.Context, scope store.ExtractScope) 
 // transaction.
 func (s *Store) ApplyExtractions(ctx context.Context, xs []store.Extraction) (store.BuildRecord, error) {
 	var rec store.BuildRecord
-	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) ([]*graphindex.Change, error) {
+	err := s.Write(ctx, "", false, func(ctx context.Context, tx *sql.Tx) ([]*graphindex.Change, error) {
 		rec = store.BuildRecord{}
 		var changes []*graphindex.Change
 		now := time.Now().UnixMilli()
@@ -574,7 +433,7 @@ func (s *Store) RecordBuild(ctx context.Context, b store.BuildRecord) error {
 	if !b.Scope.Since.IsZero() {
 		since = b.Scope.Since.UnixMilli()
 	}
-	return s.write(ctx, func(ctx context.Context, tx *sql.Tx) ([]*graphindex.Change, error) {
+	return s.Write(ctx, "", false, func(ctx context.Context, tx *sql.Tx) ([]*graphindex.Change, error) {
 		_, err := tx.ExecContext(ctx, `INSERT INTO graph_builds(workspace, since, extractor, started, finished, status, memories, entities, relations, links)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, b.Scope.Workspace, since, b.Extractor, b.Started.UnixMilli(), b.Finished.UnixMilli(), b.Status,
 			b.Memories, b.EntitiesCreated, b.RelationsCreated, b.Links)
@@ -588,8 +447,8 @@ func (s *Store) Mentions(ctx context.Context, memoryIDs []string) (map[string][]
 	if len(memoryIDs) == 0 {
 		return out, nil
 	}
-	if s.isClosed() {
-		return nil, errClosed
+	if s.IsClosed() {
+		return nil, storecore.ErrClosed
 	}
 	ids := store.UniqueStrings(memoryIDs)
 	for len(ids) > 0 {
@@ -620,8 +479,8 @@ func (s *Store) Mentions(ctx context.Context, memoryIDs []string) (map[string][]
 // query for all of them.
 func (s *Store) MentionedIn(ctx context.Context, ws string, names []string, limit int) (map[string][]store.MemoryRef, error) {
 	out := map[string][]store.MemoryRef{}
-	if s.isClosed() {
-		return nil, errClosed
+	if s.IsClosed() {
+		return nil, storecore.ErrClosed
 	}
 	names = store.UniqueStrings(names)
 	for len(names) > 0 && limit > 0 {
@@ -660,10 +519,10 @@ func (s *Store) MentionedIn(ctx context.Context, ws string, names []string, limi
 // GraphStats summarizes the graph of ws ("" for all).
 func (s *Store) GraphStats(ctx context.Context, ws string, top int) (store.GraphStats, error) {
 	var st store.GraphStats
-	if err := s.readable(ctx); err != nil {
+	if err := s.Readable(ctx, "graph stats"); err != nil {
 		return st, err
 	}
-	c := s.graph.Counts(ws)
+	c := s.Graph.Counts(ws)
 	st.Entities, st.Relations, st.Observations = c.Entities, c.Relations, c.Observations
 	wsCond, args := "", []any{}
 	if ws != "" {

@@ -7,20 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
-
-	"go.uber.org/zap"
 
 	"github.com/hearth-mcp/hearth/pkg/memory/lexindex"
 	"github.com/hearth-mcp/hearth/pkg/memory/rank"
-)
-
-// snapshotEvery and snapshotAfter: a running store saves the index snapshot
-// again when that many changes have come since the last save, so a process
-// killed later catches up on few.
-const (
-	snapshotEvery = 10 * time.Minute
-	snapshotAfter = 1000
 )
 
 // load sets the index: from the snapshot when it is this store's and the
@@ -28,74 +17,39 @@ const (
 // else rebuilt from every chunk (and saved, in the background). It runs
 // once per open on the write connection, before the writer takes adds.
 func (s *Store) load(ctx context.Context) error {
-	start := time.Now()
-	s.from = "snapshot"
-	if !s.loadSnapshot(ctx) {
-		s.from = "database"
-		if err := s.rebuild(ctx); err != nil {
-			return err
-		}
-	}
-	before := s.applied
-	if err := s.catchUp(ctx); err != nil {
-		return err
-	}
-	s.log.Info("memory: search index loaded", zap.String("from", s.from), zap.Int("memories", s.ix.Memories()),
-		zap.Int64("caught_up", s.applied-before), zap.Duration("took", time.Since(start)))
-	if s.from == "database" && s.snapshot != "" {
+	rebuilt, err := s.LoadIndex(func() bool {
+		return s.LoadSnapshot(func(seq int64) (mem int64, found bool, err error) {
+			err = s.w.QueryRowContext(ctx, `SELECT memory_id FROM changes WHERE seq = ?`, seq).Scan(&mem)
+			if errors.Is(err, sql.ErrNoRows) {
+				return 0, false, nil
+			}
+			return mem, err == nil, err
+		})
+	}, func() error { return s.rebuild(ctx) }, func() error { return s.catchUp(ctx) })
+	if rebuilt {
 		s.saving.Add(1)
-		go func() { defer s.saving.Done(); s.saveSnapshot() }()
+		go func() { defer s.saving.Done(); s.SaveSnapshot() }()
 	}
-	return nil
-}
-
-// LoadedFrom waits until the index is loaded and says where it came from:
-// "snapshot" or "database" (rebuilt).
-func (s *Store) LoadedFrom(ctx context.Context) (string, error) {
-	if err := s.indexed(ctx); err != nil {
-		return "", err
-	}
-	return s.from, nil
-}
-
-func (s *Store) loadSnapshot(ctx context.Context) bool {
-	if s.snapshot == "" {
-		return false
-	}
-	ix, st, why := rank.TrustedSnapshot(s.snapshot, s.id, func(seq int64) (mem int64, found bool, err error) {
-		err = s.w.QueryRowContext(ctx, `SELECT memory_id FROM changes WHERE seq = ?`, seq).Scan(&mem)
-		if errors.Is(err, sql.ErrNoRows) {
-			return 0, false, nil
-		}
-		return mem, err == nil, err
-	})
-	if ix == nil {
-		if why != "" {
-			s.log.Warn("memory: index snapshot not used; rebuilding", zap.String("reason", why))
-		}
-		return false
-	}
-	s.ix, s.applied, s.appliedMem, s.saved = ix, st.Seq, st.Memory, st.Seq
-	return true
+	return err
 }
 
 // rebuild builds the index from every chunk, and takes the log's last change.
 func (s *Store) rebuild(ctx context.Context) error {
 	if err := s.w.QueryRowContext(ctx, `SELECT coalesce(max(seq), 0), coalesce((SELECT memory_id FROM changes ORDER BY seq DESC LIMIT 1), 0) FROM changes`).
-		Scan(&s.applied, &s.appliedMem); err != nil {
+		Scan(&s.Applied, &s.AppliedMem); err != nil {
 		return err
 	}
 	ix, err := rank.Load(func(f *rank.Feed) error { return readChunks(ctx, s.w, f) })
 	if err != nil {
 		return err
 	}
-	s.ix = ix
+	s.Ix = ix
 	return nil
 }
 
 // catchUp applies the changes logged after the one the index reflects.
 func (s *Store) catchUp(ctx context.Context) error {
-	rows, err := s.w.QueryContext(ctx, `SELECT seq, memory_id, deleted FROM changes WHERE seq > ? ORDER BY seq`, s.applied)
+	rows, err := s.w.QueryContext(ctx, `SELECT seq, memory_id, deleted FROM changes WHERE seq > ? ORDER BY seq`, s.Applied)
 	if err != nil {
 		return err
 	}
@@ -112,31 +66,11 @@ func (s *Store) catchUp(ctx context.Context) error {
 	if err := rows.Err(); err != nil {
 		return err
 	}
-	n, err := rank.Apply(s.ix, changes, func(keys []int64) ([]rank.Stored, error) { return readStored(ctx, s.w, keys) })
+	n, err := rank.Apply(s.Ix, changes, func(keys []int64) ([]rank.Stored, error) { return readStored(ctx, s.w, keys) })
 	if n > 0 {
-		s.applied, s.appliedMem = changes[n-1].Seq, changes[n-1].Memory
+		s.Applied, s.AppliedMem = changes[n-1].Seq, changes[n-1].Memory
 	}
 	return err
-}
-
-// saveSnapshot writes the index with the change it reflects; adds and
-// deletes wait meanwhile, so the stamp matches the index.
-func (s *Store) saveSnapshot() {
-	if s.snapshot == "" {
-		return
-	}
-	s.indexing.Lock()
-	defer s.indexing.Unlock()
-	if s.saved == s.applied {
-		return
-	}
-	start := time.Now()
-	if err := rank.SaveSnapshot(s.snapshot, s.ix, rank.Stamp{Store: s.id, Seq: s.applied, Memory: s.appliedMem}); err != nil {
-		s.log.Warn("memory: saving the index snapshot failed", zap.Error(err))
-		return
-	}
-	s.saved = s.applied
-	s.log.Info("memory: index snapshot saved", zap.Int64("change", s.applied), zap.Duration("took", time.Since(start)))
 }
 
 // readChunks feeds every chunk with its memory to f, in row id order.

@@ -40,9 +40,11 @@ import (
 	_ "modernc.org/sqlite/vec" // sqlite-vec functions on every connection
 
 	"github.com/hearth-mcp/hearth/pkg/memory/graphindex"
+	"github.com/hearth-mcp/hearth/pkg/memory/graphwrite"
 	"github.com/hearth-mcp/hearth/pkg/memory/lexindex"
 	"github.com/hearth-mcp/hearth/pkg/memory/rank"
 	"github.com/hearth-mcp/hearth/pkg/memory/store"
+	"github.com/hearth-mcp/hearth/pkg/memory/storecore"
 )
 
 // maxBatch bounds one group commit, so a burst cannot hold the write lock long.
@@ -50,51 +52,20 @@ const maxBatch = 256
 
 // Store is the SQLite memory store.
 type Store struct {
+	// Core is the index (every change to the database's memories reaches
+	// it under Indexing, in the order the database made them, so a row id
+	// the database reuses after a delete cannot be confused with the
+	// deleted one), the graph, their snapshot and the writer's queues.
+	storecore.Core[*sql.Tx]
+
 	path string
 	w    *sql.DB // exactly one connection: SQLite has one writer anyway
 	r    *sql.DB // readers; WAL lets them run beside the writer
 
-	// ix ranks lexically. Every change to the database's memories reaches it
-	// under indexing, in the order the database made them, so a row id the
-	// database reuses after a delete cannot be confused with the deleted one.
-	ix       *lexindex.Index
-	graph    *graphindex.Index // the memory graph, served from memory (graph.go)
-	indexing sync.Mutex
-	// ready is closed once ix is loaded (or loading failed: loadErr). Open
-	// does not wait for it, so a large store does not delay the daemon's
-	// start; the calls that need the index wait instead.
-	ready   chan struct{}
-	loadErr error
-	from    string // where ix came from: "snapshot" or "database"
-
-	// The change the index reflects (under indexing), the one the snapshot
-	// on disk reflects, and the store's id that stamps snapshots.
-	applied    int64
-	appliedMem int64
-	saved      int64
-	id         string
-	snapshot   string // "" keeps none
-	log        *zap.Logger
-
-	adds     chan *addRequest
-	ops      chan *opRequest // graph writes, committed with the adds beside them
-	closing  chan struct{}
 	stopped  chan struct{}
 	closeErr error
 	once     sync.Once
 	saving   sync.WaitGroup // a snapshot saved in the background
-}
-
-type addRequest struct {
-	ctx  context.Context
-	m    store.NewMemory
-	docs []lexindex.Analyzed // m.Chunks analyzed by the caller, off the writer's path
-	done chan addResult      // buffered: the writer never blocks on an abandoned Add
-}
-
-type addResult struct {
-	id  string
-	err error
 }
 
 var _ store.Store = (*Store)(nil)
@@ -208,20 +179,8 @@ func open(ctx context.Context, path string, opts Options) (*Store, error) {
 		r.Close()
 		return nil, err
 	}
-	s := &Store{
-		path:     path,
-		id:       id,
-		snapshot: opts.Snapshot,
-		saved:    -1, // no snapshot on disk yet
-		log:      opts.Log,
-		w:        w,
-		r:        r,
-		ready:    make(chan struct{}),
-		adds:     make(chan *addRequest),
-		ops:      make(chan *opRequest),
-		closing:  make(chan struct{}),
-		stopped:  make(chan struct{}),
-	}
+	s := &Store{path: path, w: w, r: r, stopped: make(chan struct{})}
+	s.Init(storecore.Config[*sql.Tx]{ID: id, Snapshot: opts.Snapshot, Log: opts.Log, Analyze: true, Rows: func(tx *sql.Tx) graphwrite.Rows { return txRows{tx} }})
 	go s.loadThenWrite()
 	return s, nil
 }
@@ -233,11 +192,11 @@ func (s *Store) Path() string { return s.path }
 // pools. Adds still waiting fail.
 func (s *Store) Close() error {
 	s.once.Do(func() {
-		close(s.closing)
+		close(s.Closing)
 		<-s.stopped
 		s.saving.Wait()
-		if s.loadErr == nil && s.ix != nil {
-			s.saveSnapshot()
+		if s.LoadErr() == nil && s.Ix != nil {
+			s.SaveSnapshot()
 		}
 		s.closeErr = errors.Join(s.r.Close(), s.w.Close())
 	})
@@ -255,43 +214,6 @@ func fail(ctx context.Context, op string, err error) error {
 	return fmt.Errorf("%w: sqlite %s: %w", store.ErrUnavailable, op, err)
 }
 
-func (s *Store) isClosed() bool {
-	select {
-	case <-s.closing:
-		return true
-	default:
-		return false
-	}
-}
-
-var errClosed = fmt.Errorf("%w: store closed", store.ErrUnavailable)
-
-// Add queues m for the writer and waits until it is committed.
-func (s *Store) Add(ctx context.Context, m store.NewMemory) (string, error) {
-	if len(m.Chunks) == 0 {
-		return "", errors.New("add memory: no chunks")
-	}
-	if m.Vectors != nil && len(m.Vectors) != len(m.Chunks) {
-		return "", fmt.Errorf("add memory: %d vectors for %d chunks", len(m.Vectors), len(m.Chunks))
-	}
-	req := &addRequest{ctx: ctx, m: m, docs: rank.Analyze(m.Chunks), done: make(chan addResult, 1)}
-	select {
-	case s.adds <- req:
-	case <-ctx.Done():
-		return "", ctx.Err()
-	case <-s.closing:
-		return "", errClosed
-	}
-	// Once handed over, the writer always answers (commit, failure or close).
-	select {
-	case res := <-req.done:
-		return res.id, res.err
-	case <-ctx.Done():
-		// The add may still commit; the caller will not be told it did.
-		return "", ctx.Err()
-	}
-}
-
 // loadThenWrite builds the index from the file, then becomes the writer.
 // Adds wait meanwhile: each must reach the index after everything before it.
 func (s *Store) loadThenWrite() {
@@ -299,65 +221,48 @@ func (s *Store) loadThenWrite() {
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
 		select {
-		case <-s.closing: // Close does not wait for a long load to finish
+		case <-s.Closing: // Close does not wait for a long load to finish
 			cancel()
-		case <-s.ready:
+		case <-s.Ready():
 		}
 	}()
-	s.loadErr = s.load(ctx)
-	if s.loadErr == nil {
-		s.graph, s.loadErr = loadGraph(ctx, s.w)
+	err := s.load(ctx)
+	if err == nil {
+		s.Graph, err = loadGraph(ctx, s.w)
 	}
 	cancel()
-	if s.loadErr != nil {
-		s.loadErr = fmt.Errorf("%w: load the search index: %w", store.ErrUnavailable, s.loadErr)
+	if err != nil {
+		err = fmt.Errorf("%w: load the search index: %w", store.ErrUnavailable, err)
 	}
-	close(s.ready)
+	s.Loaded(err)
 	s.writer()
-}
-
-// indexed waits until the index is loaded.
-func (s *Store) indexed(ctx context.Context) error {
-	select {
-	case <-s.ready:
-		return s.loadErr
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-s.closing:
-		return errClosed
-	}
 }
 
 // writer owns the write connection and group-commits adds and graph writes:
 // everything waiting when a commit starts shares it.
 func (s *Store) writer() {
-	snap := time.NewTicker(snapshotEvery)
+	snap := time.NewTicker(storecore.SnapshotEvery)
 	defer snap.Stop()
 	for {
-		var adds []*addRequest
-		var ops []*opRequest
+		var adds []*storecore.AddRequest
+		var ops []*storecore.Op[*sql.Tx]
 		select {
-		case req := <-s.adds:
+		case req := <-s.Adds:
 			adds = append(adds, req)
-		case op := <-s.ops:
+		case op := <-s.Ops:
 			ops = append(ops, op)
 		case <-snap.C:
-			s.indexing.Lock()
-			unsaved := s.applied - s.saved
-			s.indexing.Unlock()
-			if unsaved >= snapshotAfter {
-				s.saveSnapshot()
-			}
+			s.SaveIfStale()
 			continue
-		case <-s.closing:
+		case <-s.Closing:
 			return
 		}
 	drain:
 		for len(adds)+len(ops) < maxBatch {
 			select {
-			case req := <-s.adds:
+			case req := <-s.Adds:
 				adds = append(adds, req)
-			case op := <-s.ops:
+			case op := <-s.Ops:
 				ops = append(ops, op)
 			default:
 				break drain
@@ -367,43 +272,28 @@ func (s *Store) writer() {
 	}
 }
 
-func (s *Store) commit(batch []*addRequest, ops []*opRequest) {
+func (s *Store) commit(batch []*storecore.AddRequest, ops []*storecore.Op[*sql.Tx]) {
 	// The batch's transaction is not bound to any one caller's context: one
 	// client cancelling must not roll back another's add.
 	ctx := context.Background()
-	live := batch[:0]
-	for _, req := range batch {
-		if err := req.ctx.Err(); err != nil {
-			req.done <- addResult{err: err}
-			continue
-		}
-		live = append(live, req)
-	}
-	liveOps := ops[:0]
-	for _, op := range ops {
-		if err := op.ctx.Err(); err != nil {
-			op.done <- err
-			continue
-		}
-		liveOps = append(liveOps, op)
-	}
+	live, liveOps := storecore.Live(batch), storecore.LiveOps(ops)
 	if len(live)+len(liveOps) == 0 {
 		return
 	}
-	if s.loadErr != nil {
+	if err := s.LoadErr(); err != nil {
 		for _, req := range live {
-			req.done <- addResult{err: s.loadErr}
+			req.Done <- storecore.AddResult{Err: err}
 		}
 		for _, op := range liveOps {
-			op.done <- s.loadErr
+			op.Done <- err
 		}
 		return
 	}
 	var ids []string
 	var keys []rowKeys
 	var lastSeq int64
-	s.indexing.Lock()
-	defer s.indexing.Unlock()
+	s.Indexing.Lock()
+	defer s.Indexing.Unlock()
 	opErrs := make([]error, len(liveOps))
 	changes := make([][]*graphindex.Change, len(liveOps))
 	err := func() error {
@@ -415,7 +305,7 @@ func (s *Store) commit(batch []*addRequest, ops []*opRequest) {
 		if len(live) > 0 {
 			ms := make([]*store.NewMemory, len(live))
 			for i, req := range live {
-				ms[i] = &req.m
+				ms[i] = &req.M
 			}
 			if ids, keys, lastSeq, err = insertBatch(ctx, tx, ms); err != nil {
 				return err
@@ -432,30 +322,30 @@ func (s *Store) commit(batch []*addRequest, ops []*opRequest) {
 		// Indexed before anyone is answered: an answered add is searchable,
 		// an answered graph write is read back.
 		for i, req := range live {
-			s.ix.AddAnalyzed(rank.Memory(keys[i].memory, req.m), keys[i].chunks, req.docs)
+			s.Ix.AddAnalyzed(rank.Memory(keys[i].memory, req.M), keys[i].chunks, req.Docs)
 		}
 		if len(keys) > 0 {
-			s.applied, s.appliedMem = lastSeq, keys[len(keys)-1].memory
+			s.Applied, s.AppliedMem = lastSeq, keys[len(keys)-1].memory
 		}
 		for i := range liveOps {
 			for _, c := range changes[i] {
-				s.graph.Apply(c)
+				s.Graph.Apply(c)
 			}
 		}
 	}
 	for i, req := range live {
 		if err != nil {
-			req.done <- addResult{err: fail(ctx, "add", err)}
+			req.Done <- storecore.AddResult{Err: fail(ctx, "add", err)}
 		} else {
-			req.done <- addResult{id: ids[i]}
+			req.Done <- storecore.AddResult{ID: ids[i]}
 		}
 	}
 	for i, op := range liveOps {
 		switch {
 		case err != nil:
-			op.done <- fail(ctx, "graph write", err)
+			op.Done <- fail(ctx, "graph write", err)
 		default:
-			op.done <- opErrs[i]
+			op.Done <- opErrs[i]
 		}
 	}
 }
@@ -614,8 +504,8 @@ func scanMemory(row scanner, extra ...any) (store.Memory, error) {
 
 // Get returns one memory.
 func (s *Store) Get(ctx context.Context, id string) (store.Memory, error) {
-	if s.isClosed() {
-		return store.Memory{}, errClosed
+	if s.IsClosed() {
+		return store.Memory{}, storecore.ErrClosed
 	}
 	m, err := scanMemory(s.r.QueryRowContext(ctx, `SELECT `+memoryColumns+` FROM memories m WHERE m.uid = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
@@ -629,11 +519,11 @@ func (s *Store) Get(ctx context.Context, id string) (store.Memory, error) {
 
 // Delete removes a memory; its chunks, tags and index entries go with it.
 func (s *Store) Delete(ctx context.Context, id string) error {
-	if err := s.indexed(ctx); err != nil {
+	if err := s.Indexed(ctx); err != nil {
 		return err
 	}
-	s.indexing.Lock()
-	defer s.indexing.Unlock()
+	s.Indexing.Lock()
+	defer s.Indexing.Unlock()
 	var key, seq int64
 	err := func() error {
 		tx, err := s.w.BeginTx(ctx, nil)
@@ -656,8 +546,8 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 	if err != nil {
 		return fail(ctx, "delete", err)
 	}
-	s.ix.Delete(key)
-	s.applied, s.appliedMem = seq, key
+	s.Ix.Delete(key)
+	s.Applied, s.AppliedMem = seq, key
 	return nil
 }
 
@@ -696,10 +586,10 @@ func (s *Store) SearchLexical(ctx context.Context, q store.Query, words []string
 	if len(words) == 0 || q.Limit <= 0 {
 		return nil, nil
 	}
-	if err := s.indexed(ctx); err != nil {
+	if err := s.Indexed(ctx); err != nil {
 		return nil, err
 	}
-	return rank.Search(s.ix, q, words, func(results []lexindex.Result) (map[int64]store.Hit, error) {
+	return rank.Search(s.Ix, q, words, func(results []lexindex.Result) (map[int64]store.Hit, error) {
 		rows, err := s.loadHits(ctx, results)
 		if err != nil {
 			return nil, fail(ctx, "lexical search", err)
@@ -754,8 +644,8 @@ func (s *Store) SearchVector(ctx context.Context, q store.Query, vec []float32, 
 // ranked runs a ranking query returning (memory rowid, best chunk id, rank)
 // and loads each ranked memory whole, all in one read transaction.
 func (s *Store) ranked(ctx context.Context, op, query string, args []any, score func(float64) float64) ([]store.Hit, error) {
-	if s.isClosed() {
-		return nil, errClosed
+	if s.IsClosed() {
+		return nil, storecore.ErrClosed
 	}
 	tx, err := s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
@@ -799,8 +689,8 @@ func (s *Store) ranked(ctx context.Context, op, query string, args []any, score 
 
 // Pending lists chunks without a vector, oldest first.
 func (s *Store) Pending(ctx context.Context, limit int) ([]store.PendingChunk, error) {
-	if s.isClosed() {
-		return nil, errClosed
+	if s.IsClosed() {
+		return nil, storecore.ErrClosed
 	}
 	rows, err := s.r.QueryContext(ctx, `SELECT id, text FROM chunks WHERE embedding IS NULL ORDER BY id LIMIT ?`, limit)
 	if err != nil {
@@ -823,8 +713,8 @@ func (s *Store) Pending(ctx context.Context, limit int) ([]store.PendingChunk, e
 
 // SetVectors stores vectors for pending chunks in one transaction.
 func (s *Store) SetVectors(ctx context.Context, model string, vecs []store.ChunkVector) error {
-	if s.isClosed() {
-		return errClosed
+	if s.IsClosed() {
+		return storecore.ErrClosed
 	}
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
@@ -845,8 +735,8 @@ func (s *Store) SetVectors(ctx context.Context, model string, vecs []store.Chunk
 
 // ForgetVectorsNotFrom marks chunks embedded by another model as pending.
 func (s *Store) ForgetVectorsNotFrom(ctx context.Context, model string) (int64, error) {
-	if s.isClosed() {
-		return 0, errClosed
+	if s.IsClosed() {
+		return 0, storecore.ErrClosed
 	}
 	res, err := s.w.ExecContext(ctx,
 		`UPDATE chunks SET embedding = NULL, model = NULL WHERE embedding IS NOT NULL AND model IS NOT ?`, model)
@@ -863,8 +753,8 @@ func (s *Store) ForgetVectorsNotFrom(ctx context.Context, model string) (int64, 
 // Stats summarizes the store; SizeBytes counts the database and its WAL.
 func (s *Store) Stats(ctx context.Context) (store.Stats, error) {
 	var st store.Stats
-	if s.isClosed() {
-		return st, errClosed
+	if s.IsClosed() {
+		return st, storecore.ErrClosed
 	}
 	var oldest, newest sql.NullInt64
 	var pages, pageSize int64
