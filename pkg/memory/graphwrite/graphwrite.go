@@ -9,6 +9,7 @@ package graphwrite
 import (
 	"context"
 	"slices"
+	"time"
 
 	"github.com/hearth-mcp/hearth/pkg/memory/graphindex"
 	"github.com/hearth-mcp/hearth/pkg/memory/store"
@@ -27,6 +28,25 @@ type Rows interface {
 	// InsertRelations inserts the relations ws does not have yet and
 	// returns those inserted.
 	InsertRelations(ctx context.Context, ws string, rs []store.Relation) ([]graphindex.RelationRow, error)
+	// DeleteEntities deletes the relations of ws naming any of names (as
+	// source or target), then those entities with their observations and
+	// links, and returns the keys of both.
+	DeleteEntities(ctx context.Context, ws string, names []string) (relations, entities []int64, err error)
+	// DeleteObservations deletes the observations of obs (entity key and
+	// text) that exist and returns them (entity and key).
+	DeleteObservations(ctx context.Context, obs []graphindex.ObservationRow) ([]graphindex.ObservationRow, error)
+	// DeleteRelations deletes the relations of rs that ws has and returns
+	// their keys.
+	DeleteRelations(ctx context.Context, ws string, rs []store.Relation) ([]int64, error)
+	// Memory finds a memory by id, its key and workspace, and keeps a
+	// delete of it from committing before this transaction does; found is
+	// false when it is gone.
+	Memory(ctx context.Context, id string) (key int64, ws string, found bool, err error)
+	// Link links the entities (keys) to the memory and counts the links
+	// that are new.
+	Link(ctx context.Context, memory int64, entities []int64) (int64, error)
+	// MarkExtracted records that extractor read the memory, at (Unix ms).
+	MarkExtracted(ctx context.Context, memory int64, extractor string, at int64) error
 }
 
 // CreateEntities creates the entities of es (already unique) that ws does
@@ -166,4 +186,104 @@ func Merge(ctx context.Context, r Rows, ws string, es []store.Entity, rs []store
 	}
 	res.RelationsCreated = len(c.NewRelations)
 	return c, res, nil
+}
+
+// DeleteEntities removes the entities of names (already unique) from ws,
+// with the relations naming them, their observations and their links.
+func DeleteEntities(ctx context.Context, r Rows, ws string, names []string) (*graphindex.Change, error) {
+	c := &graphindex.Change{Workspace: ws}
+	var err error
+	if c.GoneRelations, c.GoneEntities, err = r.DeleteEntities(ctx, ws, names); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// DeleteObservations removes observations of ws's entities; those of an
+// entity ws does not have are ignored.
+func DeleteObservations(ctx context.Context, r Rows, ws string, dels []store.ObservationDelete) (*graphindex.Change, error) {
+	names := make([]string, len(dels))
+	for i, d := range dels {
+		names[i] = d.Entity
+	}
+	keys, err := r.EntityKeys(ctx, ws, store.UniqueStrings(names))
+	if err != nil {
+		return nil, err
+	}
+	var obs []graphindex.ObservationRow
+	for _, d := range dels {
+		if key, ok := keys[d.Entity]; ok {
+			for _, text := range store.UniqueStrings(d.Observations) {
+				obs = append(obs, graphindex.ObservationRow{Entity: key, Text: text})
+			}
+		}
+	}
+	c := &graphindex.Change{Workspace: ws}
+	if len(obs) == 0 {
+		return c, nil
+	}
+	if c.GoneObservations, err = r.DeleteObservations(ctx, obs); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// DeleteRelations removes the relations of rs (already unique) from ws.
+func DeleteRelations(ctx context.Context, r Rows, ws string, rs []store.Relation) (*graphindex.Change, error) {
+	gone, err := r.DeleteRelations(ctx, ws, rs)
+	if err != nil {
+		return nil, err
+	}
+	return &graphindex.Change{Workspace: ws, GoneRelations: gone}, nil
+}
+
+// ApplyExtractions writes what the extractor found, memory by memory: the
+// entities and relations merged into the memory's workspace, the memory
+// linked to its entities and marked as read. A memory deleted since it was
+// read is passed over.
+func ApplyExtractions(ctx context.Context, r Rows, xs []store.Extraction) ([]*graphindex.Change, store.BuildRecord, error) {
+	var rec store.BuildRecord
+	var changes []*graphindex.Change
+	now := time.Now().UnixMilli()
+	for _, x := range xs {
+		mem, ws, found, err := r.Memory(ctx, x.MemoryID)
+		if err != nil {
+			return nil, rec, err
+		}
+		if !found {
+			continue // deleted since it was read
+		}
+		es := store.UniqueEntities(x.Entities, true)
+		c, res, err := Merge(ctx, r, ws, es, store.UniqueRelations(x.Relations))
+		if err != nil {
+			return nil, rec, err
+		}
+		changes = append(changes, c)
+		rec.EntitiesCreated += int64(res.EntitiesCreated)
+		rec.RelationsCreated += int64(res.RelationsCreated)
+		if len(es) > 0 {
+			names := make([]string, len(es))
+			for i, e := range es {
+				names[i] = e.Name
+			}
+			keys, err := r.EntityKeys(ctx, ws, names)
+			if err != nil {
+				return nil, rec, err
+			}
+			ents := make([]int64, 0, len(keys))
+			for _, name := range names {
+				ents = append(ents, keys[name])
+			}
+			n, err := r.Link(ctx, mem, ents)
+			if err != nil {
+				return nil, rec, err
+			}
+			rec.Links += n
+		}
+		if err := r.MarkExtracted(ctx, mem, x.Extractor, now); err != nil {
+			return nil, rec, err
+		}
+		rec.Memories++
+	}
+	return changes, rec, nil
 }

@@ -57,6 +57,8 @@ type graphTx struct {
 	ctr *graphCounters
 }
 
+var _ graphwrite.Rows = (*graphTx)(nil)
+
 // keys returns n new keys of the kind *last counts.
 func keys(last *int64, n int) []int64 {
 	out := make([]int64, n)
@@ -102,33 +104,8 @@ func (s *Store) graphWriter() {
 	if s.LoadErr() != nil {
 		return // Write answers the load's error; nothing reaches s.Ops
 	}
-	poll := time.NewTicker(s.opts.Poll)
-	defer poll.Stop()
-	for {
-		var batch []*storecore.Op[*graphTx]
-		select {
-		case op := <-s.Ops:
-			batch = append(batch, op)
-		case <-s.gwake:
-			s.graphCatchUpLogged()
-			continue
-		case <-poll.C:
-			s.graphCatchUpLogged()
-			continue
-		case <-s.Closing:
-			return
-		}
-	drain:
-		for len(batch) < maxGraphBatch {
-			select {
-			case op := <-s.Ops:
-				batch = append(batch, op)
-			default:
-				break drain
-			}
-		}
-		s.commitOps(batch)
-	}
+	s.Serve(storecore.Loop[*graphTx]{Ops: true, Max: maxGraphBatch, Wake: s.gwake, Poll: s.opts.Poll, CatchUp: s.graphCatchUpLogged,
+		Commit: func(_ []*storecore.AddRequest, ops []*storecore.Op[*graphTx]) { s.commitOps(ops) }})
 }
 
 func (s *Store) graphCatchUpLogged() {
@@ -574,6 +551,49 @@ func (w *graphTx) EntityKeys(ctx context.Context, ws string, names []string) (ma
 	return out, err
 }
 
+// DeleteEntities deletes the relations naming names, then the entities.
+func (w *graphTx) DeleteEntities(ctx context.Context, ws string, names []string) (relations, entities []int64, err error) {
+	nameKeys := hashes(names)
+	if relations, err = ids(ctx, w.tx, `DELETE FROM hearth_relations WHERE workspace = $1 AND (source_key = ANY($2::bytea[]) OR target_key = ANY($2::bytea[])) RETURNING id`,
+		ws, nameKeys); err != nil {
+		return nil, nil, err
+	}
+	// Observations and links go with their entity (ON DELETE CASCADE).
+	if entities, err = ids(ctx, w.tx, `DELETE FROM hearth_entities WHERE workspace = $1 AND name_key = ANY($2::bytea[]) RETURNING id`, ws, nameKeys); err != nil {
+		return nil, nil, err
+	}
+	return relations, entities, nil
+}
+
+// DeleteObservations deletes observations by entity and text, in one statement.
+func (w *graphTx) DeleteObservations(ctx context.Context, obs []graphindex.ObservationRow) ([]graphindex.ObservationRow, error) {
+	ents, texts := make([]int64, len(obs)), make([][]byte, len(obs))
+	for i, o := range obs {
+		ents[i], texts[i] = o.Entity, hash(o.Text)
+	}
+	rows, err := w.tx.Query(ctx, `DELETE FROM hearth_observations o USING unnest($1::bigint[], $2::bytea[]) AS d(entity_id, text_key)
+		WHERE o.entity_id = d.entity_id AND o.text_key = d.text_key RETURNING o.id, o.entity_id`, ents, texts)
+	if err != nil {
+		return nil, err
+	}
+	var out []graphindex.ObservationRow
+	var o graphindex.ObservationRow
+	_, err = pgx.ForEachRow(rows, []any{&o.Key, &o.Entity}, func() error {
+		out = append(out, o)
+		return nil
+	})
+	return out, err
+}
+
+// DeleteRelations deletes relations by their triple's key.
+func (w *graphTx) DeleteRelations(ctx context.Context, ws string, rs []store.Relation) ([]int64, error) {
+	triples := make([][]byte, len(rs))
+	for i, r := range rs {
+		triples[i] = tripleKey(r)
+	}
+	return ids(ctx, w.tx, `DELETE FROM hearth_relations WHERE workspace = $1 AND triple_key = ANY($2::bytea[]) RETURNING id`, ws, triples)
+}
+
 // ids collects the first column of a query's rows.
 func ids(ctx context.Context, tx pgx.Tx, query string, args ...any) ([]int64, error) {
 	rows, err := tx.Query(ctx, query, args...)
@@ -581,91 +601,6 @@ func ids(ctx context.Context, tx pgx.Tx, query string, args ...any) ([]int64, er
 		return nil, err
 	}
 	return pgx.CollectRows(rows, pgx.RowTo[int64])
-}
-
-// DeleteEntities removes entities, the relations naming them and their links.
-func (s *Store) DeleteEntities(ctx context.Context, ws string, names []string) error {
-	names = store.UniqueStrings(names)
-	if len(names) == 0 {
-		return s.Writable(ctx)
-	}
-	nameKeys := hashes(names)
-	return s.Write(ctx, ws, false, func(ctx context.Context, w *graphTx) ([]*graphindex.Change, error) {
-		c := &graphindex.Change{Workspace: ws}
-		var err error
-		if c.GoneRelations, err = ids(ctx, w.tx, `DELETE FROM hearth_relations WHERE workspace = $1 AND (source_key = ANY($2::bytea[]) OR target_key = ANY($2::bytea[])) RETURNING id`,
-			ws, nameKeys); err != nil {
-			return nil, err
-		}
-		// Observations and links go with their entity (ON DELETE CASCADE).
-		if c.GoneEntities, err = ids(ctx, w.tx, `DELETE FROM hearth_entities WHERE workspace = $1 AND name_key = ANY($2::bytea[]) RETURNING id`, ws, nameKeys); err != nil {
-			return nil, err
-		}
-		return []*graphindex.Change{c}, nil
-	})
-}
-
-// DeleteObservations removes observations of existing entities.
-func (s *Store) DeleteObservations(ctx context.Context, ws string, dels []store.ObservationDelete) error {
-	names := make([]string, len(dels))
-	for i, d := range dels {
-		names[i] = d.Entity
-	}
-	names = store.UniqueStrings(names)
-	if len(names) == 0 {
-		return s.Writable(ctx)
-	}
-	return s.Write(ctx, ws, false, func(ctx context.Context, w *graphTx) ([]*graphindex.Change, error) {
-		keys, err := w.EntityKeys(ctx, ws, names)
-		if err != nil {
-			return nil, err
-		}
-		var ents []int64
-		var texts [][]byte
-		for _, d := range dels {
-			if key, ok := keys[d.Entity]; ok {
-				for _, o := range store.UniqueStrings(d.Observations) {
-					ents, texts = append(ents, key), append(texts, hash(o))
-				}
-			}
-		}
-		c := &graphindex.Change{Workspace: ws}
-		if len(ents) == 0 {
-			return nil, nil
-		}
-		rows, err := w.tx.Query(ctx, `DELETE FROM hearth_observations o USING unnest($1::bigint[], $2::bytea[]) AS d(entity_id, text_key)
-			WHERE o.entity_id = d.entity_id AND o.text_key = d.text_key RETURNING o.id, o.entity_id`, ents, texts)
-		if err != nil {
-			return nil, err
-		}
-		var o graphindex.ObservationRow
-		if _, err := pgx.ForEachRow(rows, []any{&o.Key, &o.Entity}, func() error {
-			c.GoneObservations = append(c.GoneObservations, o)
-			return nil
-		}); err != nil {
-			return nil, err
-		}
-		return []*graphindex.Change{c}, nil
-	})
-}
-
-// DeleteRelations removes the given triples.
-func (s *Store) DeleteRelations(ctx context.Context, ws string, rs []store.Relation) error {
-	rs = store.UniqueRelations(rs)
-	if len(rs) == 0 {
-		return s.Writable(ctx)
-	}
-	triples := make([][]byte, len(rs))
-	for i, r := range rs {
-		triples[i] = tripleKey(r)
-	}
-	return s.Write(ctx, ws, false, func(ctx context.Context, w *graphTx) ([]*graphindex.Change, error) {
-		gone, err := ids(ctx, w.tx, `DELETE FROM hearth_relations WHERE workspace = $1 AND triple_key = ANY($2::bytea[]) RETURNING id`, ws, triples)
-		if err != nil {
-			return nil, err
-		}
-		return []*graphindex.Change{{Workspace: ws, GoneRelations: gone}}, nil
-	})
 }
 
 // scopeSQL appends the conditions of scope on the memories table m.
@@ -746,62 +681,27 @@ func (s *Store) ForgetExtraction(ctx context.Context, scope store.ExtractScope) 
 	return nil
 }
 
-// ApplyExtractions writes what the extractor found, memory by memory, in one
-// transaction.
-func (s *Store) ApplyExtractions(ctx context.Context, xs []store.Extraction) (store.BuildRecord, error) {
-	var rec store.BuildRecord
-	err := s.Write(ctx, "", false, func(ctx context.Context, w *graphTx) ([]*graphindex.Change, error) {
-		rec = store.BuildRecord{}
-		var changes []*graphindex.Change
-		now := time.Now().UnixMilli()
-		for _, x := range xs {
-			var mem int64
-			var ws string
-			// The lock keeps a delete of the memory, on any daemon, from
-			// committing between this read and the links.
-			err := w.tx.QueryRow(ctx, `SELECT id, workspace FROM hearth_memories WHERE uid = $1 FOR KEY SHARE`, x.MemoryID).Scan(&mem, &ws)
-			if errors.Is(err, pgx.ErrNoRows) {
-				continue // deleted since it was read
-			}
-			if err != nil {
-				return nil, err
-			}
-			es := store.UniqueEntities(x.Entities, true)
-			c, res, err := graphwrite.Merge(ctx, w, ws, es, store.UniqueRelations(x.Relations))
-			if err != nil {
-				return nil, err
-			}
-			changes = append(changes, c)
-			rec.EntitiesCreated += int64(res.EntitiesCreated)
-			rec.RelationsCreated += int64(res.RelationsCreated)
-			if len(es) > 0 {
-				names := make([]string, len(es))
-				for i, e := range es {
-					names[i] = e.Name
-				}
-				keys, err := w.EntityKeys(ctx, ws, names)
-				if err != nil {
-					return nil, err
-				}
-				ents := make([]int64, 0, len(keys))
-				for _, name := range names {
-					ents = append(ents, keys[name])
-				}
-				tag, err := w.tx.Exec(ctx, `INSERT INTO hearth_mentions (entity_id, memory_id) SELECT e, $2 FROM unnest($1::bigint[]) AS e ON CONFLICT DO NOTHING`, ents, mem)
-				if err != nil {
-					return nil, err
-				}
-				rec.Links += tag.RowsAffected()
-			}
-			if _, err := w.tx.Exec(ctx, `INSERT INTO hearth_extracted (memory_id, extractor, at) VALUES ($1, $2, $3)
-				ON CONFLICT (memory_id) DO UPDATE SET extractor = excluded.extractor, at = excluded.at`, mem, x.Extractor, now); err != nil {
-				return nil, err
-			}
-			rec.Memories++
-		}
-		return changes, nil
-	})
-	return rec, err
+// Memory finds a memory and locks it (FOR KEY SHARE): a delete of it, on
+// any daemon, cannot commit between this read and the links.
+func (w *graphTx) Memory(ctx context.Context, id string) (key int64, ws string, found bool, err error) {
+	err = w.tx.QueryRow(ctx, `SELECT id, workspace FROM hearth_memories WHERE uid = $1 FOR KEY SHARE`, id).Scan(&key, &ws)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, "", false, nil
+	}
+	return key, ws, err == nil, err
+}
+
+// Link links entities to a memory.
+func (w *graphTx) Link(ctx context.Context, memory int64, entities []int64) (int64, error) {
+	tag, err := w.tx.Exec(ctx, `INSERT INTO hearth_mentions (entity_id, memory_id) SELECT e, $2 FROM unnest($1::bigint[]) AS e ON CONFLICT DO NOTHING`, entities, memory)
+	return tag.RowsAffected(), err
+}
+
+// MarkExtracted records a memory's extraction.
+func (w *graphTx) MarkExtracted(ctx context.Context, memory int64, extractor string, at int64) error {
+	_, err := w.tx.Exec(ctx, `INSERT INTO hearth_extracted (memory_id, extractor, at) VALUES ($1, $2, $3)
+		ON CONFLICT (memory_id) DO UPDATE SET extractor = excluded.extractor, at = excluded.at`, memory, extractor, at)
+	return err
 }
 
 // RecordBuild keeps a build's record.
@@ -824,19 +724,13 @@ func (s *Store) RecordBuild(ctx context.Context, b store.BuildRecord) error {
 	return nil
 }
 
-// Mentions names the entities each memory mentions.
-func (s *Store) Mentions(ctx context.Context, memoryIDs []string) (map[string][]string, error) {
+// mentions names the entities each memory (of ids, unique) mentions.
+func (s *Store) mentions(ctx context.Context, ids []string) (map[string][]string, error) {
 	out := map[string][]string{}
-	if len(memoryIDs) == 0 {
-		return out, nil
-	}
-	if s.IsClosed() {
-		return nil, storecore.ErrClosed
-	}
 	ctx, cancel := bounded(ctx)
 	defer cancel()
 	rows, err := s.pool.Query(ctx, `SELECT m.uid, e.name FROM hearth_memories m JOIN hearth_mentions x ON x.memory_id = m.id JOIN hearth_entities e ON e.id = x.entity_id
-		WHERE m.uid = ANY($1::text[]) ORDER BY m.uid, e.name COLLATE "C"`, store.UniqueStrings(memoryIDs))
+		WHERE m.uid = ANY($1::text[]) ORDER BY m.uid, e.name COLLATE "C"`, ids)
 	if err != nil {
 		return nil, s.fail(ctx, "mentions", err)
 	}
@@ -850,17 +744,10 @@ func (s *Store) Mentions(ctx context.Context, memoryIDs []string) (map[string][]
 	return out, nil
 }
 
-// MentionedIn lists the newest memories mentioning each entity, in one
+// mentionedIn lists the newest memories mentioning each entity, in one
 // query for all of them.
-func (s *Store) MentionedIn(ctx context.Context, ws string, names []string, limit int) (map[string][]store.MemoryRef, error) {
+func (s *Store) mentionedIn(ctx context.Context, ws string, names []string, limit int) (map[string][]store.MemoryRef, error) {
 	out := map[string][]store.MemoryRef{}
-	if s.IsClosed() {
-		return nil, storecore.ErrClosed
-	}
-	names = store.UniqueStrings(names)
-	if len(names) == 0 || limit <= 0 {
-		return out, nil
-	}
 	ctx, cancel := bounded(ctx)
 	defer cancel()
 	rows, err := s.pool.Query(ctx, `SELECT name, uid, preview, ts FROM (

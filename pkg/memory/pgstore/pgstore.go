@@ -141,7 +141,8 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("%w: PostgreSQL store %s: %w", store.ErrUnavailable, where, s.cleanErr(err))
 	}
 	s.Init(storecore.Config[*graphTx]{ID: id, Snapshot: opts.Snapshot, Log: opts.Log, Check: refuseNUL,
-		Rows: func(w *graphTx) graphwrite.Rows { return w }, Probe: s.probeGraph, Bound: bounded})
+		Rows: func(w *graphTx) graphwrite.Rows { return w }, Probe: s.probeGraph, Bound: bounded,
+		Fresh: s.fresh, Hits: s.hits, Mentions: s.mentions, MentionedIn: s.mentionedIn})
 	if created {
 		s.Log.Info("memory: created the hearth tables in the PostgreSQL store", zap.String("store", where), zap.String("format", Format))
 	}
@@ -431,38 +432,8 @@ func nulField(m store.NewMemory) string {
 
 // writer group-commits adds and catches up when the log has news.
 func (s *Store) writer() {
-	poll := time.NewTicker(s.opts.Poll)
-	defer poll.Stop()
-	snap := time.NewTicker(storecore.SnapshotEvery)
-	defer snap.Stop()
-	for {
-		var batch []*storecore.AddRequest
-		select {
-		case req := <-s.Adds:
-			batch = append(batch, req)
-		case <-s.wake:
-			s.catchUpLogged()
-			continue
-		case <-poll.C:
-			s.catchUpLogged()
-			continue
-		case <-snap.C:
-			s.SaveIfStale()
-			continue
-		case <-s.Closing:
-			return
-		}
-	drain:
-		for len(batch) < maxBatch {
-			select {
-			case req := <-s.Adds:
-				batch = append(batch, req)
-			default:
-				break drain
-			}
-		}
-		s.commit(batch)
-	}
+	s.Serve(storecore.Loop[*graphTx]{Adds: true, Max: maxBatch, Wake: s.wake, Poll: s.opts.Poll, CatchUp: s.catchUpLogged, Snapshots: true,
+		Commit: func(adds []*storecore.AddRequest, _ []*storecore.Op[*graphTx]) { s.commit(adds) }})
 }
 
 func (s *Store) catchUpLogged() {
@@ -545,7 +516,7 @@ func (s *Store) insert(ctx context.Context, live []*storecore.AddRequest) ([]str
 			var vec []byte
 			var model *string
 			if m.Vectors != nil {
-				vec, model = blob(m.Vectors[j]), &m.Model
+				vec, model = storecore.VectorBytes(m.Vectors[j]), &m.Model
 			}
 			chunkID++
 			chunkRows = append(chunkRows, []any{chunkID, mem, j, text, vec, model})
@@ -744,6 +715,9 @@ var probeSearches = true
 
 // fresh catches the index up if the log has changes it lacks.
 func (s *Store) fresh(ctx context.Context) error {
+	if !probeSearches {
+		return nil
+	}
 	var last int64
 	if err := s.pool.QueryRow(ctx, `SELECT coalesce(max(seq), 0) FROM hearth_changes`).Scan(&last); err != nil {
 		return s.fail(ctx, "lexical search", err)
@@ -760,47 +734,19 @@ func (s *Store) fresh(ctx context.Context) error {
 	return nil
 }
 
-// SearchLexical ranks through the in-memory index, then reads the ranked
-// memories and their best chunks.
-func (s *Store) SearchLexical(ctx context.Context, q store.Query, words []string) ([]store.Hit, error) {
-	if len(words) == 0 || q.Limit <= 0 {
-		return nil, nil
+// hits reads the memories and chunk texts of the ranked chunks, by chunk key.
+func (s *Store) hits(ctx context.Context, chunks []int64) (map[int64]store.Hit, error) {
+	rows, err := s.pool.Query(ctx, `SELECT `+memoryColumns+`, c.text, c.id FROM hearth_chunks c
+		JOIN hearth_memories m ON m.id = c.memory_id WHERE c.id = ANY($1)`, chunks)
+	if err != nil {
+		return nil, s.fail(ctx, "lexical search", err)
 	}
-	if err := s.Indexed(ctx); err != nil {
-		return nil, err
+	defer rows.Close()
+	out, err := storecore.HitsByChunk(rows, len(chunks), func(r pgx.Rows, extra ...any) (store.Memory, error) { return scanMemory(r, extra...) })
+	if err != nil {
+		return nil, s.fail(ctx, "lexical search", err)
 	}
-	ctx, cancel := bounded(ctx)
-	defer cancel()
-	if probeSearches {
-		if err := s.fresh(ctx); err != nil {
-			return nil, err
-		}
-	}
-	return rank.Search(s.Ix, q, words, func(results []lexindex.Result) (map[int64]store.Hit, error) {
-		keys := make([]int64, len(results))
-		for i, r := range results {
-			keys[i] = r.Chunk
-		}
-		rows, err := s.pool.Query(ctx, `SELECT `+memoryColumns+`, c.text, c.id FROM hearth_chunks c
-			JOIN hearth_memories m ON m.id = c.memory_id WHERE c.id = ANY($1)`, keys)
-		if err != nil {
-			return nil, s.fail(ctx, "lexical search", err)
-		}
-		defer rows.Close()
-		out := make(map[int64]store.Hit, len(results))
-		for rows.Next() {
-			var h store.Hit
-			var key int64
-			if h.Memory, err = scanMemory(rows, &h.Chunk, &key); err != nil {
-				return nil, s.fail(ctx, "lexical search", err)
-			}
-			out[key] = h
-		}
-		if err := rows.Err(); err != nil {
-			return nil, s.fail(ctx, "lexical search", err)
-		}
-		return out, nil
-	})
+	return out, nil
 }
 
 // SearchVector ranks by cosine similarity, computed here over the vectors of
@@ -924,7 +870,7 @@ func (s *Store) SetVectors(ctx context.Context, model string, vecs []store.Chunk
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		b := &pgx.Batch{}
 		for _, v := range vecs {
-			b.Queue(`UPDATE hearth_chunks SET embedding = $1, model = $2 WHERE id = $3`, blob(v.Vector), model, v.ChunkID)
+			b.Queue(`UPDATE hearth_chunks SET embedding = $1, model = $2 WHERE id = $3`, storecore.VectorBytes(v.Vector), model, v.ChunkID)
 		}
 		return tx.SendBatch(ctx, b).Close()
 	})
@@ -976,13 +922,4 @@ func (s *Store) Stats(ctx context.Context) (store.Stats, error) {
 		st.Newest = time.UnixMilli(*newest).UTC()
 	}
 	return st, nil
-}
-
-// blob encodes a vector as little-endian float32s.
-func blob(v []float32) []byte {
-	b := make([]byte, 4*len(v))
-	for i, f := range v {
-		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(f))
-	}
-	return b
 }

@@ -110,6 +110,8 @@ func insertRelations(ctx context.Context, tx *sql.Tx, ws string, rs []store.Rela
 // package graphwrite.
 type txRows struct{ tx *sql.Tx }
 
+var _ graphwrite.Rows = txRows{}
+
 func (r txRows) EntityKeys(ctx context.Context, ws string, names []string) (map[string]int64, error) {
 	return entityKeys(ctx, r.tx, ws, names)
 }
@@ -124,6 +126,64 @@ func (r txRows) InsertObservations(ctx context.Context, obs []graphindex.Observa
 
 func (r txRows) InsertRelations(ctx context.Context, ws string, rs []store.Relation) ([]graphindex.RelationRow, error) {
 	return insertRelations(ctx, r.tx, ws, rs)
+}
+
+func (r txRows) DeleteEntities(ctx context.Context, ws string, names []string) (relations, entities []int64, err error) {
+	for rest := names; len(rest) > 0; {
+		n := min(len(rest), maxParams/2-1)
+		batch := anys(rest[:n])
+		args := append(append([]any{ws}, batch...), batch...)
+		gone, err := deleteReturning(ctx, r.tx, `DELETE FROM relations WHERE workspace = ? AND (source IN (`+placeholders(n)+`) OR target IN (`+placeholders(n)+`)) RETURNING id`, args...)
+		if err != nil {
+			return nil, nil, err
+		}
+		relations = append(relations, gone...)
+		// Observations and links go with their entity (ON DELETE CASCADE).
+		gone, err = deleteReturning(ctx, r.tx, `DELETE FROM entities WHERE workspace = ? AND name IN (`+placeholders(n)+`) RETURNING id`, append([]any{ws}, batch...)...)
+		if err != nil {
+			return nil, nil, err
+		}
+		entities = append(entities, gone...)
+		rest = rest[n:]
+	}
+	return relations, entities, nil
+}
+
+func (r txRows) DeleteObservations(ctx context.Context, obs []graphindex.ObservationRow) ([]graphindex.ObservationRow, error) {
+	var out []graphindex.ObservationRow
+	for len(obs) > 0 {
+		// One statement per run of the same entity, of at most maxParams texts.
+		key, n := obs[0].Entity, 1
+		for n < len(obs) && n < maxParams-1 && obs[n].Entity == key {
+			n++
+		}
+		args := []any{key}
+		for _, o := range obs[:n] {
+			args = append(args, o.Text)
+		}
+		gone, err := deleteReturning(ctx, r.tx, `DELETE FROM observations WHERE entity_id = ? AND text IN (`+placeholders(n)+`) RETURNING id`, args...)
+		if err != nil {
+			return nil, err
+		}
+		for _, id := range gone {
+			out = append(out, graphindex.ObservationRow{Entity: key, Key: id})
+		}
+		obs = obs[n:]
+	}
+	return out, nil
+}
+
+func (r txRows) DeleteRelations(ctx context.Context, ws string, rs []store.Relation) ([]int64, error) {
+	var out []int64
+	for _, rel := range rs {
+		gone, err := deleteReturning(ctx, r.tx, `DELETE FROM relations WHERE workspace = ? AND source = ? AND target = ? AND type = ? RETURNING id`,
+			ws, rel.From, rel.To, rel.Type)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, gone...)
+	}
+	return out, nil
 }
 
 // entityKeys returns the keys of the entities of ws among names.
@@ -186,94 +246,6 @@ func anys[T any](xs []T) []any {
 		out[i] = x
 	}
 	return out
-}
-
-// DeleteEntities removes entities, the relations naming them and their links.
-func (s *Store) DeleteEntities(ctx context.Context, ws string, names []string) error {
-	names = store.UniqueStrings(names)
-	if len(names) == 0 {
-		return s.Writable(ctx)
-	}
-	return s.Write(ctx, ws, false, func(ctx context.Context, tx *sql.Tx) ([]*graphindex.Change, error) {
-		c := &graphindex.Change{Workspace: ws}
-		for rest := names; len(rest) > 0; {
-			n := min(len(rest), maxParams/2-1)
-			batch := anys(rest[:n])
-			args := append(append([]any{ws}, batch...), batch...)
-			gone, err := deleteReturning(ctx, tx, `DELETE FROM relations WHERE workspace = ? AND (source IN (`+placeholders(n)+`) OR target IN (`+placeholders(n)+`)) RETURNING id`, args...)
-			if err != nil {
-				return nil, err
-			}
-			c.GoneRelations = append(c.GoneRelations, gone...)
-			// Observations and links go with their entity (ON DELETE CASCADE).
-			gone, err = deleteReturning(ctx, tx, `DELETE FROM entities WHERE workspace = ? AND name IN (`+placeholders(n)+`) RETURNING id`, append([]any{ws}, batch...)...)
-			if err != nil {
-				return nil, err
-			}
-			c.GoneEntities = append(c.GoneEntities, gone...)
-			rest = rest[n:]
-		}
-		return []*graphindex.Change{c}, nil
-	})
-}
-
-// DeleteObservations removes observations of existing entities.
-func (s *Store) DeleteObservations(ctx context.Context, ws string, dels []store.ObservationDelete) error {
-	names := make([]string, len(dels))
-	for i, d := range dels {
-		names[i] = d.Entity
-	}
-	names = store.UniqueStrings(names)
-	if len(names) == 0 {
-		return s.Writable(ctx)
-	}
-	return s.Write(ctx, ws, false, func(ctx context.Context, tx *sql.Tx) ([]*graphindex.Change, error) {
-		keys, err := entityKeys(ctx, tx, ws, names)
-		if err != nil {
-			return nil, err
-		}
-		c := &graphindex.Change{Workspace: ws}
-		for _, d := range dels {
-			key, ok := keys[d.Entity]
-			obs := store.UniqueStrings(d.Observations)
-			if !ok || len(obs) == 0 {
-				continue
-			}
-			for len(obs) > 0 {
-				n := min(len(obs), maxParams-1)
-				gone, err := deleteReturning(ctx, tx, `DELETE FROM observations WHERE entity_id = ? AND text IN (`+placeholders(n)+`) RETURNING id`,
-					append([]any{key}, anys(obs[:n])...)...)
-				if err != nil {
-					return nil, err
-				}
-				for _, id := range gone {
-					c.GoneObservations = append(c.GoneObservations, graphindex.ObservationRow{Entity: key, Key: id})
-				}
-				obs = obs[n:]
-			}
-		}
-		return []*graphindex.Change{c}, nil
-	})
-}
-
-// DeleteRelations removes the given triples.
-func (s *Store) DeleteRelations(ctx context.Context, ws string, rs []store.Relation) error {
-	rs = store.UniqueRelations(rs)
-	if len(rs) == 0 {
-		return s.Writable(ctx)
-	}
-	return s.Write(ctx, ws, false, func(ctx context.Context, tx *sql.Tx) ([]*graphindex.Change, error) {
-		c := &graphindex.Change{Workspace: ws}
-		for _, r := range rs {
-			gone, err := deleteReturning(ctx, tx, `DELETE FROM relations WHERE workspace = ? AND source = ? AND target = ? AND type = ? RETURNING id`,
-				ws, r.From, r.To, r.Type)
-			if err != nil {
-				return nil, err
-			}
-			c.GoneRelations = append(c.GoneRelations, gone...)
-		}
-		return []*graphindex.Change{c}, nil
-	})
 }
 
 // scopeSQL appends the conditions of scope on the memories table m.
@@ -344,59 +316,26 @@ func (s *Store) ForgetExtraction(ctx context.Context, scope store.ExtractScope) 
 	})
 }
 
-// ApplyExtractions writes what the extractor found, memory by memory, in one
-// transaction.
-func (s *Store) ApplyExtractions(ctx context.Context, xs []store.Extraction) (store.BuildRecord, error) {
-	var rec store.BuildRecord
-	err := s.Write(ctx, "", false, func(ctx context.Context, tx *sql.Tx) ([]*graphindex.Change, error) {
-		rec = store.BuildRecord{}
-		var changes []*graphindex.Change
-		now := time.Now().UnixMilli()
-		for _, x := range xs {
-			var mem int64
-			var ws string
-			err := tx.QueryRowContext(ctx, `SELECT id, workspace FROM memories WHERE uid = ?`, x.MemoryID).Scan(&mem, &ws)
-			if errors.Is(err, sql.ErrNoRows) {
-				continue // deleted since it was read
-			}
-			if err != nil {
-				return nil, err
-			}
-			es := store.UniqueEntities(x.Entities, true)
-			c, res, err := graphwrite.Merge(ctx, txRows{tx}, ws, es, store.UniqueRelations(x.Relations))
-			if err != nil {
-				return nil, err
-			}
-			changes = append(changes, c)
-			rec.EntitiesCreated += int64(res.EntitiesCreated)
-			rec.RelationsCreated += int64(res.RelationsCreated)
-			if len(es) > 0 {
-				names := make([]string, len(es))
-				for i, e := range es {
-					names[i] = e.Name
-				}
-				keys, err := entityKeys(ctx, tx, ws, names)
-				if err != nil {
-					return nil, err
-				}
-				links := make([][]any, 0, len(keys))
-				for _, name := range names {
-					links = append(links, []any{keys[name], mem})
-				}
-				n, err := insertCount(ctx, tx, `INSERT OR IGNORE INTO mentions(entity_id, memory_id) VALUES `, links)
-				if err != nil {
-					return nil, err
-				}
-				rec.Links += n
-			}
-			if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO extracted(memory_id, extractor, at) VALUES (?, ?, ?)`, mem, x.Extractor, now); err != nil {
-				return nil, err
-			}
-			rec.Memories++
-		}
-		return changes, nil
-	})
-	return rec, err
+func (r txRows) Memory(ctx context.Context, id string) (key int64, ws string, found bool, err error) {
+	// SQLite has one writer: no delete can come between.
+	err = r.tx.QueryRowContext(ctx, `SELECT id, workspace FROM memories WHERE uid = ?`, id).Scan(&key, &ws)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, "", false, nil
+	}
+	return key, ws, err == nil, err
+}
+
+func (r txRows) Link(ctx context.Context, memory int64, entities []int64) (int64, error) {
+	links := make([][]any, len(entities))
+	for i, e := range entities {
+		links[i] = []any{e, memory}
+	}
+	return insertCount(ctx, r.tx, `INSERT OR IGNORE INTO mentions(entity_id, memory_id) VALUES `, links)
+}
+
+func (r txRows) MarkExtracted(ctx context.Context, memory int64, extractor string, at int64) error {
+	_, err := r.tx.ExecContext(ctx, `INSERT OR REPLACE INTO extracted(memory_id, extractor, at) VALUES (?, ?, ?)`, memory, extractor, at)
+	return err
 }
 
 // insertCount is insertRows that counts the rows inserted.
@@ -441,16 +380,9 @@ func (s *Store) RecordBuild(ctx context.Context, b store.BuildRecord) error {
 	})
 }
 
-// Mentions names the entities each memory mentions.
-func (s *Store) Mentions(ctx context.Context, memoryIDs []string) (map[string][]string, error) {
+// mentions names the entities each memory (of ids, unique) mentions.
+func (s *Store) mentions(ctx context.Context, ids []string) (map[string][]string, error) {
 	out := map[string][]string{}
-	if len(memoryIDs) == 0 {
-		return out, nil
-	}
-	if s.IsClosed() {
-		return nil, storecore.ErrClosed
-	}
-	ids := store.UniqueStrings(memoryIDs)
 	for len(ids) > 0 {
 		n := min(len(ids), maxParams)
 		rows, err := s.r.QueryContext(ctx, `SELECT m.uid, e.name FROM memories m JOIN mentions x ON x.memory_id = m.id JOIN entities e ON e.id = x.entity_id
@@ -475,15 +407,11 @@ func (s *Store) Mentions(ctx context.Context, memoryIDs []string) (map[string][]
 	return out, nil
 }
 
-// MentionedIn lists the newest memories mentioning each entity, in one
+// mentionedIn lists the newest memories mentioning each entity, in one
 // query for all of them.
-func (s *Store) MentionedIn(ctx context.Context, ws string, names []string, limit int) (map[string][]store.MemoryRef, error) {
+func (s *Store) mentionedIn(ctx context.Context, ws string, names []string, limit int) (map[string][]store.MemoryRef, error) {
 	out := map[string][]store.MemoryRef{}
-	if s.IsClosed() {
-		return nil, storecore.ErrClosed
-	}
-	names = store.UniqueStrings(names)
-	for len(names) > 0 && limit > 0 {
+	for len(names) > 0 {
 		n := min(len(names), maxParams-4)
 		args := append([]any{store.PreviewLen, ws}, anys(names[:n])...)
 		args = append(args, limit)

@@ -23,11 +23,9 @@ package sqlitestore
 import (
 	"context"
 	"database/sql"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -41,7 +39,6 @@ import (
 
 	"github.com/hearth-mcp/hearth/pkg/memory/graphindex"
 	"github.com/hearth-mcp/hearth/pkg/memory/graphwrite"
-	"github.com/hearth-mcp/hearth/pkg/memory/lexindex"
 	"github.com/hearth-mcp/hearth/pkg/memory/rank"
 	"github.com/hearth-mcp/hearth/pkg/memory/store"
 	"github.com/hearth-mcp/hearth/pkg/memory/storecore"
@@ -180,7 +177,8 @@ func open(ctx context.Context, path string, opts Options) (*Store, error) {
 		return nil, err
 	}
 	s := &Store{path: path, w: w, r: r, stopped: make(chan struct{})}
-	s.Init(storecore.Config[*sql.Tx]{ID: id, Snapshot: opts.Snapshot, Log: opts.Log, Analyze: true, Rows: func(tx *sql.Tx) graphwrite.Rows { return txRows{tx} }})
+	s.Init(storecore.Config[*sql.Tx]{ID: id, Snapshot: opts.Snapshot, Log: opts.Log, Analyze: true, Rows: func(tx *sql.Tx) graphwrite.Rows { return txRows{tx} },
+		Hits: s.hits, Mentions: s.mentions, MentionedIn: s.mentionedIn})
 	go s.loadThenWrite()
 	return s, nil
 }
@@ -241,35 +239,7 @@ func (s *Store) loadThenWrite() {
 // writer owns the write connection and group-commits adds and graph writes:
 // everything waiting when a commit starts shares it.
 func (s *Store) writer() {
-	snap := time.NewTicker(storecore.SnapshotEvery)
-	defer snap.Stop()
-	for {
-		var adds []*storecore.AddRequest
-		var ops []*storecore.Op[*sql.Tx]
-		select {
-		case req := <-s.Adds:
-			adds = append(adds, req)
-		case op := <-s.Ops:
-			ops = append(ops, op)
-		case <-snap.C:
-			s.SaveIfStale()
-			continue
-		case <-s.Closing:
-			return
-		}
-	drain:
-		for len(adds)+len(ops) < maxBatch {
-			select {
-			case req := <-s.Adds:
-				adds = append(adds, req)
-			case op := <-s.Ops:
-				ops = append(ops, op)
-			default:
-				break drain
-			}
-		}
-		s.commit(adds, ops)
-	}
+	s.Serve(storecore.Loop[*sql.Tx]{Adds: true, Ops: true, Max: maxBatch, Snapshots: true, Commit: s.commit})
 }
 
 func (s *Store) commit(batch []*storecore.AddRequest, ops []*storecore.Op[*sql.Tx]) {
@@ -402,7 +372,7 @@ func insertBatch(ctx context.Context, tx *sql.Tx, ms []*store.NewMemory) ([]stri
 		for j, text := range m.Chunks {
 			var vec, model any
 			if m.Vectors != nil {
-				vec, model = blob(m.Vectors[j]), m.Model
+				vec, model = storecore.VectorBytes(m.Vectors[j]), m.Model
 			}
 			lastChunk++
 			keys[i].chunks = append(keys[i].chunks, lastChunk)
@@ -580,46 +550,19 @@ func filterSQL(q store.Query, where *strings.Builder, args *[]any) {
 	}
 }
 
-// SearchLexical ranks through the in-memory index (rank.Search), then loads
-// the ranked memories and their best chunks.
-func (s *Store) SearchLexical(ctx context.Context, q store.Query, words []string) ([]store.Hit, error) {
-	if len(words) == 0 || q.Limit <= 0 {
-		return nil, nil
-	}
-	if err := s.Indexed(ctx); err != nil {
-		return nil, err
-	}
-	return rank.Search(s.Ix, q, words, func(results []lexindex.Result) (map[int64]store.Hit, error) {
-		rows, err := s.loadHits(ctx, results)
-		if err != nil {
-			return nil, fail(ctx, "lexical search", err)
-		}
-		return rows, nil
-	})
-}
-
-// loadHits reads the memories and chunk texts of results, by chunk key.
-func (s *Store) loadHits(ctx context.Context, results []lexindex.Result) (map[int64]store.Hit, error) {
-	args := make([]any, len(results))
-	for i, r := range results {
-		args[i] = r.Chunk
-	}
+// hits reads the memories and chunk texts of the ranked chunks, by chunk key.
+func (s *Store) hits(ctx context.Context, chunks []int64) (map[int64]store.Hit, error) {
 	rows, err := s.r.QueryContext(ctx, `SELECT `+memoryColumns+`, c.text, c.id FROM chunks c JOIN memories m ON m.id = c.memory_id
-		WHERE c.id IN (?`+strings.Repeat(`, ?`, len(args)-1)+`)`, args...)
+		WHERE c.id IN (`+placeholders(len(chunks))+`)`, anys(chunks)...)
 	if err != nil {
-		return nil, err
+		return nil, fail(ctx, "lexical search", err)
 	}
 	defer rows.Close()
-	out := make(map[int64]store.Hit, len(results))
-	for rows.Next() {
-		var h store.Hit
-		var key int64
-		if h.Memory, err = scanMemory(rows, &h.Chunk, &key); err != nil {
-			return nil, err
-		}
-		out[key] = h
+	out, err := storecore.HitsByChunk(rows, len(chunks), func(r *sql.Rows, extra ...any) (store.Memory, error) { return scanMemory(r, extra...) })
+	if err != nil {
+		return nil, fail(ctx, "lexical search", err)
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // SearchVector ranks by cosine similarity (1 - vec_distance_cosine).
@@ -628,7 +571,7 @@ func (s *Store) SearchVector(ctx context.Context, q store.Query, vec []float32, 
 		return nil, nil
 	}
 	var where strings.Builder
-	b := blob(vec)
+	b := storecore.VectorBytes(vec)
 	// The length test skips vectors of another dimension, which
 	// vec_distance_cosine would reject with an error for the whole query.
 	args := []any{b, model, len(b)}
@@ -723,7 +666,7 @@ func (s *Store) SetVectors(ctx context.Context, model string, vecs []store.Chunk
 	defer tx.Rollback()
 	for _, v := range vecs {
 		if _, err := tx.ExecContext(ctx, `UPDATE chunks SET embedding = ?, model = ? WHERE id = ?`,
-			blob(v.Vector), model, v.ChunkID); err != nil {
+			storecore.VectorBytes(v.Vector), model, v.ChunkID); err != nil {
 			return fail(ctx, "set vectors", err)
 		}
 	}
@@ -780,13 +723,4 @@ func (s *Store) Stats(ctx context.Context) (store.Stats, error) {
 		st.SizeBytes += fi.Size()
 	}
 	return st, nil
-}
-
-// blob encodes a vector as sqlite-vec's float32 little-endian layout.
-func blob(v []float32) []byte {
-	b := make([]byte, 4*len(v))
-	for i, f := range v {
-		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(f))
-	}
-	return b
 }

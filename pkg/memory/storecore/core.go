@@ -9,8 +9,11 @@ package storecore
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
+	"slices"
 	"sync"
 	"time"
 
@@ -65,6 +68,11 @@ type Core[Tx any] struct {
 	// probe and boundCtx: Config.Probe and Config.Bound.
 	probe    func(ctx context.Context, op string) error
 	boundCtx func(context.Context) (context.Context, context.CancelFunc)
+	// fresh, hits, mentions, mentionedIn: Config's.
+	fresh       func(ctx context.Context) error
+	hits        func(ctx context.Context, chunks []int64) (map[int64]store.Hit, error)
+	mentions    func(ctx context.Context, memoryIDs []string) (map[string][]string, error)
+	mentionedIn func(ctx context.Context, ws string, names []string, limit int) (map[string][]store.MemoryRef, error)
 }
 
 // Config is what an engine tells its Core.
@@ -84,6 +92,16 @@ type Config[Tx any] struct {
 	Probe func(ctx context.Context, op string) error
 	// Bound bounds one operation (nil: the caller's context as it is).
 	Bound func(context.Context) (context.Context, context.CancelFunc)
+	// Fresh runs before every lexical search once the index is loaded
+	// (nil: none): an engine whose memories other processes write catches
+	// the index up here.
+	Fresh func(ctx context.Context) error
+	// Hits reads the ranked chunks (by key) with their memories.
+	Hits func(ctx context.Context, chunks []int64) (map[int64]store.Hit, error)
+	// Mentions and MentionedIn are store.Graph's, for ids and names already
+	// unique and not empty, on a store not closed.
+	Mentions    func(ctx context.Context, memoryIDs []string) (map[string][]string, error)
+	MentionedIn func(ctx context.Context, ws string, names []string, limit int) (map[string][]store.MemoryRef, error)
 }
 
 // Init sets c up; the engine then loads (Loaded) and starts its writer.
@@ -94,6 +112,7 @@ func (c *Core[Tx]) Init(cfg Config[Tx]) {
 	c.ID, c.Snapshot, c.Log = cfg.ID, cfg.Snapshot, cfg.Log
 	c.analyze, c.check, c.rows = cfg.Analyze, cfg.Check, cfg.Rows
 	c.probe, c.boundCtx = cfg.Probe, cfg.Bound
+	c.fresh, c.hits, c.mentions, c.mentionedIn = cfg.Fresh, cfg.Hits, cfg.Mentions, cfg.MentionedIn
 	c.Saved = -1 // no snapshot on disk yet
 	c.ready = make(chan struct{})
 	c.Adds = make(chan *AddRequest)
@@ -311,6 +330,51 @@ func (c *Core[Tx]) Import(ctx context.Context, ws string, g store.Subgraph) (sto
 	return res, err
 }
 
+// DeleteEntities removes entities, the relations naming them and their links.
+func (c *Core[Tx]) DeleteEntities(ctx context.Context, ws string, names []string) error {
+	names = store.UniqueStrings(names)
+	if len(names) == 0 {
+		return c.Writable(ctx)
+	}
+	return c.Write(ctx, ws, false, func(ctx context.Context, tx Tx) ([]*graphindex.Change, error) {
+		return one(graphwrite.DeleteEntities(ctx, c.rows(tx), ws, names))
+	})
+}
+
+// DeleteObservations removes observations of existing entities.
+func (c *Core[Tx]) DeleteObservations(ctx context.Context, ws string, dels []store.ObservationDelete) error {
+	if !slices.ContainsFunc(dels, func(d store.ObservationDelete) bool { return len(d.Observations) > 0 }) {
+		return c.Writable(ctx)
+	}
+	return c.Write(ctx, ws, false, func(ctx context.Context, tx Tx) ([]*graphindex.Change, error) {
+		return one(graphwrite.DeleteObservations(ctx, c.rows(tx), ws, dels))
+	})
+}
+
+// DeleteRelations removes the given triples.
+func (c *Core[Tx]) DeleteRelations(ctx context.Context, ws string, rs []store.Relation) error {
+	rs = store.UniqueRelations(rs)
+	if len(rs) == 0 {
+		return c.Writable(ctx)
+	}
+	return c.Write(ctx, ws, false, func(ctx context.Context, tx Tx) ([]*graphindex.Change, error) {
+		return one(graphwrite.DeleteRelations(ctx, c.rows(tx), ws, rs))
+	})
+}
+
+// ApplyExtractions writes what the extractor found, memory by memory, in one
+// transaction.
+func (c *Core[Tx]) ApplyExtractions(ctx context.Context, xs []store.Extraction) (store.BuildRecord, error) {
+	var rec store.BuildRecord
+	err := c.Write(ctx, "", false, func(ctx context.Context, tx Tx) ([]*graphindex.Change, error) {
+		var changes []*graphindex.Change
+		var err error
+		changes, rec, err = graphwrite.ApplyExtractions(ctx, c.rows(tx), xs)
+		return changes, err
+	})
+	return rec, err
+}
+
 func one(c *graphindex.Change, err error) ([]*graphindex.Change, error) {
 	if err != nil {
 		return nil, err
@@ -461,4 +525,158 @@ func (c *Core[Tx]) Related(ctx context.Context, q store.RelatedQuery) ([]store.R
 		return nil, store.ErrNotFound
 	}
 	return out, nil
+}
+
+// VectorBytes encodes a vector as both engines keep it: little-endian
+// float32s (sqlite-vec's layout).
+func VectorBytes(v []float32) []byte {
+	b := make([]byte, 4*len(v))
+	for i, f := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(f))
+	}
+	return b
+}
+
+// Loop is how an engine's writer goroutine runs (Core.Serve).
+type Loop[Tx any] struct {
+	Adds bool // it takes adds
+	Ops  bool // it takes graph writes
+	Max  int  // at most this many requests share one commit
+	// Wake and every Poll (0: never) call CatchUp: another process wrote.
+	Wake    <-chan struct{}
+	Poll    time.Duration
+	CatchUp func()
+	// Snapshots: every SnapshotEvery, save the index snapshot if stale.
+	Snapshots bool
+	// Commit commits one group: what waited when the first request came.
+	Commit func(adds []*AddRequest, ops []*Op[Tx])
+}
+
+// Serve is an engine's writer: it waits for a request, gathers what else
+// waits then (everything waiting when a commit starts shares it), and
+// commits the group, until the store closes.
+func (c *Core[Tx]) Serve(l Loop[Tx]) {
+	var adds <-chan *AddRequest
+	var ops <-chan *Op[Tx]
+	var poll, snap <-chan time.Time
+	if l.Adds {
+		adds = c.Adds
+	}
+	if l.Ops {
+		ops = c.Ops
+	}
+	if l.Poll > 0 {
+		t := time.NewTicker(l.Poll)
+		defer t.Stop()
+		poll = t.C
+	}
+	if l.Snapshots {
+		t := time.NewTicker(SnapshotEvery)
+		defer t.Stop()
+		snap = t.C
+	}
+	for {
+		var as []*AddRequest
+		var os []*Op[Tx]
+		select {
+		case req := <-adds:
+			as = append(as, req)
+		case op := <-ops:
+			os = append(os, op)
+		case <-l.Wake:
+			l.CatchUp()
+			continue
+		case <-poll:
+			l.CatchUp()
+			continue
+		case <-snap:
+			c.SaveIfStale()
+			continue
+		case <-c.Closing:
+			return
+		}
+	gather:
+		for len(as)+len(os) < l.Max {
+			select {
+			case req := <-adds:
+				as = append(as, req)
+			case op := <-ops:
+				os = append(os, op)
+			default:
+				break gather
+			}
+		}
+		l.Commit(as, os)
+	}
+}
+
+// SearchLexical ranks through the in-memory index (rank.Search), then reads
+// the ranked memories and their best chunks (Config.Hits).
+func (c *Core[Tx]) SearchLexical(ctx context.Context, q store.Query, words []string) ([]store.Hit, error) {
+	if len(words) == 0 || q.Limit <= 0 {
+		return nil, nil
+	}
+	if err := c.Indexed(ctx); err != nil {
+		return nil, err
+	}
+	ctx, cancel := c.bound(ctx)
+	defer cancel()
+	if c.fresh != nil {
+		if err := c.fresh(ctx); err != nil {
+			return nil, err
+		}
+	}
+	return rank.Search(c.Ix, q, words, func(results []lexindex.Result) (map[int64]store.Hit, error) {
+		keys := make([]int64, len(results))
+		for i, r := range results {
+			keys[i] = r.Chunk
+		}
+		return c.hits(ctx, keys)
+	})
+}
+
+// Rows are a query's result rows, as both engines' drivers give them.
+type Rows interface {
+	Next() bool
+	Scan(dest ...any) error
+	Err() error
+}
+
+// HitsByChunk reads rows of a memory's columns followed by a chunk's text
+// and key (scan reads the memory, then extra) into hits by chunk key.
+func HitsByChunk[R Rows](rows R, n int, scan func(row R, extra ...any) (store.Memory, error)) (map[int64]store.Hit, error) {
+	out := make(map[int64]store.Hit, n)
+	for rows.Next() {
+		var h store.Hit
+		var key int64
+		var err error
+		if h.Memory, err = scan(rows, &h.Chunk, &key); err != nil {
+			return nil, err
+		}
+		out[key] = h
+	}
+	return out, rows.Err()
+}
+
+// Mentions names the entities each memory mentions.
+func (c *Core[Tx]) Mentions(ctx context.Context, memoryIDs []string) (map[string][]string, error) {
+	if len(memoryIDs) == 0 {
+		return map[string][]string{}, nil
+	}
+	if c.IsClosed() {
+		return nil, ErrClosed
+	}
+	return c.mentions(ctx, store.UniqueStrings(memoryIDs))
+}
+
+// MentionedIn lists the newest memories mentioning each entity.
+func (c *Core[Tx]) MentionedIn(ctx context.Context, ws string, names []string, limit int) (map[string][]store.MemoryRef, error) {
+	if c.IsClosed() {
+		return nil, ErrClosed
+	}
+	names = store.UniqueStrings(names)
+	if len(names) == 0 || limit <= 0 {
+		return map[string][]store.MemoryRef{}, nil
+	}
+	return c.mentionedIn(ctx, ws, names, limit)
 }
