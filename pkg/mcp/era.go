@@ -8,7 +8,6 @@ import (
 
 	"github.com/hearth-mcp/hearth/pkg/jsonrpc"
 	"github.com/hearth-mcp/hearth/pkg/jsonval"
-	"github.com/hearth-mcp/hearth/pkg/repo"
 	"github.com/hearth-mcp/hearth/pkg/tool"
 )
 
@@ -307,15 +306,14 @@ func (s *session) inputRequiredRoots(e *entry) []byte {
 }
 
 // modernCallClient is the client a modern tool call runs for. A tool that
-// works on the client's directory (tool.Tool.ClientDir) and was given no
-// repo_path takes it from the shim's hello (or the stdio daemon's own
-// directory) when a repository is found there; else, when this request
-// declares the roots capability, the client is asked for its roots with an
-// InputRequiredResult (the reply is then returned), and the retry's
-// inputResponses carry them.
+// works on the client's directory (tool.Tool.NeedsRoots) runs with the shim's
+// hello (or the stdio daemon's own directory) when the tool says that
+// answers; else, when this request declares the roots capability, the client
+// is asked for its roots with an InputRequiredResult (the reply is then
+// returned), and the retry's inputResponses carry them.
 func (s *session) modernCallClient(e *entry, t *tool.Entry, args tool.Args) (tool.Client, []byte) {
 	client := s.modernClient(e.meta)
-	if !t.ClientDir {
+	if t.NeedsRoots == nil {
 		return client, nil
 	}
 	roots, answered, bad := inputRoots(e.paramsDoc)
@@ -331,20 +329,8 @@ func (s *session) modernCallClient(e *entry, t *tool.Entry, args tool.Args) (too
 		client.Roots = roots
 		return client, nil
 	}
-	if !e.meta.rootsCapable || hasRepoPath(args.Doc) {
-		return client, nil
-	}
-	if _, err := repo.Find("", client.Cwd, nil); err == nil {
-		return client, nil // the client's directory answers
+	if !e.meta.rootsCapable || !t.NeedsRoots(args.Doc, client.Cwd) {
+		return client, nil // the arguments or the client's directory answer
 	}
 	return client, s.inputRequiredRoots(e)
-}
-
-// hasRepoPath reports whether a call's arguments name a repository.
-func hasRepoPath(d *jsonval.Doc) bool {
-	if d == nil || d.Root().Kind() != jsonval.Object {
-		return false
-	}
-	p := d.Get(d.Root(), "repo_path")
-	return p != nil && p.Kind() == jsonval.String && d.Str(p) != ""
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/hearth-mcp/hearth/pkg/jsonrpc"
+	"github.com/hearth-mcp/hearth/pkg/jsonval"
 	"github.com/hearth-mcp/hearth/pkg/tool"
 )
 
@@ -48,10 +49,18 @@ func checkModern(t *testing.T, r map[string]any, cacheable bool) {
 }
 
 // addRepoTool registers a tool that works on the client's directory and
-// reports what it was given.
+// reports what it was given. It needs the client's roots unless its
+// arguments name a repo_path or the client's directory holds .git.
 func addRepoTool(t *testing.T, srv *Server) {
 	t.Helper()
-	err := srv.Registry().Add(tool.Tool{Name: "repo_tool", Description: "reports its client", SchemaVersion: 1, ClientDir: true,
+	err := srv.Registry().Add(tool.Tool{Name: "repo_tool", Description: "reports its client", SchemaVersion: 1,
+		NeedsRoots: func(args *jsonval.Doc, cwd string) bool {
+			if args != nil && args.Root().Kind() == jsonval.Object && args.Get(args.Root(), "repo_path") != nil {
+				return false
+			}
+			_, err := os.Stat(filepath.Join(cwd, ".git"))
+			return err != nil
+		},
 		InputSchema: schema(`"repo_path":{"type":"string","description":"the repository"}`),
 		Handler: func(ctx context.Context, c *tool.Call) (any, error) {
 			return map[string]any{"cwd": c.Client.Cwd, "roots": c.Client.Roots, "name": c.Client.Name}, nil

@@ -16,6 +16,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/hearth-mcp/hearth/pkg/jsonval"
 )
 
 // ErrNotFound is wrapped by every failure to find a repository.
@@ -107,6 +109,21 @@ func resolve(repoPath, cwd string, roots []string) (string, error) {
 		return "", &Error{Path: start, Reason: fmt.Sprintf("no git repository found at or above %s", start)}
 	}
 	return root, nil
+}
+
+// NeedsRoots reports whether a call of a tool that takes repo_path still
+// needs the client's roots to find its repository: its arguments name none
+// (repo_path absent or empty) and no repository is found at or above the
+// client's working directory cwd. It is the tool.Tool.NeedsRoots of those
+// tools.
+func NeedsRoots(args *jsonval.Doc, cwd string) bool {
+	if args != nil && args.Root().Kind() == jsonval.Object {
+		if p := args.Get(args.Root(), "repo_path"); p != nil && p.Kind() == jsonval.String && args.Str(p) != "" {
+			return false
+		}
+	}
+	_, err := Find("", cwd, nil)
+	return err != nil
 }
 
 // ClientDir is the client's directory as far as the daemon knows it, or ""

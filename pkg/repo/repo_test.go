@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/hearth-mcp/hearth/pkg/jsonval"
 )
 
 // client is what Find is told of a client: its directory and its roots.
@@ -145,5 +147,41 @@ func TestFindRepository(t *testing.T) {
 	}
 	if got, err := Find(plain, "", nil); err != nil || got != plain {
 		t.Fatalf("Find of a plain directory: %q %v", got, err)
+	}
+}
+
+// NeedsRoots: a call needs the client's roots only when its arguments name
+// no repo_path and the client's directory is in no repository.
+func TestNeedsRoots(t *testing.T) {
+	inRepo := t.TempDir()
+	if err := os.Mkdir(filepath.Join(inRepo, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	sub := filepath.Join(inRepo, "a", "b")
+	os.MkdirAll(sub, 0o755)
+	plain := t.TempDir()
+	for _, c := range []struct {
+		args, cwd string
+		want      bool
+	}{
+		{`{}`, plain, true},
+		{`{}`, "", true},
+		{`{"repo_path":""}`, plain, true},
+		{`{"repo_path":7}`, plain, true},
+		{`{"repo_path":"/x"}`, plain, false},
+		{`{}`, inRepo, false},
+		{`{}`, sub, false},
+		{`[]`, inRepo, false},
+	} {
+		doc, err := jsonval.Parse([]byte(c.args))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := NeedsRoots(doc, c.cwd); got != c.want {
+			t.Errorf("%s in %q: %v, want %v", c.args, c.cwd, got, c.want)
+		}
+	}
+	if !NeedsRoots(nil, plain) || NeedsRoots(nil, inRepo) {
+		t.Error("no arguments")
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/hearth-mcp/hearth/pkg/jsonval"
 	"github.com/hearth-mcp/hearth/pkg/supervisor"
 )
 
@@ -49,12 +50,15 @@ type Tool struct {
 	// for clients that never open an MCP session: such methods work without an
 	// MCP initialize.
 	PlainMethod bool
-	// ClientDir marks a tool that works on a repository found from its
-	// repo_path argument or the client's directory (pkg/repo). On a modern
-	// (2026-07-28) connection, which cannot be sent roots/list, such a call
-	// may be answered by asking the client for its roots first
-	// (docs/protocol.md).
-	ClientDir bool
+	// NeedsRoots marks a tool that works on a directory found from its
+	// arguments or else the client's directory, and says whether one call
+	// still has none: given the call's arguments and the client's working
+	// directory (the shim's hello), true means the client's roots are
+	// needed. On a modern (2026-07-28) connection, which cannot be sent
+	// roots/list, such a call is answered by asking the client for its roots
+	// first, and its retry may carry them (docs/protocol.md). The tools that
+	// take RepoPath use repo.NeedsRoots.
+	NeedsRoots func(args *jsonval.Doc, cwd string) bool
 	// Handler does the work. It must return promptly once ctx is done. A
 	// typed tool's is set by For or ForDoc.
 	Handler Handler

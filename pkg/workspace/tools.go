@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/hearth-mcp/hearth/pkg/repo"
 	"github.com/hearth-mcp/hearth/pkg/tool"
 )
 
@@ -75,7 +76,7 @@ func (f *Family) Tools() []tool.Tool {
 			Annotations:   tool.Annotations{Idempotent: true},
 			Timeout:       buildTimeout,
 			TimeoutArg:    "timeout_ms",
-			ClientDir:     true,
+			NeedsRoots:    repo.NeedsRoots,
 		}, f.indexBuild),
 		tool.For(tool.Tool{
 			Name:          "index_status",
@@ -84,7 +85,7 @@ func (f *Family) Tools() []tool.Tool {
 			InputSchema:   repoOnlySchema,
 			SchemaVersion: 4, // 2: the description says where the repository comes from without repo_path; 3: repo_path may be null or "" (the default), titled; 4: repo_path says a directory inside a repository stands for it
 			Annotations:   readOnly,
-			ClientDir:     true,
+			NeedsRoots:    repo.NeedsRoots,
 		}, f.indexStatus),
 		tool.For(tool.Tool{
 			Name:  "search",
@@ -96,7 +97,7 @@ func (f *Family) Tools() []tool.Tool {
 			SchemaVersion: 4, // 2: the description says where the repository comes from without repo_path; 3: repo_path may be null or "" (the default), titles; 4: repo_path says a directory inside a repository stands for it
 			Annotations:   readOnly,
 			Timeout:       30 * time.Second,
-			ClientDir:     true,
+			NeedsRoots:    repo.NeedsRoots,
 		}, f.search),
 		tool.For(tool.Tool{
 			Name:          "show_file",
@@ -105,7 +106,7 @@ func (f *Family) Tools() []tool.Tool {
 			InputSchema:   showFileSchema,
 			SchemaVersion: 4, // 2: the description says where the repository comes from without repo_path; 3: repo_path may be null or "" (the default), titles; 4: repo_path says a directory inside a repository stands for it
 			Annotations:   readOnly,
-			ClientDir:     true,
+			NeedsRoots:    repo.NeedsRoots,
 		}, f.showFile),
 		tool.For(tool.Tool{
 			Name:          "check_status",
@@ -122,7 +123,7 @@ func (f *Family) Tools() []tool.Tool {
 			InputSchema:   repoOnlySchema,
 			SchemaVersion: 4, // 2: the description says where the repository comes from without repo_path; 3: repo_path may be null or "" (the default), titled; 4: repo_path says a directory inside a repository stands for it
 			Annotations:   readOnly,
-			ClientDir:     true,
+			NeedsRoots:    repo.NeedsRoots,
 		}, f.workspaceStatus),
 	}
 }
