@@ -73,15 +73,16 @@ type Daemon struct {
 	Unfollowed []string
 }
 
-// New opens the families and builds the registry. env.Children is the
-// daemon's one subprocess supervisor, handed to every family in its Env
-// (New makes one when it is nil); on shutdown New's daemon kills whatever
-// it still runs. On error every family opened so far is closed again.
-func New(cfg Config, log *zap.Logger, env tool.Env, openers []tool.Opener) (*Daemon, error) {
-	if env.Children == nil {
-		env.Children = supervisor.New(supervisor.Options{})
+// New opens the families and builds the registry. children is the daemon's
+// one subprocess supervisor, the one Families handed the families that start
+// processes (New makes one when it is nil); on shutdown New's daemon kills
+// whatever it still runs. On error every family opened so far is closed
+// again.
+func New(cfg Config, log *zap.Logger, env tool.Env, children *supervisor.Supervisor, openers []tool.Opener) (*Daemon, error) {
+	if children == nil {
+		children = supervisor.New(supervisor.Options{Grace: cfg.KillGrace, MaxChildren: cfg.MaxChildren})
 	}
-	d := &Daemon{cfg: cfg, log: log, reg: tool.NewRegistry(version.Tooling()), Stdin: os.Stdin, Stdout: os.Stdout, children: env.Children, home: env.Home}
+	d := &Daemon{cfg: cfg, log: log, reg: tool.NewRegistry(version.Tooling()), Stdin: os.Stdin, Stdout: os.Stdout, children: children, home: env.Home}
 	d.acceptHealthy.Store(true)
 	if err := d.reg.Add(d.statusTool()); err != nil {
 		return nil, err

@@ -166,7 +166,7 @@ func TestRunRefusesZeroToolsAndTwice(t *testing.T) {
 		t.Fatalf("zero tools: %v", err)
 	}
 	cfg := socketConfig(t)
-	d, err := New(cfg, zap.NewNop(), tool.Env{}, nil)
+	d, err := New(cfg, zap.NewNop(), tool.Env{}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,7 +199,7 @@ func waitReady(t *testing.T, path string) {
 
 func TestSocketLifecycle(t *testing.T) {
 	cfg := socketConfig(t)
-	d, err := New(cfg, zap.NewNop(), tool.Env{}, nil)
+	d, err := New(cfg, zap.NewNop(), tool.Env{}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -292,7 +292,7 @@ func TestListenChecksAnExplicitDirectory(t *testing.T) {
 // clients reach a new one instead of a socket nobody serves.
 func TestDaemonStopsWhenItsSocketIsRemoved(t *testing.T) {
 	cfg := socketConfig(t)
-	d, err := New(cfg, zap.NewNop(), tool.Env{}, nil)
+	d, err := New(cfg, zap.NewNop(), tool.Env{}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -325,7 +325,7 @@ func shortDir(t *testing.T) string {
 func TestConnectionCap(t *testing.T) {
 	cfg := socketConfig(t)
 	cfg.MaxConnections = 2
-	d, err := New(cfg, zap.NewNop(), tool.Env{}, nil)
+	d, err := New(cfg, zap.NewNop(), tool.Env{}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

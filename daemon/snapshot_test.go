@@ -30,7 +30,7 @@ func currentDefinitions(t *testing.T) map[string]pinned {
 	home := t.TempDir()
 	vars := map[string]string{"HEARTH_HOME": home}
 	env := tool.Env{Home: home, Getenv: func(k string) string { return vars[k] }, Log: zap.NewNop(), Version: "snapshot"}
-	d, err := New(Config{Mode: ModeStdio}, zap.NewNop(), env, Families())
+	d, err := New(Config{Mode: ModeStdio}, zap.NewNop(), env, nil, Families(nil))
 	if err != nil {
 		t.Fatal(err)
 	}

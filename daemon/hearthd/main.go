@@ -200,9 +200,9 @@ func serve(mode daemon.Mode) int {
 		log.Info("the data directory's previous owner ended without cleaning up; removed what it left", zap.Int("previous_pid", prev.PID), zap.Strings("removed", removed))
 	}
 
-	env := tool.Env{Home: home, Getenv: live.Getenv, Log: log, Version: version.Tooling(),
-		Children: supervisor.New(supervisor.Options{Grace: cfg.KillGrace, MaxChildren: cfg.MaxChildren})}
-	d, err := daemon.New(cfg, log, env, daemon.Families())
+	env := tool.Env{Home: home, Getenv: live.Getenv, Log: log, Version: version.Tooling()}
+	children := supervisor.New(supervisor.Options{Grace: cfg.KillGrace, MaxChildren: cfg.MaxChildren})
+	d, err := daemon.New(cfg, log, env, children, daemon.Families(children))
 	if err != nil {
 		log.Error("hearthd could not start", zap.Error(err))
 		return 1

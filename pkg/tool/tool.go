@@ -10,7 +10,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/hearth-mcp/hearth/pkg/jsonval"
-	"github.com/hearth-mcp/hearth/pkg/supervisor"
 )
 
 // DefaultTimeout bounds a call whose tool declares no timeout of its own.
@@ -155,8 +154,4 @@ type Env struct {
 	Log *zap.Logger
 	// Version is the daemon's build version (for toolingVersion and reports).
 	Version string
-	// Children is the daemon's one subprocess supervisor: a family starts
-	// processes only through it, never with os/exec. The daemon always sets
-	// it; a family opened without one (a test) makes its own.
-	Children *supervisor.Supervisor
 }

@@ -47,9 +47,11 @@ type Options struct {
 }
 
 // Open opens the family. Its child processes (the index worker, git) run
-// under env.Children, the daemon's supervisor; without one (a test) the
-// family makes its own.
-func Open(env tool.Env) (tool.Family, error) { return open(env, env.Children, Options{}) }
+// under children, the daemon's supervisor; without one (a test) the family
+// makes its own.
+func Open(children *supervisor.Supervisor) tool.Opener {
+	return func(env tool.Env) (tool.Family, error) { return open(env, children, Options{}) }
+}
 
 // Family is the workspace family as the daemon holds it.
 type Family struct {
