@@ -16,9 +16,9 @@ import (
 // subprocess supervisor (none calls os/exec), when the list is made.
 func Families(children *supervisor.Supervisor) []tool.Opener {
 	return []tool.Opener{
-		schemas.Open,   // list/get schemas and examples, validate_asset (+validate), validate_many, diff_assets, populate_backend
-		memory.Open,    // add_memory, search_memory, get_stats, delete_memory
-		clarify.Open,   // require_clarification, read_architecture
+		schemas.Open,             // list/get schemas and examples, validate_asset (+validate), validate_many, diff_assets, populate_backend
+		memory.Open,              // add_memory, search_memory, get_stats, delete_memory
+		clarify.Open,             // require_clarification, read_architecture
 		workspace.Open(children), // index_build, index_status, search, show_file, check_status, workspace_status
 	}
 }
