@@ -6,6 +6,8 @@
 //	hearthd status          show the serving daemon and its clients
 //	hearthd memory import FILE.jsonl | export
 //	                        the official memory server's file into and out of the memory graph
+//	hearthd adopt [--write | --undo] [--only NAME,...] [--except NAME,...] [--share MODE] [--project DIR]
+//	                        move the stdio MCP servers of the user's clients behind hearth
 //	hearthd install-service write and enable the systemd user units
 //	hearthd version         print the version
 //
@@ -57,7 +59,14 @@ commands:
             write the memory graph in that format (to stdout without -o)
   status [--json]
             show the daemon serving this user's data directory, its clients
-            and per-tool counts (exit 0 serving, 1 none serves)
+            and per-tool counts (exit 0 serving, 1 none serves), and how many
+            servers of each MCP client config go through hearth
+  adopt [--write | --undo] [--only NAME[,NAME]] [--except NAME[,NAME]]
+        [--share MODE | --share NAME=MODE[,...]] [--project DIR]... [--command PATH]
+            move the stdio MCP servers of your clients' configs (Claude Code,
+            Claude Desktop, Cursor, VS Code) behind hearth: without --write, show
+            the diffs and a table and change nothing; --write applies them with a
+            backup beside each file; --undo restores from those backups
   install-service [--dry-run]
             write the systemd user units (and enable the socket if systemctl --user works)
   version   print the version and exit
@@ -105,6 +114,8 @@ func run(args []string) int {
 		return statusCmd(args[1:], os.Stdout, os.Stderr, os.Getenv)
 	case "memory":
 		return memoryCmd(args[1:], os.Stdout, os.Stderr)
+	case "adopt":
+		return adoptCmd(args[1:], os.Stdout, os.Stderr, os.Getenv, time.Now)
 	case "install-service":
 		return installService(args[1:], os.Stdout, os.Stderr)
 	case "version", "--version":

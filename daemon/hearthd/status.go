@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/hearth-mcp/hearth/pkg/adopt"
 	"github.com/hearth-mcp/hearth/pkg/endpoint"
 	"github.com/hearth-mcp/hearth/pkg/mcp"
 	"github.com/hearth-mcp/hearth/pkg/owner"
@@ -51,11 +52,13 @@ func statusCmd(args []string, stdout, stderr io.Writer, getenv func(string) stri
 	socket, owned, err := statusSocket(home, getenv)
 	if err != nil {
 		fmt.Fprintln(stderr, "hearthd status:", err)
+		printClientConfigs(stdout, getenv, asJSON)
 		return statusNone
 	}
 	raw, err := queryStatus(socket)
 	if err != nil {
 		fmt.Fprintln(stderr, "hearthd status:", noneServes(home, socket, owned, err))
+		printClientConfigs(stdout, getenv, asJSON)
 		return statusNone
 	}
 	if asJSON {
@@ -75,7 +78,44 @@ func statusCmd(args []string, stdout, stderr io.Writer, getenv func(string) stri
 		}
 	}
 	st.print(stdout, socket)
+	fmt.Fprintln(stdout)
+	printClientConfigs(stdout, getenv, asJSON)
 	return statusServing
+}
+
+// printClientConfigs shows, for each MCP client config of this user's,
+// how many of its servers go through hearth and how many stdio servers
+// `hearthd adopt` could still move (not with --json, which is
+// daemon_status's object alone).
+func printClientConfigs(out io.Writer, getenv func(string) string, asJSON bool) {
+	if asJSON {
+		return
+	}
+	env, err := adoptEnv(getenv)
+	if err != nil {
+		return
+	}
+	files := loadConfigs(adopt.Locations(env, nil))
+	fmt.Fprintf(out, "client configs (%d):\n", len(files))
+	if len(files) == 0 {
+		return
+	}
+	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "  CLIENT\tFILE\tSERVERS\tTHROUGH HEARTH\tSTDIO NOT YET\tREMOTE")
+	movable := 0
+	for _, f := range files {
+		if f.Err != nil {
+			fmt.Fprintf(w, "  %s\t%s\t%s\n", f.Client, tilde(f.Path, env.Home), "not read: "+f.Err.Error())
+			continue
+		}
+		total, through, stdio, remote := f.Count()
+		movable += stdio
+		fmt.Fprintf(w, "  %s\t%s\t%d\t%d\t%d\t%d\n", f.Client, tilde(f.Path, env.Home), total, through, stdio, remote)
+	}
+	w.Flush()
+	if movable > 0 {
+		fmt.Fprintf(out, "  `hearthd adopt` shows how it would move the %s not yet behind hearth.\n", plural(movable, "stdio server"))
+	}
 }
 
 // statusSocket finds where the daemon for home listens: its owner's record

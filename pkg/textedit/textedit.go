@@ -85,7 +85,7 @@ func Unified(a, b string, src []byte, edits []Edit, context int) (string, error)
 		if e.End > e.Start {
 			last = lineOf(e.End - 1)
 		}
-		if n := len(regions); n > 0 && first <= regions[n-1].last {
+		if n := len(regions); n > 0 && first <= regions[n-1].last+1 { // touching regions merge, so their lines diff together
 			regions[n-1].last = max(regions[n-1].last, last)
 			regionEdits[n-1] = append(regionEdits[n-1], e)
 			continue

@@ -1,0 +1,290 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/hearth-mcp/hearth/pkg/adopt"
+)
+
+// Exit codes of `hearthd adopt`.
+const (
+	adoptOK      = 0
+	adoptRefused = 1 // a file was refused or left as it was (the output says which)
+	adoptUsage   = 2
+)
+
+// listFlag collects a flag that may repeat and whose values may be
+// comma-separated.
+type listFlag []string
+
+func (l *listFlag) String() string { return strings.Join(*l, ",") }
+func (l *listFlag) Set(v string) error {
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			*l = append(*l, s)
+		}
+	}
+	return nil
+}
+
+// adoptCmd moves the stdio MCP servers of the user's clients behind hearth:
+// a dry run by default (diffs and a table), --write to apply with a backup
+// beside each file, --undo to restore from the backups.
+func adoptCmd(args []string, stdout, stderr io.Writer, getenv func(string) string, now func() time.Time) int {
+	fl := flag.NewFlagSet("hearthd adopt", flag.ContinueOnError)
+	fl.SetOutput(stderr)
+	write := fl.Bool("write", false, "apply the changes, backing each file up beside itself first")
+	undo := fl.Bool("undo", false, "restore each file from its latest backup, if it has not changed since adopt wrote it")
+	var only, except, share, projects listFlag
+	fl.Var(&only, "only", "move only these servers (`NAME[,NAME]`)")
+	fl.Var(&except, "except", "leave these servers (`NAME[,NAME]`)")
+	fl.Var(&share, "share", "sharing mode of every moved server (`MODE`), or of some (NAME=MODE[,NAME=MODE]); modes: "+strings.Join(adopt.Modes, ", "))
+	fl.Var(&projects, "project", "also the project's files in `DIR` (.mcp.json, .cursor/mcp.json, .vscode/mcp.json); may repeat")
+	shim := fl.String("command", "hearth", "the shim command moved entries run (an absolute path for a client whose PATH lacks it)")
+	fl.Usage = func() {
+		fmt.Fprintln(stderr, "usage: hearthd adopt [--write | --undo] [--only NAME[,NAME]] [--except NAME[,NAME]] [--share MODE | --share NAME=MODE[,...]] [--project DIR]... [--command PATH]")
+		fl.PrintDefaults()
+	}
+	if err := fl.Parse(args); err != nil {
+		return adoptUsage
+	}
+	if fl.NArg() > 0 {
+		fmt.Fprintf(stderr, "hearthd adopt: unexpected argument %q\n", fl.Arg(0))
+		return adoptUsage
+	}
+	if *write && *undo {
+		fmt.Fprintln(stderr, "hearthd adopt: --write and --undo do not go together")
+		return adoptUsage
+	}
+	if *undo && len(only)+len(except)+len(share) > 0 {
+		fmt.Fprintln(stderr, "hearthd adopt: --undo restores whole files; --only, --except and --share do not apply")
+		return adoptUsage
+	}
+	env, err := adoptEnv(getenv)
+	if err != nil {
+		fmt.Fprintln(stderr, "hearthd adopt:", err)
+		return adoptUsage
+	}
+	for i, p := range projects {
+		if projects[i], err = filepath.Abs(p); err != nil {
+			fmt.Fprintln(stderr, "hearthd adopt:", err)
+			return adoptUsage
+		}
+	}
+	locs := adopt.Locations(env, projects)
+	if *undo {
+		return undoAll(locs, stdout, env.Home)
+	}
+
+	files := loadConfigs(locs)
+	opt := adopt.Options{Shim: *shim, Only: only, Except: except, Share: map[string]string{}}
+	for _, s := range share {
+		name, mode, named := strings.Cut(s, "=")
+		if !named {
+			name, mode = "", s
+		}
+		if !slices.Contains(adopt.Modes, mode) {
+			fmt.Fprintf(stderr, "hearthd adopt: --share %s: the mode is one of %s\n", s, strings.Join(adopt.Modes, ", "))
+			return adoptUsage
+		}
+		opt.Share[name] = mode
+	}
+	if msg := unknownNames(files, only, except, opt.Share); msg != "" {
+		fmt.Fprintln(stderr, "hearthd adopt:", msg)
+		return adoptUsage
+	}
+	if len(files) == 0 {
+		fmt.Fprintln(stdout, "No MCP client config found. Looked for:")
+		for _, l := range locs {
+			fmt.Fprintf(stdout, "  %s\n", tilde(l.Path, env.Home))
+		}
+		return adoptOK
+	}
+
+	code := adoptOK
+	var plans []*adopt.Plan
+	for _, f := range files {
+		p, err := f.Plan(opt)
+		if err != nil {
+			fmt.Fprintln(stderr, "hearthd adopt:", err)
+			return adoptUsage
+		}
+		plans = append(plans, p)
+		if f.Err != nil {
+			code = adoptRefused
+			continue
+		}
+		if p.Changed() {
+			fmt.Fprint(stdout, p.Diff(tilde(f.Path, env.Home)))
+			fmt.Fprintln(stdout)
+		}
+	}
+	printPlanTable(stdout, plans, env.Home)
+
+	changed := 0
+	for _, p := range plans {
+		if p.File.Err == nil && p.Changed() {
+			changed++
+		}
+	}
+	fmt.Fprintln(stdout)
+	for _, p := range plans {
+		if p.File.Err != nil {
+			fmt.Fprintf(stdout, "Refused %s: %v; it is left as it is.\n", tilde(p.File.Path, env.Home), p.File.Err)
+		}
+	}
+	switch {
+	case changed == 0:
+		fmt.Fprintln(stdout, "Nothing to change.")
+	case !*write:
+		fmt.Fprintf(stdout, "Dry run: nothing was changed. `hearthd adopt --write` changes %s, keeping a backup beside each.\n", plural(changed, "file"))
+	default:
+		for _, p := range plans {
+			if p.File.Err != nil || !p.Changed() {
+				continue
+			}
+			backup, err := adopt.Write(p, now())
+			if err != nil {
+				fmt.Fprintf(stdout, "Not written: %v\n", err)
+				code = adoptRefused
+				continue
+			}
+			fmt.Fprintf(stdout, "Wrote %s (backup: %s).\n", tilde(p.File.Path, env.Home), filepath.Base(backup))
+		}
+		fmt.Fprintln(stdout, "Restart your clients (or reload their MCP servers) to start the servers through hearth; `hearthd adopt --undo` puts the files back.")
+	}
+	return code
+}
+
+func adoptEnv(getenv func(string) string) (adopt.Env, error) {
+	home := getenv("HOME")
+	if home == "" {
+		var err error
+		if home, err = os.UserHomeDir(); err != nil {
+			return adopt.Env{}, err
+		}
+	}
+	return adopt.Env{Home: home, Getenv: getenv}, nil
+}
+
+// loadConfigs reads the files that exist; one that cannot be read or
+// parsed is kept, with its error, to be shown as refused.
+func loadConfigs(locs []adopt.Location) []*adopt.File {
+	var files []*adopt.File
+	for _, l := range locs {
+		f, err := adopt.Load(l)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			f = &adopt.File{Location: l, Err: err}
+		}
+		files = append(files, f)
+	}
+	return files
+}
+
+// unknownNames says which names given to --only, --except or --share
+// match no server in any file: most likely a typo, which must not pass as
+// "nothing selected".
+func unknownNames(files []*adopt.File, only, except []string, share map[string]string) string {
+	known := map[string]bool{}
+	for _, f := range files {
+		for _, s := range f.Servers {
+			known[s.Name] = true
+		}
+	}
+	var unknown []string
+	for _, n := range append(append(slices.Clone(only), except...), mapKeys(share)...) {
+		if n != "" && !known[n] && !slices.Contains(unknown, n) {
+			unknown = append(unknown, n)
+		}
+	}
+	if len(unknown) == 0 {
+		return ""
+	}
+	names := mapKeys(known)
+	return fmt.Sprintf("no server is named %s (servers found: %s)", strings.Join(unknown, ", "), strings.Join(names, ", "))
+}
+
+func mapKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func printPlanTable(out io.Writer, plans []*adopt.Plan, home string) {
+	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "CLIENT\tFILE\tSERVER\tTRANSPORT\tWHAT HAPPENS")
+	for _, p := range plans {
+		file := tilde(p.File.Path, home)
+		if p.File.Err != nil {
+			fmt.Fprintf(w, "%s\t%s\t-\t-\trefused: the file does not parse or is not a config\n", p.File.Client, file)
+			continue
+		}
+		if len(p.Decisions) == 0 {
+			fmt.Fprintf(w, "%s\t%s\t-\t-\tno servers\n", p.File.Client, file)
+		}
+		for _, d := range p.Decisions {
+			where := file
+			if d.Scope != "" {
+				where += " [project " + tilde(d.Scope, home) + "]"
+			}
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", p.File.Client, where, d.Name, dash(d.Transport), d.Describe())
+		}
+	}
+	w.Flush()
+}
+
+// undoAll restores every file that has a backup of adopt's.
+func undoAll(locs []adopt.Location, out io.Writer, home string) int {
+	code, any := adoptOK, false
+	for _, l := range locs {
+		r, b, err := adopt.Undo(l.Path)
+		name := tilde(l.Path, home)
+		switch {
+		case err != nil:
+			fmt.Fprintf(out, "Not restored %s: %v\n", name, err)
+			code, any = adoptRefused, true
+		case r == adopt.Restored:
+			fmt.Fprintf(out, "Restored %s from %s.\n", name, filepath.Base(b.Path))
+			any = true
+		case r == adopt.Changed:
+			fmt.Fprintf(out, "Left %s as it is: it changed since adopt wrote it. Its backup from before that write is %s.\n", name, b.Path)
+			code, any = adoptRefused, true
+		}
+	}
+	if !any {
+		fmt.Fprintln(out, "Nothing to undo: no file has a backup of hearthd adopt's.")
+	}
+	return code
+}
+
+// tilde shortens a path under home to ~/...
+func tilde(path, home string) string {
+	if rel, err := filepath.Rel(home, path); err == nil && home != "" && !strings.HasPrefix(rel, "..") && rel != "." {
+		return "~/" + filepath.ToSlash(rel)
+	}
+	return path
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
