@@ -190,7 +190,7 @@ func (p *parser) space() error {
 			p.i += 2
 			for {
 				if p.i+1 >= len(p.src) {
-					return p.fail(start, "a /* comment is never closed")
+					return p.fail(start, "a /* comment opened here is never closed")
 				}
 				if p.src[p.i] == '*' && p.src[p.i+1] == '/' {
 					p.i += 2
@@ -277,7 +277,7 @@ func (p *parser) object(depth int) (*Node, error) {
 			return n, nil
 		}
 		if p.i >= len(p.src) {
-			return nil, p.fail(n.Start, "an object is never closed")
+			return nil, p.fail(n.Start, "an object opened here is never closed")
 		}
 		if p.src[p.i] != '"' {
 			return nil, p.fail(p.i, "unexpected %s: an object member's key (a string) is expected", p.what(p.i))
@@ -306,7 +306,7 @@ func (p *parser) object(depth int) (*Node, error) {
 			return nil, err
 		}
 		if p.i >= len(p.src) {
-			return nil, p.fail(n.Start, "an object is never closed")
+			return nil, p.fail(n.Start, "an object opened here is never closed")
 		}
 		switch p.src[p.i] {
 		case ',':
@@ -337,7 +337,7 @@ func (p *parser) array(depth int) (*Node, error) {
 			return n, nil
 		}
 		if p.i >= len(p.src) {
-			return nil, p.fail(n.Start, "an array is never closed")
+			return nil, p.fail(n.Start, "an array opened here is never closed")
 		}
 		e, err := p.value(depth + 1)
 		if err != nil {
@@ -348,7 +348,7 @@ func (p *parser) array(depth int) (*Node, error) {
 			return nil, err
 		}
 		if p.i >= len(p.src) {
-			return nil, p.fail(n.Start, "an array is never closed")
+			return nil, p.fail(n.Start, "an array opened here is never closed")
 		}
 		switch p.src[p.i] {
 		case ',':
@@ -407,7 +407,7 @@ func (p *parser) str() (string, error) {
 	plain := p.i // start of the run not yet copied to out
 	for {
 		if p.i >= len(p.src) {
-			return "", p.fail(start, "a string is never closed")
+			return "", p.fail(start, "a string opened here is never closed")
 		}
 		c := p.src[p.i]
 		switch {
@@ -420,7 +420,7 @@ func (p *parser) str() (string, error) {
 		case c == '\\':
 			out = append(out, p.src[plain:p.i]...)
 			if p.i+1 >= len(p.src) {
-				return "", p.fail(start, "a string is never closed")
+				return "", p.fail(start, "a string opened here is never closed")
 			}
 			esc := p.src[p.i+1]
 			p.i += 2
