@@ -1,0 +1,449 @@
+package route
+
+import (
+	"encoding/json"
+	"errors"
+	"strconv"
+	"strings"
+
+	"github.com/hearth-mcp/hearth/pkg/jsonrpc"
+)
+
+var errOverflow = errors.New("the client stopped reading: too much output queued for it")
+
+// Client is one client connection attached to a router.
+type Client struct {
+	r   *Router
+	out *outbox
+	// Under r.mu.
+	gone     bool
+	inited   bool
+	caps     clientCaps
+	level    int               // the log level it asked for (-1: none)
+	inflight map[string]string // its request id key -> upstream id key
+	subs     map[string]bool   // resource URIs it subscribed to
+}
+
+type clientCaps struct{ sampling, elicitation, roots bool }
+
+// Attach adds a client. write sends one frame to it (without the newline);
+// it is called from one goroutine at a time, in order. gone is called once
+// if the client is given up (its writes fail, or it stopped reading).
+func (r *Router) Attach(write func([]byte) error, gone func(error)) *Client {
+	c := &Client{r: r, level: -1, inflight: map[string]string{}, subs: map[string]bool{}}
+	c.out = newOutbox(r.opts.ClientLimit, write, func(err error) {
+		c.Detach()
+		if gone != nil {
+			gone(err)
+		}
+	})
+	r.mu.Lock()
+	r.clients[c] = struct{}{}
+	r.mu.Unlock()
+	return c
+}
+
+// push queues a frame to the client; r.mu is held.
+func (c *Client) push(frame []byte) {
+	if !c.gone {
+		c.out.push(frame)
+	}
+}
+
+// Detach removes the client: its requests still in flight are cancelled
+// upstream (their answers are dropped), its subscriptions released, and
+// requests the upstream made of it answered with an error.
+func (c *Client) Detach() {
+	r := c.r
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if c.gone {
+		return
+	}
+	c.gone = true
+	c.out.close()
+	delete(r.clients, c)
+	for _, upKey := range c.inflight {
+		p := r.pending[upKey]
+		if p == nil {
+			continue
+		}
+		p.c = nil
+		p.internal = func(json.RawMessage, json.RawMessage) {}
+		if p.token != "" {
+			delete(r.progress, p.token)
+		}
+		if r.up != nil {
+			r.sendUp(notificationFrame("notifications/cancelled",
+				mustJSON(map[string]any{"requestId": json.RawMessage(upKey[1:]), "reason": "the client went away"})))
+		}
+	}
+	for uri := range c.subs {
+		r.unsubscribe(c, uri)
+	}
+	for k, s := range r.s2c {
+		if s.c == c {
+			delete(r.s2c, k)
+			delete(r.s2cUp, idKey(s.upID))
+			r.sendUp(responseFrame(s.upID, nil, rpcError(jsonrpc.CodeInternalError, "the client this request was sent to went away")))
+		}
+	}
+	i := 0
+	for _, w := range r.initWait {
+		if w.c != c {
+			r.initWait[i] = w
+			i++
+		}
+	}
+	r.initWait = r.initWait[:i]
+	if old := r.upLevel; old >= 0 {
+		if lvl := r.minLevel(); lvl > old && r.state == ready {
+			r.upLevel = lvl
+			r.internalRequest("logging/setLevel", mustJSON(map[string]string{"level": levelNames[lvl]}))
+		}
+	}
+}
+
+// sendUp sends a frame to the upstream if there is one; r.mu is held.
+func (r *Router) sendUp(frame []byte) {
+	if r.up != nil {
+		r.up.push(frame)
+	}
+}
+
+// Handle routes one frame the client sent (one line, without its newline).
+// A frame that is not JSON-RPC is answered with its error.
+func (c *Client) Handle(line []byte) {
+	msg, perr := jsonrpc.Parse(line)
+	r := c.r
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if c.gone {
+		return
+	}
+	if perr != nil {
+		c.push(jsonrpc.ErrorFrame(perr.ID, perr.Err))
+		return
+	}
+	switch msg.Kind {
+	case jsonrpc.Request:
+		c.request(msg)
+	case jsonrpc.Notification:
+		c.notification(msg)
+	case jsonrpc.Response:
+		c.response(msg)
+	}
+}
+
+func (c *Client) answer(id jsonrpc.ID, result json.RawMessage) {
+	c.push(responseFrame(id.Raw(), result, nil))
+}
+
+func (c *Client) fail(id jsonrpc.ID, code int, message string) {
+	c.push(responseFrame(id.Raw(), nil, rpcError(code, message)))
+}
+
+// request routes a client request; r.mu is held.
+func (c *Client) request(msg *jsonrpc.Message) {
+	r := c.r
+	if _, dup := c.inflight[idKey(msg.ID.Raw())]; dup {
+		c.fail(msg.ID, jsonrpc.CodeDuplicateID, "Invalid Request: id "+string(msg.ID.Raw())+" is that of a request still in flight")
+		return
+	}
+	switch msg.Method {
+	case "ping":
+		c.answer(msg.ID, json.RawMessage(`{}`))
+		return
+	case "initialize":
+		c.initialize(msg)
+		return
+	case "server/discover":
+		// The upstream is a 2025 (initialize) server: a client probing for
+		// the stateless era gets an error that is not a modern one, and
+		// falls back to initialize (basic/transports/stdio, "Backward
+		// Compatibility").
+		c.fail(msg.ID, jsonrpc.CodeMethodNotFound, "Method not found: server/discover ("+r.opts.Name+" speaks the 2025 protocol; use initialize)")
+		return
+	}
+	if r.initParams == nil {
+		c.fail(msg.ID, jsonrpc.CodeInvalidRequest, "Invalid Request: send initialize first")
+		return
+	}
+	params := msg.Params
+	if r.opts.Mode == Shared {
+		switch msg.Method {
+		case "resources/subscribe", "resources/unsubscribe":
+			if c.subscription(msg) {
+				return
+			}
+		case "logging/setLevel":
+			if !c.setLevel(msg, &params) {
+				return
+			}
+		case "tools/list", "prompts/list", "resources/list", "resources/templates/list":
+			if res, ok := r.cache[cacheKey(msg)]; ok && r.state == ready {
+				c.answer(msg.ID, res)
+				return
+			}
+		}
+	}
+	if r.failure != nil {
+		c.fail(msg.ID, CodeUpstream, r.failure.Error())
+		return
+	}
+	if r.state != ready {
+		r.queued = append(r.queued, queuedReq{c: c, msg: msg, params: params})
+		if r.state == down {
+			r.opts.Wake()
+		}
+		return
+	}
+	r.forward(c, msg, params)
+}
+
+// forward sends a client's request to the upstream under an id of hearth's,
+// with its progress token replaced by one of hearth's; r.mu is held.
+func (r *Router) forward(c *Client, msg *jsonrpc.Message, params json.RawMessage) {
+	r.nextID++
+	id := strconv.AppendInt(nil, r.nextID, 10)
+	upKey := idKey(id)
+	p := &pend{c: c, id: msg.ID.Raw(), clientK: idKey(msg.ID.Raw()), method: msg.Method}
+	if tok := progressToken(params); tok != nil {
+		r.nextTok++
+		p.token = "hearth-" + strconv.FormatInt(r.nextTok, 10)
+		p.clientT = tok
+		params = withProgressToken(params, quote(p.token))
+		r.progress[p.token] = p
+	}
+	if r.opts.Mode == Shared && strings.HasSuffix(msg.Method, "/list") && r.cacheable(msg.Method) {
+		p.cacheKey, p.cacheGen = cacheKey(msg), r.cacheGen
+	}
+	if msg.Method == "resources/subscribe" && r.opts.Mode == Shared {
+		o, _ := decodeObject(params)
+		p.uri = o.str("uri")
+	}
+	r.pending[upKey] = p
+	c.inflight[p.clientK] = upKey
+	r.sendUp(requestFrame(id, msg.Method, params))
+}
+
+// initialize answers a client's initialize: from the cached result when the
+// upstream has been initialized, else once it is; r.mu is held.
+func (c *Client) initialize(msg *jsonrpc.Message) {
+	r := c.r
+	c.inited = true
+	c.caps = parseClientCaps(msg.Params)
+	if r.opts.Mode == Single && r.initResult != nil && r.failure == nil {
+		// A client connection is served by one upstream: a client that
+		// initializes again talks to it as it is.
+		c.answer(msg.ID, r.initResult)
+		return
+	}
+	if r.initResult != nil && r.failure == nil {
+		c.answer(msg.ID, r.initResult)
+		return
+	}
+	if r.failure != nil {
+		c.fail(msg.ID, CodeUpstream, r.failure.Error())
+		return
+	}
+	if r.initParams == nil {
+		r.initParams = upstreamInitParams(msg.Params, r.opts.Mode)
+	}
+	r.initWait = append(r.initWait, waiter{c: c, id: msg.ID.Raw()})
+	switch r.state {
+	case down:
+		r.opts.Wake()
+	case starting:
+		if r.initID == "" && r.up != nil {
+			r.sendInitialize()
+		}
+	}
+}
+
+// upstreamInitParams are what a shared upstream is initialized with: the
+// first client's parameters, with roots.listChanged taken out, because a
+// client's change of roots is not relayed to a shared upstream (decision
+// 0034). A single client's pass unchanged.
+func upstreamInitParams(params json.RawMessage, mode Mode) json.RawMessage {
+	if params == nil {
+		params = json.RawMessage(`{}`)
+	}
+	if mode == Single {
+		return params
+	}
+	p, ok := decodeObject(params)
+	if !ok {
+		return params
+	}
+	caps, ok := decodeObject(p["capabilities"])
+	if !ok {
+		return params
+	}
+	if roots, ok := decodeObject(caps["roots"]); ok {
+		delete(roots, "listChanged")
+		caps["roots"] = roots.encode()
+		p["capabilities"] = caps.encode()
+	}
+	return p.encode()
+}
+
+func parseClientCaps(params json.RawMessage) clientCaps {
+	var p struct {
+		Capabilities map[string]json.RawMessage `json:"capabilities"`
+	}
+	_ = json.Unmarshal(params, &p)
+	_, s := p.Capabilities["sampling"]
+	_, e := p.Capabilities["elicitation"]
+	_, ro := p.Capabilities["roots"]
+	return clientCaps{sampling: s, elicitation: e, roots: ro}
+}
+
+func cacheKey(msg *jsonrpc.Message) string { return msg.Method + "\x00" + string(msg.Params) }
+
+// cacheable: a list whose changes the upstream announces (listChanged), so
+// a cached copy is dropped when it changes; r.mu is held.
+func (r *Router) cacheable(method string) bool {
+	switch method {
+	case "tools/list":
+		return r.upCaps.toolsChanged
+	case "prompts/list":
+		return r.upCaps.promptsChanged
+	case "resources/list", "resources/templates/list":
+		return r.upCaps.resourcesChanged
+	}
+	return false
+}
+
+// subscription counts a client's resources/subscribe or unsubscribe: only
+// the first subscriber's goes upstream, and only the last one's
+// unsubscribe. It reports whether the request was answered here; r.mu is
+// held.
+func (c *Client) subscription(msg *jsonrpc.Message) bool {
+	r := c.r
+	p, _ := decodeObject(msg.Params)
+	uri := p.str("uri")
+	if uri == "" {
+		return false // let the upstream word the error
+	}
+	subs := r.subs[uri]
+	if msg.Method == "resources/subscribe" {
+		if c.subs[uri] || len(subs) > 0 {
+			if subs == nil {
+				subs = map[*Client]struct{}{}
+				r.subs[uri] = subs
+			}
+			subs[c] = struct{}{}
+			c.subs[uri] = true
+			c.answer(msg.ID, json.RawMessage(`{}`))
+			return true
+		}
+		r.subs[uri] = map[*Client]struct{}{c: {}}
+		c.subs[uri] = true
+		return false
+	}
+	if !c.subs[uri] {
+		c.answer(msg.ID, json.RawMessage(`{}`))
+		return true
+	}
+	delete(c.subs, uri)
+	delete(subs, c)
+	if len(subs) > 0 {
+		c.answer(msg.ID, json.RawMessage(`{}`))
+		return true
+	}
+	delete(r.subs, uri)
+	return false
+}
+
+// unsubscribe releases a gone client's subscription; r.mu is held.
+func (r *Router) unsubscribe(c *Client, uri string) {
+	subs := r.subs[uri]
+	delete(subs, c)
+	delete(c.subs, uri)
+	if len(subs) == 0 {
+		delete(r.subs, uri)
+		if r.state == ready {
+			r.internalRequest("resources/unsubscribe", mustJSON(map[string]string{"uri": uri}))
+		}
+	}
+}
+
+// setLevel records the level a client asked for and rewrites the request to
+// set the upstream to the most verbose level any client asked for. It
+// reports whether the request goes on; r.mu is held.
+func (c *Client) setLevel(msg *jsonrpc.Message, params *json.RawMessage) bool {
+	p, _ := decodeObject(msg.Params)
+	lvl := levelOf(p.str("level"))
+	if lvl < 0 {
+		return true // let the upstream word the error
+	}
+	c.level = lvl
+	min := c.r.minLevel()
+	c.r.upLevel = min
+	*params = withMember(msg.Params, "level", quote(levelNames[min]))
+	return true
+}
+
+// notification routes a client notification; r.mu is held.
+func (c *Client) notification(msg *jsonrpc.Message) {
+	r := c.r
+	switch msg.Method {
+	case "notifications/initialized":
+		// The upstream had its own from hearth; a single client's
+		// initialize was the upstream's.
+		return
+	case "notifications/cancelled":
+		p, ok := decodeObject(msg.Params)
+		if !ok {
+			return
+		}
+		k := idKey(p["requestId"])
+		// A request still queued is dropped: it never reaches the upstream,
+		// and a cancelled request gets no answer.
+		for i, q := range r.queued {
+			if q.c == c && idKey(q.msg.ID.Raw()) == k {
+				r.queued = append(r.queued[:i], r.queued[i+1:]...)
+				return
+			}
+		}
+		upKey, ok := c.inflight[k]
+		if !ok {
+			return // not one of its requests in flight: nothing to cancel
+		}
+		// The request is the client's no more: a cancelled request gets no
+		// answer (the upstream's, should it send one, is dropped), and its
+		// id is free again.
+		delete(c.inflight, k)
+		if pd := r.pending[upKey]; pd != nil {
+			pd.c = nil
+			if pd.token != "" {
+				delete(r.progress, pd.token)
+			}
+		}
+		p["requestId"] = json.RawMessage(upKey[1:])
+		r.sendUp(notificationFrame(msg.Method, p.encode()))
+		return
+	case "notifications/roots/list_changed":
+		if r.opts.Mode == Shared {
+			return // a shared upstream's roots are not one client's (decision 0034)
+		}
+	}
+	if r.state == ready {
+		r.sendUp(notificationFrame(msg.Method, msg.Params))
+	}
+}
+
+// response routes a client's answer to a request the upstream made of it;
+// r.mu is held.
+func (c *Client) response(msg *jsonrpc.Message) {
+	r := c.r
+	k := idKey(msg.ID.Raw())
+	s, ok := r.s2c[k]
+	if !ok || s.c != c {
+		return // not a request hearth sent it (or its upstream is gone)
+	}
+	delete(r.s2c, k)
+	delete(r.s2cUp, idKey(s.upID))
+	r.sendUp(responseFrame(s.upID, msg.Result, msg.Error))
+}

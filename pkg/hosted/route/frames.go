@@ -1,0 +1,141 @@
+package route
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+)
+
+// idKey is a request id as a map key that keeps its JSON type: 77 and "77"
+// are different ids (JSON-RPC compares ids by value and type), so the
+// number's digits and the string's value never collide.
+func idKey(raw json.RawMessage) string {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) > 0 && raw[0] == '"' {
+		var s string
+		if json.Unmarshal(raw, &s) == nil {
+			return "s" + s
+		}
+	}
+	return "n" + string(raw)
+}
+
+func requestFrame(id []byte, method string, params json.RawMessage) []byte {
+	b := make([]byte, 0, len(params)+len(method)+48)
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = append(b, id...)
+	b = append(b, `,"method":`...)
+	b = strconv.AppendQuote(b, method)
+	if params != nil {
+		b = append(b, `,"params":`...)
+		b = append(b, params...)
+	}
+	return append(b, '}')
+}
+
+func notificationFrame(method string, params json.RawMessage) []byte {
+	b := make([]byte, 0, len(params)+len(method)+40)
+	b = append(b, `{"jsonrpc":"2.0","method":`...)
+	b = strconv.AppendQuote(b, method)
+	if params != nil {
+		b = append(b, `,"params":`...)
+		b = append(b, params...)
+	}
+	return append(b, '}')
+}
+
+// responseFrame is a response carrying result or errObj (exactly one is set).
+func responseFrame(id []byte, result, errObj json.RawMessage) []byte {
+	b := make([]byte, 0, len(result)+len(errObj)+48)
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = append(b, id...)
+	if errObj != nil {
+		b = append(b, `,"error":`...)
+		b = append(b, errObj...)
+	} else {
+		b = append(b, `,"result":`...)
+		b = append(b, result...)
+	}
+	return append(b, '}')
+}
+
+// rpcError is a JSON-RPC error object's JSON text.
+func rpcError(code int, message string) json.RawMessage {
+	b, _ := json.Marshal(struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	}{code, message})
+	return b
+}
+
+// object is a JSON object decoded one level deep, each member kept as text,
+// to change a member and write the object back.
+type object map[string]json.RawMessage
+
+func decodeObject(raw json.RawMessage) (object, bool) {
+	if len(raw) == 0 {
+		return nil, false
+	}
+	var o object
+	if json.Unmarshal(raw, &o) != nil || o == nil {
+		return nil, false
+	}
+	return o, true
+}
+
+func (o object) encode() json.RawMessage {
+	b, _ := json.Marshal(map[string]json.RawMessage(o))
+	return b
+}
+
+// str reads a string member ("" when absent or not a string).
+func (o object) str(key string) string {
+	var s string
+	if v, ok := o[key]; ok {
+		_ = json.Unmarshal(v, &s)
+	}
+	return s
+}
+
+// progressToken returns params._meta.progressToken's text, if any.
+func progressToken(params json.RawMessage) json.RawMessage {
+	if !bytes.Contains(params, []byte(`"progressToken"`)) {
+		return nil
+	}
+	p, ok := decodeObject(params)
+	if !ok {
+		return nil
+	}
+	meta, ok := decodeObject(p["_meta"])
+	if !ok {
+		return nil
+	}
+	return meta["progressToken"]
+}
+
+// withProgressToken returns params with _meta.progressToken set to token.
+func withProgressToken(params json.RawMessage, token json.RawMessage) json.RawMessage {
+	p, ok := decodeObject(params)
+	if !ok {
+		return params
+	}
+	meta, ok := decodeObject(p["_meta"])
+	if !ok {
+		return params
+	}
+	meta["progressToken"] = token
+	p["_meta"] = meta.encode()
+	return p.encode()
+}
+
+// withMember returns params (an object) with key set to val.
+func withMember(params json.RawMessage, key string, val json.RawMessage) json.RawMessage {
+	p, ok := decodeObject(params)
+	if !ok {
+		p = object{}
+	}
+	p[key] = val
+	return p.encode()
+}
+
+func quote(s string) json.RawMessage { return json.RawMessage(strconv.Quote(s)) }

@@ -1,0 +1,447 @@
+// Package route is the router of one hosted MCP server instance: the only
+// code that rewrites what passes between the instance's clients and its one
+// upstream process (docs/architecture.md, "Hosted servers"). It knows
+// nothing of sockets, shims or processes: client sessions hand it the
+// frames they read and get theirs back through a write function; the
+// instance hands it the upstream's lines and a way to send to it.
+//
+// What it keeps true on a shared instance (docs/protocol.md, "Hosted
+// servers"): each client's request ids come back exactly as sent, whatever
+// other clients use; progress, cancellations and server-to-client requests
+// reach only the client they belong to, or are refused when that is not
+// certain (never guessed); resource subscriptions are counted per client;
+// the upstream runs at the most verbose log level any client asked for and
+// each client gets only what its own level lets through; the upstream's
+// initialize is done once and its result given to every later client.
+package route
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"path/filepath"
+	"strconv"
+	"sync"
+
+	"github.com/hearth-mcp/hearth/pkg/jsonrpc"
+)
+
+// Mode is how the instance is shared.
+type Mode int
+
+const (
+	// Shared: any number of clients on one upstream (sharing global or
+	// directory).
+	Shared Mode = iota
+	// Single: one client (sharing client): its initialize and every
+	// server-to-client request pass through unchanged.
+	Single
+)
+
+// Error codes the router answers with.
+const (
+	// CodeUpstream: the upstream failed (exited, never started, crash loop)
+	// while the request was queued or in flight. The message names the
+	// server and its log.
+	CodeUpstream = -32010
+	// CodeShared: a server-to-client request the router cannot route to one
+	// client with certainty (the upstream gets this error).
+	CodeShared = -32011
+)
+
+// Options configure a router.
+type Options struct {
+	Name    string // the server's name, in every error message
+	LogPath string // its stderr log, named in errors
+	Mode    Mode
+	// RootDir, when set (sharing directory), is the directory hearth answers
+	// the upstream's roots/list with; a client is never asked.
+	RootDir string
+	// The router calls these with its lock held: they must not block or
+	// call the router back.
+	//
+	// Wake asks for an upstream: the router has requests waiting and no
+	// ready upstream. The instance answers with Up or Down.
+	Wake func()
+	// Ready: the upstream answered initialize.
+	Ready func()
+	// Trouble: the upstream must be stopped (it refused initialize, or let
+	// more than UpstreamLimit bytes pile up on its stdin).
+	Trouble func(error)
+	// ClientLimit bounds the bytes queued to one client before it is given
+	// up (default 64 MiB); UpstreamLimit those queued to the upstream.
+	ClientLimit, UpstreamLimit int
+}
+
+// The upstream's states.
+const (
+	down     = iota // no upstream process
+	starting        // an upstream runs; its initialize is not answered yet
+	ready
+)
+
+// Router routes one instance's frames.
+type Router struct {
+	opts Options
+
+	mu      sync.Mutex
+	state   int
+	up      *outbox // to the upstream (nil: none)
+	failure error   // set: the instance failed, requests are answered with it
+	nextID  int64   // ids hearth gives requests to the upstream, never reused
+	nextS2C int64   // ids hearth gives requests to clients
+	nextTok int64   // progress tokens hearth gives the upstream
+
+	clients map[*Client]struct{}
+
+	// initParams are what the upstream's initialize is sent with (from the
+	// first client's initialize); initResult is its result, given to every
+	// later client.
+	initParams json.RawMessage
+	initResult json.RawMessage
+	initID     string   // the upstream id of the initialize in flight
+	initWait   []waiter // clients whose initialize waits for the upstream's
+	queued     []queuedReq
+	upCaps     upstreamCaps
+
+	pending  map[string]*pend   // by upstream id key
+	progress map[string]*pend   // by the progress token hearth gave the upstream
+	s2c      map[string]*s2cReq // server-to-client requests, by the id hearth gave the client
+	s2cUp    map[string]string  // upstream id key of a server-to-client request -> s2c key
+	subs     map[string]map[*Client]struct{}
+	upLevel  int // the level the upstream was last set to (-1: never)
+
+	cache    map[string]json.RawMessage // list results, by method and params
+	cacheGen int                        // bumped by every list_changed
+}
+
+type waiter struct {
+	c  *Client
+	id json.RawMessage
+}
+
+// queuedReq is a client request held until the upstream is ready.
+type queuedReq struct {
+	c      *Client
+	msg    *jsonrpc.Message
+	params json.RawMessage
+}
+
+// pend is a request sent to the upstream and not yet answered.
+type pend struct {
+	c        *Client         // nil: hearth's own request
+	id       json.RawMessage // the client's id, exactly as it sent it
+	clientK  string
+	method   string
+	token    string          // the progress token hearth gave the upstream
+	clientT  json.RawMessage // the client's own progress token
+	cacheKey string
+	cacheGen int
+	uri      string                               // a resources/subscribe's URI (shared instances)
+	internal func(result, errObj json.RawMessage) // hearth's own request
+}
+
+// s2cReq is a request of the upstream to one client.
+type s2cReq struct {
+	c    *Client
+	upID json.RawMessage
+}
+
+type upstreamCaps struct {
+	toolsChanged, promptsChanged, resourcesChanged bool
+}
+
+// New returns a router with no upstream and no client.
+func New(opts Options) *Router {
+	if opts.ClientLimit <= 0 {
+		opts.ClientLimit = 64 << 20
+	}
+	if opts.Wake == nil {
+		opts.Wake = func() {}
+	}
+	if opts.UpstreamLimit <= 0 {
+		opts.UpstreamLimit = 64 << 20
+	}
+	if opts.Ready == nil {
+		opts.Ready = func() {}
+	}
+	if opts.Trouble == nil {
+		opts.Trouble = func(error) {}
+	}
+	return &Router{
+		opts: opts, clients: map[*Client]struct{}{},
+		pending: map[string]*pend{}, progress: map[string]*pend{},
+		s2c: map[string]*s2cReq{}, s2cUp: map[string]string{},
+		subs: map[string]map[*Client]struct{}{}, upLevel: -1,
+		cache: map[string]json.RawMessage{},
+	}
+}
+
+// Clients is how many clients are attached.
+func (r *Router) Clients() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.clients)
+}
+
+// Busy reports whether any request is queued or in flight.
+func (r *Router) Busy() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.pending) > 0 || len(r.queued) > 0 || len(r.initWait) > 0
+}
+
+// Up gives the router a new upstream process: it sends the upstream its
+// initialize (with the first client's parameters) and, once answered,
+// the requests that waited. write sends one frame (without its newline) to
+// the upstream's stdin; it is called from one goroutine, in order.
+func (r *Router) Up(write func([]byte) error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.up != nil {
+		r.up.close()
+	}
+	var box *outbox
+	box = newOutbox(r.opts.UpstreamLimit, write, func(err error) {
+		if errors.Is(err, errOverflow) {
+			r.mu.Lock()
+			if r.up == box {
+				r.opts.Trouble(fmt.Errorf("%s stopped reading its stdin", r.opts.Name))
+			}
+			r.mu.Unlock()
+		}
+		// A failed write: the upstream is gone, and its exit says so.
+	})
+	r.up = box
+	r.state = starting
+	r.failure = nil
+	r.upLevel = -1
+	if r.initParams == nil {
+		return // nobody asked yet; the first initialize will
+	}
+	r.sendInitialize()
+}
+
+// sendInitialize sends the upstream its initialize; r.mu is held.
+func (r *Router) sendInitialize() {
+	r.nextID++
+	key := idKey(strconv.AppendInt(nil, r.nextID, 10))
+	r.initID = key
+	r.pending[key] = &pend{method: "initialize", internal: r.initialized}
+	r.sendUp(requestFrame(strconv.AppendInt(nil, r.nextID, 10), "initialize", r.initParams))
+}
+
+// initialized handles the upstream's answer to initialize; r.mu is held.
+func (r *Router) initialized(result, errObj json.RawMessage) {
+	r.initID = ""
+	if errObj != nil {
+		err := fmt.Errorf("%s refused initialize: %s", r.opts.Name, errorMessage(errObj))
+		for _, w := range r.initWait {
+			w.c.push(responseFrame(w.id, nil, errObj))
+		}
+		r.initWait = nil
+		r.opts.Trouble(err)
+		return
+	}
+	r.initResult = result
+	r.upCaps = parseUpstreamCaps(result)
+	r.state = ready
+	r.sendUp(notificationFrame("notifications/initialized", nil))
+	for _, w := range r.initWait {
+		w.c.push(responseFrame(w.id, result, nil))
+	}
+	r.initWait = nil
+	// A restarted upstream: what clients had open is opened again.
+	for uri := range r.subs {
+		r.internalRequest("resources/subscribe", mustJSON(map[string]string{"uri": uri}))
+	}
+	if lvl := r.minLevel(); lvl >= 0 {
+		r.upLevel = lvl
+		r.internalRequest("logging/setLevel", mustJSON(map[string]string{"level": levelNames[lvl]}))
+	}
+	queued := r.queued
+	r.queued = nil
+	for _, q := range queued {
+		if q.c.gone {
+			continue
+		}
+		r.forward(q.c, q.msg, q.params)
+	}
+	r.opts.Ready()
+}
+
+// Down tells the router its upstream is gone (why names the cause, with the
+// server and its log). Every request in flight or queued is answered with
+// the error at once; the next request asks for a new upstream (Wake).
+// failed marks the instance failed: until Up, requests get the error
+// without a new upstream being asked for.
+func (r *Router) Down(why error, failed bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.state = down
+	if r.up != nil {
+		r.up.close()
+		r.up = nil
+	}
+	if failed {
+		r.failure = why
+	}
+	msg := rpcError(CodeUpstream, why.Error())
+	for _, w := range r.initWait {
+		w.c.push(responseFrame(w.id, nil, msg))
+	}
+	r.initWait = nil
+	for _, q := range r.queued {
+		q.c.push(responseFrame(q.msg.ID.Raw(), nil, msg))
+	}
+	r.queued = nil
+	for k, p := range r.pending {
+		if p.c != nil && !p.c.gone {
+			p.c.push(responseFrame(p.id, nil, msg))
+			delete(p.c.inflight, p.clientK)
+		}
+		delete(r.pending, k)
+	}
+	clear(r.progress)
+	// Requests the old upstream made of clients: their answers have nowhere
+	// to go.
+	clear(r.s2c)
+	clear(r.s2cUp)
+	r.initID = ""
+	r.cacheGen++
+	clear(r.cache)
+}
+
+// ErrNotJSONRPC: a line of the upstream's stdout is not a JSON-RPC message.
+var ErrNotJSONRPC = errors.New("not a JSON-RPC message")
+
+// FromUpstream routes one line the upstream wrote. A line that is not
+// JSON-RPC (a server printing to stdout) is not routed: the error says so,
+// and the instance decides what that means.
+func (r *Router) FromUpstream(line []byte) error {
+	msg, perr := jsonrpc.Parse(line)
+	if perr != nil {
+		return ErrNotJSONRPC
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.up == nil {
+		return nil
+	}
+	switch msg.Kind {
+	case jsonrpc.Response:
+		r.upstreamResponse(msg)
+	case jsonrpc.Request:
+		r.upstreamRequest(msg)
+	case jsonrpc.Notification:
+		r.upstreamNotification(msg)
+	}
+	return nil
+}
+
+// ClearFailure lets the next request ask for an upstream again after the
+// instance was marked failed (a restart by hand).
+func (r *Router) ClearFailure() {
+	r.mu.Lock()
+	r.failure = nil
+	r.mu.Unlock()
+}
+
+// ProtocolVersion is the version the upstream answered initialize with (""
+// before it has).
+func (r *Router) ProtocolVersion() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var res struct {
+		ProtocolVersion string `json:"protocolVersion"`
+	}
+	_ = json.Unmarshal(r.initResult, &res)
+	return res.ProtocolVersion
+}
+
+// internalRequest sends a request of hearth's own whose answer is dropped;
+// r.mu is held.
+func (r *Router) internalRequest(method string, params json.RawMessage) {
+	if r.up == nil {
+		return
+	}
+	r.nextID++
+	id := strconv.AppendInt(nil, r.nextID, 10)
+	r.pending[idKey(id)] = &pend{method: method, internal: func(json.RawMessage, json.RawMessage) {}}
+	r.sendUp(requestFrame(id, method, params))
+}
+
+// UpstreamError words a failure for a client: it names the server and
+// where its log is.
+func (r *Router) UpstreamError(format string, args ...any) error {
+	msg := fmt.Sprintf(format, args...)
+	if r.opts.LogPath != "" {
+		msg += " (its log: " + r.opts.LogPath + ")"
+	}
+	return errors.New(msg)
+}
+
+// rootsResult is the answer to roots/list on a directory instance.
+func rootsResult(dir string) json.RawMessage {
+	u := url.URL{Scheme: "file", Path: filepath.ToSlash(dir)}
+	return mustJSON(map[string]any{"roots": []map[string]string{{"uri": u.String(), "name": filepath.Base(dir)}}})
+}
+
+func mustJSON(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+func errorMessage(errObj json.RawMessage) string {
+	var e struct {
+		Message string `json:"message"`
+	}
+	if json.Unmarshal(errObj, &e) != nil || e.Message == "" {
+		return string(errObj)
+	}
+	return e.Message
+}
+
+func parseUpstreamCaps(result json.RawMessage) upstreamCaps {
+	var r struct {
+		Capabilities struct {
+			Tools     *struct{ ListChanged bool } `json:"tools"`
+			Prompts   *struct{ ListChanged bool } `json:"prompts"`
+			Resources *struct{ ListChanged bool } `json:"resources"`
+		} `json:"capabilities"`
+	}
+	_ = json.Unmarshal(result, &r)
+	var c upstreamCaps
+	c.toolsChanged = r.Capabilities.Tools != nil && r.Capabilities.Tools.ListChanged
+	c.promptsChanged = r.Capabilities.Prompts != nil && r.Capabilities.Prompts.ListChanged
+	c.resourcesChanged = r.Capabilities.Resources != nil && r.Capabilities.Resources.ListChanged
+	return c
+}
+
+// Log levels (RFC 5424 order, most verbose first).
+var levelNames = []string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
+
+func levelOf(name string) int {
+	for i, n := range levelNames {
+		if n == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// minLevel is the most verbose level any client asked for (-1: none asked);
+// r.mu is held.
+func (r *Router) minLevel() int {
+	m := -1
+	for c := range r.clients {
+		if c.level >= 0 && (m < 0 || c.level < m) {
+			m = c.level
+		}
+	}
+	return m
+}

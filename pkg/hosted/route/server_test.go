@@ -1,0 +1,135 @@
+package route
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// testServer is the go-sdk server the router tests host. Its "wait" tool
+// blocks until the test releases it (or it is cancelled), after sending a
+// progress notification and a log message, so tests can hold several
+// clients' calls in flight at once.
+type testServer struct {
+	srv *mcp.Server
+
+	mu        sync.Mutex
+	release   map[string]chan struct{}
+	started   map[string]chan struct{}
+	cancelled []string
+	subs      []string // "+uri" and "-uri" as the upstream saw them
+}
+
+func newTestServer() *testServer {
+	ts := &testServer{release: map[string]chan struct{}{}, started: map[string]chan struct{}{}}
+	ts.srv = mcp.NewServer(&mcp.Implementation{Name: "testserver", Version: "1.0.0"}, &mcp.ServerOptions{
+		Instructions: "a server of the router's tests",
+		SubscribeHandler: func(_ context.Context, req *mcp.SubscribeRequest) error {
+			ts.mu.Lock()
+			ts.subs = append(ts.subs, "+"+req.Params.URI)
+			ts.mu.Unlock()
+			return nil
+		},
+		UnsubscribeHandler: func(_ context.Context, req *mcp.UnsubscribeRequest) error {
+			ts.mu.Lock()
+			ts.subs = append(ts.subs, "-"+req.Params.URI)
+			ts.mu.Unlock()
+			return nil
+		},
+	})
+	type textArgs struct {
+		Text string `json:"text"`
+	}
+	mcp.AddTool(ts.srv, &mcp.Tool{Name: "echo", Description: "echoes text"}, func(_ context.Context, _ *mcp.CallToolRequest, a textArgs) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: a.Text}}}, nil, nil
+	})
+	type waitArgs struct {
+		Key string `json:"key"`
+	}
+	mcp.AddTool(ts.srv, &mcp.Tool{Name: "wait", Description: "waits to be released"}, func(ctx context.Context, req *mcp.CallToolRequest, a waitArgs) (*mcp.CallToolResult, any, error) {
+		rel, st := ts.gate(a.Key)
+		if tok := req.Params.GetProgressToken(); tok != nil {
+			req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: 1, Total: 2, Message: "progress of " + a.Key})
+		}
+		req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "info", Data: "log of " + a.Key})
+		close(st)
+		select {
+		case <-rel:
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "released " + a.Key}}}, nil, nil
+		case <-ctx.Done():
+			ts.mu.Lock()
+			ts.cancelled = append(ts.cancelled, a.Key)
+			ts.mu.Unlock()
+			return nil, nil, ctx.Err()
+		}
+	})
+	mcp.AddTool(ts.srv, &mcp.Tool{Name: "sample", Description: "asks its client to sample"}, func(ctx context.Context, req *mcp.CallToolRequest, a textArgs) (*mcp.CallToolResult, any, error) {
+		res, err := req.Session.CreateMessage(ctx, &mcp.CreateMessageParams{MaxTokens: 10,
+			Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: a.Text}}}})
+		if err != nil {
+			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "sampling failed: " + err.Error()}}}, nil, nil
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "sampled: " + res.Content.(*mcp.TextContent).Text}}}, nil, nil
+	})
+	mcp.AddTool(ts.srv, &mcp.Tool{Name: "roots", Description: "lists its client's roots"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		res, err := req.Session.ListRoots(ctx, nil)
+		if err != nil {
+			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "roots failed: " + err.Error()}}}, nil, nil
+		}
+		var uris []string
+		for _, r := range res.Roots {
+			uris = append(uris, r.URI)
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.Join(uris, ",")}}}, nil, nil
+	})
+	ts.srv.AddResource(&mcp.Resource{URI: "test://a", Name: "a"}, func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: "test://a", Text: "a"}}}, nil
+	})
+	return ts
+}
+
+func (ts *testServer) gate(key string) (release, started chan struct{}) {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	if ts.release[key] == nil {
+		ts.release[key] = make(chan struct{})
+	}
+	if ts.started[key] == nil {
+		ts.started[key] = make(chan struct{})
+	}
+	return ts.release[key], ts.started[key]
+}
+
+// waitStarted blocks until the wait call of key runs.
+func (ts *testServer) waitStarted(key string) {
+	_, st := ts.gate(key)
+	<-st
+}
+
+func (ts *testServer) releaseKey(key string) {
+	rel, _ := ts.gate(key)
+	close(rel)
+}
+
+func (ts *testServer) cancelledKeys() string {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	return strings.Join(ts.cancelled, ",")
+}
+
+func (ts *testServer) subscriptions() string {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	return strings.Join(ts.subs, ",")
+}
+
+func callFrame(id, tool, args string) string {
+	return fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"method":"tools/call","params":{"name":%q,"arguments":%s}}`, id, tool, args)
+}
+
+func callWithToken(id, tool, args, token string) string {
+	return fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"method":"tools/call","params":{"name":%q,"arguments":%s,"_meta":{"progressToken":%s}}}`, id, tool, args, token)
+}

@@ -1,0 +1,210 @@
+package route
+
+import (
+	"encoding/json"
+	"strconv"
+
+	"github.com/hearth-mcp/hearth/pkg/jsonrpc"
+)
+
+// upstreamResponse returns an answer to the client whose request it is,
+// under the client's own id; r.mu is held.
+func (r *Router) upstreamResponse(msg *jsonrpc.Message) {
+	k := idKey(msg.ID.Raw())
+	p, ok := r.pending[k]
+	if !ok {
+		return // an answer to nothing in flight (or to a cancelled request of a gone client)
+	}
+	delete(r.pending, k)
+	if p.token != "" {
+		delete(r.progress, p.token)
+	}
+	if p.internal != nil {
+		p.internal(msg.Result, msg.Error)
+		return
+	}
+	if p.c == nil || p.c.gone {
+		return
+	}
+	delete(p.c.inflight, p.clientK)
+	if p.cacheKey != "" && msg.Error == nil && p.cacheGen == r.cacheGen {
+		r.cache[p.cacheKey] = msg.Result
+	}
+	if p.uri != "" && msg.Error != nil {
+		// The upstream refused: the client holds no subscription.
+		delete(p.c.subs, p.uri)
+		if subs := r.subs[p.uri]; subs != nil {
+			delete(subs, p.c)
+			if len(subs) == 0 {
+				delete(r.subs, p.uri)
+			}
+		}
+	}
+	p.c.push(responseFrame(p.id, msg.Result, msg.Error))
+}
+
+// upstreamRequest routes a request the upstream makes of a client: ping is
+// answered here, roots/list on a directory instance too; anything else goes
+// to the one client whose request caused it when that is certain, or is
+// refused (decision 0035); r.mu is held.
+func (r *Router) upstreamRequest(msg *jsonrpc.Message) {
+	id := msg.ID.Raw()
+	switch {
+	case msg.Method == "ping":
+		r.sendUp(responseFrame(id, json.RawMessage(`{}`), nil))
+		return
+	case msg.Method == "roots/list" && r.opts.RootDir != "":
+		r.sendUp(responseFrame(id, rootsResult(r.opts.RootDir), nil))
+		return
+	}
+	target, why := r.causingClient()
+	if target == nil {
+		r.sendUp(responseFrame(id, nil, rpcError(CodeShared, why)))
+		return
+	}
+	if missing := target.lacks(msg.Method); missing != "" {
+		r.sendUp(responseFrame(id, nil, rpcError(jsonrpc.CodeMethodNotFound,
+			"the client this "+msg.Method+" is for did not declare the "+missing+" capability")))
+		return
+	}
+	r.nextS2C++
+	cid := strconv.AppendInt(nil, r.nextS2C, 10)
+	k := idKey(cid)
+	r.s2c[k] = &s2cReq{c: target, upID: append(json.RawMessage(nil), id...)}
+	r.s2cUp[idKey(id)] = k
+	target.push(requestFrame(cid, msg.Method, msg.Params))
+}
+
+// causingClient is the client a server-to-client request is for when that
+// is certain: the single client of a client instance, or on a shared one
+// the only client with a request in flight. Otherwise it says why not;
+// r.mu is held.
+func (r *Router) causingClient() (*Client, string) {
+	if r.opts.Mode == Single {
+		for c := range r.clients {
+			return c, ""
+		}
+		return nil, "hearth: no client is attached to " + r.opts.Name
+	}
+	var only *Client
+	n := 0
+	for c := range r.clients {
+		if len(c.inflight) > 0 {
+			only = c
+			n++
+		}
+	}
+	switch n {
+	case 1:
+		return only, ""
+	case 0:
+		return nil, "hearth: " + r.opts.Name + " is shared by several clients and no client has a request in flight, " +
+			"so which client this request is for is not certain; it is refused (run the server with sharing = \"client\" to send it its client's requests)"
+	default:
+		return nil, "hearth: " + r.opts.Name + " is shared and " + strconv.Itoa(n) + " clients have requests in flight, " +
+			"so which client this request is for is not certain; it is refused (run the server with sharing = \"client\" to send it its client's requests)"
+	}
+}
+
+// lacks names the capability a request needs that the client did not
+// declare ("" when it has it, or the method needs none hearth knows of).
+func (c *Client) lacks(method string) string {
+	switch method {
+	case "sampling/createMessage":
+		if !c.caps.sampling {
+			return "sampling"
+		}
+	case "elicitation/create":
+		if !c.caps.elicitation {
+			return "elicitation"
+		}
+	case "roots/list":
+		if !c.caps.roots {
+			return "roots"
+		}
+	}
+	return ""
+}
+
+// upstreamNotification routes a notification of the upstream; r.mu is held.
+func (r *Router) upstreamNotification(msg *jsonrpc.Message) {
+	switch msg.Method {
+	case "notifications/progress":
+		p, ok := decodeObject(msg.Params)
+		if !ok {
+			return
+		}
+		var tok string
+		if json.Unmarshal(p["progressToken"], &tok) != nil {
+			return
+		}
+		pd := r.progress[tok]
+		if pd == nil || pd.c == nil {
+			return // a token hearth never gave, or of a request already answered
+		}
+		p["progressToken"] = pd.clientT
+		pd.c.push(notificationFrame(msg.Method, p.encode()))
+	case "notifications/cancelled":
+		// The upstream gave up a request it made of a client.
+		p, ok := decodeObject(msg.Params)
+		if !ok {
+			return
+		}
+		k, ok := r.s2cUp[idKey(p["requestId"])]
+		if !ok {
+			return
+		}
+		s := r.s2c[k]
+		delete(r.s2c, k)
+		delete(r.s2cUp, idKey(p["requestId"]))
+		p["requestId"] = json.RawMessage(k[1:])
+		s.c.push(notificationFrame(msg.Method, p.encode()))
+	case "notifications/message":
+		r.logMessage(msg)
+	case "notifications/resources/updated":
+		if r.opts.Mode == Single {
+			r.broadcast(msg)
+			return
+		}
+		p, _ := decodeObject(msg.Params)
+		for c := range r.subs[p.str("uri")] {
+			c.push(notificationFrame(msg.Method, msg.Params))
+		}
+	case "notifications/tools/list_changed", "notifications/prompts/list_changed", "notifications/resources/list_changed":
+		r.cacheGen++
+		clear(r.cache)
+		r.broadcast(msg)
+	default:
+		r.broadcast(msg)
+	}
+}
+
+func (r *Router) broadcast(msg *jsonrpc.Message) {
+	f := notificationFrame(msg.Method, msg.Params)
+	for c := range r.clients {
+		c.push(f)
+	}
+}
+
+// logMessage sends a log message to the client it belongs to, when that is
+// certain (the only client with a request in flight), else to every client;
+// each gets it only if its own level lets it through; r.mu is held.
+func (r *Router) logMessage(msg *jsonrpc.Message) {
+	p, _ := decodeObject(msg.Params)
+	lvl := levelOf(p.str("level"))
+	f := notificationFrame(msg.Method, msg.Params)
+	deliver := func(c *Client) {
+		if c.level < 0 || lvl < 0 || lvl >= c.level {
+			c.push(f)
+		}
+	}
+	if r.opts.Mode == Shared {
+		if c, _ := r.causingClient(); c != nil {
+			deliver(c)
+			return
+		}
+	}
+	for c := range r.clients {
+		deliver(c)
+	}
+}

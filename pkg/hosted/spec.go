@@ -1,0 +1,158 @@
+// Package hosted owns the instances of hosted MCP servers (docs/architecture.md,
+// "Hosted servers"): the table of instances by key, their lifecycle (lazy
+// start on the first client, idle stop after the last, restart with backoff
+// after a crash, a crash loop marked failed with the last lines of its
+// stderr), each instance's capped stderr log, and one route.Router per
+// instance. Child processes are started by pkg/supervisor, in a process group
+// of their own with the parent-death signal, and stopped with SIGTERM to the
+// group, then SIGKILL after the grace.
+package hosted
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/hearth-mcp/hearth/pkg/repo"
+)
+
+// Sharing is how an instance is shared among clients.
+type Sharing string
+
+// The sharing modes (docs/decisions/0032-hosted-instance-key.md).
+const (
+	// Global: one instance per user.
+	Global Sharing = "global"
+	// Directory: one instance per client directory, or the repository
+	// holding it (the default: many servers read their working directory).
+	Directory Sharing = "directory"
+	// PerClient: one instance per client connection, nothing shared, every
+	// request passed through; for stateful servers such as browsers.
+	PerClient Sharing = "client"
+)
+
+// ParseSharing reads a sharing mode ("" is the default, directory).
+func ParseSharing(s string) (Sharing, error) {
+	switch Sharing(s) {
+	case "":
+		return Directory, nil
+	case Global, Directory, PerClient:
+		return Sharing(s), nil
+	}
+	return "", fmt.Errorf("sharing %q: want global, directory or client", s)
+}
+
+// Restart policies.
+const (
+	RestartOnFailure = "on-failure" // the default: restart on the next request, with backoff
+	RestartNever     = "never"      // an upstream that exits is failed until restarted by hand
+)
+
+// Defaults.
+const (
+	DefaultIdleTimeout = 5 * time.Minute
+	DefaultInitTimeout = 30 * time.Second
+	// crashLoop consecutive failed starts mark an instance failed.
+	crashLoop = 5
+	// steadyRun is how long an upstream must run to count as started well:
+	// its next failure starts a new count.
+	steadyRun = 10 * time.Second
+)
+
+// Spec is what to run: a [servers.NAME] table of the config file, or a
+// client's inline `hearth run -- COMMAND ARGS...`.
+type Spec struct {
+	Name    string   // the config's name; "" for an inline command
+	Command string   // the program, resolved to an absolute path when found on PATH
+	Args    []string //
+	// Env is what the client's entry (or the config) sets, NAME=VALUE; the
+	// upstream gets the daemon's environment with these over it. Values are
+	// secrets as far as hearth knows: they go into the key's hash, never into
+	// a log or a status.
+	Env     []string
+	Dir     string // working directory; "" is the scope's directory (directory, client) or the home directory (global)
+	Sharing Sharing
+	// IdleTimeout: how long an instance without clients stays (0: the default).
+	IdleTimeout time.Duration
+	InitTimeout time.Duration // 0: the default
+	Restart     string        // RestartOnFailure (""), RestartNever
+	Grace       time.Duration // SIGTERM-to-SIGKILL grace (0: the supervisor's)
+}
+
+// Label names the server for people: its config name, else its command and
+// arguments.
+func (s Spec) Label() string {
+	if s.Name != "" {
+		return s.Name
+	}
+	parts := append([]string{filepath.Base(s.Command)}, s.Args...)
+	label := strings.Join(parts, " ")
+	if len(label) > 80 {
+		label = label[:77] + "..."
+	}
+	return label
+}
+
+// EnvNames are the names of the variables the spec sets (no values).
+func (s Spec) EnvNames() []string {
+	names := make([]string, 0, len(s.Env))
+	for _, kv := range s.Env {
+		name, _, _ := strings.Cut(kv, "=")
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// Scope is the part of an instance's key that is not the spec: the
+// directory of a directory instance, the connection of a client one.
+func (s Spec) Scope(clientDir string, conn uint64) string {
+	switch s.Sharing {
+	case Global:
+		return ""
+	case PerClient:
+		return fmt.Sprintf("connection %d", conn)
+	}
+	return ScopeDir(clientDir)
+}
+
+// ScopeDir is the directory a directory instance is for: the repository
+// holding the client's directory, else that directory itself.
+func ScopeDir(clientDir string) string {
+	if clientDir == "" {
+		return ""
+	}
+	if root, ok := repo.WalkUp(clientDir); ok {
+		return root
+	}
+	return clientDir
+}
+
+// Key is the instance key: a hash of the resolved command, its arguments,
+// the environment the entry set, the working directory, the sharing mode
+// and the scope (decision 0032). Two windows with the same entry share an
+// instance; an entry that sets another token gets its own.
+func (s Spec) Key(scope string) string {
+	h := sha256.New()
+	field := func(v string) { fmt.Fprintf(h, "%d:%s\x00", len(v), v) }
+	field(s.Name)
+	field(s.Command)
+	field(fmt.Sprint(len(s.Args)))
+	for _, a := range s.Args {
+		field(a)
+	}
+	env := slices.Clone(s.Env)
+	slices.Sort(env)
+	field(fmt.Sprint(len(env)))
+	for _, kv := range env {
+		field(kv)
+	}
+	field(s.Dir)
+	field(string(s.Sharing))
+	field(scope)
+	return hex.EncodeToString(h.Sum(nil))[:16]
+}

@@ -1,0 +1,86 @@
+package hosted
+
+import (
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Status describes one instance for hearthd status and daemon_status. It
+// holds no environment value: only the names of the variables set.
+type Status struct {
+	Server        string   `json:"server"` // the config name, else the command and arguments
+	Name          string   `json:"name,omitempty"`
+	Command       string   `json:"command"`
+	Sharing       string   `json:"sharing"`
+	Scope         string   `json:"scope,omitempty"` // the directory, or the connection, it is for
+	Key           string   `json:"key"`
+	State         string   `json:"state"` // idle, starting, running, failed
+	Pid           int      `json:"pid,omitempty"`
+	Era           string   `json:"era,omitempty"` // the protocol version the upstream answered initialize with
+	Clients       int      `json:"clients"`
+	RSSBytes      int64    `json:"rssBytes,omitempty"` // of its whole process group
+	UptimeSeconds float64  `json:"uptimeSeconds,omitempty"`
+	Restarts      int      `json:"restarts"`
+	LastError     string   `json:"lastError,omitempty"`
+	Log           string   `json:"log"`
+	EnvNames      []string `json:"envNames,omitempty"`
+}
+
+func (in *Instance) status() Status {
+	in.mu.Lock()
+	st := Status{
+		Server: in.spec.Label(), Name: in.spec.Name, Command: in.spec.Command, Sharing: string(in.spec.Sharing),
+		Scope: in.scope, Key: in.key, Clients: in.clients, Restarts: in.restarts, LastError: in.lastErr,
+		Log: in.logPath, EnvNames: in.spec.EnvNames(),
+	}
+	switch {
+	case in.failed != nil:
+		st.State = "failed"
+	case in.proc != nil && in.ready:
+		st.State = "running"
+	case in.proc != nil || in.starting:
+		st.State = "starting"
+	default:
+		st.State = "idle"
+	}
+	if in.proc != nil {
+		st.Pid = in.proc.Pid
+		st.UptimeSeconds = time.Since(in.startedAt).Round(time.Second).Seconds()
+	}
+	in.mu.Unlock()
+	st.Era = in.r.ProtocolVersion()
+	if st.Pid > 0 {
+		st.RSSBytes = groupRSS(st.Pid)
+	}
+	return st
+}
+
+// groupRSS sums the resident memory of every process in the group (Linux;
+// 0 elsewhere): a server started through npx is several processes.
+func groupRSS(pgid int) int64 {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0
+	}
+	want := strconv.Itoa(pgid)
+	var total int64
+	for _, e := range entries {
+		if e.Name()[0] < '0' || e.Name()[0] > '9' {
+			continue
+		}
+		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		s := string(stat)
+		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(f) < 22 || f[2] != want {
+			continue
+		}
+		pages, _ := strconv.ParseInt(f[21], 10, 64) // rss, in pages
+		total += pages * int64(os.Getpagesize())
+	}
+	return total
+}

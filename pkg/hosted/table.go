@@ -1,0 +1,193 @@
+package hosted
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"sync"
+
+	"go.uber.org/zap"
+
+	"github.com/hearth-mcp/hearth/pkg/hosted/route"
+	"github.com/hearth-mcp/hearth/pkg/supervisor"
+)
+
+// Table holds the daemon's hosted instances by key.
+type Table struct {
+	sup    *supervisor.Supervisor
+	logDir string
+	log    *zap.Logger
+	logCap int64
+
+	mu     sync.Mutex
+	inst   map[string]*Instance
+	closed bool
+}
+
+// Options configure a Table.
+type Options struct {
+	Supervisor *supervisor.Supervisor
+	// LogDir holds each instance's stderr log (created when needed).
+	LogDir string
+	Logger *zap.Logger
+	LogCap int64 // bytes of one log before it is rotated (0: DefaultLogCap)
+}
+
+// NewTable returns an empty table.
+func NewTable(o Options) *Table {
+	if o.Logger == nil {
+		o.Logger = zap.NewNop()
+	}
+	if o.LogCap <= 0 {
+		o.LogCap = DefaultLogCap
+	}
+	return &Table{sup: o.Supervisor, logDir: o.LogDir, log: o.Logger, logCap: o.LogCap, inst: map[string]*Instance{}}
+}
+
+// ErrClosed: the table is shutting down.
+var ErrClosed = errors.New("the daemon is shutting down")
+
+// Session is one client connection attached to an instance.
+type Session struct {
+	inst *Instance
+	c    *route.Client
+	once sync.Once
+}
+
+// Handle routes one frame (a line, without its newline) the client sent.
+func (s *Session) Handle(line []byte) { s.c.Handle(line) }
+
+// Detach ends the client's attachment; the instance may stop after its idle
+// timeout.
+func (s *Session) Detach() {
+	s.once.Do(func() {
+		s.c.Detach()
+		s.inst.detached()
+	})
+}
+
+// Instance is the key of the instance the session is attached to.
+func (s *Session) Instance() string { return s.inst.key }
+
+// Attach attaches a client to the instance of spec for its directory and
+// connection (creating it; its upstream starts with the first request).
+// write sends the client one frame (without its newline), from one
+// goroutine at a time; gone is called if the client is given up.
+func (t *Table) Attach(spec Spec, clientDir string, conn uint64, write func([]byte) error, gone func(error)) (*Session, error) {
+	scope := spec.Scope(clientDir, conn)
+	key := spec.Key(scope)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return nil, ErrClosed
+	}
+	in := t.inst[key]
+	if in == nil {
+		in = t.newInstance(spec, key, scope, clientDir)
+		t.inst[key] = in
+	}
+	in.attached()
+	return &Session{inst: in, c: in.r.Attach(write, gone)}, nil
+}
+
+// logName is a file name for an instance's log: its label made safe, and
+// its key.
+var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+
+func (t *Table) logPath(spec Spec, key string) string {
+	base := unsafeName.ReplaceAllString(spec.Label(), "_")
+	if len(base) > 40 {
+		base = base[:40]
+	}
+	return filepath.Join(t.logDir, base+"-"+key+".log")
+}
+
+// remove drops an instance that has stopped for good.
+func (t *Table) remove(in *Instance) {
+	t.mu.Lock()
+	if t.inst[in.key] == in {
+		delete(t.inst, in.key)
+	}
+	t.mu.Unlock()
+}
+
+// Statuses describes every instance, ordered by label then key.
+func (t *Table) Statuses() []Status {
+	t.mu.Lock()
+	list := make([]*Instance, 0, len(t.inst))
+	for _, in := range t.inst {
+		list = append(list, in)
+	}
+	t.mu.Unlock()
+	out := make([]Status, 0, len(list))
+	for _, in := range list {
+		out = append(out, in.status())
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Server != out[j].Server {
+			return out[i].Server < out[j].Server
+		}
+		return out[i].Key < out[j].Key
+	})
+	return out
+}
+
+// matching are the instances whose label or key is name.
+func (t *Table) matching(name string) []*Instance {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var out []*Instance
+	for _, in := range t.inst {
+		if in.spec.Label() == name || in.key == name || (in.spec.Name == "" && filepath.Base(in.spec.Command) == name) {
+			out = append(out, in)
+		}
+	}
+	return out
+}
+
+// Restart stops the upstream of every instance named name (a config name,
+// a command's base name or a key) and clears a failure; the next request
+// starts a fresh one. It returns how many instances it restarted.
+func (t *Table) Restart(name string) int {
+	list := t.matching(name)
+	for _, in := range list {
+		in.restart()
+	}
+	return len(list)
+}
+
+// Stop stops every instance named name for good: its clients get an error
+// for each request until they reconnect. It returns how many it stopped.
+func (t *Table) Stop(name string) int {
+	list := t.matching(name)
+	for _, in := range list {
+		in.stopForGood(fmt.Errorf("%s was stopped by hearthd servers stop", in.spec.Label()))
+	}
+	return len(list)
+}
+
+// Close stops every instance (daemon shutdown).
+func (t *Table) Close() {
+	t.mu.Lock()
+	t.closed = true
+	list := make([]*Instance, 0, len(t.inst))
+	for _, in := range t.inst {
+		list = append(list, in)
+	}
+	t.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, in := range list {
+		wg.Add(1)
+		go func() { defer wg.Done(); in.stopForGood(ErrClosed) }()
+	}
+	wg.Wait()
+}
+
+func (t *Table) ensureLogDir() {
+	if t.logDir != "" {
+		_ = os.MkdirAll(t.logDir, 0o700)
+	}
+}

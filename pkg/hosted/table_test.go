@@ -1,0 +1,286 @@
+//go:build linux
+
+package hosted
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hearth-mcp/hearth/pkg/supervisor"
+)
+
+func newTable(t *testing.T) *Table {
+	t.Helper()
+	tb := NewTable(Options{Supervisor: supervisor.New(supervisor.Options{Grace: 300 * time.Millisecond}), LogDir: t.TempDir()})
+	t.Cleanup(tb.Close)
+	return tb
+}
+
+// testSpec hosts the test binary as the server of mode.
+func testSpec(mode string, sharing Sharing) Spec {
+	exe, _ := os.Executable()
+	return Spec{Name: "test-" + mode, Command: exe, Env: []string{"HOSTED_TEST_SERVER=" + mode}, Sharing: sharing, IdleTimeout: time.Minute}
+}
+
+type client struct {
+	t      *testing.T
+	s      *Session
+	frames chan map[string]any
+}
+
+var conns uint64
+
+func attach(t *testing.T, tb *Table, spec Spec, dir string) *client {
+	t.Helper()
+	c := &client{t: t, frames: make(chan map[string]any, 64)}
+	conns++
+	s, err := tb.Attach(spec, dir, conns, func(f []byte) error {
+		var m map[string]any
+		if err := json.Unmarshal(f, &m); err != nil {
+			t.Errorf("bad frame %s", f)
+		}
+		m["_text"] = string(f)
+		c.frames <- m
+		return nil
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.s = s
+	return c
+}
+
+func (c *client) call(id int, method, params string) map[string]any {
+	c.t.Helper()
+	c.s.Handle(fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`, id, method, params))
+	return c.reply(15 * time.Second)
+}
+
+func (c *client) reply(within time.Duration) map[string]any {
+	c.t.Helper()
+	deadline := time.After(within)
+	for {
+		select {
+		case m := <-c.frames:
+			if _, ok := m["method"]; !ok {
+				return m
+			}
+		case <-deadline:
+			c.t.Fatalf("no reply within %v", within)
+			return nil
+		}
+	}
+}
+
+func (c *client) initialize() map[string]any {
+	c.t.Helper()
+	m := c.call(0, "initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}`)
+	c.s.Handle([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`))
+	return m
+}
+
+func text(t *testing.T, m map[string]any) string {
+	t.Helper()
+	res, ok := m["result"].(map[string]any)
+	if !ok {
+		t.Fatalf("not a result: %s", m["_text"])
+	}
+	return res["content"].([]any)[0].(map[string]any)["text"].(string)
+}
+
+func alive(pid int) bool { return pid > 0 && syscall.Kill(pid, 0) == nil && !zombie(pid) }
+
+func zombie(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	return f[0] == "Z" || f[0] == "X"
+}
+
+func waitFor(t *testing.T, what string, within time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within %v", what, within)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// Lazy start, one upstream for two clients, idle stop after the last one.
+func TestSharedInstanceStartsLazilyAndStopsWhenIdle(t *testing.T) {
+	tb := newTable(t)
+	spec := testSpec("normal", Global)
+	spec.IdleTimeout = 300 * time.Millisecond
+	a, b := attach(t, tb, spec, "/a"), attach(t, tb, spec, "/b")
+	if st := tb.Statuses(); len(st) != 1 || st[0].Pid != 0 || st[0].Clients != 2 || st[0].State != "idle" {
+		t.Fatalf("before any request: %+v", st)
+	}
+	a.initialize()
+	b.initialize()
+	pa := text(t, a.call(1, "tools/call", `{"name":"echo","arguments":{"text":"a"}}`))
+	pb := text(t, b.call(1, "tools/call", `{"name":"echo","arguments":{"text":"b"}}`))
+	if strings.Fields(pa)[2] != strings.Fields(pb)[2] {
+		t.Fatalf("two upstreams: %q %q", pa, pb)
+	}
+	st := tb.Statuses()[0]
+	if st.State != "running" || st.Era != "2025-11-25" || st.RSSBytes == 0 || st.Server != "test-normal" || strings.Join(st.EnvNames, ",") != "HOSTED_TEST_SERVER" {
+		t.Fatalf("status: %+v", st)
+	}
+	a.s.Detach()
+	b.s.Detach()
+	waitFor(t, "idle stop", 5*time.Second, func() bool { return !alive(st.Pid) && len(tb.Statuses()) == 0 })
+}
+
+// The upstream killed mid-call: the caller is answered at once with an
+// error naming the server and its log; the next call restarts it.
+func TestUpstreamKilledMidCall(t *testing.T) {
+	tb := newTable(t)
+	a := attach(t, tb, testSpec("normal", Global), "/a")
+	a.initialize()
+	a.s.Handle([]byte(`{"jsonrpc":"2.0","id":"h","method":"tools/call","params":{"name":"hang","arguments":{}}}`))
+	var pid int
+	waitFor(t, "running", 10*time.Second, func() bool { st := tb.Statuses(); pid = st[0].Pid; return st[0].State == "running" })
+	time.Sleep(100 * time.Millisecond)
+	syscall.Kill(pid, syscall.SIGKILL)
+	m := a.reply(time.Second)
+	msg := m["_text"].(string)
+	if m["id"] != "h" || !strings.Contains(msg, "test-normal exited (killed by signal: killed)") && !strings.Contains(msg, "test-normal exited") || !strings.Contains(msg, ".log") {
+		t.Fatalf("in-flight answer: %s", msg)
+	}
+	if out := text(t, a.call(2, "tools/call", `{"name":"echo","arguments":{"text":"again"}}`)); !strings.HasPrefix(out, "again") {
+		t.Fatalf("after the crash: %q", out)
+	}
+	if st := tb.Statuses()[0]; st.Restarts != 1 || st.Pid == pid || !strings.Contains(st.LastError, "exited") {
+		t.Fatalf("status: %+v", st)
+	}
+}
+
+// Bad upstreams each give a clear error naming the server and its log, and
+// another instance keeps serving.
+func TestBadUpstreams(t *testing.T) {
+	tb := newTable(t)
+	good := attach(t, tb, testSpec("normal", Global), "/g")
+	good.initialize()
+	missing := testSpec("normal", Global)
+	missing.Name, missing.Command = "missing", "/no/such/server"
+	silent := testSpec("silent", Global)
+	silent.InitTimeout = 500 * time.Millisecond
+	for _, tc := range []struct {
+		spec Spec
+		want string
+	}{
+		{missing, "missing could not be started"},
+		{testSpec("exit", Global), "cannot open the widget database"},
+		{testSpec("garbage", Global), "wrote something other than JSON-RPC to its stdout: \"Server listening on port 3000\""},
+		{silent, "never answered initialize within 500ms"},
+	} {
+		c := attach(t, tb, tc.spec, "/x")
+		m := c.initialize()
+		msg, _ := m["error"].(map[string]any)["message"].(string)
+		if !strings.Contains(msg, tc.want) || !strings.Contains(msg, tc.spec.Label()) || !strings.Contains(msg, filepath.Join(tb.logDir, "")) {
+			t.Errorf("%s: got %q, want %q with the server and its log", tc.spec.Label(), msg, tc.want)
+		}
+		if out := text(t, good.call(9, "tools/call", `{"name":"echo","arguments":{"text":"ok"}}`)); !strings.HasPrefix(out, "ok") {
+			t.Fatalf("the good instance after %s: %q", tc.spec.Label(), out)
+		}
+		c.s.Detach()
+	}
+}
+
+// A server that exits at once, again and again, is marked failed with its
+// last stderr lines; requests then fail at once; a restart clears it.
+func TestCrashLoopIsMarkedFailed(t *testing.T) {
+	tb := newTable(t)
+	spec := testSpec("exit", Global)
+	c := attach(t, tb, spec, "/x")
+	var msg string
+	for i := range crashLoop {
+		m := c.call(i, "initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}`)
+		msg = m["error"].(map[string]any)["message"].(string)
+	}
+	if !strings.Contains(msg, "marked failed") || !strings.Contains(msg, "widget database") {
+		t.Fatalf("after %d crashes: %q", crashLoop, msg)
+	}
+	began := time.Now()
+	m := c.call(99, "tools/list", `{}`)
+	if !strings.Contains(m["_text"].(string), "marked failed") || time.Since(began) > time.Second {
+		t.Fatalf("failed instance: %s", m["_text"])
+	}
+	if st := tb.Statuses()[0]; st.State != "failed" || !strings.Contains(st.LastError, "marked failed") {
+		t.Fatalf("status: %+v", st)
+	}
+	if n := tb.Restart("test-exit"); n != 1 {
+		t.Fatalf("restarted %d", n)
+	}
+	if st := tb.Statuses()[0]; st.State == "failed" {
+		t.Fatalf("still failed after restart: %+v", st)
+	}
+}
+
+// A server that ignores its stdin closing and SIGTERM is killed within the
+// grace when its instance stops.
+func TestStubbornServerIsKilledWithinGrace(t *testing.T) {
+	tb := newTable(t)
+	spec := testSpec("stubborn", Global)
+	spec.IdleTimeout = 100 * time.Millisecond
+	c := attach(t, tb, spec, "/x")
+	c.initialize()
+	pid := tb.Statuses()[0].Pid
+	c.s.Detach()
+	began := time.Now()
+	waitFor(t, "the stubborn server's end", 5*time.Second, func() bool { return !alive(pid) })
+	if took := time.Since(began); took > 2*time.Second {
+		t.Fatalf("took %v with a 100ms idle timeout and a 300ms grace", took)
+	}
+}
+
+// Keys: directory instances per repository, an entry with another token
+// gets its own, client instances one per connection; the upstream runs in
+// its directory with the entry's environment.
+func TestInstanceKeys(t *testing.T) {
+	repo := t.TempDir()
+	os.Mkdir(filepath.Join(repo, ".git"), 0o700)
+	sub := filepath.Join(repo, "sub")
+	os.Mkdir(sub, 0o700)
+	other := t.TempDir()
+	spec := testSpec("normal", Directory)
+	token := spec
+	token.Env = append([]string{"API_TOKEN=secret-two"}, spec.Env...)
+	spec.Env = append([]string{"API_TOKEN=secret-one"}, spec.Env...)
+	if spec.Key(ScopeDir(repo)) != spec.Key(ScopeDir(sub)) {
+		t.Fatal("a subdirectory of the repository has another key")
+	}
+	if spec.Key(ScopeDir(repo)) == spec.Key(ScopeDir(other)) {
+		t.Fatal("two directories share a key")
+	}
+	if spec.Key(ScopeDir(repo)) == token.Key(ScopeDir(repo)) {
+		t.Fatal("two tokens share a key")
+	}
+	per := testSpec("normal", PerClient)
+	if per.Key(per.Scope("/x", 1)) == per.Key(per.Scope("/x", 2)) {
+		t.Fatal("two connections share a client instance")
+	}
+	tb := newTable(t)
+	c := attach(t, tb, spec, sub)
+	c.initialize()
+	if out := text(t, c.call(1, "tools/call", `{"name":"env","arguments":{"text":"API_TOKEN"}}`)); out != "secret-one|"+repo {
+		t.Fatalf("env and directory: %q", out)
+	}
+	for _, st := range tb.Statuses() {
+		b, _ := json.Marshal(st)
+		if strings.Contains(string(b), "secret") {
+			t.Fatalf("a secret in the status: %s", b)
+		}
+	}
+}
