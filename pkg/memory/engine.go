@@ -2,11 +2,13 @@ package memory
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 
 	"go.uber.org/zap"
 
+	"github.com/hearth-mcp/hearth/pkg/guard"
 	"github.com/hearth-mcp/hearth/pkg/memory/pgstore"
 	"github.com/hearth-mcp/hearth/pkg/memory/sqlitestore"
 	"github.com/hearth-mcp/hearth/pkg/memory/store"
@@ -79,7 +81,7 @@ func (e Engine) Open(ctx context.Context, log *zap.Logger) (Engines, error) {
 		}
 		st, err := pgstore.Open(ctx, e.dsn, opts)
 		if err != nil {
-			return nil, err // not a nil *pgstore.Store in a non-nil interface
+			return nil, guardRefusal(err) // not a nil *pgstore.Store in a non-nil interface
 		}
 		return st, nil
 	}
@@ -102,7 +104,8 @@ func (e Engine) Check(ctx context.Context) (created bool, err error) {
 	if !e.Server() {
 		return false, nil
 	}
-	return pgstore.Check(ctx, e.dsn, e.build)
+	created, err = pgstore.Check(ctx, e.dsn, e.build)
+	return created, guardRefusal(err)
 }
 
 // Migrate is `hearthd migrate` for a server's database: it creates, moves
@@ -115,7 +118,34 @@ func (e Engine) Migrate(ctx context.Context, adopt bool) (string, error) {
 	}
 	res, err := pgstore.Migrate(ctx, e.dsn, e.build, adopt)
 	if err != nil {
-		return "", err
+		return "", guardRefusal(err)
 	}
 	return res.String(), nil
 }
+
+// guardRefusal makes an engine's refusal of its database's format
+// (*store.FormatError) the version guard's refusal too, so hearthd exits
+// with the guard's code (65 without a marker, 78 for another format) as it
+// does for a data directory; the engine's error stays in the chain, so
+// store.ErrUnavailable still matches. Other errors pass unchanged. (The
+// engines do not import the guard: it is the daemon process's.)
+func guardRefusal(err error) error {
+	var fe *store.FormatError
+	if !errors.As(err, &fe) {
+		return err
+	}
+	code := guard.ExitConfig
+	if fe.Reason == store.ReasonNoMarker {
+		code = guard.ExitDataErr
+	}
+	return refusal{err: err, guard: &guard.Error{ExitCode: code, Reason: fe.Reason, Home: fe.Where, Found: fe.Found, Want: fe.Want, Message: fe.Message}}
+}
+
+// refusal is an engine's error that is also the guard's.
+type refusal struct {
+	err   error
+	guard *guard.Error
+}
+
+func (r refusal) Error() string   { return r.err.Error() }
+func (r refusal) Unwrap() []error { return []error{r.err, r.guard} }

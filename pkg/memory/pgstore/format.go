@@ -10,7 +10,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
-	"github.com/hearth-mcp/hearth/pkg/guard"
+	"github.com/hearth-mcp/hearth/pkg/memory/store"
 )
 
 // Format is the database format this build reads and writes, MAJOR.MINOR:
@@ -123,8 +123,8 @@ func lockedTx(ctx context.Context, conn interface {
 }
 
 // where names the database for messages, without credentials.
-func refuse(code int, reason, where, found, msg string) *guard.Error {
-	return &guard.Error{ExitCode: code, Reason: reason, Home: where, Found: found, Want: Format, Message: msg}
+func refuse(reason, where, found, msg string) *store.FormatError {
+	return &store.FormatError{Reason: reason, Where: where, Found: found, Want: Format, Message: msg}
 }
 
 // checkFormat is the guard on the database: it runs before the store serves
@@ -140,7 +140,7 @@ func checkFormat(ctx context.Context, conn interface {
 		}
 		switch {
 		case m == nil && len(data) > 0:
-			return refuse(guard.ExitDataErr, guard.ReasonNoMarker, where, "", fmt.Sprintf(
+			return refuse(store.ReasonNoMarker, where, "", fmt.Sprintf(
 				"hearthd will not use the PostgreSQL store %s: it holds hearth tables (%s) but no format marker (hearth_format), so hearthd cannot tell which format they are in. Nothing was changed. "+
 					"If they were written by a hearthd of format %s, back them up and mark them with `hearthd migrate --adopt`; otherwise point HEARTH_STORE_URL at another database.",
 				where, strings.Join(data, ", "), Format))
@@ -160,21 +160,19 @@ func checkFormat(ctx context.Context, conn interface {
 	return storeID, created, err
 }
 
-func refuseMismatch(where string, m *marker, build string) *guard.Error {
+func refuseMismatch(where string, m *marker, build string) *store.FormatError {
 	what := fmt.Sprintf("hearthd %s will not use the PostgreSQL store %s: it is in format %s (written by hearthd %s), but this hearthd reads format %s. Nothing was changed.",
 		build, where, m.format, m.writtenBy, Format)
-	found, err1 := guard.ParseVersion(m.format)
-	want, _ := guard.ParseVersion(Format)
 	var todo string
 	switch {
-	case err1 == nil && (found.Major > want.Major || (found.Major == want.Major && found.Minor > want.Minor)):
+	case newerFormat(m.format, Format):
 		todo = fmt.Sprintf("The database is newer than this hearthd: upgrade hearthd to a release that reads format %s (`hearthd migrate` only converts older data forward).", m.format)
 	case plan(m.format) == nil:
 		todo = fmt.Sprintf("`hearthd migrate` cannot convert format %s: restore a backup made for format %s, or point HEARTH_STORE_URL at another database.", m.format, Format)
 	default:
 		todo = "Back it up, then run `hearthd migrate` to convert it explicitly; hearthd never converts data on its own."
 	}
-	return refuse(guard.ExitConfig, guard.ReasonFormatMismatch, where, m.format, what+" "+todo)
+	return refuse(store.ReasonFormatMismatch, where, m.format, what+" "+todo)
 }
 
 // plan is the chain of steps from format from to Format, nil when there is none.
@@ -222,7 +220,7 @@ func (r MigrateResult) String() string {
 // Migrate is `hearthd migrate` for the database at dsn: it creates the
 // tables in a fresh database, moves an older format forward step by step
 // (each in one transaction with the marker), and with adopt marks hearth
-// tables that have no marker as Format. Refusals are *guard.Error.
+// tables that have no marker as Format. Refusals are *store.FormatError.
 func Migrate(ctx context.Context, dsn, build string, adopt bool) (MigrateResult, error) {
 	cfg, where, err := parse(dsn)
 	if err != nil {
@@ -248,7 +246,7 @@ func Migrate(ctx context.Context, dsn, build string, adopt bool) (MigrateResult,
 			_, err := tx.Exec(ctx, `INSERT INTO hearth_format (id, format, written_by, store_id) VALUES (1, $1, $2, $3)`, Format, build, uuid.NewString())
 			return err
 		case m == nil && !adopt:
-			return refuse(guard.ExitDataErr, guard.ReasonNoMarker, where, "", fmt.Sprintf(
+			return refuse(store.ReasonNoMarker, where, "", fmt.Sprintf(
 				"the PostgreSQL store %s holds hearth tables (%s) but no format marker; nothing was changed. If a hearthd of format %s wrote them, back them up and run `hearthd migrate --adopt`.",
 				where, strings.Join(data, ", "), Format))
 		case m == nil:
@@ -279,7 +277,7 @@ func Migrate(ctx context.Context, dsn, build string, adopt bool) (MigrateResult,
 		_, err = tx.Exec(ctx, `UPDATE hearth_format SET format = $1, written_by = $2, written_at = now() WHERE id = 1`, Format, build)
 		return err
 	})
-	var refusal *guard.Error
+	var refusal *store.FormatError
 	if err != nil && !errors.As(err, &refusal) {
 		err = fmt.Errorf("migrate the PostgreSQL store %s: %s", where, clean(err, cfg.Password))
 	}
@@ -288,7 +286,7 @@ func Migrate(ctx context.Context, dsn, build string, adopt bool) (MigrateResult,
 
 // Check runs the format guard on the database at dsn, creating the tables in
 // a fresh one: hearthd calls it before serving, so a refusal (a
-// *guard.Error) stops the daemon with its exit code. Any other error means
+// *store.FormatError) stops the daemon with its exit code. Any other error means
 // the check could not run (the server is down, say).
 func Check(ctx context.Context, dsn, build string) (created bool, err error) {
 	cfg, where, err := parse(dsn)
@@ -301,9 +299,20 @@ func Check(ctx context.Context, dsn, build string) (created bool, err error) {
 	}
 	defer conn.Close(context.Background())
 	_, created, err = checkFormat(ctx, conn, where, build)
-	var refusal *guard.Error
+	var refusal *store.FormatError
 	if err != nil && !errors.As(err, &refusal) {
 		err = fmt.Errorf("check the PostgreSQL store %s: %s", where, clean(err, cfg.Password))
 	}
 	return created, err
+}
+
+// newerFormat reports whether format found (MAJOR.MINOR) is newer than want;
+// a format that does not parse is not.
+func newerFormat(found, want string) bool {
+	var fMaj, fMin, wMaj, wMin int
+	if n, err := fmt.Sscanf(found, "%d.%d", &fMaj, &fMin); n != 2 || err != nil {
+		return false
+	}
+	fmt.Sscanf(want, "%d.%d", &wMaj, &wMin)
+	return fMaj > wMaj || (fMaj == wMaj && fMin > wMin)
 }

@@ -9,7 +9,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/hearth-mcp/hearth/pkg/guard"
 	"github.com/hearth-mcp/hearth/pkg/memory/pgstore"
 	"github.com/hearth-mcp/hearth/pkg/memory/pgstore/pgtest"
 	"github.com/hearth-mcp/hearth/pkg/memory/store"
@@ -84,14 +83,14 @@ func withData(t *testing.T, srv *pgtest.Server) string {
 	return dsn
 }
 
-func refusal(t *testing.T, err error, code int) *guard.Error {
+func refusal(t *testing.T, err error, reason string) *store.FormatError {
 	t.Helper()
-	var r *guard.Error
+	var r *store.FormatError
 	if !errors.As(err, &r) {
-		t.Fatalf("err = %v, want a refusal with exit %d", err, code)
+		t.Fatalf("err = %v, want a refusal (%s)", err, reason)
 	}
-	if r.ExitCode != code {
-		t.Fatalf("exit code %d, want %d: %s", r.ExitCode, code, r.Message)
+	if r.Reason != reason {
+		t.Fatalf("reason %s, want %s: %s", r.Reason, reason, r.Message)
 	}
 	return r
 }
@@ -120,7 +119,7 @@ func TestGuardOtherFormat(t *testing.T) {
 			exec(t, dsn, `UPDATE hearth_format SET format = '`+other+`', written_by = 'hearthd-other'`)
 			before := dump(t, dsn)
 			_, err := pgstore.Check(context.Background(), dsn, "test-2")
-			r := refusal(t, err, guard.ExitConfig)
+			r := refusal(t, err, store.ReasonFormatMismatch)
 			for _, want := range []string{other, pgstore.Format, "hearthd-other", "hearthd migrate", "Nothing was changed"} {
 				if !strings.Contains(r.Message, want) {
 					t.Errorf("message lacks %q: %s", want, r.Message)
@@ -130,10 +129,10 @@ func TestGuardOtherFormat(t *testing.T) {
 			if !errors.Is(err, store.ErrUnavailable) {
 				t.Errorf("Open = %v, want ErrUnavailable", err)
 			}
-			refusal(t, err, guard.ExitConfig)
+			refusal(t, err, store.ReasonFormatMismatch)
 			// migrate converts only older formats, and has no step from any of these.
 			_, err = pgstore.Migrate(context.Background(), dsn, "test-2", false)
-			refusal(t, err, guard.ExitConfig)
+			refusal(t, err, store.ReasonFormatMismatch)
 			if after := dump(t, dsn); after != before {
 				t.Fatalf("a refused database changed:\nbefore %s\nafter %s", before, after)
 			}
@@ -147,12 +146,12 @@ func TestGuardDataWithoutMarker(t *testing.T) {
 	exec(t, dsn, `DROP TABLE hearth_format`)
 	before := dump(t, dsn)
 	_, err := pgstore.Check(context.Background(), dsn, "test-2")
-	r := refusal(t, err, guard.ExitDataErr)
+	r := refusal(t, err, store.ReasonNoMarker)
 	if !strings.Contains(r.Message, "hearth_memories") || !strings.Contains(r.Message, "hearthd migrate --adopt") {
 		t.Errorf("message: %s", r.Message)
 	}
 	_, err = pgstore.Migrate(context.Background(), dsn, "test-2", false)
-	refusal(t, err, guard.ExitDataErr)
+	refusal(t, err, store.ReasonNoMarker)
 	if after := dump(t, dsn); after != before {
 		t.Fatalf("a refused database changed:\nbefore %s\nafter %s", before, after)
 	}
@@ -228,7 +227,7 @@ func TestMigrateToGraph(t *testing.T) {
 		INSERT INTO hearth_changes VALUES (1, 1, false)`)
 	before := dump(t, dsn)
 	_, err := pgstore.Check(context.Background(), dsn, "test-2")
-	r := refusal(t, err, guard.ExitConfig)
+	r := refusal(t, err, store.ReasonFormatMismatch)
 	for _, want := range []string{"format 1.0", "format " + pgstore.Format, "hearthd migrate"} {
 		if !strings.Contains(r.Message, want) {
 			t.Errorf("message lacks %q: %s", want, r.Message)

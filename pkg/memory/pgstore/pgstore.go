@@ -40,7 +40,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.uber.org/zap"
 
-	"github.com/hearth-mcp/hearth/pkg/guard"
 	"github.com/hearth-mcp/hearth/pkg/memory/graphwrite"
 	"github.com/hearth-mcp/hearth/pkg/memory/lexindex"
 	"github.com/hearth-mcp/hearth/pkg/memory/rank"
@@ -104,7 +103,7 @@ var _ store.Store = (*Store)(nil)
 // Open connects to the database at dsn (a postgres:// URL or key/value
 // DSN), runs the format guard (creating the tables in a fresh database), and
 // starts loading the index in the background. A refusal of the guard is a
-// *guard.Error wrapped with store.ErrUnavailable.
+// *store.FormatError wrapped with store.ErrUnavailable.
 func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	cfg, where, err := parse(dsn)
 	if err != nil {
@@ -156,7 +155,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 // cleanErr keeps a guard refusal as it is (it names no secret) and masks
 // the password in anything else.
 func (s *Store) cleanErr(err error) error {
-	var refusal *guard.Error
+	var refusal *store.FormatError
 	if errors.As(err, &refusal) {
 		return err
 	}
