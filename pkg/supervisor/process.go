@@ -140,20 +140,23 @@ func (p *Process) ExitString() string {
 	return fmt.Sprintf("exit status %d", p.exitCode)
 }
 
-// Stop ends the child: its stdin is closed, its group gets SIGTERM, and
-// SIGKILL after the grace if anything of it still runs. Stop returns once
-// the child has exited; calling it again only waits.
+// Stop ends the child as the MCP stdio transport asks: its stdin is closed
+// and it gets half the grace to exit; then its group gets SIGTERM, and
+// SIGKILL when the grace is over. So a child that ignores both is gone
+// within the grace. Stop returns once the child has exited; calling it
+// again only waits.
 func (p *Process) Stop() {
 	p.stopOnce.Do(func() {
 		p.Stdin.Close()
+		t := time.NewTimer(p.grace / 2)
+		defer t.Stop()
 		select {
 		case <-p.done:
 			return
-		default:
+		case <-t.C:
 		}
 		terminate(p.Pid)
-		t := time.NewTimer(p.grace)
-		defer t.Stop()
+		t.Reset(p.grace - p.grace/2)
 		select {
 		case <-p.done:
 		case <-t.C:
