@@ -366,3 +366,20 @@ func TestAdoptBadArguments(t *testing.T) {
 }
 
 func regexpMatch(pattern, s string) bool { return regexp.MustCompile(pattern).MatchString(s) }
+
+// TestAdoptNotesAShimNotOnPath: an entry naming "hearth" that the user's
+// own PATH cannot find would fail in every client; the dry run says so.
+func TestAdoptNotesAShimNotOnPath(t *testing.T) {
+	home, _ := adoptHome(t)
+	for _, tc := range []struct {
+		path string
+		note bool
+	}{{bin.dir, false}, {filepath.Join(home, "nothing-here"), true}} {
+		cmd := exec.Command(bin.hearthd, "adopt")
+		cmd.Env = append(os.Environ(), "HOME="+home, "XDG_CONFIG_HOME=", "CLAUDE_CONFIG_DIR=", "PATH="+tc.path)
+		out, _ := cmd.Output()
+		if got := strings.Contains(string(out), `Note: "hearth" is not on your PATH`); got != tc.note {
+			t.Errorf("PATH=%s: note %v, want %v:\n%s", tc.path, got, tc.note, out)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -142,6 +143,12 @@ func adoptCmd(args []string, stdout, stderr io.Writer, getenv func(string) strin
 	for _, p := range plans {
 		if p.File.Err != nil {
 			fmt.Fprintf(stdout, "Refused %s: %v; it is left as it is.\n", tilde(p.File.Path, env.Home), p.File.Err)
+		}
+	}
+	if changed > 0 && !strings.ContainsAny(*shim, `/\`) {
+		if _, err := exec.LookPath(*shim); err != nil {
+			// Clients start the entry with about this PATH, or a shorter one.
+			fmt.Fprintf(stdout, "Note: %q is not on your PATH, so clients will not find it either: install it (go install ./shim/hearth) or give --command its absolute path.\n", *shim)
 		}
 	}
 	switch {
