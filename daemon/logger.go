@@ -8,11 +8,15 @@ import (
 )
 
 // NewLogger returns the daemon's logger: JSON lines on stderr, ISO-8601 UTC
-// timestamps, and no sampling (zap's production default drops lines past
-// 100 a second, which would hide the very bursts worth reading).
+// timestamps, no sampling (zap's production default drops lines past 100 a
+// second, which would hide the very bursts worth reading), and no stack
+// traces: zap's default adds one to every error line, but the errors logged
+// are expected conditions (a second serve, a schema directory that does not
+// exist) that their message explains; a tool's panic logs its own stack.
 func NewLogger(level string) (*zap.Logger, error) {
 	cfg := zap.NewProductionConfig()
 	cfg.Sampling = nil
+	cfg.DisableStacktrace = true
 	cfg.OutputPaths = []string{"stderr"}
 	cfg.ErrorOutputPaths = []string{"stderr"}
 	cfg.EncoderConfig.TimeKey = "ts"

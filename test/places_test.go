@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -213,4 +214,33 @@ func TestKilledDaemonLeftovers(t *testing.T) {
 		t.Fatalf("hearthd status with the next daemon: %v\n%s", err, out)
 	}
 	next.stop(t)
+}
+
+// TestMissingSchemaRoot: a config file naming a schema directory the user
+// does not have is reported at start (without a stack trace), in `hearthd
+// status` and in the schema tools' error, each saying how to get the
+// embedded catalog back.
+func TestMissingSchemaRoot(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "src", "synesthetic-schemas", "jsonschema")
+	conf := filepath.Join(dir, "config.toml")
+	os.WriteFile(conf, []byte("schemas_dir = \""+missing+"\"\n"), 0o600)
+	d := startDaemon(t, "HEARTH_CONFIG="+conf)
+	hint := "schemas_dir " + missing + " does not exist: create it, or remove schemas_dir from the config file"
+	c := dialMCP(t, d.socket)
+	r := c.call("list_schemas", map[string]any{})
+	if r.Result == nil || !r.Result.IsError || !strings.Contains(fmt.Sprint(r.Result.StructuredContent), hint) ||
+		!strings.Contains(fmt.Sprint(r.Result.StructuredContent), "embedded synesthetic-schemas") {
+		t.Fatalf("list_schemas with a missing schemas_dir: %+v", r)
+	}
+	cmd := exec.Command(bin.hearthd, "status")
+	cmd.Env = d.cmd.Env
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), hint) {
+		t.Fatalf("hearthd status: %v\n%s", err, out)
+	}
+	d.stop(t)
+	if log := d.stderr.String(); !strings.Contains(log, hint) || strings.Contains(log, "stacktrace") {
+		t.Fatalf("the daemon's log at start:\n%s", log)
+	}
 }

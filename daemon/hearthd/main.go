@@ -46,7 +46,7 @@ commands:
   stdio     serve one client on stdin/stdout; exits when stdin closes
   validate <path|-> [--schema NAME]
             validate one JSON file against the schema catalog, without a daemon
-            (exit 0 valid, 1 invalid, 2 unreadable)
+            (exit 0 valid, 1 invalid, 2 unreadable or no schema to validate against)
   migrate [--adopt]
             convert the data in $HEARTH_HOME to this build's format (or adopt
             data that has no format marker); back it up first
@@ -72,8 +72,14 @@ commands:
   version   print the version and exit
   help      print this help
 
-The socket is $XDG_RUNTIME_DIR/hearth/hearthd.sock (or /tmp/hearth-<uid>/hearthd.sock),
-unless MCP_SOCKET_PATH is set. See README.md for every variable.
+The data directory is ~/.local/share/hearth unless HEARTH_HOME is set, and the config
+file ~/.config/hearth/config.toml unless HEARTH_CONFIG is set (XDG_DATA_HOME and
+XDG_CONFIG_HOME are not consulted: one daemon per user, whichever client starts it).
+A new daemon listens on hearthd.sock in $XDG_RUNTIME_DIR/hearth (else /run/user/<uid>/hearth,
+else /tmp/hearth-<uid>) unless MCP_SOCKET_PATH is set; for any other data directory (a
+HEARTH_HOME, or a HOME that is not your account's home directory) the name is
+hearthd-<hash>.sock. Clients find a running daemon through the data directory, whatever
+socket their own environment names. See README.md for every variable.
 `
 
 func main() { os.Exit(run(os.Args[1:])) }

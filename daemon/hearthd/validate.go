@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -40,6 +41,10 @@ func validateCmd(args []string, stdin io.Reader, stdout, stderr io.Writer, geten
 		return exitIO
 	}
 	res, err := schemas.ValidateStandalone(raw, schema, getenv)
+	if errors.Is(err, schemas.ErrNoSchema) {
+		fmt.Fprintf(stderr, "hearthd validate: %s: %v\n%s\n", path, err, validateUsage)
+		return exitIO
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "hearthd validate: %s: %v\n", path, err)
 		return exitIO

@@ -43,7 +43,9 @@ func TestValidateExitCodes(t *testing.T) {
 		{[]string{write("a.json", `{"name":"x"}`), "--schema", "synesthetic-asset"}, "", 0, `{"ok":true}`, ""},
 		{[]string{"-", "--schema", "synesthetic-asset"}, `{"name":"x"}`, 0, `{"ok":true}`, ""},
 		{[]string{write("b.json", `{"name":1}`), "--schema=synesthetic-asset"}, "", 1, `"reason":"validation_failed"`, ""},
-		{[]string{write("c.json", `{"name":"x"}`)}, "", 1, `schema is required`, ""},
+		// No --schema and no $schema: nothing to validate against, a usage error.
+		{[]string{write("c.json", `{"name":"x"}`)}, "", 2, "", "names no loaded schema"},
+		{[]string{"-"}, `{}`, 2, "", "--schema NAME"},
 		{[]string{write("d.json", `{"name":`), "--schema", "part"}, "", 2, "", "not valid JSON"},
 		{[]string{"-"}, `{"name":`, 2, "", "not valid JSON"},
 		{[]string{filepath.Join(dir, "missing.json")}, "", 2, "", "no such file"},
@@ -57,6 +59,24 @@ func TestValidateExitCodes(t *testing.T) {
 		code := validateCmd(c.args, strings.NewReader(c.stdin), &out, &errOut, env)
 		if code != c.code || !strings.Contains(out.String(), c.out) || !strings.Contains(errOut.String(), c.err) {
 			t.Errorf("%q: exit %d (want %d), stdout %q, stderr %q", c.args, code, c.code, out.String(), errOut.String())
+		}
+	}
+}
+
+// A configured schema root that does not exist is a clear error naming the
+// setting and how to get the embedded catalog back.
+func TestValidateMissingRoot(t *testing.T) {
+	env := func(k string) string {
+		if k == "SYN_SCHEMAS_DIR" {
+			return "/nonexistent/jsonschema"
+		}
+		return ""
+	}
+	var out, errOut strings.Builder
+	code := validateCmd([]string{"-", "--schema", "shader"}, strings.NewReader(`{}`), &out, &errOut, env)
+	for _, want := range []string{"schemas_dir /nonexistent/jsonschema does not exist", "remove schemas_dir from the config file", "embedded synesthetic-schemas"} {
+		if code != exitIO || !strings.Contains(errOut.String(), want) {
+			t.Fatalf("exit %d, stderr %q; want 2 and %q", code, errOut.String(), want)
 		}
 	}
 }

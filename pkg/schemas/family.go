@@ -1,7 +1,9 @@
 package schemas
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -96,6 +98,7 @@ func (f *Family) Reload() error {
 	schemas, examples := Roots(f.getenv)
 	c, err := LoadRoots(schemas, examples, Options{BaseURL: f.getenv("SYN_SCHEMAS_BASE_URL")})
 	if err != nil {
+		err = missingRoot(err, "schemas_dir", "SYN_SCHEMAS_DIR", f.getenv)
 		if f.cat.Load() == nil {
 			f.loadErr.Store(&err)
 		}
@@ -109,10 +112,28 @@ func (f *Family) Reload() error {
 	for _, p := range c.Problems() {
 		f.log.Warn("a schema file did not load; the rest of the catalog serves", zap.String("path", p.Path), zap.String("error", p.Error))
 	}
-	if err := c.ExamplesError(); err != nil {
+	if err := f.examplesError(c); err != nil {
 		f.log.Warn("the examples root did not load; the schemas serve", zap.Error(err))
 	}
 	return nil
+}
+
+// missingRoot words a configured root that does not exist, err being its
+// load error: what is off, and how to get the embedded catalog back (a
+// copied config file naming a directory the user does not have must not
+// leave them guessing). Any other error is returned as it is.
+func missingRoot(err error, key, envVar string, getenv func(string) string) error {
+	if err == nil || getenv(envVar) == "" || !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return fmt.Errorf("%s %s does not exist: create it, or remove %s from the config file (and %s from the daemon's environment) "+
+		"to use the %s catalog, then reload (kill -HUP <pid>, the pid hearthd status shows) or restart hearthd",
+		key, getenv(envVar), key, envVar, EmbeddedOrigin)
+}
+
+// examplesError is the catalog's examples error, worded by missingRoot.
+func (f *Family) examplesError(c *Catalog) error {
+	return missingRoot(c.ExamplesError(), "examples_dir", "SYN_EXAMPLES_DIR", f.getenv)
 }
 
 // Problems says what of the family does not serve: the catalog that did
@@ -129,7 +150,7 @@ func (f *Family) Problems() []string {
 		for _, p := range c.Problems() {
 			out = append(out, "schema "+p.Path+" did not load: "+p.Error)
 		}
-		if err := c.ExamplesError(); err != nil {
+		if err := f.examplesError(c); err != nil {
 			out = append(out, "the examples did not load: "+err.Error())
 		}
 	}
@@ -162,7 +183,7 @@ func (f *Family) exampleCatalog() (*Catalog, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := c.ExamplesError(); err != nil {
+	if err := f.examplesError(c); err != nil {
 		return nil, tool.Errorf(tool.CapabilityMissing, "the examples did not load (the schemas serve): %v", err)
 	}
 	return c, nil

@@ -338,7 +338,7 @@ func TestReloadKeepsOldCatalogOnFailure(t *testing.T) {
 
 	// The whole root gone: the previous catalog serves on.
 	os.Rename(dir, dir+".away")
-	if err := fam.Reload(); err == nil || !strings.Contains(err.Error(), "no such file or directory") {
+	if err := fam.Reload(); err == nil || !strings.Contains(err.Error(), "does not exist: create it, or remove schemas_dir") {
 		t.Fatalf("reload of a missing root: %v", err)
 	}
 	if r := c("list_schemas", map[string]any{}); len(r["schemas"].([]any)) != 3 {

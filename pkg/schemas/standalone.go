@@ -1,6 +1,15 @@
 package schemas
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+)
+
+// ErrNoSchema is ValidateStandalone's refusal of a document that names no
+// loaded schema in its top-level $schema when no schema was given: there is
+// nothing to validate it against, which is a usage error, not an invalid
+// document.
+var ErrNoSchema = errors.New("the document names no loaded schema in a top-level $schema: name one with --schema NAME")
 
 // Standalone is what validating one document without a daemon found
 // (`hearthd validate`).
@@ -26,10 +35,12 @@ func ValidateStandalone(raw []byte, schema string, getenv func(string) string) (
 	schemas, examples := Roots(getenv)
 	cat, err := LoadRoots(schemas, examples, Options{BaseURL: getenv("SYN_SCHEMAS_BASE_URL")})
 	if err != nil {
-		return Standalone{}, fmt.Errorf("loading the schema catalog: %w", err)
+		return Standalone{}, fmt.Errorf("loading the schema catalog: %w", missingRoot(err, "schemas_dir", "SYN_SCHEMAS_DIR", getenv))
 	}
 	if schema == "" {
-		schema = cat.SchemaOf(doc)
+		if schema = cat.SchemaOf(doc); schema == "" {
+			return Standalone{}, ErrNoSchema
+		}
 	}
 	res := validateDoc(cat, doc, schema)
 	return Standalone{Result: res, Valid: res["ok"] == true, Problems: cat.Problems()}, nil

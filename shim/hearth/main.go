@@ -1,6 +1,7 @@
 // Command hearth is the stdio shim MCP clients launch: it connects the
-// client to the user's one warm hearthd (starting it if needed) and relays
-// frames both ways. Configure your client to run `hearth` with no arguments.
+// client to the user's one warm hearthd (starting it if needed) and hands
+// the client's stdin and stdout to it, or relays frames where it cannot.
+// Configure your client to run `hearth` with no arguments.
 package main
 
 import (
@@ -11,6 +12,22 @@ import (
 	"github.com/hearth-mcp/hearth/shim"
 )
 
+const usage = `usage: hearth
+
+Connects an MCP client on stdin/stdout to the hearth daemon that serves your
+data directory (~/.local/share/hearth, or $HEARTH_HOME), starting one if none
+does. It hands its stdin and stdout to the daemon, which then reads and writes
+them itself; where it cannot (a terminal, or HEARTH_SHIM_RELAY=1) it relays
+the frames. Run it from your MCP client's config with no arguments.
+
+  HEARTH_NO_AUTOSTART=1  never start a daemon; fail if none serves
+  HEARTH_DAEMON=PATH     the hearthd to start (default: beside hearth, else on PATH)
+  HEARTH_SHIM_RELAY=1    relay frames instead of handing stdin and stdout over
+
+The daemon's settings are its config file's (~/.config/hearth/config.toml),
+not this process's environment. See hearthd status for the daemon.
+`
+
 func main() {
 	if len(os.Args) > 1 {
 		switch os.Args[1] {
@@ -18,8 +35,7 @@ func main() {
 			fmt.Println("hearth", version.Tooling())
 			os.Exit(0)
 		case "help", "-h", "--help":
-			fmt.Print("usage: hearth\n\nRelays MCP frames between stdin/stdout and the hearth daemon, starting it if needed.\n" +
-				"Set HEARTH_NO_AUTOSTART=1 to never start one, HEARTH_DAEMON to name the hearthd binary.\n")
+			fmt.Print(usage)
 			os.Exit(0)
 		default:
 			fmt.Fprintf(os.Stderr, "hearth: unexpected argument %q (hearth takes none; see hearth --help)\n", os.Args[1])
