@@ -402,3 +402,19 @@ func TestLocations(t *testing.T) {
 		t.Errorf("%d locations (a project given twice is listed once): %v", len(paths), paths)
 	}
 }
+
+func TestStatefulServersArePointedOut(t *testing.T) {
+	src := `{"mcpServers": {"pw": {"command": "npx", "args": ["@playwright/mcp@latest"]}, "mem": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory"]}}}`
+	f := load(t, Location{Path: write(t, []byte(src)), Key: "mcpServers"})
+	p, _ := f.Plan(Options{})
+	if got := p.Decisions[0].Describe(); got != "moves behind hearth; it drives a browser: consider --share pw=client" {
+		t.Fatalf("pw: %q", got)
+	}
+	if got := p.Decisions[1].Describe(); got != "moves behind hearth" {
+		t.Fatalf("mem: %q", got)
+	}
+	p, _ = f.Plan(Options{Share: map[string]string{"pw": "client"}})
+	if got := p.Decisions[0].Describe(); got != "moves behind hearth (sharing: client)" {
+		t.Fatalf("pw with its mode: %q", got)
+	}
+}

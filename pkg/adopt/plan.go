@@ -75,6 +75,9 @@ func (d Decision) Describe() string {
 		if d.Share != "" {
 			return "moves behind hearth (sharing: " + d.Share + ")"
 		}
+		if why := perClientState(d.Server); why != "" {
+			return "moves behind hearth; " + why + ": consider --share " + d.Name + "=client"
+		}
 		return "moves behind hearth"
 	case KeepHosted:
 		return "already behind hearth"
@@ -88,6 +91,27 @@ func (d Decision) Describe() string {
 		return "left alone: not selected"
 	}
 	return "?"
+}
+
+// statefulServers are well-known servers that keep state for one client in
+// their process, so that sharing one process would let clients see each
+// other's (README "Moving your servers behind hearth"). They are only
+// pointed out: the user chooses the sharing.
+var statefulServers = []struct{ marker, why string }{
+	{"playwright", "it drives a browser"},
+	{"puppeteer", "it drives a browser"},
+	{"chrome-devtools-mcp", "it drives a browser"},
+	{"serena", "its active project belongs to the process"},
+}
+
+func perClientState(s *Server) string {
+	words := strings.ToLower(s.Command + " " + strings.Join(s.Args, " "))
+	for _, k := range statefulServers {
+		if strings.Contains(words, k.marker) {
+			return k.why
+		}
+	}
+	return ""
 }
 
 // Plan is what adopt would change in one file.
