@@ -217,31 +217,6 @@ func TestLegacyDatabaseExitCode(t *testing.T) {
 	}
 }
 
-// The guard runs before any store is opened, part one: it cannot open a store
-// because it does not even link one. Nothing of SQLite, PostgreSQL or a tool family is in its
-// import graph, so hearthd can run it before any store code initializes.
-// (Part two, that hearthd calls it before opening a store, is the end-to-end
-// test/guard_test.go: a refused home is untouched and no socket is bound.)
-func TestGuardLinksNoStore(t *testing.T) {
-	gobin := goTool(t)
-	out, err := exec.Command(gobin, "list", "-deps", "-f", "{{.ImportPath}}", ".").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go list: %v\n%s", err, out)
-	}
-	deps := strings.Fields(string(out))
-	if len(deps) < 10 || !strings.Contains(string(out), "github.com/hearth-mcp/hearth/pkg/guard") {
-		t.Fatalf("implausible dependency list: %v", deps)
-	}
-	for _, d := range deps {
-		for _, banned := range []string{"modernc.org/sqlite", "github.com/jackc/pgx", "database/sql", "github.com/hearth-mcp/hearth/pkg/memory",
-			"github.com/hearth-mcp/hearth/pkg/tool", "github.com/hearth-mcp/hearth/daemon"} {
-			if strings.HasPrefix(d, banned) {
-				t.Errorf("pkg/guard depends on %s (via %s)", banned, d)
-			}
-		}
-	}
-}
-
 // The guard runs before any store is opened, the home side: every kind of
 // refusal leaves the home exactly as it was: no file created, removed,
 // rewritten or touched, hidden or not.
