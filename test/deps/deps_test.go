@@ -130,7 +130,7 @@ type policy struct {
 	allow  map[string]map[string]bool
 	forbid map[string]map[string]bool
 	rule   map[string]string // the statement that places each package
-	listed []string // every package on the right of a "<", in order
+	listed []string          // every package on the right of a "<", in order
 }
 
 func parseRules(text string) (*policy, error) {
@@ -265,7 +265,6 @@ func (p *policy) violations(pkg string, imports []string) []string {
 	}
 	return out
 }
-
 
 // modulePackages reads every package of the module (its non-test imports)
 // for one GOOS, in process: the files it opens are what go test's cache
