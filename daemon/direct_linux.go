@@ -24,16 +24,16 @@ import (
 )
 
 // serveConn serves one accepted connection. A shim whose first frame is the
-// attach request, sent with its client's stdin and stdout and a handoff
-// region, has its client served on those descriptors directly (decision
-// 0020); everything else is an ordinary connection.
+// attach request, sent with its client's stdin and stdout, a handoff region
+// and a staging pipe, has its client served on those descriptors directly
+// (decision 0020); everything else is an ordinary connection.
 func (d *Daemon) serveConn(ctx context.Context, c *net.UnixConn, p peer) {
 	first, fds, err := readFirst(ctx, c)
 	if err != nil || len(first) == 0 {
 		closeAll(fds)
 		return
 	}
-	if len(fds) == 3 && isAttach(first) {
+	if len(fds) == handoff.AttachFDs && isAttach(first) {
 		if d.serveDirect(ctx, c, first, fds, p) {
 			return
 		}
@@ -48,7 +48,7 @@ func (d *Daemon) serveConn(ctx context.Context, c *net.UnixConn, p peer) {
 // came with it. A drain (ctx) interrupts the wait.
 func readFirst(ctx context.Context, c *net.UnixConn) ([]byte, []int, error) {
 	buf := make([]byte, 4096)
-	oob := make([]byte, unix.CmsgSpace(4*4))
+	oob := make([]byte, unix.CmsgSpace(4*(handoff.AttachFDs+1)))
 	stop := context.AfterFunc(ctx, func() { c.SetReadDeadline(time.Now()) })
 	n, oobn, flags, _, err := c.ReadMsgUnix(buf, oob)
 	if !stop() {
@@ -109,11 +109,14 @@ func attachReply(c net.Conn, err error) error {
 var errShimGone = errors.New("the shim went away")
 
 // serveDirect serves a shim's client on the descriptors it handed over:
-// stdin, stdout and the handoff region. It reports false when it refused
-// them (after answering so): the connection is then an ordinary one.
+// stdin, stdout, the handoff region and the staging pipe's two ends. It
+// reports false when it refused them (after answering so): the connection
+// is then an ordinary one.
 func (d *Daemon) serveDirect(ctx context.Context, c *net.UnixConn, first []byte, fds []int, p peer) bool {
-	region, limit, swallow, err := takeDescriptors(first, fds[0], fds[1], fds[2])
+	region, limit, swallow, err := takeDescriptors(first, fds[0], fds[1], fds[2], fds[3], fds[4])
 	unix.Close(fds[2]) // mapped, or refused
+	defer unix.Close(fds[3])
+	defer unix.Close(fds[4])
 	if err != nil {
 		unix.Close(fds[0])
 		unix.Close(fds[1])
@@ -178,7 +181,8 @@ func (d *Daemon) serveDirect(ctx context.Context, c *net.UnixConn, first []byte,
 	}
 	j := handoff.NewJournal(region, in)
 	tr := handoff.NewTracker(region, j, send)
-	w := &handoff.Writer{W: out, Limit: limit, T: tr, Swallow: swallow, Big: func(seq uint64, line []byte) error {
+	stage := &handoff.StagePipe{R: fds[3], W: fds[4], Out: out}
+	w := &handoff.Writer{Out: stage, Limit: limit, T: tr, Swallow: swallow, Big: func(seq uint64, line []byte) error {
 		if err := send(handoff.MsgFrame, handoff.U64(seq), line); err != nil {
 			return err
 		}
@@ -229,11 +233,12 @@ func (d *Daemon) serveDirect(ctx context.Context, c *net.UnixConn, first []byte,
 }
 
 // takeDescriptors checks the attach request and the descriptors that came
-// with it: stdin and stdout must be pipes or sockets, and the region one of
-// this layout. It returns the mapped region, the atomic write size for
-// stdout, and the id of a replayed initialize whose reply is not the
-// client's; stdin and stdout are left non-blocking.
-func takeDescriptors(first []byte, in, out, mem int) (*handoff.Region, int, []byte, error) {
+// with it: stdin and stdout must be pipes or sockets, the region one of this
+// layout, and the staging pipe's ends the two ends of one pipe. It returns
+// the mapped region, the largest batch the staging pipe holds, and the id
+// of a replayed initialize whose reply is not the client's; stdin, stdout
+// and the staging pipe are left non-blocking.
+func takeDescriptors(first []byte, in, out, mem, stageR, stageW int) (*handoff.Region, int, []byte, error) {
 	msg, perr := jsonrpc.Parse(bytes.TrimSpace(first))
 	if perr != nil {
 		return nil, 0, nil, errors.New(perr.Err.Message)
@@ -246,33 +251,28 @@ func takeDescriptors(first []byte, in, out, mem int) (*handoff.Region, int, []by
 	if params.Swallow != "" {
 		swallow, _ = json.Marshal(params.Swallow)
 	}
-	var kinds [2]uint32
 	for i, fd := range []int{in, out} {
 		var st unix.Stat_t
 		if err := unix.Fstat(fd, &st); err != nil {
 			return nil, 0, nil, os.NewSyscallError("fstat", err)
 		}
-		kinds[i] = st.Mode & unix.S_IFMT
-		if kinds[i] != unix.S_IFIFO && kinds[i] != unix.S_IFSOCK {
+		if kind := st.Mode & unix.S_IFMT; kind != unix.S_IFIFO && kind != unix.S_IFSOCK {
 			return nil, 0, nil, fmt.Errorf("the client's %s is neither a pipe nor a socket", [2]string{"stdin", "stdout"}[i])
 		}
 	}
-	limit := handoff.PipeLimit
-	if kinds[1] == unix.S_IFSOCK {
-		// A Unix stream socket takes a non-blocking write of up to one
-		// buffer (half its send buffer, at most 32 KiB and a page) whole,
-		// or not at all.
-		sndbuf, err := unix.GetsockoptInt(out, unix.SOL_SOCKET, unix.SO_SNDBUF)
-		if err != nil {
-			return nil, 0, nil, os.NewSyscallError("getsockopt", err)
-		}
-		limit = min(sndbuf/2-128, 32<<10)
+	var sr, sw unix.Stat_t
+	if unix.Fstat(stageR, &sr) != nil || unix.Fstat(stageW, &sw) != nil || sr.Mode&unix.S_IFMT != unix.S_IFIFO || sr.Ino != sw.Ino || sr.Dev != sw.Dev {
+		return nil, 0, nil, errors.New("the staging pipe's descriptors are not the two ends of one pipe")
+	}
+	limit, err := handoff.StageCapacity(stageR)
+	if err != nil {
+		return nil, 0, nil, err
 	}
 	region, err := handoff.Open(mem)
 	if err != nil {
 		return nil, 0, nil, err
 	}
-	for _, fd := range []int{in, out} {
+	for _, fd := range []int{in, out, stageR, stageW} {
 		if err := unix.SetNonblock(fd, true); err != nil {
 			region.Close()
 			return nil, 0, nil, os.NewSyscallError("fcntl", err)

@@ -22,12 +22,16 @@ type directState struct {
 	// in and out are copies of the client's stdin and stdout, used with
 	// plain system calls: in the runtime's poller they would wake the shim
 	// for every frame the daemon reads or writes on them.
-	in, out  *handoff.FD
-	inFD     int
-	outFD    int
-	region   *handoff.Region
-	file     *os.File // the region's memory file, passed with every attach
-	attached bool     // a daemon serves the client's stdio now
+	in, out *handoff.FD
+	inFD    int
+	outFD   int
+	region  *handoff.Region
+	file    *os.File // the region's memory file, passed with every attach
+	// stage is the staging pipe (read end, write end), passed with every
+	// attach: the daemon's replies go through it on their way to stdout,
+	// and what a lost daemon left in it the shim writes on.
+	stage    [2]int
+	attached bool // a daemon serves the client's stdio now
 	told     handoff.Told
 	swallow  []byte // id text of the replayed initialize in the journal
 	own      int    // journal bytes that are the shim's own (hello, replay)
@@ -64,15 +68,24 @@ func (s *Shim) prepareDirect() bool {
 		closeFD(outFD)
 		return false
 	}
-	in, err1 := handoff.NewFD(inFD)
-	out, err2 := handoff.NewFD(outFD)
-	if err1 != nil || err2 != nil {
+	var stage [2]int
+	if err := unix.Pipe2(stage[:], unix.O_CLOEXEC|unix.O_NONBLOCK); err != nil {
 		closeFD(inFD)
 		closeFD(outFD)
 		region.Close()
 		return false
 	}
-	s.d = directState{in: in, out: out, inFD: inFD, outFD: outFD, region: region, file: file}
+	in, err1 := handoff.NewFD(inFD)
+	out, err2 := handoff.NewFD(outFD)
+	if err1 != nil || err2 != nil {
+		closeFD(inFD)
+		closeFD(outFD)
+		closeFD(stage[0])
+		closeFD(stage[1])
+		region.Close()
+		return false
+	}
+	s.d = directState{in: in, out: out, inFD: inFD, outFD: outFD, region: region, file: file, stage: stage}
 	s.in, s.raw = s.d.in, s.d.out
 	return true
 }
@@ -151,7 +164,7 @@ func (s *Shim) attachDirect(c *conn, owed *[]owedReq) attachResult {
 	}
 	params, _ := json.Marshal(handoff.AttachParams{Version: handoff.AttachVersion, Swallow: swallow})
 	req := []byte(`{"jsonrpc":"2.0","id":"` + handoff.AttachID + `","method":"` + handoff.AttachMethod + `","params":` + string(params) + "}\n")
-	if sendFDs(c, req, s.d.inFD, s.d.outFD, rawFD(s.d.file)) != nil {
+	if sendFDs(c, req, s.d.inFD, s.d.outFD, rawFD(s.d.file), s.d.stage[0], s.d.stage[1]) != nil {
 		s.setConn(nil)
 		return failed
 	}
@@ -179,7 +192,7 @@ func (s *Shim) attachDirect(c *conn, owed *[]owedReq) attachResult {
 	}
 	s.pending = nil
 	s.d.attached = true
-	s.d.told = handoff.Told{Tracked: map[uint64]handoff.Owed{}, Written: map[uint64]bool{}}
+	s.d.told = handoff.Told{Tracked: map[uint64]handoff.Owed{}, Replying: map[uint64]bool{}, Written: map[uint64]bool{}}
 	s.d.swallow = nil
 	if swallow != "" {
 		s.d.swallow, _ = json.Marshal(swallow)
@@ -246,9 +259,14 @@ func (s *Shim) control(c *conn, br *bufio.Reader, gen int) {
 			if ok1 && ok2 {
 				s.d.told.Tracked[seq] = handoff.Owed{ID: bytes.Clone(id), Seq: seq, End: int64(end)}
 			}
+		case handoff.MsgReplying:
+			if seq, _, ok := handoff.ParseU64(p); ok {
+				s.d.told.Replying[seq] = true
+			}
 		case handoff.MsgUntrack:
 			if seq, _, ok := handoff.ParseU64(p); ok {
 				delete(s.d.told.Tracked, seq)
+				delete(s.d.told.Replying, seq)
 			}
 		case handoff.MsgOpening:
 			if end, line, ok := handoff.ParseU64(p); ok {
@@ -261,13 +279,21 @@ func (s *Shim) control(c *conn, br *bufio.Reader, gen int) {
 	}
 }
 
-// takeBack takes the client's stdio back from a daemon that is gone: the
-// requests it had in flight become owed, its record of the opening the
-// session's, and the input it never took in is held for the next daemon.
-// s.mu is held.
+// takeBack takes the client's stdio back from a daemon that is gone: what
+// it left in the staging pipe is written on to the client (the rest of a
+// batch it was writing: those replies are answered), the requests it had in
+// flight become owed, its record of the opening the session's, and the
+// input it never took in is held for the next daemon. s.mu is held.
 func (s *Shim) takeBack() {
 	s.d.attached = false
-	st := s.d.region.Recover(s.d.told)
+	staged := handoff.DrainStage(s.d.stage[0])
+	st := s.d.region.Recover(s.d.told, staged)
+	if len(staged) > 0 {
+		// Whole lines, the start of which may already be in stdout: they
+		// go first, before any reply the shim makes. A client that stopped
+		// reading fails this write, and every later one.
+		s.d.out.Write(staged)
+	}
 	input := st.Input
 	if st.Taken < int64(s.d.own) {
 		// The shim's own hello and replay: the next attach sends its own.

@@ -11,7 +11,8 @@ import (
 )
 
 // The attach request: the shim's first frame on a new connection, sent with
-// its stdin, its stdout and the region's file (SCM_RIGHTS, in that order).
+// its stdin, its stdout, the region's file and the staging pipe's read and
+// write ends (SCM_RIGHTS, in that order: AttachFDs descriptors).
 // A daemon that serves the descriptors answers with a result and the
 // connection carries control messages from then on; any other answer (an
 // older daemon's -32601) leaves it an ordinary connection, which the shim
@@ -33,6 +34,9 @@ type AttachParams struct {
 // AttachVersion is the layout version a daemon checks in AttachParams.
 const AttachVersion = version
 
+// AttachFDs is how many descriptors come with the attach request.
+const AttachFDs = 5
+
 // Control messages, after the attach: a kind byte, a 4-byte big-endian
 // payload length, the payload.
 const (
@@ -50,6 +54,10 @@ const (
 	MsgTrack byte = 'T'
 	// MsgUntrack (daemon → shim): seq (8): that request was answered.
 	MsgUntrack byte = 'U'
+	// MsgReplying (daemon → shim): seq (8): the reply to that request (one
+	// MsgTrack named) is in the batch being written; it counts as answered
+	// once that batch is staged (decision 0020, "Exactly one answer").
+	MsgReplying byte = 'R'
 	// MsgOpening (daemon → shim): end (8), then an initialize too long for
 	// the region.
 	MsgOpening byte = 'O'

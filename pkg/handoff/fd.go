@@ -93,6 +93,40 @@ func (f *FD) do(events int16, call func() (int, error), empty bool) (int, error)
 	}
 }
 
+// call runs one system call on f's behalf under its lock, unless f is
+// closed.
+func (f *FD) call(fn func() (int, error)) (int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.shut {
+		return 0, ErrClosed
+	}
+	for {
+		n, err := fn()
+		if err != unix.EINTR {
+			return n, err
+		}
+	}
+}
+
+// spliceFrom moves n bytes from the pipe src into f, waiting for room.
+func (f *FD) spliceFrom(src, n int) error {
+	for n > 0 {
+		k, err := f.do(unix.POLLOUT, func() (int, error) {
+			m, err := unix.Splice(src, nil, f.fd, nil, n, unix.SPLICE_F_NONBLOCK)
+			return int(m), err
+		}, false)
+		if err != nil {
+			return err
+		}
+		if k <= 0 {
+			return errStageEmpty
+		}
+		n -= k
+	}
+	return nil
+}
+
 // Close stops every read and write, waiting ones included; after it
 // returns none is under way. The descriptor itself stays open.
 func (f *FD) Close() error {

@@ -44,7 +44,7 @@ import (
 // that is read after a crash is stored atomically, after what it covers.
 const (
 	magic   = 0x48525448 // "HRTH"
-	version = 1
+	version = 2
 
 	offMagic    = 0
 	offVersion  = 4
@@ -53,6 +53,7 @@ const (
 	offFlags    = 16 // uint32: flag bits, each valid from its *End offset on
 	offOpenLen  = 20 // uint32: length of the opening (0: none)
 	offReadLen  = 24 // uint32: length of the read in progress (stateReading)
+	offStaged   = 28 // uint32: 1 once the batch being written is in the staging pipe
 	offState    = 32 // uint64: the journal's state word
 	offBase     = 40 // int64: stream offset of the journal's first byte
 	offOpenedAt = 48 // int64: end of the frame that opened the session
@@ -211,13 +212,20 @@ func (r *Region) journal() []byte { return r.mem[journalAt : journalAt+JournalSi
 
 func (r *Region) slot(i int) []byte { return r.mem[slotsAt+i*slotSize : slotsAt+(i+1)*slotSize] }
 
-// Slot layout: state (0 free, 1 used), id length, seq, end, id.
+// Slot layout: state, id length, seq, end, id.
 const (
-	slotState = 0
+	slotState = 0 // slotFree, slotInFlight or slotReplying
 	slotIDLen = 4
 	slotSeq   = 8
 	slotEnd   = 16
 	slotID    = 24
+)
+
+// Slot states.
+const (
+	slotFree     = 0
+	slotInFlight = 1 // taken in, its reply not yet begun
+	slotReplying = 2 // its reply is in the batch being written (writer.go)
 )
 
 func (r *Region) casFlags(old, new uint32) bool {

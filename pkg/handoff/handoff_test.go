@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand"
 	"strings"
 	"testing"
@@ -108,42 +109,77 @@ func (c *chunkReader) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// clientOut is the client's stdout: the replies it has received.
+// clientOut is the client's stdout: the replies it has received whole, and
+// the start of a line whose rest has not come.
 type clientOut struct {
-	got     map[string]int // id text → replies received
-	pending map[string]int // written in the batch being reported
-	partial bool
+	got  map[string]int // id text → replies received
+	tail []byte
 }
 
-func (o *clientOut) take(b []byte, batch bool) {
+func (o *clientOut) take(b []byte) {
+	o.tail = append(o.tail, b...)
+	for {
+		i := bytes.IndexByte(o.tail, '\n')
+		if i < 0 {
+			return
+		}
+		countReplies(o.got, o.tail[:i+1])
+		o.tail = o.tail[i+1:]
+	}
+}
+
+// countReplies adds the replies in whole lines b to got.
+func countReplies(got map[string]int, b []byte) {
 	for _, line := range bytes.SplitAfter(b, []byte("\n")) {
 		if len(line) == 0 {
 			continue
 		}
-		if line[len(line)-1] != '\n' {
-			o.partial = true
-		}
 		if from, to, ok := ResponseID(bytes.TrimSuffix(line, []byte("\n"))); ok {
-			id := string(line[from:to])
-			o.got[id]++
-			if batch {
-				o.pending[id]++
-			}
+			got[string(line[from:to])]++
 		}
 	}
 }
 
-func (o *clientOut) Write(p []byte) (int, error) {
-	clear(o.pending)
-	o.take(p, true)
-	return len(p), nil
+// stageOutlet is the staging pipe and its move to stdout, in memory: a
+// batch is staged whole, then moved in pieces of random size (as splice
+// moves what stdout has room for), and a crash may come after the stage
+// and after every piece.
+type stageOutlet struct {
+	rng    *rand.Rand
+	staged []byte
+	out    *clientOut
+	crash  func()
+}
+
+func (s *stageOutlet) Stage(batch []byte) error {
+	if len(s.staged) != 0 {
+		return errors.New("staged into a pipe that is not empty")
+	}
+	s.staged = append(s.staged, batch...)
+	s.crash() // written into the staging pipe, before the region records it
+	return nil
+}
+
+func (s *stageOutlet) Move(n int) error {
+	if n != len(s.staged) {
+		return fmt.Errorf("move %d of %d staged bytes", n, len(s.staged))
+	}
+	for len(s.staged) > 0 {
+		k := 1 + s.rng.Intn(len(s.staged))
+		s.out.take(s.staged[:k])
+		s.staged = s.staged[k:]
+		s.crash() // in stdout, the last piece before the region records it
+	}
+	s.staged = s.staged[:0:0]
+	return nil
 }
 
 // TestCrashAtAnyInstantAccountsForEveryRequest runs a session over the
 // region and, at every store the shim may rely on (and after every read),
 // does what the shim does when the daemon dies: every request the client
-// sent is then answered, in flight, or still in the recovered input, and
-// exactly one of them; the input recovered is exactly what was read and not
+// sent is then answered (received, or staged for the shim to write on), in
+// flight, or still in the recovered input, and exactly one of them; the
+// client never holds part of a line the shim cannot complete; the input recovered is exactly what was read and not
 // taken in; the opening is there once it was taken in.
 func TestCrashAtAnyInstantAccountsForEveryRequest(t *testing.T) {
 	for seed := int64(1); seed <= 24; seed++ {
@@ -170,7 +206,7 @@ func crashRun(t *testing.T, seed int64, n int, long bool, every int) {
 	}
 	defer r.Close()
 	_ = f
-	told := Told{Tracked: map[uint64]Owed{}, Written: map[uint64]bool{}}
+	told := Told{Tracked: map[uint64]Owed{}, Replying: map[uint64]bool{}, Written: map[uint64]bool{}}
 	ctl := func(kind byte, parts ...[]byte) error {
 		p := bytes.Join(parts, nil)
 		switch kind {
@@ -178,9 +214,13 @@ func crashRun(t *testing.T, seed int64, n int, long bool, every int) {
 			seq, rest, _ := ParseU64(p)
 			end, id, _ := ParseU64(rest)
 			told.Tracked[seq] = Owed{ID: append([]byte(nil), id...), Seq: seq, End: int64(end)}
+		case MsgReplying:
+			seq, _, _ := ParseU64(p)
+			told.Replying[seq] = true
 		case MsgUntrack:
 			seq, _, _ := ParseU64(p)
 			delete(told.Tracked, seq)
+			delete(told.Replying, seq)
 		case MsgOpening:
 			end, line, _ := ParseU64(p)
 			told.Opening, told.OpenedAt = append([]byte(nil), line...), int64(end)
@@ -188,27 +228,48 @@ func crashRun(t *testing.T, seed int64, n int, long bool, every int) {
 		return nil
 	}
 	src := &chunkReader{rng: rng, data: stream, midLine: long}
-	out := &clientOut{got: map[string]int{}, pending: map[string]int{}}
+	out := &clientOut{got: map[string]int{}}
 	j := NewJournal(r, src)
 	tr := NewTracker(r, j, ctl)
-	w := &Writer{W: out, Limit: PipeLimit, T: tr, Big: func(seq uint64, line []byte) error {
+	stage := &stageOutlet{rng: rng, out: out}
+	// Batches of up to 4 KiB, so that replies longer than that (a few
+	// in 15) are handed to the shim.
+	w := &Writer{Out: stage, Limit: 4096, T: tr, Big: func(seq uint64, line []byte) error {
+		if len(out.tail) != 0 {
+			return errors.New("a frame handed to the shim while a batch is part-written")
+		}
+		out.take(append(line, '\n'))
 		if seq != 0 {
 			told.Written[seq] = true
 		}
-		clear(out.pending)
-		out.take(append(line, '\n'), false)
 		return nil
 	}}
 	cancelled := map[string]bool{} // id keys whose cancellation was taken in
+	// Crash points checked while a batch's bytes were staged and the region
+	// did not yet say so, and once they had all reached stdout and the
+	// region still said staged: the instants between a reply's write and
+	// its record.
+	var stagedUnrecorded, movedUnrecorded int
 	checks := 0
 	check := func() {
 		if every > 1 && rng.Intn(every) != 0 {
 			return
 		}
 		checks++
-		st := r.Recover(told)
-		if out.partial {
-			t.Fatal("the client received part of a line")
+		st := r.Recover(told, stage.staged)
+		// The shim writes the staged bytes on: with them, the client holds
+		// whole lines only.
+		shimWrites := append(append([]byte(nil), out.tail...), stage.staged...)
+		if len(shimWrites) > 0 && shimWrites[len(shimWrites)-1] != '\n' {
+			t.Fatalf("check %d: the client holds part of a line the staging pipe does not complete", checks)
+		}
+		received := maps.Clone(out.got)
+		countReplies(received, shimWrites)
+		switch recorded := r.load32(offStaged) != 0; {
+		case len(stage.staged) > 0 && !recorded:
+			stagedUnrecorded++
+		case len(stage.staged) == 0 && recorded:
+			movedUnrecorded++
 		}
 		taken := int64(src.delivered - len(st.Input))
 		if !bytes.Equal(st.Input, stream[taken:src.delivered]) {
@@ -231,15 +292,11 @@ func crashRun(t *testing.T, seed int64, n int, long bool, every int) {
 			}
 		}
 		for id, n := range want {
-			got := out.got[id] + inFlight[id]
 			if cancelled[envelope.Key([]byte(id))] {
 				continue // no reply comes for it, and it may have had one
 			}
-			// A reply written and not yet reported to the tracker is both
-			// received and in flight: the one instant a request may be
-			// answered twice (the shim's -32004 comes second).
-			if got < n || got > n+out.pending[id] {
-				t.Fatalf("check %d: request %s taken in %d times: %d replies, %d in flight", checks, id, n, out.got[id], inFlight[id])
+			if received[id]+inFlight[id] != n {
+				t.Fatalf("check %d: request %s taken in %d times: %d replies, %d in flight", checks, id, n, received[id], inFlight[id])
 			}
 		}
 		for id := range inFlight {
@@ -263,6 +320,7 @@ func crashRun(t *testing.T, seed int64, n int, long bool, every int) {
 	}
 	r.afterStore = check
 	src.after = check
+	stage.crash = check
 
 	fw := frame.NewWriter(w)
 	fr := frame.NewReader(j)
@@ -280,7 +338,6 @@ func crashRun(t *testing.T, seed int64, n int, long bool, every int) {
 		}
 		if rng.Intn(3) == 0 {
 			fw.Flush()
-			clear(out.pending)
 			check()
 		}
 	}
@@ -323,16 +380,15 @@ func crashRun(t *testing.T, seed int64, n int, long bool, every int) {
 	}
 	answer(len(pending))
 	fw.Flush()
-	clear(out.pending)
 	check()
-	st := r.Recover(told)
+	st := r.Recover(told, nil)
 	if len(st.InFlight) != 0 || len(bytes.TrimSpace(st.Input)) != 0 { // trailing blank lines are never taken in
 		t.Fatalf("after the session: %d in flight, %d bytes of input", len(st.InFlight), len(st.Input))
 	}
-	if checks < 100 {
-		t.Fatalf("only %d crash points checked", checks)
+	if checks < 100 || stagedUnrecorded == 0 || movedUnrecorded == 0 {
+		t.Fatalf("only %d crash points checked (%d with a batch staged and not recorded, %d moved and still recorded)", checks, stagedUnrecorded, movedUnrecorded)
 	}
-	t.Logf("%d crash points checked", checks)
+	t.Logf("%d crash points checked, %d with a batch staged and not recorded, %d moved and still recorded", checks, stagedUnrecorded, movedUnrecorded)
 }
 
 // A read that a crash interrupts after the system call, before the journal
@@ -353,7 +409,7 @@ func TestRecoverFindsAnUnannouncedRead(t *testing.T) {
 	var at State
 	j.src = readerFunc(func(p []byte) (int, error) {
 		n := copy(p, `{"jsonrpc":"2.0","id":1,"method":"ping"}`+"\n")
-		at = r.Recover(Told{}) // the daemon dies here
+		at = r.Recover(Told{}, nil) // the daemon dies here
 		return n, nil
 	})
 	if _, err := fr.Read(); err != nil {

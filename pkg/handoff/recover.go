@@ -22,6 +22,7 @@ type Owed struct {
 // session (the shim keeps it while the daemon serves).
 type Told struct {
 	Tracked  map[uint64]Owed // MsgTrack, less MsgUntrack
+	Replying map[uint64]bool // MsgReplying, less MsgUntrack
 	Written  map[uint64]bool // seqs answered by a MsgFrame the shim wrote
 	Opening  []byte          // MsgOpening
 	OpenedAt int64           // its end
@@ -51,8 +52,13 @@ type State struct {
 
 // Recover reads the session's state from the region once the daemon is gone
 // (it must no longer write to it). Records whose frame the journal does not
-// show as taken in are ignored: that frame is in Input.
-func (r *Region) Recover(told Told) State {
+// show as taken in are ignored: that frame is in Input. staged is what
+// DrainStage found in the staging pipe, which the shim writes on to the
+// client: the replies of a batch the daemon had begun to write are owed
+// only when nothing of it is staged and the region does not say it was
+// (it was never staged; else it is in stdout, or staged and written on).
+func (r *Region) Recover(told Told, staged []byte) State {
+	batchOut := len(staged) > 0 || r.load32(offStaged) != 0
 	done, fetched, overflow, reading := unpackState(r.load64(offState))
 	j := r.journal()
 	fetched = min(fetched, len(j))
@@ -84,7 +90,8 @@ func (r *Region) Recover(told Told) State {
 		st.Opening = told.Opening
 	}
 	for i := 0; i < NumSlots; i++ {
-		if r.load32(slotsAt+i*slotSize+slotState) != 1 {
+		state := r.load32(slotsAt+i*slotSize+slotState)
+		if state != slotInFlight && (state != slotReplying || batchOut) {
 			continue
 		}
 		s := r.slot(i)
@@ -97,7 +104,7 @@ func (r *Region) Recover(told Told) State {
 		st.InFlight = append(st.InFlight, o)
 	}
 	for seq, o := range told.Tracked {
-		if o.End <= taken && !told.Written[seq] {
+		if o.End <= taken && !told.Written[seq] && !(told.Replying[seq] && batchOut) {
 			st.InFlight = append(st.InFlight, o)
 		}
 	}

@@ -31,6 +31,9 @@ type Tracker struct {
 	byRaw   map[string][]reg      // requests in flight by id text, oldest first
 	opened  bool
 	opening bool
+	// replying are the requests whose replies are in the batch being
+	// written (Replying until Delivered).
+	replying []reg
 }
 
 type reg struct {
@@ -121,7 +124,7 @@ func (t *Tracker) request(raw []byte, method string, line []byte, end int64) {
 		binary.LittleEndian.PutUint64(s[slotSeq:], g.seq)
 		binary.LittleEndian.PutUint64(s[slotEnd:], uint64(end))
 		copy(s[slotID:], raw)
-		t.r.store32(slotsAt+g.slot*slotSize+slotState, 1)
+		t.r.store32(slotsAt+g.slot*slotSize+slotState, slotInFlight)
 	} else {
 		_ = t.ctl(MsgTrack, U64(g.seq), U64(uint64(end)), raw)
 	}
@@ -147,7 +150,7 @@ func (t *Tracker) drop(g reg) {
 		_ = t.ctl(MsgUntrack, U64(g.seq))
 		return
 	}
-	t.r.store32(slotsAt+g.slot*slotSize+slotState, 0)
+	t.r.store32(slotsAt+g.slot*slotSize+slotState, slotFree)
 	t.used[g.slot/64] &^= 1 << (g.slot % 64)
 }
 
@@ -169,6 +172,66 @@ func (t *Tracker) Answered(raw []byte) {
 	} else {
 		t.byRaw[string(raw)] = regs[1:]
 	}
+}
+
+// Replying records, before a batch is staged, that it holds the replies
+// with the id texts batch[s[0]:s[1]] for each s in ids: each answers the
+// oldest request in flight with its id, which is marked slotReplying (or,
+// tracked by the shim, named to it in MsgReplying). From here until
+// Delivered, the shim tells whether those replies reached the client by the
+// staging pipe and Staged (decision 0020, "Exactly one answer").
+func (t *Tracker) Replying(batch []byte, ids [][2]int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return
+	}
+	for _, s := range ids {
+		raw := batch[s[0]:s[1]]
+		regs := t.byRaw[string(raw)]
+		if len(regs) == 0 {
+			continue // not tracked: an answer to a cancelled request, a bad frame
+		}
+		g := regs[0]
+		if len(regs) == 1 {
+			delete(t.byRaw, string(raw))
+		} else {
+			t.byRaw[string(raw)] = regs[1:]
+		}
+		if g.slot >= 0 {
+			t.r.store32(slotsAt+g.slot*slotSize+slotState, slotReplying)
+		} else {
+			_ = t.ctl(MsgReplying, U64(g.seq))
+		}
+		t.replying = append(t.replying, g)
+	}
+}
+
+// Staged records that the batch Replying named is whole in the staging
+// pipe: from now on an empty staging pipe means it was moved to the client.
+func (t *Tracker) Staged() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !t.closed {
+		t.r.store32(offStaged, 1)
+	}
+}
+
+// Delivered records that the batch is all in the client's stdout: its
+// requests are forgotten, then the staging record cleared (in that order,
+// so that no slot is ever slotReplying beside a cleared record that was
+// not for it).
+func (t *Tracker) Delivered() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return
+	}
+	for _, g := range t.replying {
+		t.drop(g)
+	}
+	t.replying = t.replying[:0]
+	t.r.store32(offStaged, 0)
 }
 
 // Seq is the registration the next reply with id text raw answers (0:

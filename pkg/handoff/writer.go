@@ -4,20 +4,21 @@ package handoff
 
 import (
 	"bytes"
-	"io"
 
 	"github.com/hearth-mcp/hearth/pkg/envelope"
 )
 
 // Writer writes the session's frames to the client's stdout (the daemon's
-// side) so that a daemon killed at any instant leaves only whole lines
-// there: frames go out in writes of at most Limit bytes, whole frames only,
-// which the kernel makes all-or-nothing (PIPE_BUF for a pipe, one buffer
-// for a Unix socket); a longer frame is handed to the shim (Big), which
-// writes it itself. Each reply written is reported to the Tracker.
+// side) so that, whatever instant the daemon dies at, the client receives
+// every byte written exactly once and only whole lines: frames go out in
+// batches of whole frames, at most Limit bytes, each put whole into the
+// staging pipe and then moved from it into stdout (Outlet); the Tracker
+// records each batch's replies before it is staged, and that it was staged
+// (decision 0020, "Exactly one answer"). A longer frame is handed to the
+// shim (Big), which writes it itself.
 type Writer struct {
-	W     io.Writer // the client's stdout
-	Limit int       // the largest write the kernel makes atomic here
+	Out   Outlet
+	Limit int // the largest batch: what the staging pipe holds
 	T     *Tracker
 	// Big has the shim write one frame (without its newline), answering
 	// the registration seq (0: none), and returns once it is written.
@@ -32,8 +33,21 @@ type Writer struct {
 	err   error
 }
 
-// PipeLimit is what a write to a pipe is atomic up to (PIPE_BUF).
-const PipeLimit = 4096
+// Outlet is the way a batch reaches the client's stdout: first whole into
+// a pipe the shim can read (the staging pipe), then moved from there into
+// stdout. A moved byte leaves the staging pipe as it enters stdout, so a
+// daemon killed at any instant leaves each byte of the batch in exactly
+// one of the two; the shim writes on what is left (StagePipe).
+type Outlet interface {
+	// Stage puts batch into the empty staging pipe, whole or not at all.
+	Stage(batch []byte) error
+	// Move moves the n staged bytes into stdout, waiting for room.
+	Move(n int) error
+}
+
+// MaxBatch bounds a batch (and a frame the daemon writes itself): the
+// staging pipe's default capacity.
+const MaxBatch = 64 << 10
 
 // Write takes whole or partial frames (the session's buffered writer
 // flushes into it) and writes every whole one before it returns.
@@ -108,18 +122,25 @@ func (w *Writer) frame(line []byte) error {
 	return nil
 }
 
-// flush writes the batch in one write and reports its replies.
+// flush writes the batch and reports its replies: recorded as replying,
+// staged, recorded as staged, moved to stdout, recorded as delivered. The
+// shim, should the daemon die between any two of these, finds the batch's
+// bytes in the staging pipe (it writes them on: the replies are answered),
+// or the pipe empty and the record set (moved: answered), or the pipe empty
+// and the record clear (never staged: owed).
 func (w *Writer) flush() error {
 	if len(w.batch) == 0 {
 		return nil
 	}
-	_, err := w.W.Write(w.batch)
-	if err != nil {
+	w.T.Replying(w.batch, w.ids)
+	if err := w.Out.Stage(w.batch); err != nil {
 		return err
 	}
-	for _, s := range w.ids {
-		w.T.Answered(w.batch[s[0]:s[1]])
+	w.T.Staged()
+	if err := w.Out.Move(len(w.batch)); err != nil {
+		return err
 	}
+	w.T.Delivered()
 	w.batch, w.ids = w.batch[:0], w.ids[:0]
 	return nil
 }
