@@ -15,17 +15,24 @@
 //   - The journal: the daemon reads the client's stdin into the region, not
 //     into private memory, and marks how far it has taken frames in. Bytes
 //     read but not taken in are still there for the shim.
-//   - The slots: each request taken in, by id, until its reply is written.
+//   - The slots: each request taken in, by id, until its reply is written,
+//     and whether that reply is in the batch being written.
 //   - The opening: the session's initialize, and whether it was initialized
 //     or opened in the stateless era.
+//
+// Replies reach the client's stdout through a pipe the shim made (the
+// staging pipe, stage.go): should the daemon die while writing a batch, the
+// shim finds what it did not move in that pipe and writes it on, and the
+// region tells whether a batch found nowhere had been staged (so moved) or
+// not: each request is answered exactly once (writer.go).
 //
 // Every record carries the stream offset of the frame that made it, and a
 // record counts only when the journal says that frame was taken in: a
 // daemon killed between two stores leaves either the frame (to hand on) or
 // its records, never both. What does not fit the region (ids longer than a
 // slot, more requests in flight than slots, a huge initialize) goes over the
-// control connection instead, and so does a reply longer than one atomic
-// write: the shim writes it, so the client's stdout never holds half a line.
+// control connection instead, and so does a reply longer than a batch: the
+// shim writes it, so the client's stdout never holds half a line.
 package handoff
 
 import (
