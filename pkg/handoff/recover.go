@@ -90,7 +90,7 @@ func (r *Region) Recover(told Told, staged []byte) State {
 		st.Opening = told.Opening
 	}
 	for i := 0; i < NumSlots; i++ {
-		state := r.load32(slotsAt+i*slotSize+slotState)
+		state := r.load32(slotsAt + i*slotSize + slotState)
 		if state != slotInFlight && (state != slotReplying || batchOut) {
 			continue
 		}
