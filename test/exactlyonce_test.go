@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand"
+	"os"
+	"os/exec"
 	"sort"
 	"strings"
 	"sync"
@@ -22,16 +24,58 @@ import (
 // daemon killed between writing a reply and recording it must not leave the
 // shim to answer it again (decision 0020, "Exactly one answer"), and
 // relaying. The -32004 counts and the kills are logged.
+//
+// The direct mode runs twice: with the shims' stdio pipes (as most clients
+// spawn a server) and Unix sockets (as Node's child_process does).
 func TestShimAnswersEachRequestOnceAcrossKills(t *testing.T) {
-	for _, mode := range []string{"direct", "relay"} {
+	for _, mode := range []string{"direct", "direct-sockets", "relay"} {
 		t.Run(mode, func(t *testing.T) {
 			relay := ""
 			if mode == "relay" {
 				relay = "1"
 			}
-			exactlyOnceAcrossKills(t, relay, 10)
+			exactlyOnceAcrossKills(t, mode, relay, 10)
 		})
 	}
+}
+
+// startShimOnSockets starts a shim whose stdin and stdout are Unix stream
+// sockets, each one end of a socketpair.
+func startShimOnSockets(t *testing.T, env []string) *shimProc {
+	t.Helper()
+	pair := func() (ours, theirs *os.File) {
+		fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return os.NewFile(uintptr(fds[0]), "client"), os.NewFile(uintptr(fds[1]), "server")
+	}
+	inOurs, inTheirs := pair()
+	outOurs, outTheirs := pair()
+	p := &shimProc{t: t, cmd: exec.Command(bin.hearth), lines: make(chan string, 10000), stderr: &lockedBuffer{}, done: make(chan error, 1),
+		answered: map[any]bool{}, stdin: inOurs, stdout: outOurs}
+	p.cmd.Env = env
+	p.cmd.Stderr = p.stderr
+	p.cmd.Stdin, p.cmd.Stdout = inTheirs, outTheirs
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	inTheirs.Close()
+	outTheirs.Close()
+	go func() {
+		sc := bufio.NewScanner(outOurs)
+		sc.Buffer(make([]byte, 4<<20), 4<<20)
+		for sc.Scan() {
+			p.lines <- sc.Text()
+		}
+		close(p.lines)
+		p.done <- p.cmd.Wait()
+	}()
+	t.Cleanup(func() {
+		inOurs.Close()
+		p.cmd.Process.Kill()
+	})
+	return p
 }
 
 // pipeliner is one client of the kill test: it keeps up to window requests
@@ -130,11 +174,16 @@ func (c *pipeliner) read(t *testing.T) {
 	}
 }
 
-func exactlyOnceAcrossKills(t *testing.T, relay string, kills int) {
+func exactlyOnceAcrossKills(t *testing.T, mode, relay string, kills int) {
 	env, runtime, _ := shimEnv(t, "HEARTH_SHIM_RELAY="+relay)
 	var clients []*pipeliner
 	for range 4 {
-		p := startShim(t, env)
+		var p *shimProc
+		if mode == "direct-sockets" {
+			p = startShimOnSockets(t, env)
+		} else {
+			p = startShim(t, env)
+		}
 		p.initialize()
 		c := &pipeliner{p: p, results: map[int]int{}, lost: map[int]int{}, other: map[int]int{},
 			free: make(chan struct{}, window), stop: make(chan struct{}), wrote: make(chan struct{}), last: make(chan struct{})}
@@ -207,10 +256,6 @@ func exactlyOnceAcrossKills(t *testing.T, relay string, kills int) {
 		if len(twice) > 0 {
 			t.Errorf("shim %d: %d requests answered more than once: %s", i, len(twice), strings.Join(twice[:min(len(twice), 10)], ", "))
 		}
-	}
-	mode := "direct"
-	if relay != "" {
-		mode = "relay"
 	}
 	t.Logf("%s: %d kills, %d requests from 4 shims, each answered once: %d with -32004, %d with another error", mode, killed, requests, lost, other)
 }
