@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/hearth-mcp/hearth/pkg/frame"
+	"github.com/hearth-mcp/hearth/pkg/handoff"
 )
 
 func newTestShim(getenv map[string]string) (*Shim, *bytes.Buffer) {
@@ -329,7 +330,7 @@ func TestAttachRefusedFallsBackToTheRelay(t *testing.T) {
 	}
 	got := make(chan []int, 1)
 	go func() {
-		buf, oob := make([]byte, 4096), make([]byte, unix.CmsgSpace(3*4))
+		buf, oob := make([]byte, 4096), make([]byte, unix.CmsgSpace(handoff.AttachFDs*4))
 		n, oobn, _, _, err := unix.Recvmsg(fds[1], buf, oob, 0)
 		if err != nil {
 			got <- nil
@@ -354,7 +355,7 @@ func TestAttachRefusedFallsBackToTheRelay(t *testing.T) {
 	for _, fd := range passed {
 		unix.Close(fd)
 	}
-	if how != refused || s.direct || len(passed) != 3 {
+	if how != refused || s.direct || len(passed) != handoff.AttachFDs {
 		t.Fatalf("attach: %v, direct %v, %d descriptors passed", how, s.direct, len(passed))
 	}
 	s.mu.Lock()
