@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"testing"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/hearth-mcp/hearth/pkg/frame"
 	"github.com/hearth-mcp/hearth/pkg/jsonrpc"
 )
@@ -65,3 +67,41 @@ type discardOutlet struct{}
 
 func (discardOutlet) Stage([]byte) error { return nil }
 func (discardOutlet) Move(int) error     { return nil }
+
+// BenchmarkStagePipe is what the staging pipe costs a batch: a ping's
+// reply written to the client's stdout, a pipe, and read from it (as a
+// client waiting for each reply does), plainly (one write) and through the
+// staging pipe (a write and a splice).
+func BenchmarkStagePipe(b *testing.B) {
+	reply := []byte(`{"jsonrpc":"2.0","id":12345,"result":{}}` + "\n")
+	for _, mode := range []string{"write", "staged"} {
+		b.Run(mode, func(b *testing.B) {
+			var out [2]int
+			if err := unix.Pipe2(out[:], unix.O_CLOEXEC); err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { unix.Close(out[0]) })
+			s := stagePipe(b, out[1])
+			buf := make([]byte, 4096)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if mode == "write" {
+					if _, err := s.Out.Write(reply); err != nil {
+						b.Fatal(err)
+					}
+				} else {
+					if err := s.Stage(reply); err != nil {
+						b.Fatal(err)
+					}
+					if err := s.Move(len(reply)); err != nil {
+						b.Fatal(err)
+					}
+				}
+				if n, err := unix.Read(out[0], buf); n != len(reply) {
+					b.Fatal(n, err)
+				}
+			}
+		})
+	}
+}

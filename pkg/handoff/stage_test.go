@@ -32,7 +32,7 @@ func stdoutKinds(t *testing.T) map[string][2]int {
 	return map[string][2]int{"pipe": p, "socket": s}
 }
 
-func stagePipe(t *testing.T, out int) *StagePipe {
+func stagePipe(t testing.TB, out int) *StagePipe {
 	var sp [2]int
 	if err := unix.Pipe2(sp[:], unix.O_CLOEXEC|unix.O_NONBLOCK); err != nil {
 		t.Fatal(err)
