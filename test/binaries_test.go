@@ -41,7 +41,7 @@ func TestMain(m *testing.M) {
 		bin.hearth:                    "github.com/hearth-mcp/hearth/shim/hearth",
 		filepath.Join(dir, "rawping"): "github.com/hearth-mcp/hearth/test/internal/rawping",
 	} {
-		if o, err := exec.Command("go", "build", "-o", out, pkg).CombinedOutput(); err != nil {
+		if o, err := exec.Command("go", "build", "-tags", "hearth_resultcheck", "-o", out, pkg).CombinedOutput(); err != nil {
 			fmt.Fprintf(os.Stderr, "building %s: %v\n%s", pkg, err, o)
 			os.Exit(1)
 		}

@@ -19,6 +19,21 @@ import (
 // schemaArg is validate_asset's schema argument.
 var schemaArg = tool.Prop("schema", `{"type":"string","title":"Schema","description":"The schema to validate against (see list_schemas): its name, or where several schemas share the name, name@version or its path; nested-synesthetic-asset is an alias of synesthetic-asset. Required: a missing or empty name is answered validation_failed, and an ambiguous one too, listing the candidates."}`)
 
+// The result fields the schema tools share: ok, and when it is false why.
+var (
+	okOut     = tool.Prop("ok", `{"type":"boolean","description":"Whether the call succeeded; false comes with reason."}`).Required()
+	reasonOut = tool.Prop("reason", `{"type":"string","enum":["not_found","validation_failed","unsupported","backend_error"],"description":"Why ok is false."}`)
+	errorsOut = tool.Prop("errors", `{"type":"array","description":"The violations, sorted by path then msg.","items":{"type":"object","required":["path","msg"],
+		"properties":{"path":{"type":"string","description":"RFC 6901 JSON Pointer into the document."},"msg":{"type":"string","description":"What is wrong."}}}}`)
+	detailOut = tool.Prop("detail", `{"type":"string","description":"What was unsupported, or what went wrong."}`)
+)
+
+// schemaOutput is a schema tool's output schema: the shared fields and the
+// tool's own.
+func schemaOutput(own ...tool.Property) json.RawMessage {
+	return tool.Output(append([]tool.Property{okOut, reasonOut, errorsOut, detailOut}, own...)...)
+}
+
 // The tools' arguments. validate_asset, validate_many and diff_assets read
 // theirs in place (tool.ForDoc): the documents are the bulk of a call, and
 // binding them would scan their text again.
@@ -58,40 +73,56 @@ func (f *Family) Tools() []tool.Tool {
 	return []tool.Tool{
 		tool.For(tool.Tool{Name: "list_schemas", Title: "List schemas",
 			Description: "Lists the loaded JSON Schemas as {ok, schemas:[{name, version, path}]}, sorted by name, version, path. Several schemas may share a name (v1/asset.json and v2/asset.json): each is listed, and the other tools take name@version or the path for it.",
-			InputSchema: tool.Object(), SchemaVersion: 3, Annotations: ro, PlainMethod: true}, f.listSchemas),
+			InputSchema: tool.Object(), OutputSchema: schemaOutput(tool.Prop("schemas", `{"type":"array","description":"The loaded schemas, sorted by name, version, path.","items":{"type":"object","required":["name","version","path"],
+				"properties":{"name":{"type":"string","description":"The schema's name."},"version":{"type":"string","description":"Its version."},"path":{"type":"string","description":"Its path under the schemas root."}}}}`)),
+			SchemaVersion: 4, Annotations: ro, PlainMethod: true}, f.listSchemas),
 		tool.For(tool.Tool{Name: "get_schema", Title: "Get a schema",
-			Description:   "Returns one schema as {ok, schema, version, path}, or {ok:false, reason:\"not_found\"}; a name several schemas share is {ok:false, reason:\"validation_failed\", errors} listing them.",
-			InputSchema:   tool.Object(tool.Prop("name", `{"type":"string","minLength":1,"maxLength":1024,"title":"Schema","description":"The schema's name from list_schemas, or where several schemas share the name, name@version or its path."}`).Required()),
-			SchemaVersion: 3, Annotations: ro, PlainMethod: true}, f.getSchema),
+			Description: "Returns one schema as {ok, schema, version, path}, or {ok:false, reason:\"not_found\"}; a name several schemas share is {ok:false, reason:\"validation_failed\", errors} listing them.",
+			InputSchema: tool.Object(tool.Prop("name", `{"type":"string","minLength":1,"maxLength":1024,"title":"Schema","description":"The schema's name from list_schemas, or where several schemas share the name, name@version or its path."}`).Required()),
+			OutputSchema: schemaOutput(tool.Prop("schema", `{"anyOf":[{"type":"object"},{"type":"boolean"}],"description":"The schema document, as its file holds it."}`),
+				tool.Prop("version", `{"type":"string","description":"The schema's version."}`), tool.Prop("path", `{"type":"string","description":"Its path under the schemas root."}`)),
+			SchemaVersion: 4, Annotations: ro, PlainMethod: true}, f.getSchema),
 		tool.For(tool.Tool{Name: "list_examples", Title: "List examples",
-			Description:   "Lists example documents as {ok, examples:[{component, path}]}, sorted by component then path.",
-			InputSchema:   tool.Object(tool.Prop("component", `{"type":"string","maxLength":256,"default":"all","title":"Component","description":"Only this component's examples (a schema name), or \"all\" (the default)."}`)),
-			SchemaVersion: 2, Annotations: ro, PlainMethod: true}, f.listExamples),
+			Description: "Lists example documents as {ok, examples:[{component, path}]}, sorted by component then path.",
+			InputSchema: tool.Object(tool.Prop("component", `{"type":"string","maxLength":256,"default":"all","title":"Component","description":"Only this component's examples (a schema name), or \"all\" (the default)."}`)),
+			OutputSchema: schemaOutput(tool.Prop("examples", `{"type":"array","description":"The examples, sorted by component then path.","items":{"type":"object","required":["component","path"],
+				"properties":{"component":{"type":"string","description":"The schema the example is of."},"path":{"type":"string","description":"Its path under the examples root."}}}}`)),
+			SchemaVersion: 3, Annotations: ro, PlainMethod: true}, f.listExamples),
 		tool.For(tool.Tool{Name: "get_example", Title: "Get an example",
-			Description:   "Returns an example as {ok, example, schema, validated}, validated against its schema at call time; {ok:false, reason:\"not_found\"} or {ok:false, reason:\"validation_failed\", errors}. Paths that leave the examples root are refused.",
-			InputSchema:   tool.Object(tool.Prop("path", `{"type":"string","minLength":1,"maxLength":1024,"title":"Example","description":"The example's path from list_examples, relative to the examples root."}`).Required()),
-			SchemaVersion: 2, Annotations: ro, PlainMethod: true}, f.getExample),
+			Description: "Returns an example as {ok, example, schema, validated}, validated against its schema at call time; {ok:false, reason:\"not_found\"} or {ok:false, reason:\"validation_failed\", errors}. Paths that leave the examples root are refused.",
+			InputSchema: tool.Object(tool.Prop("path", `{"type":"string","minLength":1,"maxLength":1024,"title":"Example","description":"The example's path from list_examples, relative to the examples root."}`).Required()),
+			OutputSchema: schemaOutput(tool.Prop("example", `{"description":"The example document."}`), tool.Prop("schema", `{"type":"string","description":"The schema it was validated against (\"\" when none)."}`),
+				tool.Prop("validated", `{"type":"boolean","description":"Whether it was validated."}`)),
+			SchemaVersion: 3, Annotations: ro, PlainMethod: true}, f.getExample),
 		tool.ForDoc[validateArgs](tool.Tool{Name: "validate_asset", Title: "Validate an asset",
 			Description: "Validates a JSON document against a schema (Draft 2020-12): {ok:true} or {ok:false, reason:\"validation_failed\", errors:[{path, msg}]} with RFC 6901 paths, sorted by path then msg.",
-			InputSchema: validateSchema, SchemaVersion: 3, Annotations: ro, PlainMethod: true}, f.validateAsset),
+			InputSchema: validateSchema, OutputSchema: schemaOutput(),
+			SchemaVersion: 4, Annotations: ro, PlainMethod: true}, f.validateAsset),
 		tool.ForDoc[validateArgs](tool.Tool{Name: "validate", Title: "Validate an asset (deprecated)",
 			Description: "Deprecated alias of validate_asset (identical behaviour; each use is logged). Use validate_asset.",
-			InputSchema: validateSchema, SchemaVersion: 3, Annotations: ro, PlainMethod: true}, f.validateAlias),
+			InputSchema: validateSchema, OutputSchema: schemaOutput(),
+			SchemaVersion: 4, Annotations: ro, PlainMethod: true}, f.validateAlias),
 		tool.ForDoc[validateManyArgs](tool.Tool{Name: "validate_many", Title: "Validate several assets",
 			Description: "Validates several documents against one schema: {ok:true, results:[{ok, errors?}]}. More than MCP_MAX_BATCH documents (default 100) is {ok:false, reason:\"unsupported\"}.",
 			InputSchema: tool.Object(tool.Prop("assets", `{"type":"array","title":"Assets","description":"The documents to validate."}`).Required(),
 				tool.Prop("schema", `{"type":"string","title":"Schema","description":"The schema to validate against: its name, or where several schemas share the name, name@version or its path."}`)),
-			SchemaVersion: 3, Annotations: ro, PlainMethod: true}, f.validateMany),
+			OutputSchema: schemaOutput(tool.Prop("results", `{"type":"array","description":"One result per document, in order.","items":{"type":"object","required":["ok"],
+				"properties":{"ok":{"type":"boolean","description":"Whether the document is valid."},"errors":{"type":"array","description":"Its violations.","items":{"type":"object"}}}}}`)),
+			SchemaVersion: 4, Annotations: ro, PlainMethod: true}, f.validateMany),
 		tool.ForDoc[diffArgs](tool.Tool{Name: "diff_assets", Title: "Diff two assets",
 			Description: "RFC 6902 patch from base to new: {ok:true, patch:[{op, path, value?}]} with add/remove/replace only, keys in sorted order, arrays replaced whole, sorted by path (remove < add < replace).",
 			InputSchema: tool.Object(tool.AnyValue("base", "Base", "The original document.").Required(),
 				tool.AnyValue("new", "New", "The changed document.").Required()),
-			SchemaVersion: 2, Annotations: ro, PlainMethod: true}, f.diffAssets),
+			OutputSchema: schemaOutput(tool.Prop("patch", `{"type":"array","description":"The RFC 6902 operations.","items":{"type":"object","required":["op","path"],
+				"properties":{"op":{"type":"string","enum":["add","remove","replace"],"description":"The operation."},"path":{"type":"string","description":"RFC 6901 JSON Pointer."},"value":{"description":"The new value (add, replace)."}}}}`)),
+			SchemaVersion: 3, Annotations: ro, PlainMethod: true}, f.diffAssets),
 		tool.For(tool.Tool{Name: "populate_backend", Title: "Send an asset to the backend",
 			Description: "Validates an asset, then POSTs it to SYN_BACKEND_URL: {ok:true, asset_id, backend_url}, or {ok:false, reason:\"validation_failed\"|\"backend_error\"|\"unsupported\", errors?, status?, detail?}. An invalid asset is never sent.",
 			InputSchema: tool.Object(tool.AnyValue("asset", "Asset", "The synesthetic asset to persist; its top-level $schema, if it names a loaded schema, chooses the schema (else synesthetic-asset).").Required(),
 				tool.Prop("validate_first", `{"type":"boolean","default":true,"title":"Validate first","description":"Must be true (the default): hearth never persists an unvalidated asset; false is refused."}`)),
-			SchemaVersion: 2, Annotations: tool.Annotations{OpenWorld: true}, PlainMethod: true}, f.populateBackend),
+			OutputSchema: schemaOutput(tool.Prop("asset_id", `{"type":"string","description":"The backend's id of the stored asset."}`),
+				tool.Prop("backend_url", `{"type":"string","description":"The backend it was stored in (no password)."}`), tool.Prop("status", `{"type":"integer","description":"The backend's HTTP status, on a backend error."}`)),
+			SchemaVersion: 3, Annotations: tool.Annotations{OpenWorld: true}, PlainMethod: true}, f.populateBackend),
 	}
 }
 

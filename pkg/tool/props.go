@@ -31,9 +31,18 @@ func (p Property) Required() Property {
 // properties in the order given, the required ones listed, and
 // "additionalProperties": false. It panics when a property's schema is not
 // a JSON object: a programming error, which any test building it finds.
-func Object(props ...Property) json.RawMessage {
+func Object(props ...Property) json.RawMessage { return object(`,"additionalProperties":false`, props) }
+
+// Output is an output schema (Tool.OutputSchema): Draft 2020-12, "type":
+// "object", the properties in the order given and the required ones listed.
+// Other properties are not refused: what a result carries is pinned by the
+// snapshot and its schemaVersion, and a client that checks a result needs
+// only what it reads.
+func Output(props ...Property) json.RawMessage { return object("", props) }
+
+func object(extra string, props []Property) json.RawMessage {
 	var b bytes.Buffer
-	b.WriteString(`{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","additionalProperties":false`)
+	b.WriteString(`{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object"` + extra)
 	var required []string
 	for _, p := range props {
 		if p.required {

@@ -2,6 +2,7 @@ package tool
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -24,6 +25,7 @@ type Definition struct {
 	Title          string          `json:"title,omitempty"`
 	Description    string          `json:"description"`
 	InputSchema    json.RawMessage `json:"inputSchema"`
+	OutputSchema   json.RawMessage `json:"outputSchema,omitempty"`
 	Annotations    Annotations     `json:"annotations"`
 	SchemaVersion  int             `json:"schemaVersion"`
 	ToolingVersion string          `json:"toolingVersion"`
@@ -42,6 +44,7 @@ const (
 type Entry struct {
 	Tool
 	schema     *validate.Schema
+	output     *validate.Schema // nil without an OutputSchema
 	definition Definition
 }
 
@@ -193,18 +196,9 @@ func compile(t Tool, toolingVersion string) (*Entry, error) {
 		}
 	}
 
-	doc, err := validate.UnmarshalJSON(bytes.NewReader(t.InputSchema))
+	sch, err := compileSchema(t.InputSchema, "hearth:tool/"+t.Name+".json")
 	if err != nil {
 		return nil, fmt.Errorf("inputSchema: %w", err)
-	}
-	c := validate.NewCompiler(refuseLoader{})
-	loc := "hearth:tool/" + t.Name + ".json"
-	if err := c.AddResource(loc, doc); err != nil {
-		return nil, fmt.Errorf("inputSchema: %w", err)
-	}
-	sch, err := c.Compile(loc)
-	if err != nil {
-		return nil, fmt.Errorf("inputSchema does not compile: %w", err)
 	}
 	if t.input != nil {
 		if err := checkInput(t.InputSchema, t.input, sch); err != nil {
@@ -217,17 +211,107 @@ func compile(t Tool, toolingVersion string) (*Entry, error) {
 	}
 	e := &Entry{Tool: t, schema: sch}
 	e.InputSchema = compact.Bytes()
+	if t.OutputSchema != nil {
+		if e.output, e.OutputSchema, err = compileOutput(t); err != nil {
+			return nil, fmt.Errorf("outputSchema: %w", err)
+		}
+	}
 	e.definition = Definition{
 		Name:           t.Name,
 		Title:          t.Title,
 		Description:    t.Description,
 		InputSchema:    e.InputSchema,
+		OutputSchema:   e.OutputSchema,
 		Annotations:    t.Annotations,
 		SchemaVersion:  t.SchemaVersion,
 		ToolingVersion: toolingVersion,
 		Meta:           map[string]any{MetaSchemaVersion: t.SchemaVersion, MetaToolingVersion: toolingVersion},
 	}
+	if checkResults && e.output != nil {
+		e.Handler = e.checkingResults(e.Handler)
+	}
 	return e, nil
+}
+
+// compileSchema compiles a self-contained schema document found at loc.
+func compileSchema(raw json.RawMessage, loc string) (*validate.Schema, error) {
+	doc, err := validate.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return nil, err
+	}
+	c := validate.NewCompiler(refuseLoader{})
+	if err := c.AddResource(loc, doc); err != nil {
+		return nil, err
+	}
+	sch, err := c.Compile(loc)
+	if err != nil {
+		return nil, fmt.Errorf("does not compile: %w", err)
+	}
+	return sch, nil
+}
+
+// compileOutput checks and compiles a tool's output schema: an object (MCP
+// puts only objects in structuredContent), and self-contained.
+func compileOutput(t Tool) (*validate.Schema, json.RawMessage, error) {
+	var shape struct {
+		Type any `json:"type"`
+	}
+	if err := json.Unmarshal(t.OutputSchema, &shape); err != nil {
+		return nil, nil, fmt.Errorf("not a JSON object: %w", err)
+	}
+	if shape.Type != "object" {
+		return nil, nil, errors.New(`must have "type":"object"`)
+	}
+	sch, err := compileSchema(t.OutputSchema, "hearth:tool/"+t.Name+".output.json")
+	if err != nil {
+		return nil, nil, err
+	}
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, t.OutputSchema); err != nil {
+		return nil, nil, err
+	}
+	return sch, compact.Bytes(), nil
+}
+
+// CheckResult validates a result object (as the reply carries it) against
+// the tool's output schema; nil when it holds or the tool declares none.
+func (e *Entry) CheckResult(result json.RawMessage) error {
+	if e.output == nil {
+		return nil
+	}
+	doc, err := jsonval.ParseRaw(result)
+	if err != nil {
+		return fmt.Errorf("the result of %s is not JSON: %w", e.Name, err)
+	}
+	if vs := e.output.Validate(doc, nil); vs != nil {
+		msgs := make([]string, 0, len(vs))
+		for _, v := range vs {
+			msgs = append(msgs, v.String())
+		}
+		return fmt.Errorf("the result of %s does not match its outputSchema: %s", e.Name, strings.Join(msgs, "; "))
+	}
+	return nil
+}
+
+// checkingResults wraps a handler so that a result that breaks the output
+// schema is an INTERNAL error naming the violation, in builds for the
+// end-to-end tests (checkResults): every tool result of every end-to-end
+// run is checked against the schema clients are told.
+func (e *Entry) checkingResults(h Handler) Handler {
+	return func(ctx context.Context, call *Call) (any, error) {
+		res, err := h(ctx, call)
+		if err != nil || res == nil {
+			return res, err
+		}
+		raw, merr := json.Marshal(res)
+		if merr != nil {
+			return res, err
+		}
+		if cerr := e.CheckResult(raw); cerr != nil {
+			return nil, Errorf(Internal, "%s", cerr.Error())
+		}
+		return res, nil
+	}
 }
 
 // maxReportedViolations bounds an INVALID_REQUEST reply: errors never echo a

@@ -183,3 +183,37 @@ func TestArgMessages(t *testing.T) {
 		t.Fatalf("other violations keep the validator's words: %v", err)
 	}
 }
+
+// An output schema is an object schema that compiles; tools/list carries it,
+// and CheckResult holds a result to it.
+func TestOutputSchema(t *testing.T) {
+	for _, bad := range []string{`{"type":"array"}`, `[1]`, `{"type":"object","properties":{"a":{"$ref":"http://elsewhere/x"}}}`} {
+		tl := valid()
+		tl.OutputSchema = json.RawMessage(bad)
+		if err := NewRegistry("x").Add(tl); err == nil || !strings.Contains(err.Error(), "outputSchema") {
+			t.Errorf("%s: %v", bad, err)
+		}
+	}
+	tl := valid()
+	tl.OutputSchema = Output(Prop("n", `{"type":"integer","description":"a count"}`).Required())
+	r := NewRegistry("x")
+	if err := r.Add(tl); err != nil {
+		t.Fatal(err)
+	}
+	e, _ := r.Lookup("t")
+	def, _ := json.Marshal(e.Definition())
+	if !strings.Contains(string(def), `"outputSchema":{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","required":["n"]`) {
+		t.Errorf("definition: %s", def)
+	}
+	if err := e.CheckResult(json.RawMessage(`{"n":3,"more":true}`)); err != nil {
+		t.Errorf("a valid result: %v", err)
+	}
+	for _, res := range []string{`{}`, `{"n":"3"}`, `{"n":1.5}`} {
+		if err := e.CheckResult(json.RawMessage(res)); err == nil || !strings.Contains(err.Error(), "does not match its outputSchema") {
+			t.Errorf("%s: %v", res, err)
+		}
+	}
+	if err := (&Entry{}).CheckResult(json.RawMessage(`[]`)); err != nil {
+		t.Errorf("no output schema: %v", err)
+	}
+}

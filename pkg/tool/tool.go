@@ -27,6 +27,11 @@ type Tool struct {
 	// "additionalProperties":false; every property has a description. It must be
 	// self-contained: no $ref outside the document.
 	InputSchema json.RawMessage
+	// OutputSchema is a Draft 2020-12 JSON Schema of the result object, with
+	// "type":"object": tools/list publishes it as outputSchema and MCP clients
+	// validate structuredContent against it. Every tool declares one; the
+	// snapshot pins it with the input schema.
+	OutputSchema json.RawMessage
 	// SchemaVersion is the tool's monotonic contract version: bump it when
 	// argument names or meanings, defaults, result shape, error codes or
 	// cancellation/timeout semantics change. The snapshot test
