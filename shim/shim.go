@@ -99,7 +99,7 @@ type Shim struct {
 	// server/discover, so the session is of the stateless era (2026-07-28):
 	// a reconnect replays nothing and probes with server/discover.
 	opened, modern bool
-	replayID       string        // the reconnect probe's id: its reply is swallowed
+	replayID       string        // the reconnect probe's id (its envelope.Key): its reply is swallowed
 	replayAck      chan struct{} // closed when the probe's reply arrives
 	replays        int
 }
@@ -565,10 +565,10 @@ func (s *Shim) replay() <-chan struct{} {
 	s.imu.Lock()
 	initFrame, initialized, modern := s.initFrame, s.initialized, s.modern
 	s.replays++
-	s.replayID = "hearth-shim-replay-" + strconv.Itoa(s.replays)
+	id, _ := json.Marshal("hearth-shim-replay-" + strconv.Itoa(s.replays))
+	s.replayID = envelope.Key(id) // compared with each reply's id, by key
 	s.replayAck = make(chan struct{})
 	ack := s.replayAck
-	id, _ := json.Marshal(s.replayID)
 	s.imu.Unlock()
 
 	if modern {

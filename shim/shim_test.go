@@ -36,12 +36,13 @@ func TestNoteTracksRequestsInFlight(t *testing.T) {
 		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
 		`{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"x"}}`,
 		`{"jsonrpc":"2.0","id":7,"method":"ping"}`,
-		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"7"}}`, // no reply will come
+		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"7"}}`, // "7" is not 7: still owed
+		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}}`,   // no reply will come
 		`not json`,
 	} {
 		s.note([]byte(line))
 	}
-	if _, ok := s.inflight["a"]; !ok || len(s.inflight) != 2 || !s.initialized || s.initFrame == nil {
+	if _, ok := s.inflight[`"a"`]; !ok || len(s.inflight) != 2 || !s.initialized || s.initFrame == nil {
 		t.Fatalf("inflight %v initialized %v init %s", s.inflight, s.initialized, s.initFrame)
 	}
 	if s.settle([]byte(`{"jsonrpc":"2.0","id":"a","result":{}}`)) {
@@ -366,4 +367,21 @@ func TestAttachRefusedFallsBackToTheRelay(t *testing.T) {
 		t.Fatalf("after the refusal the shim sent %q", line)
 	}
 	s.finish(0)
+}
+
+// 77 and "77" in flight together are two requests the relay owes: a reply
+// to one settles that one only, and a lost daemon leaves the other owed
+// under its own id.
+func TestInflightKeepsIDTypes(t *testing.T) {
+	s, _ := newTestShim(nil)
+	s.note([]byte(`{"jsonrpc":"2.0","id":77,"method":"tools/call","params":{"name":"x"}}`))
+	s.note([]byte(`{"jsonrpc":"2.0","id":"77","method":"tools/call","params":{"name":"x"}}`))
+	if len(s.inflight) != 2 {
+		t.Fatalf("inflight %v", s.inflight)
+	}
+	s.settle([]byte(`{"jsonrpc":"2.0","id":"77","result":{}}`))
+	r, ok := s.inflight["77"]
+	if len(s.inflight) != 1 || !ok || string(r.id) != "77" {
+		t.Fatalf("after the reply to \"77\": %v", s.inflight)
+	}
 }

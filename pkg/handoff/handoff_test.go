@@ -4,6 +4,7 @@ package handoff
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -51,7 +52,7 @@ func clientStream(rng *rand.Rand, n int, long bool) ([]sent, []byte) {
 			add(sent{text: "not json\n"})
 		case k == 2 && i > 3:
 			victim := rng.Intn(i-1) + 1
-			add(sent{text: fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"%d"}}`+"\n", victim), cancels: fmt.Sprint(victim)})
+			add(sent{text: fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":%d}}`+"\n", victim), cancels: fmt.Sprint(victim)})
 		case k == 3:
 			id := fmt.Sprintf(`"%s-%d"`, strings.Repeat("long", 40), i) // longer than a slot holds
 			add(sent{text: fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"method":"tools/call","params":{}}`+"\n", id), id: id})
@@ -359,7 +360,11 @@ func crashRun(t *testing.T, seed int64, n int, long bool, every int) {
 		if perr == nil && msg.Method == "notifications/cancelled" {
 			// The tracker forgets the request as it takes the
 			// cancellation in: from then on no reply is owed for it.
-			key = strings.TrimSuffix(strings.TrimPrefix(string(msg.Params), `{"requestId":"`), `"}`)
+			var p struct {
+				RequestID json.RawMessage `json:"requestId"`
+			}
+			json.Unmarshal(msg.Params, &p)
+			key = jsonrpc.Key(p.RequestID)
 			cancelled[key] = true
 		}
 		tr.Took(msg, line, fr.Offset())

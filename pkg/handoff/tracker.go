@@ -245,8 +245,8 @@ func (t *Tracker) Seq(raw []byte) uint64 {
 	return 0
 }
 
-// cancelled forgets the oldest request whose id is key (ids compared as
-// strings, as cancellation compares them).
+// cancelled forgets the oldest request whose id is key (envelope.Key: ids
+// compared by JSON type and value, as cancellation compares them).
 func (t *Tracker) cancelled(key string) {
 	if key == "" {
 		return

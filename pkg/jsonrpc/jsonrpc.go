@@ -57,8 +57,12 @@ func (id ID) Raw() []byte {
 	return id.raw
 }
 
-// Key is the canonical string form used to match cancellations: a string id's
-// value, or a number id's digits. The spec's String(id).
+// Key is the id as a map key, keeping its JSON type: JSON-RPC compares ids
+// by type and value, so 77 and "77" are two requests, which may be in
+// flight together, and a cancellation names one of them. A string id's key
+// is its value between quotes (escapes resolved: "\u0037" and "7" are one
+// id), a number's its digits as written; no number starts with a quote, so
+// the two never collide.
 func (id ID) Key() string { return Key(id.raw) }
 
 // Key canonicalises raw id JSON (see ID.Key). Invalid text yields "".
@@ -72,7 +76,7 @@ func Key(raw []byte) string {
 		if json.Unmarshal(raw, &s) != nil {
 			return ""
 		}
-		return s
+		return `"` + s + `"`
 	}
 	return string(raw)
 }

@@ -64,9 +64,9 @@ func TestParseGoodFrames(t *testing.T) {
 		rawID  string
 	}{
 		{`{"jsonrpc":"2.0","method":"ping","id":1}`, Request, "ping", "1", "1"},
-		{`{"jsonrpc":"2.0","method":"ping","id":"1"}`, Request, "ping", "1", `"1"`},
+		{`{"jsonrpc":"2.0","method":"ping","id":"1"}`, Request, "ping", `"1"`, `"1"`}, // not 1's key: ids keep their JSON type
 		{`{"jsonrpc":"2.0","method":"ping","id":-7}`, Request, "ping", "-7", "-7"},
-		{`{"jsonrpc":"2.0","method":"ping","id":"\u00e9"}`, Request, "ping", "é", `"\u00e9"`},
+		{`{"jsonrpc":"2.0","method":"ping","id":"\u00e9"}`, Request, "ping", `"é"`, `"\u00e9"`},
 		{`{"jsonrpc":"2.0","method":"ping","id":123456789012345678901234567890}`, Request, "ping", "123456789012345678901234567890", "123456789012345678901234567890"},
 		{`{"jsonrpc":"2.0","method":"notifications/initialized"}`, Notification, "notifications/initialized", "", "null"},
 		{`{"jsonrpc":"2.0","id":3,"result":{}}`, Response, "", "3", "3"},

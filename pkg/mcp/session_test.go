@@ -251,8 +251,9 @@ func TestCancelledNotificationSendsNothing(t *testing.T) {
 	waitFor(t, func() bool { return tt.count("block") == 1 })
 	// The waiting one first: cancelling 1 first would let 2 start.
 	c.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2}}`)
-	c.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"1","reason":"user"}}`) // "1" matches 1
-	c.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":999}}`)                 // unknown: ignored
+	c.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"2"}}`) // "2" is not 2: ignored
+	c.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1,"reason":"user"}}`)
+	c.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":999}}`) // unknown: ignored
 	c.send(`{"jsonrpc":"2.0","id":3,"method":"ping"}`)
 	if r := c.recv(); r["id"] != 3.0 {
 		t.Fatalf("expected only the ping's reply, got %v", r)
@@ -637,9 +638,14 @@ func TestDuplicatePendingID(t *testing.T) {
 	c.initialize()
 	c.send(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"block"}}`)
 	waitFor(t, func() bool { return tt.count("block") == 1 })
-	c.send(`{"jsonrpc":"2.0","id":"7","method":"ping"}`)
-	if r := c.recv(); r["id"] != "7" || errCode(r) != jsonrpc.CodeDuplicateID {
+	c.send(`{"jsonrpc":"2.0","id":7,"method":"ping"}`)
+	if r := c.recv(); r["id"] != 7.0 || errCode(r) != jsonrpc.CodeDuplicateID {
 		t.Fatalf("duplicate id (protocol method): %v", r)
+	}
+	// "7" is another id than 7 (JSON-RPC compares ids by type and value).
+	c.send(`{"jsonrpc":"2.0","id":"7","method":"tools/call","params":{"name":"echo","arguments":{}}}`)
+	if r := c.recv(); r["id"] != "7" || r["result"] == nil {
+		t.Fatalf(`"7" while 7 is in flight: %v`, r)
 	}
 	c.send(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{}}}`)
 	if r := c.recv(); r["id"] != 7.0 || errCode(r) != jsonrpc.CodeDuplicateID {

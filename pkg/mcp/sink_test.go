@@ -120,14 +120,14 @@ func TestSinkLabelsFramesWithTheirRequest(t *testing.T) {
 
 	send(`{"jsonrpc":"2.0","id":"p","method":"tools/call","params":{"name":"progress","arguments":{"steps":2},"_meta":{"progressToken":"tok"}}}`)
 	send(`{"jsonrpc":"2.0","id":"l","method":"tools/call","params":{"name":"logger"}}`)
-	if f := sink.await(t, "progress reply", replyTo("p")); f.re != "p" {
+	if f := sink.await(t, "progress reply", replyTo("p")); f.re != `"p"` {
 		t.Errorf("tools/call reply labelled %q, want p", f.re)
 	}
-	if f := sink.await(t, "progress notification", method("notifications/progress")); f.re != "p" {
+	if f := sink.await(t, "progress notification", method("notifications/progress")); f.re != `"p"` {
 		t.Errorf("progress labelled %q, want the call's key p", f.re)
 	}
 	sink.await(t, "logger reply", replyTo("l"))
-	if f := sink.await(t, "log message", method("notifications/message")); f.re != "l" {
+	if f := sink.await(t, "log message", method("notifications/message")); f.re != `"l"` {
 		t.Errorf("log message labelled %q, want the call's key l", f.re)
 	}
 	send(`{"jsonrpc":"2.0","id":3,"method":"nope"}`)
@@ -167,15 +167,15 @@ func TestSinkLabelsSubscriptionNotices(t *testing.T) {
 	}()
 	src.in <- []byte(`{"jsonrpc":"2.0","id":"sub","method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true},` +
 		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`)
-	if f := sink.await(t, "acknowledgement", method("notifications/subscriptions/acknowledged")); f.re != "sub" {
+	if f := sink.await(t, "acknowledgement", method("notifications/subscriptions/acknowledged")); f.re != `"sub"` {
 		t.Errorf("acknowledgement labelled %q, want sub", f.re)
 	}
 	srv.ListChanged(true, false)
-	if f := sink.await(t, "list change", method("notifications/tools/list_changed")); f.re != "sub" {
+	if f := sink.await(t, "list change", method("notifications/tools/list_changed")); f.re != `"sub"` {
 		t.Errorf("subscription's list change labelled %q, want sub", f.re)
 	}
 	cancel() // a drain ends the subscription with its result
-	if f := sink.await(t, "end of the subscription", replyTo("sub")); f.re != "sub" {
+	if f := sink.await(t, "end of the subscription", replyTo("sub")); f.re != `"sub"` {
 		t.Errorf("subscription's end labelled %q, want sub", f.re)
 	}
 	if err := <-done; err != nil {
