@@ -67,6 +67,10 @@ type Config struct {
 	// MaxChildren caps the child processes running at once across the
 	// daemon (max_children, HEARTH_MAX_CHILDREN, default 8); more wait in a queue.
 	MaxChildren int
+	// StateDir is where hearth writes state that is not data
+	// (endpoint.StateDir): hosted servers' logs go under servers/ there.
+	// Empty: they keep no log file.
+	StateDir string
 	// Settings, when set, are the settings being served: SIGHUP (Reload)
 	// re-reads them and daemon_status lists them. LoadConfig leaves it nil;
 	// hearthd sets it.
@@ -131,6 +135,9 @@ func LoadConfig(mode Mode, getenv Getenv) (Config, error) {
 		if ok {
 			*n.to = v
 		}
+	}
+	if dir, err := endpoint.StateDir(endpoint.Getenv(getenv)); err == nil {
+		c.StateDir = dir
 	}
 	path, ours, err := endpoint.SocketPath(endpoint.Getenv(getenv))
 	if err != nil {

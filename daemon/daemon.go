@@ -21,6 +21,7 @@ import (
 
 	"github.com/hearth-mcp/hearth/pkg/config"
 	"github.com/hearth-mcp/hearth/pkg/jsonrpc"
+	"github.com/hearth-mcp/hearth/pkg/hosted"
 	"github.com/hearth-mcp/hearth/pkg/mcp"
 	"github.com/hearth-mcp/hearth/pkg/supervisor"
 	"github.com/hearth-mcp/hearth/pkg/tool"
@@ -62,6 +63,8 @@ type Daemon struct {
 	refusedLogged atomic.Int64
 	// home is the data directory (tool.Env.Home).
 	home string
+	// hosted holds the hosted servers' instances (hearth run).
+	hosted *hosted.Table
 	// socketPath is where the daemon listens ("" when it does not), and
 	// socketWhy why there.
 	socketPath, socketWhy string
@@ -104,6 +107,11 @@ func New(cfg Config, log *zap.Logger, env tool.Env, children *supervisor.Supervi
 			}
 		}
 	}
+	logDir := ""
+	if cfg.StateDir != "" {
+		logDir = filepath.Join(cfg.StateDir, "servers")
+	}
+	d.hosted = hosted.NewTable(hosted.Options{Supervisor: children, LogDir: logDir, Logger: log})
 	d.srv = mcp.New(mcp.Options{
 		Registry:     d.reg,
 		Name:         "hearth",
@@ -119,6 +127,8 @@ func New(cfg Config, log *zap.Logger, env tool.Env, children *supervisor.Supervi
 		// A shim that resolved another data directory is told so rather
 		// than served this one's data.
 		Home: env.Home,
+		// A shim's hello may ask for a hosted server (hearth run).
+		Host: d.host,
 	})
 	return d, nil
 }
@@ -162,6 +172,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	defer d.running.Store(false)
 	defer d.closeFamilies()
 	defer d.stopChildren()
+	defer d.hosted.Close() // before the supervisor's sweep: each upstream is stopped politely first
 	d.started = time.Now()
 	memCtx, stopMem := context.WithCancel(ctx)
 	defer stopMem()

@@ -47,6 +47,9 @@ type Options struct {
 	Stdout io.Writer
 	Stderr io.Writer
 	Getenv func(string) string
+	// Run, when set, asks the daemon to connect the client to a hosted
+	// server instead of hearth's own tools (`hearth run`).
+	Run *RunRequest
 }
 
 // Shim relays one client's session.
@@ -239,9 +242,13 @@ func (s *Shim) attach(c *conn) <-chan struct{} {
 // helloFrame is the $/hearth/hello that opens every connection.
 func (s *Shim) helloFrame() []byte {
 	cwd, _ := os.Getwd()
-	hello, _ := jsonrpc.NotificationFrame("$/hearth/hello", map[string]any{
+	params := map[string]any{
 		"cwd": cwd, "pid": os.Getppid(), "shim_pid": os.Getpid(), "version": version.Tooling(), "home": s.home,
-	})
+	}
+	if s.opts.Run != nil {
+		params["run"] = s.opts.Run
+	}
+	hello, _ := jsonrpc.NotificationFrame("$/hearth/hello", params)
 	return hello
 }
 

@@ -37,9 +37,10 @@ func TestMain(m *testing.M) {
 	bin.hearthd = filepath.Join(dir, "hearthd")
 	bin.hearth = filepath.Join(dir, "hearth") // beside hearthd, where the shim looks first
 	for out, pkg := range map[string]string{
-		bin.hearthd:                   "github.com/hearth-mcp/hearth/daemon/hearthd",
-		bin.hearth:                    "github.com/hearth-mcp/hearth/shim/hearth",
-		filepath.Join(dir, "rawping"): "github.com/hearth-mcp/hearth/test/internal/rawping",
+		bin.hearthd:                        "github.com/hearth-mcp/hearth/daemon/hearthd",
+		bin.hearth:                         "github.com/hearth-mcp/hearth/shim/hearth",
+		filepath.Join(dir, "rawping"):      "github.com/hearth-mcp/hearth/test/internal/rawping",
+		filepath.Join(dir, "hostedserver"): "github.com/hearth-mcp/hearth/test/internal/hostedserver",
 	} {
 		if o, err := exec.Command("go", "build", "-tags", "hearth_resultcheck", "-o", out, pkg).CombinedOutput(); err != nil {
 			fmt.Fprintf(os.Stderr, "building %s: %v\n%s", pkg, err, o)

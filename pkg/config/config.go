@@ -88,6 +88,8 @@ type Settings struct {
 	read   bool   // it existed and was read
 	getenv func(string) string
 	vals   map[string]value // by variable
+	// servers are the [servers.NAME] tables (servers.go).
+	servers map[string]Server
 }
 
 // Load reads the config file and the setting variables of getenv (the
@@ -110,7 +112,7 @@ func Load(getenv func(string) string) (*Settings, error) {
 		}
 		if raw != nil {
 			s.read = true
-			if file, err = parse(path, raw, getenv); err != nil {
+			if file, s.servers, err = parse(path, raw, getenv); err != nil {
 				return nil, err
 			}
 		}
@@ -170,11 +172,12 @@ func unwrapPath(err error) error {
 
 // parse decodes the file into each key's value in the form its variable
 // would hold, checking every key, type and bound.
-func parse(path string, raw []byte, getenv func(string) string) (map[string]string, error) {
+func parse(path string, raw []byte, getenv func(string) string) (map[string]string, map[string]Server, error) {
 	var doc map[string]any
 	if err := toml.Unmarshal(raw, &doc); err != nil {
-		return nil, &Error{Path: path, Problems: []string{syntaxProblem(raw, err)}}
+		return nil, nil, &Error{Path: path, Problems: []string{syntaxProblem(raw, err)}}
 	}
+	var servers map[string]Server
 	names := make([]string, 0, len(doc))
 	for k := range doc {
 		names = append(names, k)
@@ -183,6 +186,12 @@ func parse(path string, raw []byte, getenv func(string) string) (map[string]stri
 	out := map[string]string{}
 	var problems []string
 	for _, k := range names {
+		if k == "servers" {
+			var probs []string
+			servers, probs = parseServers(doc[k], getenv)
+			problems = append(problems, probs...)
+			continue
+		}
 		sp, ok := specByKey(k)
 		if !ok {
 			problems = append(problems, unknownKey(k))
@@ -196,9 +205,9 @@ func parse(path string, raw []byte, getenv func(string) string) (map[string]stri
 		out[k] = v
 	}
 	if problems != nil {
-		return nil, &Error{Path: path, Problems: problems}
+		return nil, nil, &Error{Path: path, Problems: problems}
 	}
-	return out, nil
+	return out, servers, nil
 }
 
 // syntaxProblem describes a TOML syntax error by line and column. The

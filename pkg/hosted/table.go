@@ -72,6 +72,12 @@ func (s *Session) Detach() {
 // Instance is the key of the instance the session is attached to.
 func (s *Session) Instance() string { return s.inst.key }
 
+// Label names the hosted server.
+func (s *Session) Label() string { return s.inst.spec.Label() }
+
+// Pending is how many of the client's requests are unanswered.
+func (s *Session) Pending() int { return s.c.Pending() }
+
 // Attach attaches a client to the instance of spec for its directory and
 // connection (creating it; its upstream starts with the first request).
 // write sends the client one frame (without its newline), from one
@@ -98,6 +104,9 @@ func (t *Table) Attach(spec Spec, clientDir string, conn uint64, write func([]by
 var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 
 func (t *Table) logPath(spec Spec, key string) string {
+	if t.logDir == "" {
+		return ""
+	}
 	base := unsafeName.ReplaceAllString(spec.Label(), "_")
 	if len(base) > 40 {
 		base = base[:40]

@@ -80,9 +80,14 @@ func (s *session) hello(msg *jsonrpc.Message) {
 		PID     int    `json:"pid"`
 		Version string `json:"version"`
 		Home    string `json:"home"`
+		// Run asks for a hosted server (`hearth run`).
+		Run json.RawMessage `json:"run"`
 	}
 	if json.Unmarshal(msg.Params, &h) != nil {
 		return
+	}
+	if h.Run != nil {
+		defer func() { s.host(h.Run, s.peer.whereabouts().Cwd) }()
 	}
 	p := &s.peer
 	p.mu.Lock()
@@ -130,6 +135,10 @@ func sameDir(a, b string) bool {
 
 func (s *session) info() ClientInfo {
 	_, waiting := s.calls.counts()
+	hosted := ""
+	if h := s.hosted.get(); h != nil {
+		hosted = h.Label()
+	}
 	p := &s.peer
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -146,6 +155,7 @@ func (s *session) info() ClientInfo {
 		Running:         int(s.running.Load()),
 		Waiting:         waiting,
 		Requests:        s.requests.Load(),
+		Hosted:          hosted,
 	}
 }
 

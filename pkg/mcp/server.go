@@ -102,6 +102,9 @@ type Options struct {
 	// another one gets every later request but ping refused (-32000). Empty:
 	// not checked.
 	Home string
+	// Host attaches a connection whose shim asks for a hosted server
+	// (hosted.go). Nil: such connections are refused.
+	Host HostFunc
 }
 
 // Server is shared by every connection of a daemon.
@@ -280,6 +283,9 @@ type ClientInfo struct {
 	Waiting int `json:"waiting"`
 	// Requests counts the requests read on this connection.
 	Requests uint64 `json:"requests"`
+	// Hosted names the hosted server the connection is attached to
+	// (`hearth run`); "" for a connection to hearth's own tools.
+	Hosted string `json:"hosted,omitempty"`
 }
 
 // Clients lists the sessions connected now, oldest first.

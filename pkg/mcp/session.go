@@ -90,6 +90,8 @@ type session struct {
 	pend  pending
 	nego  negotiation
 	peer  peer
+	// hosted: the hosted server the shim's hello asked for (hosted.go).
+	hosted hostedPart
 
 	// concurrent is the reader's own: set once the connection is
 	// initialized (or modern) and the FIFO is empty, never cleared.
@@ -119,6 +121,7 @@ func newSession(s *Server, c Conn, seq uint64) *session {
 
 func (s *session) run(ctx context.Context) error {
 	defer s.life.cancelAll()
+	defer s.hosted.end()
 	workerDone := make(chan struct{})
 	go func() {
 		defer close(workerDone)
@@ -206,10 +209,17 @@ func (s *session) read() error {
 			continue
 		}
 		if err != nil {
+			if h := s.hosted.get(); h != nil && errors.Is(err, io.EOF) {
+				s.awaitHosted(h)
+			}
 			return err
 		}
 		msg, perr := jsonrpc.Parse(line)
 		s.took(msg, line, src.Offset())
+		if h := s.hosted.get(); h != nil {
+			s.hostedFrame(h, msg, line)
+			continue
+		}
 		if perr != nil {
 			s.countRequest()
 			s.answer(jsonrpc.ErrorFrame(perr.ID, perr.Err), perr.ID.Key())

@@ -13,6 +13,8 @@ import (
 )
 
 const usage = `usage: hearth
+       hearth run [--share global|directory|client] -- COMMAND [ARGS...]
+       hearth run [--share MODE] NAME
 
 Connects an MCP client on stdin/stdout to the hearth daemon that serves your
 data directory (~/.local/share/hearth, or $HEARTH_HOME), starting one if none
@@ -23,6 +25,11 @@ the frames. Run it from your MCP client's config with no arguments.
   HEARTH_NO_AUTOSTART=1  never start a daemon; fail if none serves
   HEARTH_DAEMON=PATH     the hearthd to start (default: beside hearth, else on PATH)
   HEARTH_SHIM_RELAY=1    relay frames instead of handing stdin and stdout over
+
+hearth run connects the client to another stdio MCP server, which the daemon
+runs once for every client (COMMAND inline, or NAME, a [servers.NAME] table of
+the config file); the variables the client's entry set are passed to it
+(HEARTH_RUN_ENV=A,B names more). See the README, "Hosting your other MCP servers".
 
 The daemon's settings are its config file's (~/.config/hearth/config.toml),
 not this process's environment. See hearthd status for the daemon.
@@ -37,6 +44,14 @@ func main() {
 		case "help", "-h", "--help":
 			fmt.Print(usage)
 			os.Exit(0)
+		case "run":
+			parent, known := shim.ParentEnv()
+			run, err := shim.ParseRun(os.Args[2:], os.Environ(), parent, known)
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "hearth: %v\n", err)
+				os.Exit(2)
+			}
+			os.Exit(shim.Run(shim.Options{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv, Run: run}))
 		default:
 			fmt.Fprintf(os.Stderr, "hearth: unexpected argument %q (hearth takes none; see hearth --help)\n", os.Args[1])
 			os.Exit(2)

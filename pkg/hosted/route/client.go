@@ -43,6 +43,26 @@ func (r *Router) Attach(write func([]byte) error, gone func(error)) *Client {
 	return c
 }
 
+// Pending is how many of the client's requests are unanswered: in flight
+// upstream, queued, or its initialize waiting.
+func (c *Client) Pending() int {
+	r := c.r
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := len(c.inflight)
+	for _, q := range r.queued {
+		if q.c == c {
+			n++
+		}
+	}
+	for _, w := range r.initWait {
+		if w.c == c {
+			n++
+		}
+	}
+	return n
+}
+
 // push queues a frame to the client; r.mu is held.
 func (c *Client) push(frame []byte) {
 	if !c.gone {

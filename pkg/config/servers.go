@@ -1,0 +1,182 @@
+package config
+
+import (
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Server is a [servers.NAME] table: a stdio MCP server hearth hosts for
+// `hearth run NAME` (README, "Hosting your other MCP servers"). Env values
+// may be secrets: they are never logged or shown.
+type Server struct {
+	Name        string
+	Command     string
+	Args        []string
+	Env         map[string]string
+	Cwd         string
+	Sharing     string        // "" (directory), "global", "directory" or "client"
+	IdleTimeout time.Duration // 0: the default
+	InitTimeout time.Duration // 0: the default
+	Restart     string        // "" (on-failure), "on-failure" or "never"
+}
+
+// Servers are the config's [servers.NAME] tables, by name.
+func (s *Settings) Servers() map[string]Server {
+	out := make(map[string]Server, len(s.servers))
+	for k, v := range s.servers {
+		out[k] = v
+	}
+	return out
+}
+
+var serverName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+
+// parseServers checks the servers table: every problem names its key.
+func parseServers(v any, getenv func(string) string) (map[string]Server, []string) {
+	tables, ok := v.(map[string]any)
+	if !ok {
+		return nil, []string{"servers: want tables [servers.NAME], got " + tomlType(v)}
+	}
+	names := make([]string, 0, len(tables))
+	for n := range tables {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	out := map[string]Server{}
+	var problems []string
+	for _, name := range names {
+		key := "servers." + name
+		if !serverName.MatchString(name) {
+			problems = append(problems, fmt.Sprintf("%s: a server's name is letters, digits, '.', '_' and '-' (at most 64)", key))
+			continue
+		}
+		t, ok := tables[name].(map[string]any)
+		if !ok {
+			problems = append(problems, key+": want a table, got "+tomlType(tables[name]))
+			continue
+		}
+		sv, probs := parseServer(name, t, getenv)
+		for _, p := range probs {
+			problems = append(problems, key+"."+p)
+		}
+		if len(probs) == 0 {
+			out[name] = sv
+		}
+	}
+	return out, problems
+}
+
+func parseServer(name string, t map[string]any, getenv func(string) string) (Server, []string) {
+	sv := Server{Name: name}
+	var problems []string
+	str := func(k string) (string, bool) {
+		v, ok := t[k]
+		if !ok {
+			return "", false
+		}
+		s, ok := v.(string)
+		if !ok {
+			problems = append(problems, fmt.Sprintf("%s: want a string, got %s", k, tomlType(v)))
+			return "", false
+		}
+		return s, true
+	}
+	dur := func(k string) time.Duration {
+		s, ok := str(k)
+		if !ok {
+			return 0
+		}
+		d, err := time.ParseDuration(s)
+		if err != nil || d <= 0 {
+			problems = append(problems, fmt.Sprintf("%s: want a positive duration such as \"5m\", got %q", k, s))
+			return 0
+		}
+		return d
+	}
+	keys := make([]string, 0, len(t))
+	for k := range t {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		switch k {
+		case "command":
+			sv.Command, _ = str(k)
+			if strings.TrimSpace(sv.Command) == "" {
+				problems = append(problems, "command: must not be empty")
+			}
+		case "args":
+			list, ok := t[k].([]any)
+			if !ok {
+				problems = append(problems, "args: want an array of strings, got "+tomlType(t[k]))
+				continue
+			}
+			for i, a := range list {
+				s, ok := a.(string)
+				if !ok {
+					problems = append(problems, fmt.Sprintf("args[%d]: want a string, got %s", i, tomlType(a)))
+					continue
+				}
+				sv.Args = append(sv.Args, s)
+			}
+		case "env":
+			m, ok := t[k].(map[string]any)
+			if !ok {
+				problems = append(problems, "env: want a table of strings, got "+tomlType(t[k]))
+				continue
+			}
+			sv.Env = map[string]string{}
+			for n, v := range m {
+				s, ok := v.(string)
+				if !ok {
+					// The value is not echoed: it may be a secret.
+					problems = append(problems, fmt.Sprintf("env.%s: want a string, got %s", n, tomlType(v)))
+					continue
+				}
+				sv.Env[n] = s
+			}
+		case "cwd":
+			s, _ := str(k)
+			if strings.HasPrefix(s, "~/") {
+				if h := homeDir(getenv); h != "" {
+					s = filepath.Join(h, s[2:])
+				}
+			}
+			if s != "" && !filepath.IsAbs(s) {
+				problems = append(problems, fmt.Sprintf("cwd: want an absolute path (or ~/...), got %q", s))
+				continue
+			}
+			sv.Cwd = s
+		case "sharing":
+			s, _ := str(k)
+			switch s {
+			case "global", "directory", "client":
+				sv.Sharing = s
+			default:
+				problems = append(problems, fmt.Sprintf("sharing: want global, directory or client, got %q", s))
+			}
+		case "idle_timeout":
+			sv.IdleTimeout = dur(k)
+		case "init_timeout":
+			sv.InitTimeout = dur(k)
+		case "restart":
+			s, _ := str(k)
+			switch s {
+			case "on-failure", "never":
+				sv.Restart = s
+			default:
+				problems = append(problems, fmt.Sprintf("restart: want on-failure or never, got %q", s))
+			}
+		default:
+			problems = append(problems, fmt.Sprintf("%s: unknown key (a server takes command, args, env, cwd, sharing, idle_timeout, init_timeout, restart)", k))
+		}
+	}
+	if _, ok := t["command"]; !ok {
+		problems = append(problems, "command: missing (the program to run)")
+	}
+	return sv, problems
+}

@@ -1,0 +1,64 @@
+package config
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestServersTables(t *testing.T) {
+	_, env := withFile(t, `
+log_level = "info"
+[servers.everything]
+command = "npx"
+args = ["-y", "@modelcontextprotocol/server-everything"]
+env = { API_TOKEN = "`+secret+`" }
+sharing = "global"
+idle_timeout = "2m"
+restart = "never"
+[servers.fs]
+command = "/usr/bin/mcp-fs"
+cwd = "/srv"
+`)
+	s, err := Load(envOf(env))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sv := s.Servers()
+	e := sv["everything"]
+	if e.Command != "npx" || strings.Join(e.Args, " ") != "-y @modelcontextprotocol/server-everything" || e.Env["API_TOKEN"] != secret ||
+		e.Sharing != "global" || e.IdleTimeout != 2*time.Minute || e.Restart != "never" {
+		t.Fatalf("everything: %+v", e)
+	}
+	if f := sv["fs"]; f.Command != "/usr/bin/mcp-fs" || f.Cwd != "/srv" || f.Sharing != "" {
+		t.Fatalf("fs: %+v", f)
+	}
+	if s.Getenv("HEARTH_LOG_LEVEL") == "" && len(sv) != 2 {
+		t.Fatal("the other settings were lost")
+	}
+}
+
+func TestBadServersTables(t *testing.T) {
+	for _, tc := range []struct{ name, content, want string }{
+		{"not a table", `servers = 3`, "servers: want tables [servers.NAME], got an integer"},
+		{"no command", "[servers.x]\nargs = []", "servers.x.command: missing"},
+		{"empty command", "[servers.x]\ncommand = \"\"", "servers.x.command: must not be empty"},
+		{"args not strings", "[servers.x]\ncommand = \"a\"\nargs = [1]", "servers.x.args[0]: want a string, got an integer"},
+		{"env not strings", "[servers.x]\ncommand = \"a\"\nenv = { TOKEN = 12345 }", "servers.x.env.TOKEN: want a string, got an integer"},
+		{"bad sharing", "[servers.x]\ncommand = \"a\"\nsharing = \"everyone\"", `servers.x.sharing: want global, directory or client, got "everyone"`},
+		{"bad idle", "[servers.x]\ncommand = \"a\"\nidle_timeout = \"soon\"", `servers.x.idle_timeout: want a positive duration`},
+		{"bad restart", "[servers.x]\ncommand = \"a\"\nrestart = \"always\"", `servers.x.restart: want on-failure or never`},
+		{"relative cwd", "[servers.x]\ncommand = \"a\"\ncwd = \"src\"", `servers.x.cwd: want an absolute path`},
+		{"unknown key", "[servers.x]\ncommand = \"a\"\ncommnd = \"b\"", `servers.x.commnd: unknown key`},
+		{"bad name", "[servers.\"a b\"]\ncommand = \"a\"", `servers.a b: a server's name is`},
+	} {
+		_, env := withFile(t, tc.content)
+		_, err := Load(envOf(env))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: got %v, want %q", tc.name, err, tc.want)
+		}
+		if err != nil && strings.Contains(err.Error(), "12345") {
+			t.Errorf("%s: an env value in the error: %v", tc.name, err)
+		}
+	}
+}

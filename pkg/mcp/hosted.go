@@ -1,0 +1,162 @@
+package mcp
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hearth-mcp/hearth/pkg/jsonrpc"
+)
+
+// A hosted session is a connection whose shim asked, in its
+// $/hearth/hello, for a server hearth hosts (`hearth run`): from then on
+// its frames never reach the registry. The session keeps reading, tracking
+// (Conn.Tracker) and writing frames as for any connection, and hands each
+// frame to the instance's router through Options.Host (docs/architecture.md,
+// "Hosted servers").
+
+// HostRequest is what a shim's hello asks to be connected to.
+type HostRequest struct {
+	// Run is the hello's "run" member as the shim sent it
+	// (docs/protocol.md, "Hosted servers").
+	Run json.RawMessage
+	// Cwd is the client's directory ("" when unknown); Conn the
+	// connection's number, unique in the daemon's life.
+	Cwd  string
+	Conn uint64
+}
+
+// Hosted is one connection attached to a hosted server.
+type Hosted interface {
+	// Handle routes one frame the client sent (a line without its newline).
+	Handle(line []byte)
+	// Pending is how many of the client's requests are unanswered.
+	Pending() int
+	// Detach ends the attachment: what the client still has in flight is
+	// cancelled upstream.
+	Detach()
+	// Label names the hosted server, for status.
+	Label() string
+}
+
+// HostFunc attaches a connection to the hosted server req names. write
+// sends the client one frame (without its newline); gone ends the session
+// (the router gave the client up). An error is given to each of the
+// client's requests.
+type HostFunc func(req HostRequest, write func([]byte) error, gone func(error)) (Hosted, error)
+
+// errNoHosting is the refusal of a daemon that hosts no servers.
+var errNoHosting = errors.New("this hearth daemon does not host servers (hearth run needs a daemon of the same version)")
+
+// hostedPart is the session's attachment to a hosted server (nil: none).
+type hostedPart struct {
+	mu     sync.Mutex
+	h      Hosted
+	detach sync.Once
+}
+
+func (p *hostedPart) get() Hosted {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.h
+}
+
+func (p *hostedPart) set(h Hosted) {
+	p.mu.Lock()
+	p.h = h
+	p.mu.Unlock()
+}
+
+// end detaches the session, once, when it ends.
+func (p *hostedPart) end() {
+	if h := p.get(); h != nil {
+		p.detach.Do(h.Detach)
+	}
+}
+
+// host attaches the session to the hosted server its hello asks for.
+func (s *session) host(run json.RawMessage, cwd string) {
+	write := func(f []byte) error {
+		s.out.write(f, "")
+		s.out.flush()
+		if s.out.silenced.Load() {
+			return ErrWriteFailed
+		}
+		return nil
+	}
+	var h Hosted
+	var err error
+	if s.srv.opts.Host == nil {
+		err = errNoHosting
+	} else {
+		h, err = s.srv.opts.Host(HostRequest{Run: run, Cwd: cwd, Conn: s.seq}, write, func(error) { s.hangUp(ErrWriteFailed) })
+	}
+	if err != nil {
+		s.log.Info("refused a hosted server")
+		h = &refusedHost{err: err, write: write}
+	}
+	s.hosted.set(h)
+}
+
+// hostedFrame routes a frame of a hosted session: the shim's own
+// notifications are the session's, everything else the router's.
+func (s *session) hostedFrame(h Hosted, msg *jsonrpc.Message, line []byte) {
+	if msg != nil && msg.Kind == jsonrpc.Notification && strings.HasPrefix(msg.Method, "$/hearth/") {
+		if msg.Method == "$/hearth/tooLarge" {
+			s.countRequest()
+			s.answer([]byte(jsonrpc.TooLargeFrame), "")
+		}
+		return
+	}
+	if msg != nil && msg.Kind == jsonrpc.Request {
+		s.countRequest()
+	}
+	h.Handle(line)
+}
+
+// awaitHosted waits, once the client's input ended, until every request it
+// sent is answered (bounded by the drain timeout), as any session answers
+// what it read before its input ended.
+func (s *session) awaitHosted(h Hosted) {
+	deadline := time.Now().Add(s.srv.opts.DrainTimeout)
+	for h.Pending() > 0 && time.Now().Before(deadline) {
+		select {
+		case <-s.life.hungUp:
+			return
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+}
+
+// refusedHost answers every request with why the hosted server could not
+// be attached (an unknown name, a daemon that does not host).
+type refusedHost struct {
+	err   error
+	write func([]byte) error
+}
+
+func (r *refusedHost) Handle(line []byte) {
+	msg, perr := jsonrpc.Parse(line)
+	if perr != nil {
+		r.write(jsonrpc.ErrorFrame(perr.ID, perr.Err))
+		return
+	}
+	if msg.Kind != jsonrpc.Request {
+		return
+	}
+	if msg.Method == "ping" {
+		r.write(jsonrpc.ResultFrame(msg.ID, []byte(`{}`)))
+		return
+	}
+	r.write(jsonrpc.ErrorFrame(msg.ID, &jsonrpc.Error{Code: CodeHostedRefused, Message: "hearth run: " + r.err.Error()}))
+}
+
+func (r *refusedHost) Pending() int  { return 0 }
+func (r *refusedHost) Detach()       {}
+func (r *refusedHost) Label() string { return "" }
+
+// CodeHostedRefused answers the requests of a client whose hosted server
+// could not be attached.
+const CodeHostedRefused = -32010

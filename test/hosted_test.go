@@ -1,0 +1,205 @@
+package test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// processesOf lists the pids of live processes running the program at path.
+func processesOf(path string) []int {
+	var pids []int
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		exe, err := os.Readlink(filepath.Join("/proc", e.Name(), "exe"))
+		if err != nil || exe != path {
+			continue
+		}
+		stat, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		s := string(stat)
+		if i := strings.LastIndexByte(s, ')'); i > 0 {
+			if f := strings.Fields(s[i+1:]); len(f) > 0 && (f[0] == "Z" || f[0] == "X") {
+				continue
+			}
+		}
+		pids = append(pids, pid)
+	}
+	return pids
+}
+
+// hostedClient connects a go-sdk client through `hearth run -- hostedserver`.
+func hostedClient(t *testing.T, env []string, opts *mcp.ClientOptions, version string) *mcp.ClientSession {
+	t.Helper()
+	cmd := exec.Command(bin.hearth, "run", "--", filepath.Join(bin.dir, "hostedserver"))
+	cmd.Env = env
+	cl := mcp.NewClient(&mcp.Implementation{Name: "hosted-e2e", Version: "1"}, opts)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var so *mcp.ClientSessionOptions
+	if version != "" {
+		so = &mcp.ClientSessionOptions{ProtocolVersion: version}
+	}
+	cs, err := cl.Connect(ctx, &mcp.CommandTransport{Command: cmd}, so)
+	if err != nil {
+		t.Fatalf("connect through hearth run: %v", err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+func callText(t *testing.T, cs *mcp.ClientSession, tool string, args map[string]any) (string, bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: %v", tool, err)
+	}
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String(), res.IsError
+}
+
+// Three clients of one inline entry share one upstream: each gets its own
+// answers under the same ids (every go-sdk client numbers from 1); a client
+// that probes with server/discover and a 2025-11-25 client are served by
+// the same instance; sampling during the only client's call reaches it, and
+// with another client's call in flight it is refused and nobody sees it.
+func TestHostedGoSDKClientsShareOneUpstream(t *testing.T) {
+	env, _, _ := shimEnv(t)
+	server := filepath.Join(bin.dir, "hostedserver")
+	asked := make(chan string, 4)
+	sampler := func(name string) *mcp.ClientOptions {
+		return &mcp.ClientOptions{CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			asked <- name
+			return &mcp.CreateMessageResult{Model: "m", Role: "assistant", Content: &mcp.TextContent{Text: "from " + name}}, nil
+		}}
+	}
+	a := hostedClient(t, env, sampler("a"), "")           // probes with server/discover, falls back
+	b := hostedClient(t, env, sampler("b"), "2025-11-25") // initialize at once
+	c := hostedClient(t, env, nil, "2025-11-25")
+	pids := map[string]bool{}
+	for name, cs := range map[string]*mcp.ClientSession{"a": a, "b": b, "c": c} {
+		out, _ := callText(t, cs, "echo", map[string]any{"text": name})
+		f := strings.Fields(out)
+		if len(f) != 2 || f[0] != name {
+			t.Fatalf("%s got %q", name, out)
+		}
+		pids[f[1]] = true
+	}
+	if len(pids) != 1 || len(processesOf(server)) != 1 {
+		t.Fatalf("upstreams: %v, processes %v", pids, processesOf(server))
+	}
+	if out, isErr := callText(t, a, "sample", map[string]any{"text": "q"}); isErr || out != "sampled: from a" {
+		t.Fatalf("sampling with one client in flight: %q", out)
+	}
+	if who := <-asked; who != "a" {
+		t.Fatalf("sampling went to %s", who)
+	}
+	done := make(chan struct{})
+	go func() { defer close(done); callText(t, b, "sleep", map[string]any{"ms": 1500}) }()
+	time.Sleep(300 * time.Millisecond)
+	out, isErr := callText(t, a, "sample", map[string]any{"text": "q"})
+	if !isErr || !strings.Contains(out, "shared") {
+		t.Fatalf("sampling with two clients in flight: %q", out)
+	}
+	select {
+	case who := <-asked:
+		t.Fatalf("client %s was asked to sample", who)
+	default:
+	}
+	<-done
+}
+
+// kill -9 of the upstream mid-call answers the caller within a second and
+// the next call works; kill -9 of the daemon leaves no upstream behind.
+func TestHostedUpstreamAndDaemonKilled(t *testing.T) {
+	env, runtime, _ := shimEnv(t)
+	server := filepath.Join(bin.dir, "hostedserver")
+	a := hostedClient(t, env, nil, "2025-11-25")
+	callText(t, a, "echo", map[string]any{"text": "warm"})
+	up := processesOf(server)
+	if len(up) != 1 {
+		t.Fatalf("upstreams %v", up)
+	}
+	errc := make(chan error, 1)
+	go func() {
+		_, err := a.CallTool(context.Background(), &mcp.CallToolParams{Name: "sleep", Arguments: map[string]any{"ms": 60000}})
+		errc <- err
+	}()
+	time.Sleep(300 * time.Millisecond)
+	syscall.Kill(up[0], syscall.SIGKILL)
+	killed := time.Now()
+	select {
+	case err := <-errc:
+		if err == nil || !strings.Contains(err.Error(), "hostedserver") || !strings.Contains(err.Error(), ".log") {
+			t.Fatalf("the call in flight got %v", err)
+		}
+		if took := time.Since(killed); took > time.Second {
+			t.Fatalf("answered after %v", took)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the call in flight was never answered")
+	}
+	if out, _ := callText(t, a, "echo", map[string]any{"text": "again"}); !strings.HasPrefix(out, "again") {
+		t.Fatalf("after the crash: %q", out)
+	}
+	if now := processesOf(server); len(now) != 1 || now[0] == up[0] {
+		t.Fatalf("upstreams after restart: %v", now)
+	}
+	killDaemonsIn(runtime)
+	deadline := time.Now().Add(5 * time.Second)
+	for len(processesOf(server)) > 0 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if left := processesOf(server); len(left) > 0 {
+		t.Fatalf("upstreams alive 5s after kill -9 of the daemon: %v", left)
+	}
+}
+
+// A hosted server that cannot start gives the client an error naming it and
+// its log, and a named server the config lacks is refused clearly.
+func TestHostedBadCommands(t *testing.T) {
+	env, _, _ := shimEnv(t)
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"run", "--", "/no/such/mcp-server"}, []string{"could not be started", "mcp-server", ".log"}},
+		{[]string{"run", "--", "/bin/sh", "-c", "echo boom >&2; exit 7"}, []string{"exit status 7", "boom"}},
+		{[]string{"run", "nosuch"}, []string{`no server named "nosuch"`}},
+	} {
+		cmd := exec.Command(bin.hearth, tc.args...)
+		cmd.Env = env
+		cl := mcp.NewClient(&mcp.Implementation{Name: "bad", Version: "1"}, nil)
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		_, err := cl.Connect(ctx, &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+		cancel()
+		for _, w := range tc.want {
+			if err == nil || !strings.Contains(err.Error(), w) {
+				t.Errorf("%v: got %v, want %q in it", tc.args, err, w)
+			}
+		}
+	}
+	// The daemon still serves.
+	out, _ := callText(t, hostedClient(t, env, nil, "2025-11-25"), "echo", map[string]any{"text": "ok"})
+	if !strings.HasPrefix(out, "ok") {
+		t.Fatalf("after the bad ones: %q", out)
+	}
+}

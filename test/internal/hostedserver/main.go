@@ -1,0 +1,49 @@
+// Command hostedserver is a go-sdk MCP server the end-to-end tests host
+// behind `hearth run`: it answers with its pid, so tests can tell whether
+// clients share it, and has tools that wait, sample, report progress and
+// log, to hold calls in flight.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+func main() {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "hostedserver", Version: "1.0.0"}, &mcp.ServerOptions{Instructions: "the tests' own hosted server"})
+	type textArgs struct {
+		Text string `json:"text"`
+	}
+	mcp.AddTool(srv, &mcp.Tool{Name: "echo", Description: "echoes text with the server's pid"}, func(_ context.Context, _ *mcp.CallToolRequest, a textArgs) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("%s pid=%d", a.Text, os.Getpid())}}}, nil, nil
+	})
+	type sleepArgs struct {
+		Ms int `json:"ms"`
+	}
+	mcp.AddTool(srv, &mcp.Tool{Name: "sleep", Description: "sleeps, reporting progress"}, func(ctx context.Context, req *mcp.CallToolRequest, a sleepArgs) (*mcp.CallToolResult, any, error) {
+		if tok := req.Params.GetProgressToken(); tok != nil {
+			req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: 1, Total: 2})
+		}
+		select {
+		case <-time.After(time.Duration(a.Ms) * time.Millisecond):
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "slept"}}}, nil, nil
+		case <-ctx.Done():
+			return nil, nil, ctx.Err()
+		}
+	})
+	mcp.AddTool(srv, &mcp.Tool{Name: "sample", Description: "asks its client to sample"}, func(ctx context.Context, req *mcp.CallToolRequest, a textArgs) (*mcp.CallToolResult, any, error) {
+		res, err := req.Session.CreateMessage(ctx, &mcp.CreateMessageParams{MaxTokens: 10,
+			Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: a.Text}}}})
+		if err != nil {
+			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "sampling failed: " + err.Error()}}}, nil, nil
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "sampled: " + res.Content.(*mcp.TextContent).Text}}}, nil, nil
+	})
+	if err := srv.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+		os.Exit(1)
+	}
+}
