@@ -16,8 +16,8 @@ import (
 )
 
 // TestShimAnswersEachRequestOnceAcrossKills: four shims pipeline pings,
-// search_memory calls and now and then a tools/list, as fast as the daemon
-// answers, while the daemon is SIGKILLed again and again at random
+// search_memory calls and now and then a tools/list or a diff_assets whose
+// reply is longer than a batch, as fast as the daemon answers, while the daemon is SIGKILLed again and again at random
 // instants. Every request gets exactly one reply, its result or the
 // retryable -32004: none is answered twice, none is left unanswered. Both
 // ways a shim serves its client: handing its pipes to the daemon, where a
@@ -109,6 +109,11 @@ func (c *pipeliner) write() {
 		}
 		var line string
 		switch {
+		case i%211 == 0:
+			// A reply over a batch (64 KiB): the shim writes it for the
+			// daemon.
+			line = fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"diff_assets","arguments":{"base":{"v":%q},"new":{"v":%q}}}}`,
+				i, strings.Repeat("a", 70000), strings.Repeat("b", 70000))
 		case i%97 == 0:
 			line = fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/list"}`, i)
 		case i%3 == 0:
