@@ -257,7 +257,7 @@ func TestPostgresMigrateToGraph(t *testing.T) {
 	d.stop(t)
 	// What a hearthd of format 1.0 left: its tables, no graph.
 	if err := srv.Exec(context.Background(), db, `DROP TABLE hearth_graph_changes, hearth_graph_builds, hearth_extracted, hearth_mentions,
-		hearth_relations, hearth_observations, hearth_entities, hearth_graph_counters;
+		hearth_relations, hearth_observations, hearth_entities, hearth_graph_counters, hearth_daemons, hearth_pruned;
 		UPDATE hearth_format SET format = '1.0', written_by = 'hearthd 1.0-era'`); err != nil {
 		t.Fatal(err)
 	}

@@ -27,3 +27,11 @@ func (s *Store) HoldGraphForTest() (release func()) {
 	s.graphing.Lock()
 	return s.graphing.Unlock
 }
+
+// HoldIndexForTest keeps the store from applying memory changes until the
+// returned function is called: a daemon up but silent, as one whose server
+// connection hangs.
+func (s *Store) HoldIndexForTest() (release func()) {
+	s.Indexing.Lock()
+	return s.Indexing.Unlock
+}

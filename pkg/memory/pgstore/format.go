@@ -20,7 +20,7 @@ import (
 // 78) naming both and `hearthd migrate`; hearth tables without a marker are
 // refused (exit 65); a refused database is not touched. A change an older
 // hearthd must not open bumps Format and adds a step to steps.
-const Format = "1.1"
+const Format = "1.2"
 
 // schema creates format 1.0, the first; a fresh database gets it and then
 // every step after it (create).
@@ -33,6 +33,12 @@ var schema string
 //go:embed format-1.1.sql
 var graphSchema string
 
+// pruneSchema moves format 1.1 to 1.2: where daemons are in the change
+// logs, and up to where the logs were pruned.
+//
+//go:embed format-1.2.sql
+var pruneSchema string
+
 // step moves a database from one format to the next, in one transaction.
 type step struct {
 	from, to string
@@ -43,6 +49,7 @@ type step struct {
 // steps is the chain of migrations, oldest first.
 var steps = []step{
 	{from: "1.0", to: "1.1", what: "added the memory graph's tables", sql: graphSchema},
+	{from: "1.1", to: "1.2", what: "added the tables that let the change logs be pruned", sql: pruneSchema},
 }
 
 // create makes a fresh database of format Format: the first format's

@@ -237,7 +237,7 @@ func TestMigrateToGraph(t *testing.T) {
 		t.Fatalf("a refused database changed:\nbefore %s\nafter %s", before, after)
 	}
 	res, err := pgstore.Migrate(context.Background(), dsn, "test-2", false)
-	if err != nil || res.From != "1.0" || len(res.Steps) != 1 || !strings.Contains(res.String(), "graph") {
+	if err != nil || res.From != "1.0" || len(res.Steps) != 2 || !strings.Contains(res.String(), "graph") || !strings.Contains(res.String(), "pruned") {
 		t.Fatalf("migrate from 1.0 = %q, %v", res, err)
 	}
 	s := open(t, dsn, pgstore.Options{Build: "test-2"})

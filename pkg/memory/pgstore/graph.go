@@ -258,7 +258,7 @@ func (s *Store) applyOwn(ctx context.Context, mine []logged, ctr graphCounters) 
 		// lock: nothing committed between this batch's first and last change.
 		for _, l := range mine {
 			for _, c := range l.changes {
-				s.Graph.Apply(c)
+				s.GraphIndex().Apply(c)
 			}
 		}
 		s.gApplied, s.gHigh = last, ctr
@@ -282,6 +282,15 @@ func (s *Store) graphCatchUp(ctx context.Context) error {
 func (s *Store) graphCatchUpLocked(ctx context.Context) error {
 	for {
 		n, err := s.graphCatchUpOnce(ctx)
+		if errors.Is(err, errPruned) {
+			// Down or silent past the lease: reloaded from the tables, as
+			// at a first start.
+			s.Log.Warn("memory: the graph log was pruned past this daemon's graph; reloading it from the tables", zap.Int64("applied", s.gApplied))
+			if err := s.reloadGraph(ctx); err != nil {
+				return err
+			}
+			continue
+		}
 		if err != nil || n < catchUpBatch {
 			return err
 		}
@@ -294,6 +303,13 @@ func (s *Store) graphCatchUpOnce(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	defer tx.Rollback(context.Background())
+	var pruned int64
+	if err := tx.QueryRow(ctx, `SELECT graph_changes FROM hearth_pruned WHERE id = 1`).Scan(&pruned); err != nil {
+		return 0, err
+	}
+	if pruned > s.gApplied {
+		return 0, errPruned
+	}
 	rows, err := tx.Query(ctx, `SELECT seq, workspace, gone_entities, gone_relations, gone_observations, gone_observation_entities, entity, observation, relation
 		FROM hearth_graph_changes WHERE seq > $1 ORDER BY seq LIMIT $2`, s.gApplied, catchUpBatch)
 	if err != nil {
@@ -337,7 +353,7 @@ func (s *Store) graphCatchUpOnce(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	for _, c := range byWS {
-		s.Graph.Apply(c)
+		s.GraphIndex().Apply(c)
 	}
 	s.gApplied, s.gHigh = to.change, to
 	return n, nil
@@ -398,6 +414,13 @@ func readAdded(ctx context.Context, tx pgx.Tx, from, to graphCounters, change fu
 // loadGraph builds the in-memory graph from the tables and the counters,
 // in one snapshot of the database.
 func (s *Store) loadGraph(ctx context.Context) error {
+	s.graphing.Lock()
+	defer s.graphing.Unlock()
+	return s.reloadGraph(ctx)
+}
+
+// reloadGraph is loadGraph for a caller holding graphing.
+func (s *Store) reloadGraph(ctx context.Context) error {
 	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
 	if err != nil {
 		return err
@@ -423,9 +446,8 @@ func (s *Store) loadGraph(ctx context.Context) error {
 	for ws, c := range byWS {
 		ix.Load(ws, c.NewEntities, c.NewObservations, c.NewRelations)
 	}
-	s.graphing.Lock()
-	s.Graph, s.gApplied, s.gHigh = ix, to.change, to
-	s.graphing.Unlock()
+	s.SetGraphIndex(ix)
+	s.gApplied, s.gHigh = to.change, to
 	return nil
 }
 
@@ -780,7 +802,7 @@ func (s *Store) GraphStats(ctx context.Context, ws string, top int) (store.Graph
 	if err := s.Readable(ctx, "graph stats"); err != nil {
 		return st, err
 	}
-	c := s.Graph.Counts(ws)
+	c := s.GraphIndex().Counts(ws)
 	st.Entities, st.Relations, st.Observations = c.Entities, c.Relations, c.Observations
 	// $1 is ws; "" means every workspace.
 	if err := s.pool.QueryRow(ctx, `SELECT

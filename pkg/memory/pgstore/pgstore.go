@@ -16,6 +16,8 @@
 // as the server's synchronous_commit makes it) and in this daemon's index.
 // Graph writes have a log of their own (hearth_graph_changes) that reaches
 // every daemon's in-memory graph the same way.
+// Both logs are pruned of what every live daemon has applied (prune.go); a
+// daemon behind the pruning point rebuilds from the tables.
 //
 // The index is saved as a snapshot (package rank) stamped with the store's
 // id and the change it reflects; the next start maps it and catches up from
@@ -59,6 +61,11 @@ type Options struct {
 	// Poll is how often the change log is read without a notification
 	// (default 2 s): the backstop for a notification lost with its connection.
 	Poll time.Duration
+	// Prune is how often the daemon reports its place in the change logs
+	// and prunes them (default 1 minute); Lease is how long such a report
+	// holds them back (default 10 minutes, at least twice Prune): a daemon
+	// gone for longer rebuilds when it returns (prune.go).
+	Prune, Lease time.Duration
 }
 
 const (
@@ -84,6 +91,7 @@ type Store struct {
 	where    string
 	password string
 	opts     Options
+	daemon   string // this store's row in hearth_daemons
 
 	// The graph changes only through the graph log, in log order, under
 	// graphing; gApplied is the last graph change it reflects, gHigh the
@@ -118,6 +126,13 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	if opts.Build == "" {
 		opts.Build = "unknown"
 	}
+	if opts.Prune <= 0 {
+		opts.Prune = defaultPrune
+	}
+	if opts.Lease <= 0 {
+		opts.Lease = defaultLease
+	}
+	opts.Lease = max(opts.Lease, 2*opts.Prune)
 	pcfg, err := pgxpool.ParseConfig("")
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", store.ErrUnavailable, err)
@@ -130,7 +145,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: PostgreSQL store %s: %s", store.ErrUnavailable, where, clean(err, cfg.Password))
 	}
-	s := &Store{pool: pool, cfg: cfg, where: where, password: cfg.Password, opts: opts,
+	s := &Store{pool: pool, cfg: cfg, where: where, password: cfg.Password, opts: opts, daemon: uuid.NewString(),
 		wake: make(chan struct{}, 1), gwake: make(chan struct{}, 1)}
 	octx, cancel := context.WithTimeout(ctx, opTimeout)
 	defer cancel()
@@ -145,10 +160,11 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	if created {
 		s.Log.Info("memory: created the hearth tables in the PostgreSQL store", zap.String("store", where), zap.String("format", Format))
 	}
-	s.stopped.Add(3)
+	s.stopped.Add(4)
 	go s.loadThenWrite()
 	go s.graphWriter()
 	go s.listen()
+	go s.keeper()
 	return s, nil
 }
 
@@ -250,7 +266,7 @@ func (s *Store) load(ctx context.Context) error {
 	if err := s.loadGraph(ctx); err != nil {
 		return err
 	}
-	c := s.Graph.Counts("")
+	c := s.GraphIndex().Counts("")
 	s.Log.Info("memory: graph loaded", zap.Int64("entities", c.Entities), zap.Int64("relations", c.Relations),
 		zap.Int64("change", s.gApplied), zap.Duration("took", time.Since(start)))
 	if rebuilt {
@@ -300,7 +316,8 @@ func (s *Store) rebuild(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	s.Ix, s.Applied, s.AppliedMem = ix, seq, mem
+	s.SetIndex(ix)
+	s.Applied, s.AppliedMem = seq, mem
 	return nil
 }
 
@@ -310,22 +327,23 @@ func (s *Store) catchUp(ctx context.Context, mine map[int64]rank.Stored) error {
 	s.Indexing.Lock()
 	defer s.Indexing.Unlock()
 	for {
-		rows, err := s.pool.Query(ctx, `SELECT seq, memory_id, deleted FROM hearth_changes WHERE seq > $1 ORDER BY seq LIMIT $2`, s.Applied, catchUpBatch)
-		if err != nil {
-			return err
+		changes, err := s.logAfter(ctx)
+		if errors.Is(err, errPruned) {
+			// Down or silent past the lease: what this index lacks is in
+			// the tables only. Rebuilt, as at a first start.
+			s.Log.Warn("memory: the change log was pruned past this daemon's index; rebuilding it from the tables", zap.Int64("applied", s.Applied))
+			if err := s.rebuild(ctx); err != nil {
+				return err
+			}
+			continue
 		}
-		changes, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (rank.Change, error) {
-			var c rank.Change
-			err := r.Scan(&c.Seq, &c.Memory, &c.Deleted)
-			return c, err
-		})
 		if err != nil {
 			return err
 		}
 		if len(changes) == 0 {
 			return nil
 		}
-		n, err := rank.Apply(s.Ix, changes, func(keys []int64) ([]rank.Stored, error) { return s.readStored(ctx, keys, mine) })
+		n, err := rank.Apply(s.Index(), changes, func(keys []int64) ([]rank.Stored, error) { return s.readStored(ctx, keys, mine) })
 		if n > 0 {
 			s.Applied, s.AppliedMem = changes[n-1].Seq, changes[n-1].Memory
 		}
@@ -336,6 +354,34 @@ func (s *Store) catchUp(ctx context.Context, mine map[int64]rank.Stored) error {
 			return nil
 		}
 	}
+}
+
+// logAfter reads the log after the last change applied, at most
+// catchUpBatch entries, or errPruned when the next one was pruned. One
+// statement, so the pruning point and the entries are of one moment.
+func (s *Store) logAfter(ctx context.Context) ([]rank.Change, error) {
+	rows, err := s.pool.Query(ctx, `SELECT p.changes, c.seq, c.memory_id, c.deleted FROM hearth_pruned p
+		LEFT JOIN LATERAL (SELECT seq, memory_id, deleted FROM hearth_changes WHERE seq > $1 ORDER BY seq LIMIT $2) c ON true
+		ORDER BY c.seq`, s.Applied, catchUpBatch)
+	if err != nil {
+		return nil, err
+	}
+	var changes []rank.Change
+	var pruned int64
+	var seq, mem *int64
+	var deleted *bool
+	if _, err := pgx.ForEachRow(rows, []any{&pruned, &seq, &mem, &deleted}, func() error {
+		if seq != nil {
+			changes = append(changes, rank.Change{Seq: *seq, Memory: *mem, Deleted: *deleted})
+		}
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	if pruned > s.Applied {
+		return nil, errPruned
+	}
+	return changes, nil
 }
 
 // readStored reads memories by key for the index, ascending, taking mine's

@@ -450,7 +450,7 @@ func (s *Store) GraphStats(ctx context.Context, ws string, top int) (store.Graph
 	if err := s.Readable(ctx, "graph stats"); err != nil {
 		return st, err
 	}
-	c := s.Graph.Counts(ws)
+	c := s.GraphIndex().Counts(ws)
 	st.Entities, st.Relations, st.Observations = c.Entities, c.Relations, c.Observations
 	wsCond, args := "", []any{}
 	if ws != "" {

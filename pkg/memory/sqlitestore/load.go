@@ -43,7 +43,7 @@ func (s *Store) rebuild(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	s.Ix = ix
+	s.SetIndex(ix)
 	return nil
 }
 
@@ -66,7 +66,7 @@ func (s *Store) catchUp(ctx context.Context) error {
 	if err := rows.Err(); err != nil {
 		return err
 	}
-	n, err := rank.Apply(s.Ix, changes, func(keys []int64) ([]rank.Stored, error) { return readStored(ctx, s.w, keys) })
+	n, err := rank.Apply(s.Index(), changes, func(keys []int64) ([]rank.Stored, error) { return readStored(ctx, s.w, keys) })
 	if n > 0 {
 		s.Applied, s.AppliedMem = changes[n-1].Seq, changes[n-1].Memory
 	}

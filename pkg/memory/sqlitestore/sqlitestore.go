@@ -193,7 +193,7 @@ func (s *Store) Close() error {
 		close(s.Closing)
 		<-s.stopped
 		s.saving.Wait()
-		if s.LoadErr() == nil && s.Ix != nil {
+		if s.LoadErr() == nil && s.Index() != nil {
 			s.SaveSnapshot()
 		}
 		s.closeErr = errors.Join(s.r.Close(), s.w.Close())
@@ -226,7 +226,10 @@ func (s *Store) loadThenWrite() {
 	}()
 	err := s.load(ctx)
 	if err == nil {
-		s.Graph, err = loadGraph(ctx, s.w)
+		var g *graphindex.Index
+		if g, err = loadGraph(ctx, s.w); err == nil {
+			s.SetGraphIndex(g)
+		}
 	}
 	cancel()
 	if err != nil {
@@ -292,14 +295,14 @@ func (s *Store) commit(batch []*storecore.AddRequest, ops []*storecore.Op[*sql.T
 		// Indexed before anyone is answered: an answered add is searchable,
 		// an answered graph write is read back.
 		for i, req := range live {
-			s.Ix.AddAnalyzed(rank.Memory(keys[i].memory, req.M), keys[i].chunks, req.Docs)
+			s.Index().AddAnalyzed(rank.Memory(keys[i].memory, req.M), keys[i].chunks, req.Docs)
 		}
 		if len(keys) > 0 {
 			s.Applied, s.AppliedMem = lastSeq, keys[len(keys)-1].memory
 		}
 		for i := range liveOps {
 			for _, c := range changes[i] {
-				s.Graph.Apply(c)
+				s.GraphIndex().Apply(c)
 			}
 		}
 	}
@@ -516,7 +519,7 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 	if err != nil {
 		return fail(ctx, "delete", err)
 	}
-	s.Ix.Delete(key)
+	s.Index().Delete(key)
 	s.Applied, s.AppliedMem = seq, key
 	return nil
 }

@@ -15,6 +15,7 @@ import (
 	"math"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -36,17 +37,20 @@ type Core[Tx any] struct {
 	Snapshot string      // the index snapshot's file ("" keeps none)
 	Log      *zap.Logger // what the store does on its own
 
-	// Ix ranks lexically. It changes, in the order the database made the
-	// changes, only under Indexing; Applied is the last change it reflects,
+	// ix ranks lexically (Index). It changes, in the order the database made
+	// the changes, only under Indexing; Applied is the last change it reflects,
 	// AppliedMem that change's memory, Saved the change the snapshot on disk
 	// reflects (-1: none).
-	Ix         *lexindex.Index
+	ix         atomic.Pointer[lexindex.Index]
 	Indexing   sync.Mutex
 	Applied    int64
 	AppliedMem int64
 	Saved      int64
-	From       string            // where Ix came from: "snapshot" or "database"
-	Graph      *graphindex.Index // the memory graph, served from memory
+	From       string // where the index came from: "snapshot" or "database"
+	// graph is the memory graph, served from memory. Both pointers change
+	// only while loading and when a log the process lags behind was pruned
+	// (pgstore); reads take them without waiting for a writer.
+	graph atomic.Pointer[graphindex.Index]
 
 	Adds    chan *AddRequest // adds for the engine's writer
 	Ops     chan *Op[Tx]     // graph writes for the engine's writer
@@ -132,6 +136,20 @@ func (c *Core[Tx]) LoadErr() error { return c.loadErr }
 
 // Ready is closed once loading ended.
 func (c *Core[Tx]) Ready() <-chan struct{} { return c.ready }
+
+// Index is the lexical index.
+func (c *Core[Tx]) Index() *lexindex.Index { return c.ix.Load() }
+
+// SetIndex replaces the lexical index: the engine holds Indexing, and sets
+// Applied and AppliedMem to what ix reflects.
+func (c *Core[Tx]) SetIndex(ix *lexindex.Index) { c.ix.Store(ix) }
+
+// GraphIndex is the memory graph.
+func (c *Core[Tx]) GraphIndex() *graphindex.Index { return c.graph.Load() }
+
+// SetGraphIndex replaces the memory graph (the engine serializes its
+// changes).
+func (c *Core[Tx]) SetGraphIndex(g *graphindex.Index) { c.graph.Store(g) }
 
 // IsClosed reports whether the store is closing.
 func (c *Core[Tx]) IsClosed() bool {
@@ -396,7 +414,8 @@ func (c *Core[Tx]) LoadSnapshot(memoryOf func(seq int64) (mem int64, found bool,
 		}
 		return false
 	}
-	c.Ix, c.Applied, c.AppliedMem, c.Saved = ix, st.Seq, st.Memory, st.Seq
+	c.ix.Store(ix)
+	c.Applied, c.AppliedMem, c.Saved = st.Seq, st.Memory, st.Seq
 	return true
 }
 
@@ -416,7 +435,7 @@ func (c *Core[Tx]) LoadIndex(snapshot func() bool, rebuild, catchUp func() error
 	if err := catchUp(); err != nil {
 		return false, err
 	}
-	c.Log.Info("memory: search index loaded", zap.String("from", c.From), zap.Int("memories", c.Ix.Memories()),
+	c.Log.Info("memory: search index loaded", zap.String("from", c.From), zap.Int("memories", c.Index().Memories()),
 		zap.Int64("caught_up", c.Applied-before), zap.Duration("took", time.Since(start)))
 	return c.From == "database" && c.Snapshot != "", nil
 }
@@ -433,7 +452,7 @@ func (c *Core[Tx]) SaveSnapshot() {
 		return
 	}
 	start := time.Now()
-	if err := rank.SaveSnapshot(c.Snapshot, c.Ix, rank.Stamp{Store: c.ID, Seq: c.Applied, Memory: c.AppliedMem}); err != nil {
+	if err := rank.SaveSnapshot(c.Snapshot, c.Index(), rank.Stamp{Store: c.ID, Seq: c.Applied, Memory: c.AppliedMem}); err != nil {
 		c.Log.Warn("memory: saving the index snapshot failed", zap.Error(err))
 		return
 	}
@@ -490,7 +509,7 @@ func (c *Core[Tx]) ReadGraph(ctx context.Context, ws, cursor string, limit int) 
 	if err := c.Readable(ctx, "read graph"); err != nil {
 		return store.GraphPage{}, err
 	}
-	return c.Graph.Page(ws, cursor, limit)
+	return c.GraphIndex().Page(ws, cursor, limit)
 }
 
 // SearchNodes ranks ws's entities in the in-memory graph.
@@ -500,7 +519,7 @@ func (c *Core[Tx]) SearchNodes(ctx context.Context, ws, query string, limit int)
 	if err := c.Readable(ctx, "search nodes"); err != nil {
 		return store.SearchResult{}, err
 	}
-	return c.Graph.Search(ws, query, limit), nil
+	return c.GraphIndex().Search(ws, query, limit), nil
 }
 
 // OpenNodes reads entities by name from the in-memory graph.
@@ -510,7 +529,7 @@ func (c *Core[Tx]) OpenNodes(ctx context.Context, ws string, names []string) (st
 	if err := c.Readable(ctx, "open nodes"); err != nil {
 		return store.Subgraph{}, err
 	}
-	return c.Graph.Open(ws, names), nil
+	return c.GraphIndex().Open(ws, names), nil
 }
 
 // Related walks the in-memory graph.
@@ -520,7 +539,7 @@ func (c *Core[Tx]) Related(ctx context.Context, q store.RelatedQuery) ([]store.R
 	if err := c.Readable(ctx, "related"); err != nil {
 		return nil, err
 	}
-	out, _, ok := c.Graph.Related(q)
+	out, _, ok := c.GraphIndex().Related(q)
 	if !ok {
 		return nil, store.ErrNotFound
 	}
@@ -626,7 +645,7 @@ func (c *Core[Tx]) SearchLexical(ctx context.Context, q store.Query, words []str
 			return nil, err
 		}
 	}
-	return rank.Search(c.Ix, q, words, func(results []lexindex.Result) (map[int64]store.Hit, error) {
+	return rank.Search(c.Index(), q, words, func(results []lexindex.Result) (map[int64]store.Hit, error) {
 		keys := make([]int64, len(results))
 		for i, r := range results {
 			keys[i] = r.Chunk
