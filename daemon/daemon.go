@@ -90,6 +90,9 @@ func New(cfg Config, log *zap.Logger, env tool.Env, children *supervisor.Supervi
 	if err := d.reg.Add(d.statusTool()); err != nil {
 		return nil, err
 	}
+	if err := d.reg.Add(d.hostedControlTool()); err != nil {
+		return nil, err
+	}
 	for _, open := range openers {
 		fam, err := open(env)
 		if err != nil {

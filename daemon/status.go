@@ -8,6 +8,7 @@ import (
 
 	"github.com/hearth-mcp/hearth/pkg/config"
 	"github.com/hearth-mcp/hearth/pkg/endpoint"
+	"github.com/hearth-mcp/hearth/pkg/hosted"
 	"github.com/hearth-mcp/hearth/pkg/mcp"
 	"github.com/hearth-mcp/hearth/pkg/tool"
 	"github.com/hearth-mcp/hearth/pkg/version"
@@ -40,6 +41,9 @@ type statusResult struct {
 	// Problems are what the families serve without (see
 	// tool.ProblemReporter); empty when everything loaded.
 	Problems []string `json:"problems"`
+	// Hosted are the instances of hosted servers (hearth run); no
+	// environment value is ever in it.
+	Hosted []hosted.Status `json:"hosted"`
 }
 
 // statusSettings is where the daemon's settings came from: the config file
@@ -104,9 +108,10 @@ func (d *Daemon) statusTool() tool.Tool {
 			"child processes running for tools, per tool the calls, errors and p50/p99 latency in milliseconds since the daemon started, " +
 			"the data directory it owns, its socket and store, where the data directory, config file and socket are and why (places), the clients attached (name, version, directory, since when, shim version, and transport: direct when the shim handed its client's stdio to the daemon, relay when it copies frames, socket or stdio), " +
 			"and its settings: the config file, and per setting its value (secrets redacted), where it came from (env, file or default) " +
-			"and any change waiting for a restart; problems lists what a family serves without (a schema file or an examples root that did not load).",
+			"and any change waiting for a restart; problems lists what a family serves without (a schema file or an examples root that did not load); " +
+			"hosted lists the hosted MCP servers (hearth run): name or command, sharing, scope, key hash, state, pid, protocol version, clients, resident memory, uptime, restarts, last error and log file.",
 		InputSchema:   json.RawMessage(`{"type":"object","additionalProperties":false,"properties":{}}`),
-		SchemaVersion: 6, // 2: the result gained "children"; 3: "settings", "home", "socket", "store", "clients"; 4: connections gained "max", "held_bytes", "max_held_bytes", "overloaded"; 5: "problems", and each client's "transport"; 6: "places"
+		SchemaVersion: 7, // 2: the result gained "children"; 3: "settings", "home", "socket", "store", "clients"; 4: connections gained "max", "held_bytes", "max_held_bytes", "overloaded"; 5: "problems", and each client's "transport"; 6: "places"; 7: "hosted", and each client's "hosted"
 		Annotations:   tool.Annotations{ReadOnly: true, Idempotent: true},
 		Timeout:       5 * time.Second,
 	}, func(ctx context.Context, call *tool.Call, _ struct{}) (any, error) {
@@ -132,6 +137,7 @@ func (d *Daemon) statusTool() tool.Tool {
 			Store:    d.store(),
 			Clients:  d.srv.Clients(),
 			Problems: d.problems(),
+			Hosted:   d.hosted.Statuses(),
 		}, nil
 	})
 }

@@ -2,9 +2,11 @@ package test
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -201,5 +203,51 @@ func TestHostedBadCommands(t *testing.T) {
 	out, _ := callText(t, hostedClient(t, env, nil, "2025-11-25"), "echo", map[string]any{"text": "ok"})
 	if !strings.HasPrefix(out, "ok") {
 		t.Fatalf("after the bad ones: %q", out)
+	}
+}
+
+// hearthd status lists a hosted instance (never an environment value) and
+// hearthd servers restarts it.
+func TestHostedStatusAndRestart(t *testing.T) {
+	env, _, _ := shimEnv(t)
+	env = append(env, "HEARTH_RUN_ENV=HOSTED_TOKEN", "HOSTED_TOKEN=very-secret-value")
+	a := hostedClient(t, env, nil, "2025-11-25")
+	out1, _ := callText(t, a, "echo", map[string]any{"text": "x"})
+	cmd := exec.Command(bin.hearthd, "status", "--json")
+	cmd.Env = env
+	raw, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("status: %v", err)
+	}
+	var st struct {
+		Hosted []struct {
+			Server, Sharing, Key, State, Era string
+			Pid, Clients                     int
+			EnvNames                         []string
+		} `json:"hosted"`
+	}
+	if err := json.Unmarshal(raw, &st); err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Hosted) != 1 || st.Hosted[0].Server != "hostedserver" || st.Hosted[0].State != "running" || st.Hosted[0].Clients != 1 ||
+		st.Hosted[0].Era != "2025-11-25" || st.Hosted[0].Sharing != "directory" || !slices.Contains(st.Hosted[0].EnvNames, "HOSTED_TOKEN") {
+		t.Fatalf("status: %s", raw)
+	}
+	if strings.Contains(string(raw), "very-secret-value") {
+		t.Fatal("an environment value in the status")
+	}
+	cmd = exec.Command(bin.hearthd, "servers", "restart", "hostedserver")
+	cmd.Env = env
+	if o, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(o), "restarted 1") {
+		t.Fatalf("servers restart: %v %s", err, o)
+	}
+	out2, _ := callText(t, a, "echo", map[string]any{"text": "x"})
+	if out1 == out2 {
+		t.Fatalf("the same process after a restart: %q", out2)
+	}
+	cmd = exec.Command(bin.hearthd, "servers", "stop", "nosuch")
+	cmd.Env = env
+	if o, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(o), `no hosted server named "nosuch"`) {
+		t.Fatalf("servers stop of nothing: %v %s", err, o)
 	}
 }

@@ -3,7 +3,9 @@
 //	hearthd                 serve on MCP_ENDPOINT (stdio unless set to socket)
 //	hearthd serve           serve on the Unix socket
 //	hearthd stdio           serve one client on stdin/stdout
-//	hearthd status          show the serving daemon and its clients
+//	hearthd status          show the serving daemon, its clients and hosted servers
+//	hearthd servers restart|stop NAME
+//	                        restart or stop a hosted server (hearth run)
 //	hearthd memory import FILE.jsonl | export
 //	                        the official memory server's file into and out of the memory graph
 //	hearthd adopt [--write | --undo] [--only NAME,...] [--except NAME,...] [--share MODE] [--project DIR]
@@ -60,7 +62,11 @@ commands:
   status [--json]
             show the daemon serving this user's data directory, its clients
             and per-tool counts (exit 0 serving, 1 none serves), and how many
-            servers of each MCP client config go through hearth
+            servers of each MCP client config go through hearth; and the hosted
+            servers (hearth run): sharing, key, state, pid, clients, memory
+  servers restart|stop NAME
+            restart a hosted server (clearing a failure) or stop it for good;
+            NAME is its [servers.NAME], its command's base name, or its key
   adopt [--write | --undo] [--only NAME[,NAME]] [--except NAME[,NAME]]
         [--share MODE | --share NAME=MODE[,...]] [--project DIR]... [--command PATH]
             move the stdio MCP servers of your clients' configs (Claude Code,
@@ -120,6 +126,8 @@ func run(args []string) int {
 		return statusCmd(args[1:], os.Stdout, os.Stderr, os.Getenv)
 	case "memory":
 		return memoryCmd(args[1:], os.Stdout, os.Stderr)
+	case "servers":
+		return serversCmd(args[1:], os.Stdout, os.Stderr, os.Getenv)
 	case "adopt":
 		return adoptCmd(args[1:], os.Stdout, os.Stderr, os.Getenv, time.Now)
 	case "install-service":

@@ -14,6 +14,7 @@ import (
 
 	"github.com/hearth-mcp/hearth/pkg/adopt"
 	"github.com/hearth-mcp/hearth/pkg/endpoint"
+	"github.com/hearth-mcp/hearth/pkg/hosted"
 	"github.com/hearth-mcp/hearth/pkg/mcp"
 	"github.com/hearth-mcp/hearth/pkg/owner"
 )
@@ -190,6 +191,7 @@ type statusView struct {
 	Clients       []mcp.ClientInfo   `json:"clients"`
 	Tools         []mcp.ToolCounters `json:"tools"`
 	Problems      []string           `json:"problems"`
+	Hosted        []hosted.Status    `json:"hosted"`
 	Places        struct {
 		Data, Config, Socket endpoint.Place
 		Unfollowed           []string
@@ -247,6 +249,7 @@ func (st *statusView) print(out io.Writer, socket string) {
 		}
 		w.Flush()
 	}
+	printHosted(out, st.Hosted)
 	var used []int
 	for i, t := range st.Tools {
 		if t.Calls > 0 {
@@ -279,4 +282,34 @@ func dash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// printHosted lists the hosted servers' instances.
+func printHosted(out io.Writer, list []hosted.Status) {
+	fmt.Fprintf(out, "\nhosted servers (%d):\n", len(list))
+	if len(list) == 0 {
+		return
+	}
+	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "  SERVER\tSHARING\tKEY\tSTATE\tPID\tERA\tCLIENTS\tRSS\tUPTIME\tRESTARTS")
+	for _, h := range list {
+		pid, rss, up := "-", "-", "-"
+		if h.Pid > 0 {
+			pid = fmt.Sprint(h.Pid)
+			rss = fmt.Sprintf("%.1f MB", float64(h.RSSBytes)/1e6)
+			up = (time.Duration(h.UptimeSeconds) * time.Second).String()
+		}
+		fmt.Fprintf(w, "  %s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%d\n", h.Server, h.Sharing, h.Key, h.State, pid, dash(h.Era), h.Clients, rss, up, h.Restarts)
+	}
+	w.Flush()
+	for _, h := range list {
+		if h.Scope != "" {
+			fmt.Fprintf(out, "  %s: for %s; log %s\n", h.Key, h.Scope, h.Log)
+		} else {
+			fmt.Fprintf(out, "  %s: log %s\n", h.Key, h.Log)
+		}
+		if h.LastError != "" {
+			fmt.Fprintf(out, "  %s: last error: %s\n", h.Key, h.LastError)
+		}
+	}
 }

@@ -1,0 +1,42 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/hearth-mcp/hearth/pkg/endpoint"
+)
+
+// serversCmd is `hearthd servers restart|stop NAME`: it asks the daemon
+// serving this data directory to restart or stop a hosted server.
+func serversCmd(args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+	if len(args) != 2 || (args[0] != "restart" && args[0] != "stop") {
+		fmt.Fprintln(stderr, "usage: hearthd servers restart|stop NAME (a [servers.NAME], a command's base name or an instance key; hearthd status lists them)")
+		return 2
+	}
+	home, err := endpoint.Home(getenv)
+	if err != nil {
+		fmt.Fprintln(stderr, "hearthd servers:", err)
+		return 1
+	}
+	socket, owned, err := statusSocket(home, getenv)
+	if err != nil {
+		fmt.Fprintln(stderr, "hearthd servers:", err)
+		return 1
+	}
+	var res struct {
+		Instances int `json:"instances"`
+	}
+	if err := daemonTool(socket, statusClientName, "hosted_servers", map[string]any{"action": args[0], "name": args[1]}, 30*time.Second, &res); err != nil {
+		if _, qerr := queryStatus(socket); qerr != nil {
+			fmt.Fprintln(stderr, "hearthd servers:", noneServes(home, socket, owned, qerr))
+			return 1
+		}
+		fmt.Fprintln(stderr, "hearthd servers:", err)
+		return 1
+	}
+	verb := map[string]string{"restart": "restarted", "stop": "stopped"}[args[0]]
+	fmt.Fprintf(stdout, "%s %d instance(s) of %s\n", verb, res.Instances, args[1])
+	return 0
+}
