@@ -130,37 +130,15 @@ func BenchmarkSearch(b *testing.B) {
 			s.Close() // saves the snapshot
 			s, warm := firstSearch(b, e)
 			defer s.Close()
-			queries := synth.Queries(1000)
-			var lat []time.Duration
-			i := 0
-			for b.Loop() {
-				q := store.Query{Workspace: "default", Limit: 10}
-				if i%2 == 1 {
-					q.Filters.Tags = []string{fmt.Sprintf("tag-%d", i%10)}
-				}
-				start := time.Now()
-				if _, err := s.SearchLexical(context.Background(), q, terms.Split(queries[i%len(queries)])); err != nil {
-					b.Fatal(err)
-				}
-				lat = append(lat, time.Since(start))
-				i++
-			}
-			synth.ReportLatency(b, lat)
+			synth.BenchSearches(b, s)
 			if e.name == "postgres" {
 				// The same searches without the freshness probe, for the
 				// decision record: what the probe's round trip costs.
 				old := pgstore.SetProbeForTest(false)
+				queries := synth.Queries(1000)
 				var bare []time.Duration
 				for j := range 2000 {
-					q := store.Query{Workspace: "default", Limit: 10}
-					if j%2 == 1 {
-						q.Filters.Tags = []string{fmt.Sprintf("tag-%d", j%10)}
-					}
-					start := time.Now()
-					if _, err := s.SearchLexical(context.Background(), q, terms.Split(queries[j%len(queries)])); err != nil {
-						b.Fatal(err)
-					}
-					bare = append(bare, time.Since(start))
+					bare = append(bare, synth.Search(b, s, queries, j))
 				}
 				pgstore.SetProbeForTest(old)
 				slices.Sort(bare)

@@ -13,7 +13,6 @@ import (
 	"github.com/hearth-mcp/hearth/pkg/memory/internal/synth"
 	"github.com/hearth-mcp/hearth/pkg/memory/sqlitestore"
 	"github.com/hearth-mcp/hearth/pkg/memory/store"
-	"github.com/hearth-mcp/hearth/pkg/memory/terms"
 )
 
 func openBench(b *testing.B) *sqlitestore.Store {
@@ -123,22 +122,7 @@ func benchSearch(b *testing.B, n int) {
 	b.Cleanup(func() { s.Close() })
 	runtime.GC()
 	runtime.ReadMemStats(&after)
-	queries := synth.Queries(1000)
-	var lat []time.Duration
-	i := 0
-	for b.Loop() {
-		q := store.Query{Workspace: "default", Limit: 10}
-		if i%2 == 1 {
-			q.Filters.Tags = []string{fmt.Sprintf("tag-%d", i%10)}
-		}
-		start := time.Now()
-		if _, err := s.SearchLexical(context.Background(), q, terms.Split(queries[i%len(queries)])); err != nil {
-			b.Fatal(err)
-		}
-		lat = append(lat, time.Since(start))
-		i++
-	}
-	synth.ReportLatency(b, lat)
+	synth.BenchSearches(b, s)
 	b.ReportMetric(build.Seconds(), "build-s")
 	b.ReportMetric(reopen.Seconds(), "reopen-s")
 	b.ReportMetric(rebuild.Seconds(), "rebuild-s")

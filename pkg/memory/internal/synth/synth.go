@@ -18,6 +18,7 @@ import (
 
 	"github.com/hearth-mcp/hearth/pkg/memory/chunk"
 	"github.com/hearth-mcp/hearth/pkg/memory/store"
+	"github.com/hearth-mcp/hearth/pkg/memory/terms"
 )
 
 // Vocabulary is how many distinct words the corpus draws from.
@@ -84,6 +85,32 @@ func Queries(n int) []string {
 		out[i] = c.Words(1 + i%3)
 	}
 	return out
+}
+
+// Search runs the i-th search of the benchmarks' mix on s (queries from
+// Queries; every other one also filtered by a tag) and returns how long it
+// took.
+func Search(tb testing.TB, s store.Store, queries []string, i int) time.Duration {
+	q := store.Query{Workspace: "default", Limit: 10}
+	if i%2 == 1 {
+		q.Filters.Tags = []string{fmt.Sprintf("tag-%d", i%10)}
+	}
+	start := time.Now()
+	if _, err := s.SearchLexical(context.Background(), q, terms.Split(queries[i%len(queries)])); err != nil {
+		tb.Fatal(err)
+	}
+	return time.Since(start)
+}
+
+// BenchSearches is a search benchmark's loop: the mix of Search over
+// Queries(1000), its latency reported as by ReportLatency.
+func BenchSearches(b *testing.B, s store.Store) {
+	queries := Queries(1000)
+	var lat []time.Duration
+	for i := 0; b.Loop(); i++ {
+		lat = append(lat, Search(b, s, queries, i))
+	}
+	ReportLatency(b, lat)
 }
 
 // ReportLatency reports the p50 and p99 of lat in milliseconds, instead of
