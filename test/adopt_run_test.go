@@ -82,7 +82,8 @@ func listTools(t *testing.T, clientEnv []string, e clientEntry) (string, []strin
 // VS Code and Cursor configs, rewritten by `hearthd adopt --write` and
 // started exactly as the client starts them (command "hearth", the new
 // args, the entry's env and cwd), answer tools/list through hearth with
-// the tools they listed when started directly, under the same names.
+// the tools they listed when started directly, under the same names (one
+// of them with the sharing mode adopt wrote for it, --share client).
 func TestAdoptedEntriesAnswerThroughHearth(t *testing.T) {
 	needNode(t)
 	server, _ := filepath.Abs(filepath.Join("ts", "node_modules", "@modelcontextprotocol", "server-memory", "dist", "index.js"))
@@ -159,13 +160,17 @@ func TestAdoptedEntriesAnswerThroughHearth(t *testing.T) {
 		before[e.file] = listing{s, tools}
 	}
 
-	out, code := runAdopt(t, home, "adopt", "--write")
+	out, code := runAdopt(t, home, "adopt", "--write", "--share", "graph=client")
 	if code != 0 || strings.Count(out, "Wrote ") != 3 {
 		t.Fatalf("adopt --write exit %d:\n%s", code, out)
 	}
 	for _, e := range entries {
 		entry := readEntry(t, filepath.Join(home, e.file), e.key, e.name)
-		if entry.Command != "hearth" || !slices.Equal(entry.Args[:3], []string{"run", "--", "node"}) {
+		want := []string{"run", "--", "node"}
+		if e.name == "graph" {
+			want = []string{"run", "--share", "client", "--", "node"}
+		}
+		if entry.Command != "hearth" || !slices.Equal(entry.Args[:len(want)], want) {
 			t.Fatalf("%s %s was not moved: %+v", e.file, e.name, entry)
 		}
 		s, tools := listTools(t, clientEnv, entry)
