@@ -208,6 +208,9 @@ func Key(raw []byte) string {
 	if end < 0 || skipSpace(raw, end) != len(raw) {
 		return ""
 	}
+	if s := raw[1 : end-1]; bytes.IndexByte(s, '\\') < 0 && utf8.Valid(s) {
+		return string(raw[:end]) // no escapes: the text between its quotes is the key, one allocation
+	}
 	return `"` + unquote(raw[:end]) + `"`
 }
 

@@ -72,6 +72,9 @@ func Key(raw []byte) string {
 		return ""
 	}
 	if raw[0] == '"' {
+		if plainString(raw) {
+			return string(raw) // no escapes: the text is the key
+		}
 		var s string
 		if json.Unmarshal(raw, &s) != nil {
 			return ""
@@ -79,6 +82,21 @@ func Key(raw []byte) string {
 		return `"` + s + `"`
 	}
 	return string(raw)
+}
+
+// plainString reports whether raw is a JSON string without escapes: its
+// quotes, then valid UTF-8 with no quote, backslash or control character.
+func plainString(raw []byte) bool {
+	if len(raw) < 2 || raw[len(raw)-1] != '"' {
+		return false
+	}
+	s := raw[1 : len(raw)-1]
+	for _, c := range s {
+		if c < 0x20 || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return utf8.Valid(s)
 }
 
 func (id ID) MarshalJSON() ([]byte, error) { return id.Raw(), nil }
