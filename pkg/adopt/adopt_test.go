@@ -2,6 +2,7 @@ package adopt
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -416,5 +417,55 @@ func TestStatefulServersArePointedOut(t *testing.T) {
 	p, _ = f.Plan(Options{Share: map[string]string{"pw": "client"}})
 	if got := p.Decisions[0].Describe(); got != "moves behind hearth (sharing: client)" {
 		t.Fatalf("pw with its mode: %q", got)
+	}
+}
+
+// TestOwnShimIsNotWrappedTwice: entries an earlier run wrote with a shim
+// command not named hearth are recognised as moved by a run with the same
+// command, not wrapped again.
+func TestOwnShimIsNotWrappedTwice(t *testing.T) {
+	path := write(t, []byte(`{"mcpServers": {"a": {"command": "npx", "args": ["x"]}}}`))
+	opt := Options{Shim: "/opt/bin/mcp-shim"}
+	p, _ := load(t, Location{Path: path, Key: "mcpServers"}).Plan(opt)
+	if _, err := Write(p, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	p, _ = load(t, Location{Path: path, Key: "mcpServers"}).Plan(opt)
+	if p.Changed() || p.Decisions[0].Action != KeepHosted {
+		t.Fatalf("second run: %v\n%s", p.Decisions[0].Action, p.New)
+	}
+}
+
+// BenchmarkPlanLargeClaudeJSON: a ~/.claude.json of about 8 MB (Claude Code
+// keeps every project's history in it) with two servers to move: reading,
+// planning, and the diff.
+func BenchmarkPlanLargeClaudeJSON(b *testing.B) {
+	var sb strings.Builder
+	sb.WriteString("{\n  \"mcpServers\": {\"a\": {\"command\": \"npx\", \"args\": [\"x\"]}},\n  \"projects\": {\n")
+	for i := 0; i < 4000; i++ {
+		fmt.Fprintf(&sb, "    \"/home/u/p%d\": {\"history\": [", i)
+		for j := 0; j < 20; j++ {
+			fmt.Fprintf(&sb, "{\"display\": \"a prompt of some length, number %d, with \\\"quotes\\\" and more words\"},\n", j)
+		}
+		sb.WriteString("{}], \"mcpServers\": {}},\n")
+	}
+	sb.WriteString("    \"/home/u/last\": {\"mcpServers\": {\"b\": {\"command\": \"uvx\", \"args\": [\"y\"]}}}\n  }\n}\n")
+	path := filepath.Join(b.TempDir(), ".claude.json")
+	if err := os.WriteFile(path, []byte(sb.String()), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(sb.Len()))
+	for b.Loop() {
+		f, err := Load(Location{Path: path, Key: "mcpServers", Projects: true})
+		if err != nil || f.Err != nil {
+			b.Fatal(err, f.Err)
+		}
+		p, err := f.Plan(Options{})
+		if err != nil || len(p.Edits) != 4 {
+			b.Fatal(err, len(p.Edits))
+		}
+		if p.Diff("f") == "" {
+			b.Fatal("no diff")
+		}
 	}
 }

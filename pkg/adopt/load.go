@@ -79,8 +79,8 @@ func Load(loc Location) (*File, error) {
 		return f, nil
 	}
 	if projects := f.Root.Get("projects"); loc.Projects && projects != nil && projects.Kind == jsonc.Object {
-		for i, m := range projects.Members {
-			if projects.Shadowed(i) || m.Value.Kind != jsonc.Object {
+		for _, m := range projects.Visible() {
+			if m.Value.Kind != jsonc.Object {
 				continue
 			}
 			if f.Err = f.addServers(m.Value, m.Key, loc.Key); f.Err != nil {
@@ -103,10 +103,7 @@ func (f *File) addServers(obj *jsonc.Node, scope, key string) error {
 		}
 		return fmt.Errorf("its %s is %v, not an object of servers", where, servers.Kind)
 	}
-	for i, m := range servers.Members {
-		if servers.Shadowed(i) { // the client reads the later entry of that name
-			continue
-		}
+	for _, m := range servers.Visible() { // of a repeated name, the client reads the last
 		s := classify(m.Key, m.Value)
 		s.Scope = scope
 		f.Servers = append(f.Servers, s)

@@ -145,7 +145,9 @@ func (f *File) Plan(opt Options) (*Plan, error) {
 	for _, s := range f.Servers {
 		d := Decision{Server: s}
 		switch {
-		case s.Kind == Hosted:
+		case s.Kind == Hosted || s.Kind == Stdio && s.Command == opt.shim() && len(s.Args) > 0 && s.Args[0] == "run":
+			// (the second: a shim given by a path not named hearth, written
+			// by an earlier run with the same Shim; never wrapped twice)
 			d.Action = KeepHosted
 		case s.Kind == Hearth:
 			d.Action = KeepHearth

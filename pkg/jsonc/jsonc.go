@@ -77,15 +77,23 @@ func (n *Node) Get(key string) *Node {
 	return nil
 }
 
-// Shadowed reports whether the i-th member of an object is hidden by a
-// later member of the same key, which is the one readers see.
-func (n *Node) Shadowed(i int) bool {
-	for _, m := range n.Members[i+1:] {
-		if m.Key == n.Members[i].Key {
-			return true
+// Visible returns an object's members as readers see them: of a key that
+// repeats, only its last member, in source order.
+func (n *Node) Visible() []Member {
+	last := make(map[string]int, len(n.Members))
+	for i, m := range n.Members {
+		last[m.Key] = i
+	}
+	if len(last) == len(n.Members) {
+		return n.Members
+	}
+	out := make([]Member, 0, len(last))
+	for i, m := range n.Members {
+		if last[m.Key] == i {
+			out = append(out, m)
 		}
 	}
-	return false
+	return out
 }
 
 // Options says which extensions of JSON are accepted.

@@ -19,8 +19,8 @@ func TestSpansAndValues(t *testing.T) {
 	if got := n.Get("a"); got.Kind != String || got.Str != "last" {
 		t.Fatalf("Get returns the last duplicate: %+v", got)
 	}
-	if !n.Shadowed(0) || n.Shadowed(2) {
-		t.Fatal("Shadowed")
+	if v := n.Visible(); len(v) != 2 || v[0].Key != "b" || v[1].Key != "a" || v[1].Value.Str != "last" {
+		t.Fatalf("Visible: %+v", v)
 	}
 	arr := n.Members[0].Value
 	if src[arr.Start:arr.End] != "[1, -2.5e3, true, null]" || src[arr.Elems[1].Start:arr.Elems[1].End] != "-2.5e3" {

@@ -5,6 +5,7 @@
 package textedit
 
 import (
+	"bytes"
 	"fmt"
 	"slices"
 	"sort"
@@ -131,7 +132,7 @@ func lineStarts(src []byte) []int {
 	var starts []int
 	for i := 0; i < len(src); {
 		starts = append(starts, i)
-		j := strings.IndexByte(string(src[i:]), '\n')
+		j := bytes.IndexByte(src[i:], '\n') // not via string(src[i:]): that copies the rest of the text per line
 		if j < 0 {
 			break
 		}
