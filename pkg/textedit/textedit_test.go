@@ -3,6 +3,7 @@ package textedit
 import (
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -166,4 +167,23 @@ func patch(t *testing.T, old, diff string) string {
 	}
 	out = append(out, oldLines[next:]...)
 	return strings.Join(out, "")
+}
+
+// TestUnifiedAllocatesInProportion: the diff of one edit in a large text
+// allocates a few times the text, not the text once per line (finding line
+// starts by converting the rest of the text to a string did: an 8 MB
+// ~/.claude.json took two minutes and hundreds of gigabytes of garbage).
+func TestUnifiedAllocatesInProportion(t *testing.T) {
+	src := []byte(strings.Repeat("a line of a large config file, with some words in it\n", 20000)) // 1 MB
+	edits := []Edit{{Start: len(src) / 2, End: len(src)/2 + 1, New: "b"}}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	d, err := Unified("a", "b", src, edits, 3)
+	runtime.ReadMemStats(&after)
+	if err != nil || d == "" {
+		t.Fatal(err)
+	}
+	if got := after.TotalAlloc - before.TotalAlloc; got > 10*uint64(len(src)) {
+		t.Fatalf("Unified of a %d-byte text allocated %d bytes", len(src), got)
+	}
 }
