@@ -1,6 +1,9 @@
 package daemon
 
 import (
+	"fmt"
+	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -71,6 +74,14 @@ type Config struct {
 	// (endpoint.StateDir): hosted servers' logs go under servers/ there.
 	// Empty: they keep no log file.
 	StateDir string
+	// HTTPListen is the loopback address Streamable HTTP is served on
+	// (http_listen, HEARTH_HTTP_LISTEN); empty: not served.
+	HTTPListen string
+	// HTTPAuthNone turns the bearer token off (http_auth = "none").
+	HTTPAuthNone bool
+	// TokenFile is where the bearer token is kept (0600), beside the config
+	// file.
+	TokenFile string
 	// Settings, when set, are the settings being served: SIGHUP (Reload)
 	// re-reads them and daemon_status lists them. LoadConfig leaves it nil;
 	// hearthd sets it.
@@ -151,6 +162,9 @@ func LoadConfig(mode Mode, getenv Getenv) (Config, error) {
 		m, _ := strconv.ParseUint(v, 8, 32)
 		c.SocketMode = os.FileMode(m)
 	}
+	if err := loadHTTP(&c, getenv); err != nil {
+		return c, err
+	}
 	switch v := getenv("MCP_READY_FILE"); {
 	case v != "":
 		c.ReadyFile = v
@@ -162,4 +176,41 @@ func LoadConfig(mode Mode, getenv Getenv) (Config, error) {
 		// readiness file would claim a socket daemon is up when none is.
 	}
 	return c, nil
+}
+
+// loadHTTP reads the Streamable HTTP settings: a loopback address, and
+// whether the bearer token is required ("token", the default) or not
+// ("none", said explicitly).
+func loadHTTP(c *Config, getenv Getenv) error {
+	switch v := getenv("HEARTH_HTTP_AUTH"); v {
+	case "", "token":
+	case "none":
+		c.HTTPAuthNone = true
+	default:
+		return fmt.Errorf("HEARTH_HTTP_AUTH (http_auth) = %q: want \"token\" (the default: a bearer token is required) or \"none\"", v)
+	}
+	v := getenv("HEARTH_HTTP_LISTEN")
+	if v == "" {
+		return nil
+	}
+	host, port, err := net.SplitHostPort(v)
+	if err != nil {
+		return fmt.Errorf("HEARTH_HTTP_LISTEN (http_listen) = %q: want a loopback address and port such as 127.0.0.1:8765 (%v)", v, err)
+	}
+	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+		return fmt.Errorf("HEARTH_HTTP_LISTEN (http_listen) = %q: the port must be a number from 0 to 65535", v)
+	}
+	if ip, err := netip.ParseAddr(host); host != "localhost" && (err != nil || !ip.IsLoopback()) {
+		return fmt.Errorf("HEARTH_HTTP_LISTEN (http_listen) = %q: only a loopback address (127.0.0.1, [::1] or localhost) may be used: anyone who can reach the port could call your tools", v)
+	}
+	c.HTTPListen = v
+	path, _, err := config.Path(func(k string) string { return getenv(k) })
+	if err != nil {
+		return err
+	}
+	if path == "" {
+		return fmt.Errorf("HEARTH_HTTP_LISTEN is set but there is no configuration directory for the HTTP token: set HOME or XDG_CONFIG_HOME")
+	}
+	c.TokenFile = filepath.Join(filepath.Dir(path), "http-token")
+	return nil
 }

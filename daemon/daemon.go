@@ -74,6 +74,9 @@ type Daemon struct {
 	// (endpoint.Unfollowed).
 	HomeWhy    string
 	Unfollowed []string
+	// httpURL is the Streamable HTTP endpoint ("" when not served), and
+	// httpAuth "token" or "none".
+	httpURL, httpAuth string
 }
 
 // New opens the families and builds the registry. children is the daemon's
@@ -286,6 +289,11 @@ func (d *Daemon) runSocket(ctx context.Context) error {
 	if err := d.serving(ModeSocket, ln.path, why); err != nil {
 		return err
 	}
+	// HTTP before readiness: whoever sees the daemon ready finds it up.
+	web, err := d.startHTTP()
+	if err != nil {
+		return err
+	}
 	// The line, then the file, then systemd: whoever sees one finds the
 	// ones before it done.
 	d.log.Info("mcp:ready mode=socket path="+ln.path+d.readyFields(),
@@ -327,6 +335,7 @@ func (d *Daemon) runSocket(ctx context.Context) error {
 	stopServing()
 	ln.UnixListener.Close() // stop accepting; sessions see ctx and drain
 	<-acceptDone
+	web.stop(d.cfg.DrainTimeout + mcp.DefaultAbandonGrace)
 
 	d.waitConns(&conns)
 	d.logShutdown("socket", reason)

@@ -38,6 +38,9 @@ type statusResult struct {
 	Places  statusPlaces     `json:"places"`
 	Store   string           `json:"store"`
 	Clients []mcp.ClientInfo `json:"clients"`
+	// HTTP is the Streamable HTTP endpoint (url "" when not served); its
+	// sessions are among Clients, transport "http".
+	HTTP statusHTTP `json:"http"`
 	// Problems are what the families serve without (see
 	// tool.ProblemReporter); empty when everything loaded.
 	Problems []string `json:"problems"`
@@ -89,6 +92,14 @@ func (d *Daemon) statusPlaces() statusPlaces {
 	return p
 }
 
+// statusHTTP is where Streamable HTTP is served, and whether a bearer token
+// is required ("token", kept in TokenFile) or not ("none").
+type statusHTTP struct {
+	URL       string `json:"url"`
+	Auth      string `json:"auth"`
+	TokenFile string `json:"token_file"`
+}
+
 type statusConnections struct {
 	Current int64  `json:"current"`
 	Total   uint64 `json:"total"`
@@ -106,12 +117,12 @@ func (d *Daemon) statusTool() tool.Tool {
 		Title: "hearth daemon status",
 		Description: "Reports the hearth daemon's health: version, uptime, connections (current, total, the limit, and the memory pending requests hold against the daemon-wide bound), request and error counts, " +
 			"child processes running for tools, per tool the calls, errors and p50/p99 latency in milliseconds since the daemon started, " +
-			"the data directory it owns, its socket and store, where the data directory, config file and socket are and why (places), the clients attached (name, version, directory, since when, shim version, and transport: direct when the shim handed its client's stdio to the daemon, relay when it copies frames, socket or stdio), " +
+			"the data directory it owns, its socket and store, where the data directory, config file and socket are and why (places), the clients attached (name, version, directory, since when, shim version, and transport: direct when the shim handed its client's stdio to the daemon, relay when it copies frames, socket, stdio or http), the Streamable HTTP endpoint (url, auth, token file), " +
 			"and its settings: the config file, and per setting its value (secrets redacted), where it came from (env, file or default) " +
 			"and any change waiting for a restart; problems lists what a family serves without (a schema file or an examples root that did not load); " +
 			"hosted lists the hosted MCP servers (hearth run): name or command, sharing, scope, key hash, state, pid, protocol version, clients, resident memory, uptime, restarts, last error and log file.",
 		InputSchema:   json.RawMessage(`{"type":"object","additionalProperties":false,"properties":{}}`),
-		SchemaVersion: 7, // 2: the result gained "children"; 3: "settings", "home", "socket", "store", "clients"; 4: connections gained "max", "held_bytes", "max_held_bytes", "overloaded"; 5: "problems", and each client's "transport"; 6: "places"; 7: "hosted", and each client's "hosted"
+		SchemaVersion: 8, // 2: the result gained "children"; 3: "settings", "home", "socket", "store", "clients"; 4: connections gained "max", "held_bytes", "max_held_bytes", "overloaded"; 5: "problems", and each client's "transport"; 6: "places"; 7: "hosted", and each client's "hosted"; 8: "http"
 		Annotations:   tool.Annotations{ReadOnly: true, Idempotent: true},
 		Timeout:       5 * time.Second,
 	}, func(ctx context.Context, call *tool.Call, _ struct{}) (any, error) {
@@ -136,6 +147,7 @@ func (d *Daemon) statusTool() tool.Tool {
 			Places:   d.statusPlaces(),
 			Store:    d.store(),
 			Clients:  d.srv.Clients(),
+			HTTP:     d.statusHTTP(),
 			Problems: d.problems(),
 			Hosted:   d.hosted.Statuses(),
 		}, nil
@@ -165,4 +177,15 @@ func (d *Daemon) problems() []string {
 		}
 	}
 	return out
+}
+
+func (d *Daemon) statusHTTP() statusHTTP {
+	if d.httpURL == "" {
+		return statusHTTP{}
+	}
+	s := statusHTTP{URL: d.httpURL, Auth: d.httpAuth}
+	if d.httpAuth == "token" {
+		s.TokenFile = d.cfg.TokenFile
+	}
+	return s
 }

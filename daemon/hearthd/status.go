@@ -196,6 +196,11 @@ type statusView struct {
 		Data, Config, Socket endpoint.Place
 		Unfollowed           []string
 	} `json:"places"`
+	HTTP struct {
+		URL       string `json:"url"`
+		Auth      string `json:"auth"`
+		TokenFile string `json:"token_file"`
+	} `json:"http"`
 }
 
 func (st *statusView) print(out io.Writer, socket string) {
@@ -212,6 +217,9 @@ func (st *statusView) print(out io.Writer, socket string) {
 	}
 	fmt.Fprintf(w, "uptime\t%s (since %s)\n", uptime, st.StartedAt)
 	fmt.Fprintf(w, "requests\t%d (%d errors), %d child processes running\n", st.Requests, st.Errors, st.Children)
+	if st.HTTP.URL != "" {
+		fmt.Fprintf(w, "http\t%s (auth: %s)\n", st.HTTP.URL, st.HTTP.Auth)
+	}
 	w.Flush()
 	if len(st.Places.Unfollowed) > 0 {
 		fmt.Fprintf(out, "\nnot used (%d):\n", len(st.Places.Unfollowed))
@@ -219,6 +227,7 @@ func (st *statusView) print(out io.Writer, socket string) {
 			fmt.Fprintf(out, "  %s\n", u)
 		}
 	}
+	st.printHTTPClients(out)
 	if len(st.Problems) > 0 {
 		fmt.Fprintf(out, "\nproblems (%d):\n", len(st.Problems))
 		for _, p := range st.Problems {
@@ -312,4 +321,30 @@ func printHosted(out io.Writer, list []hosted.Status) {
 			fmt.Fprintf(out, "  %s: last error: %s\n", h.Key, h.LastError)
 		}
 	}
+}
+
+// printHTTPClients prints the lines that configure an HTTP client with the
+// endpoint, token included: hearthd status runs as the user who may read it.
+func (st *statusView) printHTTPClients(out io.Writer) {
+	if st.HTTP.URL == "" {
+		return
+	}
+	header := ""
+	if st.HTTP.Auth == "token" {
+		b, err := os.ReadFile(st.HTTP.TokenFile)
+		if err != nil {
+			fmt.Fprintf(out, "\nhttp token: %v\n", err)
+			return
+		}
+		header = "Authorization: Bearer " + strings.TrimSpace(string(b))
+	}
+	fmt.Fprintf(out, "\nHTTP clients (the token is a password: keep these lines to yourself):\n")
+	if header == "" {
+		fmt.Fprintf(out, "  claude mcp add -s user --transport http hearth %s\n", st.HTTP.URL)
+		fmt.Fprintf(out, "  Cursor (mcpServers) / VS Code (servers): \"hearth\": {\"type\": \"http\", \"url\": %q}\n", st.HTTP.URL)
+		return
+	}
+	fmt.Fprintf(out, "  claude mcp add -s user --transport http hearth %s --header %q\n", st.HTTP.URL, header)
+	fmt.Fprintf(out, "  Cursor (mcpServers) / VS Code (servers): \"hearth\": {\"type\": \"http\", \"url\": %q, \"headers\": {\"Authorization\": %q}}\n",
+		st.HTTP.URL, strings.TrimPrefix(header, "Authorization: "))
 }

@@ -334,3 +334,18 @@ func (s *session) modernCallClient(e *entry, t *tool.Entry, args tool.Args) (too
 	}
 	return client, s.inputRequiredRoots(e)
 }
+
+// ModernEnvelope tells a transport which era a request belongs to before a
+// session sees it: modern is true when its params' _meta carries the
+// protocol version key (whatever its value). version is the version named
+// (when it is a string), and err the error a malformed or unsupported _meta
+// earns (-32602 or -32022; nil: well-formed and served). Streamable HTTP
+// answers those errors with HTTP 400 and checks its headers against version.
+func ModernEnvelope(msg *jsonrpc.Message) (modern bool, version string, err *jsonrpc.Error) {
+	d := msg.ParamsDoc()
+	if !modernShaped(d) {
+		return false, "", nil
+	}
+	m, bad := readMeta(d)
+	return true, m.version, bad
+}

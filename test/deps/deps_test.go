@@ -66,6 +66,10 @@ pkg/validate, go.uber.org/zap < pkg/tool;
 # argument of one.
 pkg/frame, pkg/jsonrpc, pkg/stats, pkg/tool, go.uber.org/zap < pkg/mcp;
 
+# Streamable HTTP: a transport plugging sessions into HTTP requests
+# (docs/architecture.md, "The session in parts"), serving loopback clients.
+pkg/mcp, pkg/envelope, net/http, go.uber.org/zap < pkg/mcphttp;
+
 # Families and the packages under them. Nothing here imports pkg/mcp,
 # pkg/jsonrpc or pkg/frame (domain logic knows nothing of JSON-RPC), and the
 # packages under a family do not import pkg/tool.
@@ -108,7 +112,7 @@ pkg/handoff, pkg/owner, pkg/config/keys, pkg/version, golang.org/x/sys, os/exec 
 shim < shim/hearth;
 
 # The daemon wires everything together; hearthd adds the subcommands.
-pkg/mcp, pkg/schemas, pkg/memory, pkg/clarify, pkg/workspace, pkg/config,
+pkg/mcp, pkg/mcphttp, net/http, pkg/schemas, pkg/memory, pkg/clarify, pkg/workspace, pkg/config,
 pkg/handoff, pkg/supervisor, pkg/version, github.com/coreos/go-systemd, go.uber.org/zap, golang.org/x/sys < daemon;
 daemon, shim, pkg/guard, pkg/owner, pkg/adopt, pkg/memory/jsonl, deploy/systemd, go.uber.org/zap, os/exec < daemon/hearthd;
 # hearthd reaches the memory store only through pkg/memory's Engine.

@@ -43,6 +43,8 @@ var Settings = []Setting{
 	{"idle_timeout", "HEARTH_IDLE_TIMEOUT"},
 	{"log_level", "HEARTH_LOG_LEVEL"},
 	{"socket_mode", "MCP_SOCKET_MODE"},
+	{"http_listen", "HEARTH_HTTP_LISTEN"},
+	{"http_auth", "HEARTH_HTTP_AUTH"},
 }
 
 // SettingVars lists the environment variables of Settings, in its order.

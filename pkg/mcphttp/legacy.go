@@ -1,0 +1,404 @@
+package mcphttp
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"io"
+	"net/http"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/hearth-mcp/hearth/pkg/envelope"
+	"github.com/hearth-mcp/hearth/pkg/jsonrpc"
+	"github.com/hearth-mcp/hearth/pkg/mcp"
+)
+
+// legacySession is a 2025 session: one mcp session fed by many POSTs, its
+// frames routed to the POST of the request each belongs to, the rest to the
+// session's own stream.
+type legacySession struct {
+	id string
+
+	in       chan []byte   // the frames POSTs bring (the session's FrameSource)
+	stopRead chan struct{} // closed when the session stops reading
+	stopOnce sync.Once
+	gone     chan struct{} // closed when the client ended the session (DELETE) or it expired
+	goneOnce sync.Once
+	ended    chan struct{} // closed when Serve has returned
+	off      int64         // the reader's own
+
+	mu      sync.Mutex
+	open    map[string]*stream // POST streams awaiting their reply, by request key
+	streams map[int64]*stream  // every stream kept for resumption, by id
+	order   []int64            // finished POST streams, oldest first
+	own     *stream
+	nextID  int64
+	used    time.Time // the last request, or now while a stream is followed
+	follows int       // responses following a stream now
+}
+
+// keptStreams bounds the finished POST streams a session keeps for clients
+// that resume them.
+const keptStreams = 64
+
+func newLegacySession() *legacySession {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	s := &legacySession{
+		id:       hex.EncodeToString(b[:]),
+		in:       make(chan []byte, 64),
+		stopRead: make(chan struct{}),
+		gone:     make(chan struct{}),
+		ended:    make(chan struct{}),
+		open:     map[string]*stream{},
+		streams:  map[int64]*stream{},
+		used:     time.Now(),
+	}
+	s.own = newStream(0, true)
+	s.streams[0] = s.own
+	s.nextID = 1
+	return s
+}
+
+// Read is the session's FrameSource: the frames POSTs hand in.
+func (s *legacySession) Read() ([]byte, error) {
+	select {
+	case b := <-s.in:
+		s.off += int64(len(b))
+		return b, nil
+	case <-s.stopRead:
+		return nil, io.EOF
+	}
+}
+
+func (s *legacySession) Offset() int64 { return s.off }
+func (s *legacySession) Close()        {}
+
+func (s *legacySession) closeRead() error {
+	s.stopOnce.Do(func() { close(s.stopRead) })
+	return nil
+}
+
+func (s *legacySession) hangUp() { s.goneOnce.Do(func() { close(s.gone) }) }
+
+// Send is the session's FrameSink: a frame of a request whose POST is
+// waiting goes on that POST's stream (its reply ends it); anything else on
+// the session's own stream.
+func (s *legacySession) Send(b []byte, re string) error {
+	data := append([]byte(nil), b...)
+	s.mu.Lock()
+	st := s.open[re]
+	final := false
+	if st != nil && re != "" {
+		if e, ok := envelope.Scan(data); ok && e.Kind() == envelope.Response {
+			final = true
+			delete(s.open, re)
+			s.order = append(s.order, st.id)
+			if len(s.order) > keptStreams {
+				delete(s.streams, s.order[0])
+				s.order = s.order[1:]
+			}
+		}
+	} else {
+		st = s.own
+	}
+	s.mu.Unlock()
+	st.add(data, final)
+	return nil
+}
+
+// Flush: each event is delivered as it is added.
+func (s *legacySession) Flush() error { return nil }
+
+// openStream registers the stream a request's frames go to, before the
+// request reaches the session; nil when a request with that id is still
+// waiting for its reply.
+func (s *legacySession) openStream(key string) *stream {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, dup := s.open[key]; dup {
+		return nil
+	}
+	st := newStream(s.nextID, false)
+	s.nextID++
+	s.open[key] = st
+	s.streams[st.id] = st
+	return st
+}
+
+func (s *legacySession) touch(following int) {
+	s.mu.Lock()
+	s.used = time.Now()
+	s.follows += following
+	s.mu.Unlock()
+}
+
+// idleSince is when the session was last used (zero while a stream is
+// followed).
+func (s *legacySession) idleSince() time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.follows > 0 {
+		return time.Time{}
+	}
+	return s.used
+}
+
+// hand gives a frame to the session; false when it has ended.
+func (s *legacySession) hand(ctx context.Context, b []byte) bool {
+	select {
+	case s.in <- b:
+		return true
+	case <-s.ended:
+		return false
+	case <-s.stopRead:
+		return false
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// openSession serves initialize: a new session, named in the reply's
+// Mcp-Session-Id.
+func (h *Handler) openSession(p post) {
+	s := newLegacySession()
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		refuseID(p.w, http.StatusServiceUnavailable, p.msg.ID, &jsonrpc.Error{Code: jsonrpc.CodeShuttingDown, Message: "the daemon is shutting down; retry later"})
+		return
+	}
+	if len(h.sessions) >= h.opts.MaxSessions {
+		h.mu.Unlock()
+		refuseID(p.w, http.StatusServiceUnavailable, p.msg.ID, &jsonrpc.Error{Code: jsonrpc.CodeOverloaded,
+			Message: "too many MCP sessions are open over HTTP; end one (DELETE) or retry later"})
+		return
+	}
+	h.sessions[s.id] = s
+	h.wg.Add(1)
+	h.mu.Unlock()
+	conn := mcp.Conn{Source: s, Sink: s, CloseRead: s.closeRead, Gone: s.gone, Transport: "http"}
+	go func() {
+		defer h.wg.Done()
+		err := h.opts.Serve(h.base, conn)
+		close(s.ended)
+		h.mu.Lock()
+		delete(h.sessions, s.id)
+		h.mu.Unlock()
+		if err != nil {
+			h.log.Debug("HTTP session ended", zap.String("session", s.id), zap.Error(err))
+		}
+	}()
+	h.request(p, s, true)
+}
+
+// postToSession serves a POST to an open 2025 session.
+func (h *Handler) postToSession(p post, id string) {
+	h.mu.Lock()
+	s := h.sessions[id]
+	h.mu.Unlock()
+	if s == nil {
+		refuseID(p.w, http.StatusNotFound, p.msg.ID, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
+			Message: "Not Found: no such session (it ended, or the daemon restarted); initialize a new one"})
+		return
+	}
+	s.touch(0)
+	if p.msg.Kind != jsonrpc.Request {
+		if !s.hand(p.r.Context(), p.body) {
+			refuse(p.w, http.StatusNotFound, jsonrpc.CodeInvalidRequest, "Not Found: the session ended")
+			return
+		}
+		p.w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	if p.msg.Method == "initialize" {
+		refuseID(p.w, http.StatusBadRequest, p.msg.ID, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
+			Message: "Bad Request: initialize opens a new session; send it without Mcp-Session-Id"})
+		return
+	}
+	h.request(p, s, false)
+}
+
+// request hands a request to the session and writes what belongs to it: an
+// SSE stream (its progress and log messages, then its reply) when the
+// client takes one, else the reply alone as JSON.
+func (h *Handler) request(p post, s *legacySession, opening bool) {
+	key := p.msg.ID.Key()
+	st := s.openStream(key)
+	if st == nil {
+		refuseID(p.w, http.StatusConflict, p.msg.ID, &jsonrpc.Error{Code: jsonrpc.CodeDuplicateID,
+			Message: "Invalid Request: a request with this id is still in flight in this session; this one was not run (ids must be unique among requests in flight)",
+			Data:    map[string]string{"code": "DUPLICATE_ID"}})
+		return
+	}
+	if !s.hand(p.r.Context(), p.body) {
+		refuseID(p.w, http.StatusNotFound, p.msg.ID, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "Not Found: the session ended"})
+		return
+	}
+	header := func(hd http.Header) {
+		if opening {
+			hd.Set("Mcp-Session-Id", s.id)
+		}
+	}
+	s.touch(1)
+	defer s.touch(-1)
+	if !p.sse {
+		// JSON: wait for the reply alone; notifications about the request
+		// have nowhere to go and are dropped.
+		for {
+			evs, _, done, wake := st.after(0)
+			if done {
+				header(p.w.Header())
+				p.w.Header().Set("Content-Type", "application/json")
+				p.w.WriteHeader(http.StatusOK)
+				_, _ = p.w.Write(evs[len(evs)-1])
+				return
+			}
+			select {
+			case <-wake:
+			case <-p.r.Context().Done():
+				return
+			case <-s.ended:
+				return
+			}
+		}
+	}
+	sw := startSSE(p.w, header)
+	sw.prime(st.eventID(0))
+	if sw.flush() != nil {
+		return
+	}
+	ctx, cancel := context.WithCancel(p.r.Context())
+	defer cancel()
+	go func() {
+		select {
+		case <-s.ended:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	sw.follow(ctx, st, 0)
+}
+
+// get opens the session's own stream, or resumes a stream from
+// Last-Event-ID.
+func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
+	if sse, _ := accepts(r.Header.Values("Accept")); !sse {
+		refuse(w, http.StatusNotAcceptable, jsonrpc.CodeInvalidRequest, "Not Acceptable: GET opens an SSE stream; Accept must include text/event-stream")
+		return
+	}
+	id := r.Header.Get("Mcp-Session-Id")
+	if id == "" {
+		w.Header().Set("Allow", "POST")
+		refuse(w, http.StatusMethodNotAllowed, jsonrpc.CodeInvalidRequest,
+			"Method Not Allowed: GET opens a 2025 session's stream and needs its Mcp-Session-Id; a 2026-07-28 client listens with subscriptions/listen")
+		return
+	}
+	h.mu.Lock()
+	s := h.sessions[id]
+	h.mu.Unlock()
+	if s == nil {
+		refuse(w, http.StatusNotFound, jsonrpc.CodeInvalidRequest, "Not Found: no such session (it ended, or the daemon restarted); initialize a new one")
+		return
+	}
+	st, seq := s.own, int64(0)
+	if last := r.Header.Get("Last-Event-ID"); last != "" {
+		sid, n, ok := parseEventID(last)
+		if !ok {
+			refuse(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, "Bad Request: Last-Event-ID is not an event id this server sent")
+			return
+		}
+		s.mu.Lock()
+		st = s.streams[sid]
+		s.mu.Unlock()
+		if st == nil {
+			refuse(w, http.StatusNotFound, jsonrpc.CodeInvalidRequest, "Not Found: that stream is no longer kept; its events cannot be replayed")
+			return
+		}
+		seq = n
+	}
+	if st.own {
+		st.mu.Lock()
+		busy := st.attached
+		st.attached = !busy
+		st.mu.Unlock()
+		if busy {
+			refuse(w, http.StatusConflict, jsonrpc.CodeInvalidRequest, "Conflict: this session's stream is already open on another request")
+			return
+		}
+		defer func() { st.mu.Lock(); st.attached = false; st.mu.Unlock() }()
+		if r.Header.Get("Last-Event-ID") == "" {
+			// A new GET hears what is sent from now on, and what was
+			// sent while no stream was open (a roots/list request sent
+			// right after initialized, before the client opened it).
+			seq = st.delivered()
+		}
+	}
+	s.touch(1)
+	defer s.touch(-1)
+	sw := startSSE(w, nil)
+	if st.own && r.Header.Get("Last-Event-ID") == "" {
+		sw.prime(st.eventID(seq))
+	}
+	if sw.flush() != nil {
+		return
+	}
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	go func() {
+		select {
+		case <-s.ended:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	sw.follow(ctx, st, seq)
+}
+
+// delete ends a session: its calls are cancelled, as when a socket client
+// hangs up.
+func (h *Handler) delete(w http.ResponseWriter, r *http.Request) {
+	id := r.Header.Get("Mcp-Session-Id")
+	if id == "" {
+		refuse(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, "Bad Request: DELETE ends a session and needs its Mcp-Session-Id")
+		return
+	}
+	h.mu.Lock()
+	s := h.sessions[id]
+	h.mu.Unlock()
+	if s == nil {
+		refuse(w, http.StatusNotFound, jsonrpc.CodeInvalidRequest, "Not Found: no such session")
+		return
+	}
+	s.hangUp()
+	<-s.ended
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// expire ends sessions nobody has used for SessionIdle.
+func (h *Handler) expire() {
+	t := time.NewTicker(h.opts.SessionIdle / 4)
+	defer t.Stop()
+	for {
+		select {
+		case <-h.base.Done():
+			return
+		case now := <-t.C:
+			h.mu.Lock()
+			var idle []*legacySession
+			for _, s := range h.sessions {
+				if u := s.idleSince(); !u.IsZero() && now.Sub(u) > h.opts.SessionIdle {
+					idle = append(idle, s)
+				}
+			}
+			h.mu.Unlock()
+			for _, s := range idle {
+				h.log.Info("ending an HTTP session unused for too long", zap.String("session", s.id), zap.Duration("idle", h.opts.SessionIdle))
+				s.hangUp()
+			}
+		}
+	}
+}
