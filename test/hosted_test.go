@@ -3,6 +3,7 @@ package test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -249,5 +250,88 @@ func TestHostedStatusAndRestart(t *testing.T) {
 	cmd.Env = env
 	if o, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(o), `no hosted server named "nosuch"`) {
 		t.Fatalf("servers stop of nothing: %v %s", err, o)
+	}
+}
+
+// Servers of the config file: the idle timeout stops one; a server that
+// ignores its stdin closing and SIGTERM is killed within the grace; bad
+// servers (garbage on stdout, no answer to initialize) each give a clear
+// error naming the server and its log while another keeps serving.
+func TestHostedConfigServersLifecycleAndBadInput(t *testing.T) {
+	env, _, state := shimEnv(t, "HEARTH_KILL_GRACE=400ms")
+	script := func(name, body string) string {
+		p := filepath.Join(state, name)
+		os.WriteFile(p, []byte("#!/bin/sh\n"+body+"\n"), 0o700)
+		return p
+	}
+	garbage := script("garbage.sh", "echo 'Server listening on port 3000'\nsleep 60")
+	silent := script("silent.sh", "cat >/dev/null")
+	os.MkdirAll(filepath.Join(state, ".config", "hearth"), 0o700)
+	config := fmt.Sprintf(`
+[servers.idle]
+command = %q
+sharing = "global"
+idle_timeout = "1s"
+
+[servers.stubborn]
+command = %q
+args = ["-stubborn"]
+sharing = "global"
+idle_timeout = "1s"
+
+[servers.garbage]
+command = %q
+
+[servers.silent]
+command = %q
+init_timeout = "1s"
+`, filepath.Join(bin.dir, "hostedserver"), filepath.Join(bin.dir, "hostedserver"), garbage, silent)
+	os.WriteFile(filepath.Join(state, ".config", "hearth", "config.toml"), []byte(config), 0o600)
+
+	named := func(name string) (*mcp.ClientSession, error) {
+		cmd := exec.Command(bin.hearth, "run", name)
+		cmd.Env = env
+		cl := mcp.NewClient(&mcp.Implementation{Name: "cfg", Version: "1"}, nil)
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		return cl.Connect(ctx, &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	}
+	server := filepath.Join(bin.dir, "hostedserver")
+	for _, name := range []string{"idle", "stubborn"} {
+		cs, err := named(name)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		callText(t, cs, "echo", map[string]any{"text": "x"})
+		if n := len(processesOf(server)); n != 1 {
+			t.Fatalf("%s: %d upstreams", name, n)
+		}
+		cs.Close()
+		// 1s idle, then at most the 400ms grace (SIGTERM ignored by the
+		// stubborn one; its stdin closing too).
+		deadline := time.Now().Add(4 * time.Second)
+		for len(processesOf(server)) > 0 && time.Now().Before(deadline) {
+			time.Sleep(50 * time.Millisecond)
+		}
+		if n := len(processesOf(server)); n != 0 {
+			t.Fatalf("%s: the upstream outlived its idle timeout and grace", name)
+		}
+	}
+	keep, err := named("idle")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer keep.Close()
+	for _, tc := range []struct{ name, want string }{
+		{"garbage", `wrote something other than JSON-RPC to its stdout: "Server listening on port 3000"`},
+		{"silent", "never answered initialize within 1s"},
+	} {
+		_, err := named(tc.name)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), tc.name) || !strings.Contains(err.Error(), ".log") {
+			t.Errorf("%s: got %v, want %q with its log", tc.name, err, tc.want)
+		}
+		if out, _ := callText(t, keep, "echo", map[string]any{"text": "alive"}); !strings.HasPrefix(out, "alive") {
+			t.Fatalf("after %s: %q", tc.name, out)
+		}
 	}
 }

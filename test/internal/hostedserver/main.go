@@ -8,12 +8,20 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/signal"
+	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 func main() {
+	// -stubborn: ignore SIGTERM and stdin closing, as servers that leave
+	// orphans do; only SIGKILL ends it.
+	stubborn := len(os.Args) > 1 && os.Args[1] == "-stubborn"
+	if stubborn {
+		signal.Ignore(syscall.SIGTERM)
+	}
 	srv := mcp.NewServer(&mcp.Implementation{Name: "hostedserver", Version: "1.0.0"}, &mcp.ServerOptions{Instructions: "the tests' own hosted server"})
 	type textArgs struct {
 		Text string `json:"text"`
@@ -43,7 +51,11 @@ func main() {
 		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "sampled: " + res.Content.(*mcp.TextContent).Text}}}, nil, nil
 	})
-	if err := srv.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+	err := srv.Run(context.Background(), &mcp.StdioTransport{})
+	if stubborn {
+		select {}
+	}
+	if err != nil {
 		os.Exit(1)
 	}
 }
