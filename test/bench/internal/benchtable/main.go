@@ -43,6 +43,14 @@ var rows = []row{
 		figures: func(m metrics, _ func(string) metrics) string {
 			return fmt.Sprintf("p50 %s µs, p99 %s µs", n(m["p50-µs"]), n(m["p99-µs"]))
 		}},
+	{pkg: "./test/bench", bench: "HTTPVsSocket", benchtime: "5000x", name: "`HTTPVsSocket`",
+		measures: "ping and a `daemon_status` call, one at a time, over the socket, over a 2025 Streamable HTTP session (JSON replies, a kept-alive connection) and as 2026-07-28 HTTP requests; interleaved",
+		figures: func(m metrics, _ func(string) metrics) string {
+			return fmt.Sprintf("ping p50: socket %s µs, HTTP %s µs (%s×); call p50: socket %s µs, HTTP %s µs (%s×), 2026-07-28 HTTP %s µs (%s×)",
+				n(m["socket-ping-p50-µs"]), n(m["http-ping-p50-µs"]), x(m["http/socket-ping-x"]),
+				n(m["socket-call-p50-µs"]), n(m["http-call-p50-µs"]), x(m["http/socket-call-x"]),
+				n(m["http2026-call-p50-µs"]), x(m["http2026/socket-call-x"]))
+		}},
 	{pkg: "./test/bench", bench: "PingDuringBuild", benchtime: "20000x", name: "`PingDuringBuild`",
 		measures: "sequential pings on the connection that is running a full `index_build` of Go's source tree, vs the same connection idle",
 		figures: func(m metrics, _ func(string) metrics) string {
