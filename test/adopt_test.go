@@ -334,6 +334,16 @@ func TestAdoptUndoLeavesAFileChangedSince(t *testing.T) {
 	if after[".claude.json"] != edited {
 		t.Fatal("the changed file was touched")
 	}
+	// A file removed since is not recreated either.
+	cursor := filepath.Join(home, ".cursor", "mcp.json")
+	runAdopt(t, home, "adopt", "--write")
+	os.Remove(cursor)
+	if out, code := runAdopt(t, home, "adopt", "--undo"); code != 1 || !strings.Contains(out, "Left ~/.cursor/mcp.json as it is: it was removed since adopt wrote it.") {
+		t.Fatalf("--undo of a removed file, exit %d:\n%s", code, out)
+	}
+	if _, err := os.Stat(cursor); err == nil {
+		t.Fatal("a removed file was recreated")
+	}
 	for p, content := range before {
 		if p != ".claude.json" && after[p] != content {
 			t.Errorf("%s not restored", p)

@@ -271,7 +271,11 @@ func undoAll(locs []adopt.Location, out io.Writer, home string) int {
 			fmt.Fprintf(out, "Restored %s from %s.\n", name, filepath.Base(b.Path))
 			any = true
 		case r == adopt.Changed:
-			fmt.Fprintf(out, "Left %s as it is: it changed since adopt wrote it. Its backup from before that write is %s.\n", name, b.Path)
+			why := "it changed since adopt wrote it"
+			if _, err := os.Stat(l.Path); os.IsNotExist(err) {
+				why = "it was removed since adopt wrote it"
+			}
+			fmt.Fprintf(out, "Left %s as it is: %s. Its backup from before that write is %s.\n", name, why, b.Path)
 			code, any = adoptRefused, true
 		}
 	}
