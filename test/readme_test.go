@@ -170,39 +170,42 @@ func TestREADMETopToBottom(t *testing.T) {
 	syscall.Kill(pid, syscall.SIGTERM)
 	waitGone(t, pid)
 
-	// The config example, pasted as is into a fresh config file.
-	var example, pgExample string
+	// Every config example parses as a config file (the PostgreSQL and HTTP
+	// ones name servers not here, so they are only parsed); the general
+	// one, pasted as is into a fresh config file, is what the daemon runs.
+	var example string
+	examples := 0
 	for _, b := range blocks {
-		if b.lang == "toml" && strings.HasPrefix(b.text, "# ~/.config/hearth/config.toml") {
-			if strings.Contains(b.text, "store_url") {
-				pgExample = b.text
-			} else if example == "" {
-				example = b.text
-			}
+		if b.lang != "toml" || !strings.HasPrefix(b.text, "# ~/.config/hearth/config.toml") {
+			continue
+		}
+		examples++
+		f := filepath.Join(sandbox, fmt.Sprintf("example-%d.toml", examples))
+		os.WriteFile(f, []byte(b.text), 0o600)
+		if _, err := config.Load(func(k string) string { return map[string]string{"HEARTH_CONFIG": f}[k] }); err != nil {
+			t.Fatalf("a config example of the README: %v\n%s", err, b.text)
+		}
+		if example == "" && strings.Contains(b.text, "max_batch") {
+			example = b.text
 		}
 	}
-	if example == "" || pgExample == "" {
-		t.Fatal("the README's config examples are gone")
+	if example == "" {
+		t.Fatal("the README's config example (with max_batch) is gone")
 	}
 	conf := filepath.Join(home, ".config", "hearth", "config.toml")
 	os.MkdirAll(filepath.Dir(conf), 0o700)
 	if err := os.WriteFile(conf, []byte(example), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	// The PostgreSQL example parses too (its server is not here), and so
-	// does the line the README appends to the config file.
-	pgConf := filepath.Join(sandbox, "pg.toml")
-	os.WriteFile(pgConf, []byte(pgExample+"\n"), 0o600)
-	if _, err := config.Load(func(k string) string { return map[string]string{"HEARTH_CONFIG": pgConf}[k] }); err != nil {
-		t.Fatalf("the README's PostgreSQL config example: %v", err)
-	}
-	os.WriteFile(pgConf, []byte(example+"store_url = \"host=/run/postgresql dbname=hearth\"\n"), 0o600)
-	if _, err := config.Load(func(k string) string { return map[string]string{"HEARTH_CONFIG": pgConf}[k] }); err != nil {
+	// The line the README appends to the config file parses after it.
+	appended := filepath.Join(sandbox, "appended.toml")
+	os.WriteFile(appended, []byte(example+"store_url = \"host=/run/postgresql dbname=hearth\"\n"), 0o600)
+	if _, err := config.Load(func(k string) string { return map[string]string{"HEARTH_CONFIG": appended}[k] }); err != nil {
 		t.Fatalf("the config example with the README's store_url line: %v", err)
 	}
 
-	// Every client config that names hearth runs `hearth`; run it as they
-	// do, from the PATH.
+	// Every client config that starts hearth on stdio runs `hearth`; run it
+	// as they do, from the PATH.
 	var command string
 	configs := 0
 	for _, b := range blocks {
@@ -211,14 +214,15 @@ func TestREADMETopToBottom(t *testing.T) {
 		}
 		var cfg map[string]map[string]struct {
 			Command *string `json:"command"`
+			URL     string  `json:"url"`
 		}
 		if json.Unmarshal([]byte(b.text), &cfg) != nil {
 			continue // a fragment of another server's entry, not a client config
 		}
 		for _, servers := range cfg {
 			entry, ok := servers["hearth"]
-			if !ok {
-				continue // another server's config (moving servers behind hearth)
+			if !ok || (entry.Command == nil && entry.URL != "") {
+				continue // another server's config, or hearth over HTTP (its own tests)
 			}
 			if entry.Command == nil || *entry.Command != "hearth" {
 				t.Fatalf("a client config's hearth entry does not run hearth:\n%s", b.text)
@@ -261,7 +265,7 @@ func TestREADMETopToBottom(t *testing.T) {
 			inForce[k.Key] = k.Value
 		}
 	}
-	if settings.File != conf || !settings.FileRead || inForce["max_batch"] != "200" || inForce["drain_timeout"] != "15s" || len(inForce) != 3 {
+	if settings.File != conf || !settings.FileRead || inForce["max_batch"] != "200" || inForce["drain_timeout"] != "15s" || inForce["log_level"] != "debug" {
 		t.Fatalf("the settings in force are not the example's (%v): %s", inForce, b)
 	}
 	if p, _ := st["problems"].([]any); len(p) != 0 {
