@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -18,6 +19,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/hearth-mcp/hearth/pkg/atomicfile"
+	"github.com/hearth-mcp/hearth/pkg/config"
 	"github.com/hearth-mcp/hearth/pkg/mcphttp"
 )
 
@@ -27,7 +29,28 @@ type httpEndpoint struct {
 	ln      net.Listener
 	srv     *http.Server
 	handler *mcphttp.Handler
+	servers *mcphttp.Handler // /servers/NAME/mcp
 	url     string
+}
+
+// hostedPreface turns /servers/NAME/mcp into the hello that attaches a
+// session to the config's [servers.NAME].
+func (d *Daemon) hostedPreface(path string) ([]byte, error) {
+	name, ok := strings.CutPrefix(path, "/servers/")
+	if ok {
+		name, ok = strings.CutSuffix(name, "/mcp")
+	}
+	if !ok || name == "" || strings.Contains(name, "/") {
+		return nil, fmt.Errorf("a hosted server's endpoint is /servers/NAME/mcp")
+	}
+	var servers map[string]config.Server
+	if s := d.Settings(); s != nil {
+		servers = s.Servers()
+	}
+	if _, ok := servers[name]; !ok {
+		return nil, fmt.Errorf("no server named %q in the config file's [servers] tables", name)
+	}
+	return json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "$/hearth/hello", "params": map[string]any{"run": map[string]string{"name": name}}})
 }
 
 // startHTTP listens on cfg.HTTPListen and serves /mcp; nil when it is not
@@ -52,9 +75,13 @@ func (d *Daemon) startHTTP() (*httpEndpoint, error) {
 		return nil, fmt.Errorf("http_listen %s: %w", d.cfg.HTTPListen, err)
 	}
 	h := mcphttp.New(mcphttp.Options{Serve: d.srv.Serve, Token: token, Log: d.log})
+	// The config's hosted servers, each at /servers/NAME/mcp: a session
+	// there names its server in a hello, as `hearth run NAME` does.
+	servers := mcphttp.New(mcphttp.Options{Serve: d.srv.Serve, Token: token, Log: d.log, Preface: d.hostedPreface})
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", h)
-	e := &httpEndpoint{ln: ln, handler: h, url: "http://" + ln.Addr().String() + "/mcp"}
+	mux.Handle("/servers/", servers)
+	e := &httpEndpoint{ln: ln, handler: h, servers: servers, url: "http://" + ln.Addr().String() + "/mcp"}
 	e.srv = &http.Server{
 		Handler: mux,
 		// Slow or idle clients hold a goroutine and a descriptor each:
@@ -87,7 +114,7 @@ func (e *httpEndpoint) stop(bound time.Duration) {
 	}
 	_ = e.ln.Close()
 	done := make(chan struct{})
-	go func() { e.handler.Close(); close(done) }()
+	go func() { e.handler.Close(); e.servers.Close(); close(done) }()
 	select {
 	case <-done:
 	case <-time.After(bound):

@@ -410,3 +410,61 @@ func TestHTTPConformance(t *testing.T) {
 		}
 	}
 }
+
+// TestHTTPHostedServer: a server of the config's [servers] is reached at
+// /servers/NAME/mcp by the Go SDK's streamable client, its frames relayed
+// to the hosted instance; an unknown name is 404, and a session opened on
+// one endpoint is not reached through another.
+func TestHTTPHostedServer(t *testing.T) {
+	dir := shortTempDir(t)
+	cfg := filepath.Join(dir, "config.toml")
+	os.WriteFile(cfg, []byte(fmt.Sprintf("[servers.echo]\ncommand = %q\nsharing = \"global\"\n", filepath.Join(bin.dir, "hostedserver"))), 0o600)
+	d := startHTTPDaemon(t, "HEARTH_CONFIG="+cfg)
+	base := strings.TrimSuffix(d.url, "/mcp")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "http-hosted", Version: "1"}, nil).Connect(ctx,
+		&mcp.StreamableClientTransport{Endpoint: base + "/servers/echo/mcp", HTTPClient: &http.Client{Transport: bearer{d.token}}}, nil)
+	if err != nil {
+		t.Fatalf("connect to /servers/echo/mcp: %v\n%s", err, d.stderr.String())
+	}
+	defer cs.Close()
+	if init := cs.InitializeResult(); init.ServerInfo.Name != "hostedserver" {
+		t.Fatalf("initialize answered by %+v, not the hosted server", init.ServerInfo)
+	}
+	out, isErr := callText(t, cs, "echo", map[string]any{"text": "over-http"})
+	if isErr || !strings.HasPrefix(out, "over-http pid=") {
+		t.Fatalf("hosted echo over HTTP: %q", out)
+	}
+	if err := cs.Ping(ctx, nil); err != nil {
+		t.Fatalf("ping: %v", err)
+	}
+	if sid := cs.ID(); sid != "" {
+		req, _ := http.NewRequest("POST", d.url, strings.NewReader(`{"jsonrpc":"2.0","id":9,"method":"tools/list"}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer "+d.token)
+		req.Header.Set("Mcp-Session-Id", sid)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != 404 {
+			t.Fatalf("the hosted session reached through /mcp: %d", res.StatusCode)
+		}
+	}
+	for _, path := range []string{"/servers/nope/mcp", "/servers/echo", "/servers//mcp", "/servers/echo/mcp/x"} {
+		req, _ := http.NewRequest("POST", base+path, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer "+d.token)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != 404 || !strings.Contains(string(b), "Not Found") {
+			t.Fatalf("%s: %d %s", path, res.StatusCode, b)
+		}
+	}
+}

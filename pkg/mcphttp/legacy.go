@@ -20,7 +20,8 @@ import (
 // frames routed to the POST of the request each belongs to, the rest to the
 // session's own stream.
 type legacySession struct {
-	id string
+	id   string
+	path string // the endpoint it was opened on: only that one reaches it
 
 	in       chan []byte   // the frames POSTs bring (the session's FrameSource)
 	stopRead chan struct{} // closed when the session stops reading
@@ -89,11 +90,18 @@ func (s *legacySession) hangUp() { s.goneOnce.Do(func() { close(s.gone) }) }
 // the session's own stream.
 func (s *legacySession) Send(b []byte, re string) error {
 	data := append([]byte(nil), b...)
+	e, scanned := envelope.Scan(data)
+	isReply := scanned && e.Kind() == envelope.Response
+	if re == "" && isReply {
+		// A reply written without its label (a hosted server's, relayed
+		// as the upstream wrote it) belongs to the request it answers.
+		re = envelope.Key(e.ID)
+	}
 	s.mu.Lock()
 	st := s.open[re]
 	final := false
 	if st != nil && re != "" {
-		if e, ok := envelope.Scan(data); ok && e.Kind() == envelope.Response {
+		if isReply {
 			final = true
 			delete(s.open, re)
 			s.order = append(s.order, st.id)
@@ -165,6 +173,10 @@ func (s *legacySession) hand(ctx context.Context, b []byte) bool {
 // Mcp-Session-Id.
 func (h *Handler) openSession(p post) {
 	s := newLegacySession()
+	s.path = p.r.URL.Path
+	if p.preface != nil {
+		s.in <- p.preface // the buffer is empty: the session reads it first
+	}
 	h.mu.Lock()
 	if h.closed {
 		h.mu.Unlock()
@@ -200,6 +212,9 @@ func (h *Handler) postToSession(p post, id string) {
 	h.mu.Lock()
 	s := h.sessions[id]
 	h.mu.Unlock()
+	if s != nil && s.path != p.r.URL.Path {
+		s = nil // a session is reached only through the endpoint that opened it
+	}
 	if s == nil {
 		refuseID(p.w, http.StatusNotFound, p.msg.ID, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
 			Message: "Not Found: no such session (it ended, or the daemon restarted); initialize a new one"})
@@ -300,6 +315,9 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
 	h.mu.Lock()
 	s := h.sessions[id]
 	h.mu.Unlock()
+	if s != nil && s.path != r.URL.Path {
+		s = nil
+	}
 	if s == nil {
 		refuse(w, http.StatusNotFound, jsonrpc.CodeInvalidRequest, "Not Found: no such session (it ended, or the daemon restarted); initialize a new one")
 		return
@@ -369,6 +387,9 @@ func (h *Handler) delete(w http.ResponseWriter, r *http.Request) {
 	h.mu.Lock()
 	s := h.sessions[id]
 	h.mu.Unlock()
+	if s != nil && s.path != r.URL.Path {
+		s = nil
+	}
 	if s == nil {
 		refuse(w, http.StatusNotFound, jsonrpc.CodeInvalidRequest, "Not Found: no such session")
 		return

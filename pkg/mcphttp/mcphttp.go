@@ -61,6 +61,11 @@ type Options struct {
 	MaxBody     int64
 	MaxSessions int
 	SessionIdle time.Duration
+	// Preface, when set, gives the frame a new session reads before the
+	// client's, from the request's path: a hosted server's endpoint
+	// (/servers/NAME/mcp) names the server in a $/hearth/hello, as a shim
+	// running `hearth run NAME` does. An error is a 404 that says why.
+	Preface func(path string) ([]byte, error)
 }
 
 // Handler is the /mcp endpoint.
@@ -195,6 +200,12 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p := post{w: w, r: r, body: body, msg: msg, sse: sse, json: json}
+	if h.opts.Preface != nil {
+		if p.preface, err = h.opts.Preface(r.URL.Path); err != nil {
+			refuseID(w, http.StatusNotFound, msg.ID, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "Not Found: " + err.Error()})
+			return
+		}
+	}
 	if id := r.Header.Get("Mcp-Session-Id"); id != "" {
 		h.postToSession(p, id)
 		return
@@ -223,7 +234,8 @@ type post struct {
 	r         *http.Request
 	body      []byte
 	msg       *jsonrpc.Message
-	sse, json bool // what the client accepts
+	sse, json bool   // what the client accepts
+	preface   []byte // the frame a new session reads first (Options.Preface)
 }
 
 // mediaType is a Content-Type's type/subtype, lower case.
