@@ -358,22 +358,20 @@ func (s *Store) catchUp(ctx context.Context, mine map[int64]rank.Stored) error {
 
 // logAfter reads the log after the last change applied, at most
 // catchUpBatch entries, or errPruned when the next one was pruned. One
-// statement, so the pruning point and the entries are of one moment.
+// statement, so the pruning point and the entries are of one moment. (No
+// entry after the last one applied means none was pruned: the log always
+// keeps its last change.)
 func (s *Store) logAfter(ctx context.Context) ([]rank.Change, error) {
-	rows, err := s.pool.Query(ctx, `SELECT p.changes, c.seq, c.memory_id, c.deleted FROM hearth_pruned p
-		LEFT JOIN LATERAL (SELECT seq, memory_id, deleted FROM hearth_changes WHERE seq > $1 ORDER BY seq LIMIT $2) c ON true
-		ORDER BY c.seq`, s.Applied, catchUpBatch)
+	rows, err := s.pool.Query(ctx, `SELECT seq, memory_id, deleted, (SELECT changes FROM hearth_pruned WHERE id = 1)
+		FROM hearth_changes WHERE seq > $1 ORDER BY seq LIMIT $2`, s.Applied, catchUpBatch)
 	if err != nil {
 		return nil, err
 	}
 	var changes []rank.Change
+	var c rank.Change
 	var pruned int64
-	var seq, mem *int64
-	var deleted *bool
-	if _, err := pgx.ForEachRow(rows, []any{&pruned, &seq, &mem, &deleted}, func() error {
-		if seq != nil {
-			changes = append(changes, rank.Change{Seq: *seq, Memory: *mem, Deleted: *deleted})
-		}
+	if _, err := pgx.ForEachRow(rows, []any{&c.Seq, &c.Memory, &c.Deleted, &pruned}, func() error {
+		changes = append(changes, c)
 		return nil
 	}); err != nil {
 		return nil, err
