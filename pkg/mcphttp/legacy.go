@@ -277,7 +277,11 @@ func (h *Handler) request(p post, s *legacySession, opening bool) {
 			case <-p.r.Context().Done():
 				return
 			case <-s.ended:
-				return
+				if _, _, done, _ := st.after(0); !done {
+					refuseID(p.w, http.StatusServiceUnavailable, p.msg.ID, &jsonrpc.Error{Code: jsonrpc.CodeShuttingDown,
+						Message: "the request was not answered: its session ended (the daemon is shutting down, or the session was deleted)"})
+					return
+				}
 			}
 		}
 	}

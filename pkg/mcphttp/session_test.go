@@ -149,3 +149,31 @@ func waitFor(t *testing.T, events chan string, want string) {
 		t.Fatalf("no %q within 10s", want)
 	}
 }
+
+// TestJSONReplyWhenSessionEnds: a request waiting for a JSON reply whose
+// session is deleted meanwhile gets a 503 that says so, not an empty 200.
+func TestJSONReplyWhenSessionEnds(t *testing.T) {
+	ts, _, events := newTestServer(t, "")
+	url := ts.URL + "/mcp"
+	sid := openLegacy(t, url)
+	type result struct {
+		status int
+		body   string
+	}
+	got := make(chan result, 1)
+	go func() {
+		res, body := do(t, newReq(t, "POST", url, `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"wait"}}`,
+			map[string]string{"Mcp-Session-Id": sid, "Accept": "application/json"}))
+		got <- result{res.StatusCode, body}
+	}()
+	waitFor(t, events, "started")
+	do(t, newReq(t, "DELETE", url, "", map[string]string{"Mcp-Session-Id": sid}))
+	select {
+	case r := <-got:
+		if r.status != 503 || !strings.Contains(r.body, "session ended") {
+			t.Fatalf("JSON reply after DELETE: %d %s", r.status, r.body)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the waiting POST was not answered")
+	}
+}
