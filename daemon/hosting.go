@@ -67,7 +67,7 @@ func (d *Daemon) hostedSpec(raw json.RawMessage) (hosted.Spec, error) {
 			if len(names) > 0 {
 				known = "defined: " + strings.Join(names, ", ")
 			}
-			return hosted.Spec{}, fmt.Errorf("no server named %q in the config file %s (%s); add a [servers.%s] table, or use hearth run -- COMMAND ARGS...",
+			return hosted.Spec{}, fmt.Errorf("no server named %q in the config file %s (%s); add a [servers.%s] table, or run the command inline: hearth run -- COMMAND ARGS",
 				rr.Name, file, known, rr.Name)
 		}
 		sharing, _ := hosted.ParseSharing(sv.Sharing)

@@ -114,15 +114,6 @@ func (t *Table) logPath(spec Spec, key string) string {
 	return filepath.Join(t.logDir, base+"-"+key+".log")
 }
 
-// remove drops an instance that has stopped for good.
-func (t *Table) remove(in *Instance) {
-	t.mu.Lock()
-	if t.inst[in.key] == in {
-		delete(t.inst, in.key)
-	}
-	t.mu.Unlock()
-}
-
 // Statuses describes every instance, ordered by label then key.
 func (t *Table) Statuses() []Status {
 	t.mu.Lock()

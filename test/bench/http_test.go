@@ -54,7 +54,6 @@ func startHTTPDaemon(b *testing.B) (sock, url string) {
 type httpPeer struct {
 	url, session string
 	c            *http.Client
-	hdr          map[string]string
 }
 
 func (p *httpPeer) post(b *testing.B, body string, hdr map[string]string) (*http.Response, []byte) {

@@ -1,5 +1,7 @@
 package route
 
+//lint:file-ignore SA1019 the router must route the 2025-era requests (sampling, roots, logging) that 2026-07-28 deprecates
+
 import (
 	"context"
 	"strings"
