@@ -229,3 +229,34 @@ func TestLoopbackHost(t *testing.T) {
 		}
 	}
 }
+
+func TestParseEventID(t *testing.T) {
+	for v, want := range map[string]bool{
+		"1-0": true, "0-12": true, " 3-4 ": true,
+		"": false, "1": false, "-1-2": false, "1--2": false, "a-1": false, "1-b": false, "1-2-3": false,
+		"99999999999999999999-1": false, "1-0x10": false,
+	} {
+		if _, _, ok := parseEventID(v); ok != want {
+			t.Errorf("parseEventID(%q) ok = %v, want %v", v, ok, want)
+		}
+	}
+}
+
+func TestDecodeParamValue(t *testing.T) {
+	for _, c := range []struct {
+		in, want string
+		ok       bool
+	}{
+		{"echo", "echo", true},
+		{"=?base64?ZWNobw==?=", "echo", true},
+		{"=?base64?ZWNobw?=", "", false},                 // missing padding
+		{"=?base64?!!!!?=", "", false},                   // not Base64
+		{"=?base64??=", "", true},                        // empty value
+		{"=?base64?ZWNobw==", "=?base64?ZWNobw==", true}, // no closing marker: literal
+	} {
+		got, ok := decodeParamValue(c.in)
+		if got != c.want || ok != c.ok {
+			t.Errorf("decodeParamValue(%q) = %q, %v; want %q, %v", c.in, got, ok, c.want, c.ok)
+		}
+	}
+}
