@@ -1,0 +1,223 @@
+package bench
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// everything is @modelcontextprotocol/server-everything's entry script in
+// test/ts (npm ci there), a node server to host.
+func everything(b *testing.B) (node, script string) {
+	b.Helper()
+	node, err := exec.LookPath("node")
+	if err != nil {
+		b.Skip("node is missing")
+	}
+	script, _ = filepath.Abs(filepath.Join("..", "ts", "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js"))
+	if _, err := os.Stat(script); err != nil {
+		b.Skip("test/ts/node_modules is missing (npm ci in test/ts)")
+	}
+	return node, script
+}
+
+const echoLine = `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"message":"hi"}}}`
+
+// hostedRun starts `hearth run -- node script` against the daemon serving
+// runtime and returns an initialized connection, its stdin and process.
+func hostedRun(b *testing.B, runtime, node, script string) (*conn, io.WriteCloser, *exec.Cmd) {
+	cmd := exec.Command(bins.hearth, "run", "--", node, script)
+	cmd.Env = shimEnvFor(runtime)
+	c, in := spawnConn(b, cmd)
+	b.Cleanup(func() { in.Close(); cmd.Wait() })
+	c.initialize(b)
+	return c, in, cmd
+}
+
+// directRun spawns node script directly and returns an initialized
+// connection and its process.
+func directRun(b *testing.B, node, script string) (*conn, *exec.Cmd) {
+	cmd := exec.Command(node, script)
+	cmd.Stderr = nil
+	c, in := spawnConn(b, cmd)
+	b.Cleanup(func() { in.Close(); cmd.Wait() })
+	c.initialize(b)
+	return c, cmd
+}
+
+// childrenOf lists the live processes whose parent is pid.
+func childrenOf(pid int) []int {
+	var out []int
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p))
+		if err != nil {
+			continue
+		}
+		s := string(stat)
+		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(f) > 1 && f[0] != "Z" && f[1] == strconv.Itoa(pid) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// daemonPid is the pid of the hearthd serving runtime.
+func daemonPid(b *testing.B, runtime string) int {
+	b.Helper()
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		env, _ := os.ReadFile(fmt.Sprintf("/proc/%d/environ", p))
+		cmd, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", p))
+		if strings.HasPrefix(string(cmd), bins.hearthd+"\x00serve") && strings.Contains(string(env), "XDG_RUNTIME_DIR="+runtime+"\x00") {
+			return p
+		}
+	}
+	b.Fatal("no daemon found")
+	return 0
+}
+
+// BenchmarkHostedTenClients: ten clients of server-everything through
+// `hearth run` against ten direct spawns of it, in one run. Reports the
+// server processes and the PSS of each side (hearth: the upstream, the ten
+// shims and what hosting added to the daemon). Goal: one upstream and at
+// most a fifth of the direct spawns' PSS.
+func BenchmarkHostedTenClients(b *testing.B) {
+	node, script := everything(b)
+	_, runtime := startSocketDaemonIn(b)
+	dpid := daemonPid(b, runtime)
+	daemonBefore, _ := pss(dpid)
+	var shims []*exec.Cmd
+	for range 10 {
+		c, _, cmd := hostedRun(b, runtime, node, script)
+		c.roundTrip(b, `{"jsonrpc":"2.0","id":3,"method":"tools/list"}`)
+		shims = append(shims, cmd)
+	}
+	var directs []*exec.Cmd
+	for range 10 {
+		c, cmd := directRun(b, node, script)
+		c.roundTrip(b, `{"jsonrpc":"2.0","id":3,"method":"tools/list"}`)
+		directs = append(directs, cmd)
+	}
+	time.Sleep(500 * time.Millisecond) // let both sides settle
+	b.ResetTimer()
+	for range b.N {
+	}
+	b.StopTimer()
+	ups := childrenOf(dpid)
+	upPSS, shimPSS, directPSS := 0, 0, 0
+	for _, p := range ups {
+		v, _ := pss(p)
+		upPSS += v
+	}
+	for _, s := range shims {
+		v, _ := pss(s.Process.Pid)
+		shimPSS += v
+	}
+	for _, d := range directs {
+		v, _ := pss(d.Process.Pid)
+		directPSS += v
+	}
+	daemonAfter, _ := pss(dpid)
+	hearthPSS := upPSS + shimPSS + max(daemonAfter-daemonBefore, 0)
+	b.ReportMetric(float64(len(ups)), "hearth-upstreams")
+	b.ReportMetric(float64(len(directs)), "direct-processes")
+	b.ReportMetric(float64(upPSS), "upstream-PSS-kB")
+	b.ReportMetric(float64(shimPSS), "shims-PSS-kB")
+	b.ReportMetric(float64(daemonAfter-daemonBefore), "daemon-growth-PSS-kB")
+	b.ReportMetric(float64(hearthPSS), "hearth-PSS-kB")
+	b.ReportMetric(float64(directPSS), "direct-PSS-kB")
+	b.ReportMetric(float64(hearthPSS)/float64(directPSS), "hearth-over-direct-PSS")
+}
+
+// BenchmarkHostedAttach: a 2nd to 10th client of a warm hosted
+// server-everything (exec `hearth run`, initialize and tools/list answered,
+// exit) against a direct spawn of it doing the same, interleaved in three
+// rounds. Goal: at least 10x faster.
+func BenchmarkHostedAttach(b *testing.B) {
+	node, script := everything(b)
+	_, runtime := startSocketDaemonIn(b)
+	first, _, _ := hostedRun(b, runtime, node, script) // the instance stays warm
+	first.roundTrip(b, `{"jsonrpc":"2.0","id":3,"method":"tools/list"}`)
+	env := shimEnvFor(runtime)
+	b.ResetTimer()
+	lat := interleave(3, max(b.N/3, 1), 1,
+		contender{"hosted", func() time.Duration { return untilListed(b, env, bins.hearth, "run", "--", node, script) }},
+		contender{"direct", func() time.Duration { return untilListed(b, os.Environ(), node, script) }})
+	b.StopTimer()
+	roundQuantiles(b, "hosted-attach-", lat[0])
+	roundQuantiles(b, "direct-attach-", lat[1])
+	roundRatio(b, "attach-speedup", lat[1], lat[0])
+}
+
+// untilListed execs a client's server command and times it until
+// initialize and tools/list are answered; then the process is ended
+// (untimed: a node server may take its time to exit on stdin closing).
+func untilListed(b *testing.B, env []string, path string, args ...string) time.Duration {
+	t0 := time.Now()
+	cmd := exec.Command(path, args...)
+	cmd.Env = env
+	c, in := spawnConn(b, cmd)
+	c.roundTrip(b, initLine)
+	c.w.WriteString(initedLine + "\n")
+	c.roundTrip(b, `{"jsonrpc":"2.0","id":3,"method":"tools/list"}`)
+	// Skip notifications (server-everything announces its tools once
+	// initialized) up to the answer.
+	for !strings.Contains(string(c.reply()), `"tools"`) {
+		if !c.sc.Scan() {
+			b.Fatalf("no tools/list answer: %v", c.sc.Err())
+		}
+	}
+	d := time.Since(t0)
+	in.Close()
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(2 * time.Second):
+		cmd.Process.Kill()
+		<-done
+	}
+	return d
+}
+
+// BenchmarkHostedCall: ping and a small tool call (echo) through `hearth
+// run` against server-everything spawned directly, one request at a time,
+// interleaved in nine rounds. Goal: p50 within 50 µs of direct.
+func BenchmarkHostedCall(b *testing.B) {
+	node, script := everything(b)
+	_, runtime := startSocketDaemonIn(b)
+	hosted, _, _ := hostedRun(b, runtime, node, script)
+	direct, _ := directRun(b, node, script)
+	all := []*conn{hosted, direct}
+	warm(b, 300, all, pingLine, echoLine)
+	for _, c := range all {
+		if c.roundTrip(b, echoLine); !strings.Contains(string(c.reply()), "Echo: hi") {
+			b.Fatalf("echo: %.300s", c.reply())
+		}
+	}
+	b.ResetTimer()
+	ping := interleave(rounds, perRound(b), block, contender{"hosted", rt(b, hosted, pingLine)}, contender{"direct", rt(b, direct, pingLine)})
+	call := interleave(rounds, perRound(b), block, contender{"hosted", rt(b, hosted, echoLine)}, contender{"direct", rt(b, direct, echoLine)})
+	b.StopTimer()
+	roundQuantiles(b, "ping-hosted-", ping[0])
+	roundQuantiles(b, "ping-direct-", ping[1])
+	roundQuantiles(b, "echo-hosted-", call[0])
+	roundQuantiles(b, "echo-direct-", call[1])
+	roundRatio(b, "echo-hosted-over-direct", call[0], call[1])
+}
