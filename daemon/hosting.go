@@ -137,10 +137,10 @@ func (d *Daemon) hostedControlTool() tool.Tool {
 		InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["action","name"],"properties":{` +
 			`"action":{"type":"string","title":"Action","enum":["restart","stop"],"description":"restart or stop"},` +
 			`"name":{"type":"string","title":"Server","minLength":1,"description":"the server's config name, its command's base name, or an instance key (hearthd status)"}}}`),
-		SchemaVersion: 1,
+		SchemaVersion: 2, // 2: outputSchema
 		Annotations:   tool.Annotations{Destructive: true},
 		Timeout:       30 * time.Second,
-	}, func(ctx context.Context, call *tool.Call, a hostedControlArgs) (any, error) {
+	}, func(ctx context.Context, call *tool.Call, a hostedControlArgs) (hostedControlResult, error) {
 		n := 0
 		switch a.Action {
 		case "restart":
@@ -149,7 +149,7 @@ func (d *Daemon) hostedControlTool() tool.Tool {
 			n = d.hosted.Stop(a.Name)
 		}
 		if n == 0 {
-			return nil, tool.Errorf(tool.NotFound, "no hosted server named %q runs (hearthd status lists them)", a.Name)
+			return hostedControlResult{}, tool.Errorf(tool.NotFound, "no hosted server named %q runs (hearthd status lists them)", a.Name)
 		}
 		return hostedControlResult{Action: a.Action, Name: a.Name, Instances: n}, nil
 	})

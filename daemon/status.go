@@ -122,10 +122,10 @@ func (d *Daemon) statusTool() tool.Tool {
 			"and any change waiting for a restart; problems lists what a family serves without (a schema file or an examples root that did not load); " +
 			"hosted lists the hosted MCP servers (hearth run): name or command, sharing, scope, key hash, state, pid, protocol version, clients, resident memory, uptime, restarts, last error and log file.",
 		InputSchema:   json.RawMessage(`{"type":"object","additionalProperties":false,"properties":{}}`),
-		SchemaVersion: 8, // 2: the result gained "children"; 3: "settings", "home", "socket", "store", "clients"; 4: connections gained "max", "held_bytes", "max_held_bytes", "overloaded"; 5: "problems", and each client's "transport"; 6: "places"; 7: "hosted", and each client's "hosted"; 8: "http"
+		SchemaVersion: 9, // 2: the result gained "children"; 3: "settings", "home", "socket", "store", "clients"; 4: connections gained "max", "held_bytes", "max_held_bytes", "overloaded"; 5: "problems", and each client's "transport"; 6: "places"; 7: "hosted", and each client's "hosted"; 8: "http"; 9: outputSchema
 		Annotations:   tool.Annotations{ReadOnly: true, Idempotent: true},
 		Timeout:       5 * time.Second,
-	}, func(ctx context.Context, call *tool.Call, _ struct{}) (any, error) {
+	}, func(ctx context.Context, call *tool.Call, _ struct{}) (statusResult, error) {
 		c := d.srv.Counters()
 		return statusResult{
 			Version:        version.Version,

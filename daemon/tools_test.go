@@ -37,6 +37,18 @@ func TestEveryToolIsTyped(t *testing.T) {
 	}
 }
 
+// TestEveryToolHasAnOutputSchema: every tool hearthd serves publishes the
+// schema of its result (outputSchema in tools/list), derived from its result
+// type (tool.For) or written with tool.Output; the end-to-end tests' hearthd
+// checks every result against it.
+func TestEveryToolHasAnOutputSchema(t *testing.T) {
+	for _, e := range servedTools(t) {
+		if e.Definition().OutputSchema == nil {
+			t.Errorf("tool %s has no outputSchema: return a struct from its handler, or set OutputSchema (tool.Output)", e.Name)
+		}
+	}
+}
+
 // TestToolSchemasArePortable holds every input schema to what clients that
 // map tool schemas onto narrower dialects accept, as the MCP Inspector's
 // --strict mode checks it (test/inspector_test.go runs the Inspector

@@ -114,7 +114,8 @@ func (f *Family) Tools() []tool.Tool {
 				"questions over one or more turns, then an immutable ADR in docs/adr/, docs/CURRENT_TASK.md and docs/ARCHITECTURE_STATE.md. Bug fixes, refactors " +
 				"and config-only changes get docs/CURRENT_TASK.md at once. Reply status: needs_clarification (answer the questions with session_id), completed, or error." + repoNote,
 			InputSchema:   requireSchema,
-			SchemaVersion: 4, // 2: the description says where the repository comes from without repo_path; 3: nullable arguments as anyOf branches, titles, the shared repo_path; 4: repo_path says a directory inside a repository stands for it
+			OutputSchema:  requireOut,
+			SchemaVersion: 5, // 5: outputSchema; 2: the description says where the repository comes from without repo_path; 3: nullable arguments as anyOf branches, titles, the shared repo_path; 4: repo_path says a directory inside a repository stands for it
 			NeedsRoots:    repo.NeedsRoots,
 			Annotations:   tool.Annotations{},
 			Timeout:       3 * time.Minute, // an LLM may be tried three times
@@ -124,7 +125,8 @@ func (f *Family) Tools() []tool.Tool {
 			Title:         "Read the architecture snapshot",
 			Description:   "The repository's current architecture: the latest ADR's UID and its categories of decisions (from docs/ARCHITECTURE_STATE.md, regenerated from the latest ADR when missing or stale). No ADR yet: uid null, no categories." + repoNote,
 			InputSchema:   readSchema,
-			SchemaVersion: 4, // 2: the description says where the repository comes from without repo_path; 3: repo_path as anyOf branches, titled, the shared one; 4: repo_path says a directory inside a repository stands for it
+			OutputSchema:  readOut,
+			SchemaVersion: 5, // 5: outputSchema; 2: the description says where the repository comes from without repo_path; 3: repo_path as anyOf branches, titled, the shared one; 4: repo_path says a directory inside a repository stands for it
 			NeedsRoots:    repo.NeedsRoots,
 			Annotations:   tool.Annotations{Idempotent: true},
 		}, f.readArchitecture),

@@ -161,7 +161,8 @@ func (f *Family) memoryTools() []tool.Tool {
 			Title:         "Add memory",
 			Description:   "Store a text in long-term memory (durably, shared by every client). Returns its memory_id and how many chunks it was cut into for ranking.",
 			InputSchema:   addMemorySchema,
-			SchemaVersion: 2, // 2: titles on the arguments
+			OutputSchema:  addMemoryOut,
+			SchemaVersion: 3, // 2: titles on the arguments. 3: outputSchema
 			Annotations:   tool.Annotations{},
 			// Clients match these words for an over-long text: keep them.
 			ArgMessages: map[string]string{"/text maxLength": "content exceeds max length"},
@@ -171,7 +172,8 @@ func (f *Family) memoryTools() []tool.Tool {
 			Title:         "Search memory",
 			Description:   "Find stored memories by relevance to a query, with optional filters on tags, source and date. Returns ranked memories with score, a highlighted snippet, metadata and the graph entities each mentions (build_graph links them).",
 			InputSchema:   searchMemorySchema,
-			SchemaVersion: 3, // 2: titles on the arguments; limit's description gives its maximum. 3: results name their entities
+			OutputSchema:  searchMemoryOut,
+			SchemaVersion: 4, // 2: titles on the arguments; limit's description gives its maximum. 3: results name their entities. 4: outputSchema
 			Annotations:   tool.Annotations{ReadOnly: true, Idempotent: true},
 		}, f.searchMemory),
 		tool.For(tool.Tool{
@@ -179,7 +181,8 @@ func (f *Family) memoryTools() []tool.Tool {
 			Title:         "Memory statistics",
 			Description:   "Counts and health of the memory store: memories, chunks, size, oldest/newest, embedder state, search latency, and the graph: entities, relations, links and the entities memories mention most.",
 			InputSchema:   tool.Object(),
-			SchemaVersion: 2, // 2: the graph's counts and most-mentioned entities
+			OutputSchema:  getStatsOut,
+			SchemaVersion: 3, // 2: the graph's counts and most-mentioned entities. 3: outputSchema
 			Annotations:   tool.Annotations{ReadOnly: true, Idempotent: true},
 		}, f.getStats),
 		tool.For(tool.Tool{
@@ -187,7 +190,8 @@ func (f *Family) memoryTools() []tool.Tool {
 			Title:         "Delete memory",
 			Description:   "Delete one memory by id (confirm must be true). NOT_FOUND when no memory has that id.",
 			InputSchema:   deleteMemorySchema,
-			SchemaVersion: 2, // 2: titles on the arguments; confirm declares its type
+			OutputSchema:  deleteMemoryOut,
+			SchemaVersion: 3, // 2: titles on the arguments; confirm declares its type. 3: outputSchema
 			Annotations:   tool.Annotations{Destructive: true, Idempotent: true},
 		}, f.deleteMemory),
 	}

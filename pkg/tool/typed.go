@@ -6,8 +6,10 @@ import (
 )
 
 // HandlerFor is a handler that takes its arguments bound to In: a struct
-// whose fields are the input schema's properties (see For).
-type HandlerFor[In any] func(ctx context.Context, call *Call, in In) (any, error)
+// whose fields are the input schema's properties (see For). Out is its
+// result: a struct (or a pointer to one) whose type says what it holds, or
+// any for a result the tool's OutputSchema describes by hand.
+type HandlerFor[In, Out any] func(ctx context.Context, call *Call, in In) (Out, error)
 
 // For returns t with h as its handler, typed by In: the struct its
 // arguments bind to. The registry checks In against t.InputSchema when t is
@@ -23,15 +25,25 @@ type HandlerFor[In any] func(ctx context.Context, call *Call, in In) (any, error
 // property is a plain field, an optional one a pointer or a field tagged
 // omitempty, and a pointer when its default is not the field's zero value
 // (absent and zero must stay apart).
-func For[In any](t Tool, h HandlerFor[In]) Tool {
+//
+// A result typed by a struct Out gives the tool its OutputSchema, derived
+// from Out (OutputOf) unless t declares one.
+func For[In, Out any](t Tool, h HandlerFor[In, Out]) Tool {
 	t.input = reflect.TypeFor[In]()
 	t.inPlace = false
+	if t.OutputSchema == nil {
+		t.OutputSchema, _ = OutputOf(reflect.TypeFor[Out]()) // nil when Out is no struct
+	}
 	t.Handler = func(ctx context.Context, call *Call) (any, error) {
 		var in In
 		if err := call.Bind(&in); err != nil {
 			return nil, err
 		}
-		return h(ctx, call, in)
+		out, err := h(ctx, call, in)
+		if err != nil {
+			return nil, err // never a typed nil in a non-nil interface
+		}
+		return out, nil
 	}
 	return t
 }

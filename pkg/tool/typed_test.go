@@ -55,7 +55,7 @@ var goodSchema = Object(
 	TimeoutMS(time.Minute, time.Hour, "It stops."),
 )
 
-func typedTool(schema json.RawMessage, h HandlerFor[goodArgs]) Tool {
+func typedTool(schema json.RawMessage, h HandlerFor[goodArgs, any]) Tool {
 	return For(Tool{Name: "t", Description: "a typed tool", SchemaVersion: 1, InputSchema: schema, TimeoutArg: "timeout_ms"}, h)
 }
 

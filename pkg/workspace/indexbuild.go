@@ -42,7 +42,7 @@ type buildResult struct {
 	BuiltAt     time.Time `json:"built_at"`
 }
 
-func (f *Family) indexBuild(ctx context.Context, call *tool.Call, a buildArgs) (any, error) {
+func (f *Family) indexBuild(ctx context.Context, call *tool.Call, a buildArgs) (*buildResult, error) {
 	incremental := a.Incremental == nil || *a.Incremental
 	root, err := f.root(a.RepoPath, call.Client)
 	if err != nil {
@@ -145,7 +145,7 @@ func (f *Family) indexBuild(ctx context.Context, call *tool.Call, a buildArgs) (
 	if meta.Head != "" {
 		r.Head = &meta.Head
 	}
-	return r, nil
+	return &r, nil
 }
 
 func describeExit(r supervisor.Result) string {

@@ -43,7 +43,7 @@ type searchResult struct {
 	Files     int         `json:"index_files"`
 }
 
-func (f *Family) search(ctx context.Context, call *tool.Call, a searchArgs) (any, error) {
+func (f *Family) search(ctx context.Context, call *tool.Call, a searchArgs) (*searchResult, error) {
 	q := index.Query{Pattern: a.Query, Regex: a.Regex, CaseSensitive: a.CaseSensitive, Limit: searchLimitDefault, Context: contextLinesDefault}
 	if a.Limit != nil {
 		q.Limit = *a.Limit
@@ -83,7 +83,7 @@ func (f *Family) search(ctx context.Context, call *tool.Call, a searchArgs) (any
 	for i, hit := range hits {
 		r.Hits[i] = searchHit{Path: hit.Path, Line: hit.Line, Column: hit.Column, Text: hit.Text, Before: nonNil(hit.Before), After: nonNil(hit.After)}
 	}
-	return r, nil
+	return &r, nil
 }
 
 // noIndex turns a failure to open root's index into the tool error.

@@ -45,7 +45,7 @@ const countLinesMax = 16 << 20
 // binarySniff matches the indexer: a NUL in the first 8000 bytes means binary.
 const binarySniff = 8000
 
-func (f *Family) showFile(ctx context.Context, call *tool.Call, a showArgs) (any, error) {
+func (f *Family) showFile(ctx context.Context, call *tool.Call, a showArgs) (*showResult, error) {
 	rel, err := localFile(a.Path)
 	if err != nil {
 		return nil, err
@@ -138,7 +138,7 @@ func (f *Family) showFile(ctx context.Context, call *tool.Call, a showArgs) (any
 		}
 	}
 	res.Text = text.String()
-	return res, nil
+	return &res, nil
 }
 
 // readLine returns the next line without its line ending, however long it is.

@@ -53,7 +53,7 @@ type repoArgs struct {
 	RepoPath string `json:"repo_path,omitempty"`
 }
 
-func (f *Family) indexStatus(ctx context.Context, call *tool.Call, a repoArgs) (any, error) {
+func (f *Family) indexStatus(ctx context.Context, call *tool.Call, a repoArgs) (*indexStatusResult, error) {
 	root, err := f.root(a.RepoPath, call.Client)
 	if err != nil {
 		return nil, err
@@ -61,14 +61,14 @@ func (f *Family) indexStatus(ctx context.Context, call *tool.Call, a repoArgs) (
 	r := indexStatusResult{Repo: root, IndexPath: f.indexPath(root)}
 	h, err := f.acquire(root)
 	if errors.Is(err, errNoIndexFile) {
-		return r, nil
+		return &r, nil
 	}
 	if err != nil {
 		if !errors.Is(err, index.ErrCorrupt) {
 			return nil, f.noIndex(root, err)
 		}
 		r.Exists, r.Damaged = true, err.Error()
-		return r, nil
+		return &r, nil
 	}
 	defer f.release(h)
 	m := h.ix.Meta()
@@ -94,7 +94,7 @@ func (f *Family) indexStatus(ctx context.Context, call *tool.Call, a repoArgs) (
 		return nil, err
 	}
 	r.Changed = &c
-	return r, nil
+	return &r, nil
 }
 
 // diffIndex compares an index with the files listed now: deleted (indexed,
@@ -213,7 +213,7 @@ type limits struct {
 	SearchQueryMaxChar int   `json:"search_query_max_chars"`
 }
 
-func (f *Family) checkStatus(ctx context.Context, call *tool.Call, _ struct{}) (any, error) {
+func (f *Family) checkStatus(ctx context.Context, call *tool.Call, _ struct{}) (*checkStatusResult, error) {
 	r := checkStatusResult{
 		Children: childrenStatus{Live: f.sup.Live(), Max: f.sup.MaxChildren(), GraceMs: f.sup.Grace().Milliseconds()},
 		Limits: limits{
@@ -264,7 +264,7 @@ func (f *Family) checkStatus(ctx context.Context, call *tool.Call, _ struct{}) (
 		stale, size := f.staleTemps()
 		r.Index.StaleTempFiles, r.Index.StaleTempBytes = len(stale), size
 	}
-	return r, nil
+	return &r, nil
 }
 
 var gitVersionRe = regexp.MustCompile(`\d+\.\d+(\.\d+)?`)
@@ -314,7 +314,7 @@ type indexSummary struct {
 	Damaged string `json:"damaged,omitempty"`
 }
 
-func (f *Family) workspaceStatus(ctx context.Context, call *tool.Call, a repoArgs) (any, error) {
+func (f *Family) workspaceStatus(ctx context.Context, call *tool.Call, a repoArgs) (*workspaceStatusResult, error) {
 	root, err := f.root(a.RepoPath, call.Client)
 	if err != nil {
 		return nil, err
@@ -354,7 +354,7 @@ func (f *Family) workspaceStatus(ctx context.Context, call *tool.Call, a repoArg
 	default:
 		r.Index = indexSummary{Exists: true, Damaged: err.Error()}
 	}
-	return r, nil
+	return &r, nil
 }
 
 // parseStatus reads `git status --porcelain=v1 --branch`: a "## " header

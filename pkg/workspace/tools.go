@@ -72,7 +72,7 @@ func (f *Family) Tools() []tool.Tool {
 				"else every file except .git and node_modules; binary files and files over 1 MiB are skipped. Runs as a supervised " +
 				"process with progress (files done of total); incremental by default. A cancelled, timed-out or failed build leaves the previous index." + repoNote,
 			InputSchema:   indexBuildSchema,
-			SchemaVersion: 4, // 2: the description says where the repository comes from without repo_path; 3: repo_path may be null or "" (the default), titles, timeout_ms's default; 4: repo_path says a directory inside a repository stands for it
+			SchemaVersion: 5, // 2: the description says where the repository comes from without repo_path; 3: repo_path may be null or "" (the default), titles, timeout_ms's default; 4: repo_path says a directory inside a repository stands for it; 5: outputSchema
 			Annotations:   tool.Annotations{Idempotent: true},
 			Timeout:       buildTimeout,
 			TimeoutArg:    "timeout_ms",
@@ -83,7 +83,7 @@ func (f *Family) Tools() []tool.Tool {
 			Title:         "Index status",
 			Description:   "Whether a repository has an index, when it was built, its size, the git HEAD it was built at, and the files added, modified or deleted since." + repoNote,
 			InputSchema:   repoOnlySchema,
-			SchemaVersion: 4, // 2: the description says where the repository comes from without repo_path; 3: repo_path may be null or "" (the default), titled; 4: repo_path says a directory inside a repository stands for it
+			SchemaVersion: 5, // 2: the description says where the repository comes from without repo_path; 3: repo_path may be null or "" (the default), titled; 4: repo_path says a directory inside a repository stands for it; 5: outputSchema
 			Annotations:   readOnly,
 			NeedsRoots:    repo.NeedsRoots,
 		}, f.indexStatus),
@@ -94,7 +94,7 @@ func (f *Family) Tools() []tool.Tool {
 				"optionally limited to a path glob. Each hit has path, line, column, text and context lines. Needs index_build first (NO_INDEX otherwise); " +
 				"results reflect the files as of the last build." + repoNote,
 			InputSchema:   searchSchema,
-			SchemaVersion: 4, // 2: the description says where the repository comes from without repo_path; 3: repo_path may be null or "" (the default), titles; 4: repo_path says a directory inside a repository stands for it
+			SchemaVersion: 5, // 2: the description says where the repository comes from without repo_path; 3: repo_path may be null or "" (the default), titles; 4: repo_path says a directory inside a repository stands for it; 5: outputSchema
 			Annotations:   readOnly,
 			Timeout:       30 * time.Second,
 			NeedsRoots:    repo.NeedsRoots,
@@ -104,7 +104,7 @@ func (f *Family) Tools() []tool.Tool {
 			Title:         "Show a file",
 			Description:   "A repository file's current text with line numbers, optionally a line range; at most 1 MiB. Binary files and paths leaving the repository are refused." + repoNote,
 			InputSchema:   showFileSchema,
-			SchemaVersion: 4, // 2: the description says where the repository comes from without repo_path; 3: repo_path may be null or "" (the default), titles; 4: repo_path says a directory inside a repository stands for it
+			SchemaVersion: 5, // 2: the description says where the repository comes from without repo_path; 3: repo_path may be null or "" (the default), titles; 4: repo_path says a directory inside a repository stands for it; 5: outputSchema
 			Annotations:   readOnly,
 			NeedsRoots:    repo.NeedsRoots,
 		}, f.showFile),
@@ -113,7 +113,7 @@ func (f *Family) Tools() []tool.Tool {
 			Title:         "Workspace capabilities",
 			Description:   "What the workspace tools can do here: git present and its version, the index directory and whether it is writable, the indexes it holds and the stale temporary index files left by interrupted builds, live child processes, the kill grace period and the limits.",
 			InputSchema:   tool.Object(),
-			SchemaVersion: 2, // 2: the result's index gained "stale_temp_files" and "stale_temp_bytes"
+			SchemaVersion: 3, // 2: the result's index gained "stale_temp_files" and "stale_temp_bytes"; 3: outputSchema
 			Annotations:   readOnly,
 		}, f.checkStatus),
 		tool.For(tool.Tool{
@@ -121,7 +121,7 @@ func (f *Family) Tools() []tool.Tool {
 			Title:         "Workspace status",
 			Description:   "A repository's root, git branch, HEAD and count of files with uncommitted changes, and a summary of its index." + repoNote,
 			InputSchema:   repoOnlySchema,
-			SchemaVersion: 4, // 2: the description says where the repository comes from without repo_path; 3: repo_path may be null or "" (the default), titled; 4: repo_path says a directory inside a repository stands for it
+			SchemaVersion: 5, // 2: the description says where the repository comes from without repo_path; 3: repo_path may be null or "" (the default), titled; 4: repo_path says a directory inside a repository stands for it; 5: outputSchema
 			Annotations:   readOnly,
 			NeedsRoots:    repo.NeedsRoots,
 		}, f.workspaceStatus),

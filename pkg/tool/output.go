@@ -1,0 +1,154 @@
+package tool
+
+import (
+	"bytes"
+	"encoding"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
+	"time"
+)
+
+// OutputOf derives an output schema (Tool.OutputSchema) from a result type:
+// a struct's exported fields as properties named by their json tags
+// (embedded structs flattened, as encoding/json does), the fields without
+// omitempty required. A Go type says what JSON it becomes, so a typed result
+// and its schema cannot drift apart; For derives it for a handler that
+// returns a struct. A type with its own MarshalJSON constrains nothing it
+// cannot know, and any field whose type is any, neither.
+func OutputOf(t reflect.Type) (json.RawMessage, error) {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct {
+		return nil, fmt.Errorf("a result type must be a struct, not %v", t)
+	}
+	var b bytes.Buffer
+	b.WriteString(`{"$schema":"https://json-schema.org/draft/2020-12/schema",`)
+	writeStruct(&b, t, map[reflect.Type]bool{})
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+var (
+	marshalerType     = reflect.TypeFor[json.Marshaler]()
+	textMarshalerType = reflect.TypeFor[encoding.TextMarshaler]()
+	timeType          = reflect.TypeFor[time.Time]()
+	rawType           = reflect.TypeFor[json.RawMessage]()
+)
+
+// writeStruct writes an object schema's members (without braces).
+func writeStruct(b *bytes.Buffer, t reflect.Type, seen map[reflect.Type]bool) {
+	type prop struct {
+		name string
+		t    reflect.Type
+	}
+	var props []prop
+	var required []string
+	var collect func(t reflect.Type)
+	collect = func(t reflect.Type) {
+		for i := range t.NumField() {
+			f := t.Field(i)
+			tag := f.Tag.Get("json")
+			if tag == "-" {
+				continue
+			}
+			name, opts, _ := strings.Cut(tag, ",")
+			ft := f.Type
+			if f.Anonymous && name == "" {
+				for ft.Kind() == reflect.Pointer {
+					ft = ft.Elem()
+				}
+				if ft.Kind() == reflect.Struct {
+					collect(ft)
+					continue
+				}
+			}
+			if !f.IsExported() {
+				continue
+			}
+			if name == "" {
+				name = f.Name
+			}
+			props = append(props, prop{name, f.Type})
+			if !hasOption(opts, "omitempty") && !hasOption(opts, "omitzero") {
+				required = append(required, name)
+			}
+		}
+	}
+	collect(t)
+	b.WriteString(`"type":"object"`)
+	if required != nil {
+		r, _ := json.Marshal(required)
+		b.WriteString(`,"required":`)
+		b.Write(r)
+	}
+	b.WriteString(`,"properties":{`)
+	for i, p := range props {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		n, _ := json.Marshal(p.name)
+		b.Write(n)
+		b.WriteByte(':')
+		writeType(b, p.t, seen)
+	}
+	b.WriteByte('}')
+}
+
+// writeType writes the schema of one value of type t.
+func writeType(b *bytes.Buffer, t reflect.Type, seen map[reflect.Type]bool) {
+	switch {
+	case t == timeType:
+		b.WriteString(`{"type":"string"}`)
+		return
+	case t == rawType || t.Implements(marshalerType) || reflect.PointerTo(t).Implements(marshalerType):
+		b.WriteString(`{}`) // its own JSON: nothing to say
+		return
+	case t.Implements(textMarshalerType) || reflect.PointerTo(t).Implements(textMarshalerType):
+		b.WriteString(`{"type":"string"}`)
+		return
+	}
+	switch t.Kind() {
+	case reflect.Pointer:
+		b.WriteString(`{"anyOf":[`)
+		writeType(b, t.Elem(), seen)
+		b.WriteString(`,{"type":"null"}]}`)
+	case reflect.String:
+		b.WriteString(`{"type":"string"}`)
+	case reflect.Bool:
+		b.WriteString(`{"type":"boolean"}`)
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		b.WriteString(`{"type":"integer"}`)
+	case reflect.Float32, reflect.Float64:
+		b.WriteString(`{"type":"number"}`)
+	case reflect.Slice, reflect.Array:
+		if t.Elem().Kind() == reflect.Uint8 {
+			b.WriteString(`{"type":"string"}`) // base64, as encoding/json writes it
+			return
+		}
+		// A nil slice is written null: a result type keeps its slices
+		// non-nil where the schema says array (the check finds the slip).
+		b.WriteString(`{"type":"array","items":`)
+		writeType(b, t.Elem(), seen)
+		b.WriteByte('}')
+	case reflect.Map:
+		b.WriteString(`{"type":"object","additionalProperties":`)
+		writeType(b, t.Elem(), seen)
+		b.WriteByte('}')
+	case reflect.Struct:
+		if seen[t] {
+			b.WriteString(`{"type":"object"}`) // a recursive type: one level is enough to say
+			return
+		}
+		seen[t] = true
+		b.WriteByte('{')
+		writeStruct(b, t, seen)
+		b.WriteByte('}')
+		delete(seen, t)
+	default: // interface: any JSON value
+		b.WriteString(`{}`)
+	}
+}
