@@ -29,8 +29,8 @@ import (
 )
 
 const instructions = "hearth is one shared MCP backend for every editor and agent of this user. " +
-	"Tools return JSON: content[0].text and structuredContent carry the same object; failures set isError " +
-	"and carry a stable code (INVALID_REQUEST, NOT_FOUND, TOOL_TIMEOUT, ...). daemon_status reports the daemon's health."
+	"Tools return JSON: content[0].text and structuredContent carry the same object, as each tool's outputSchema says; failures set isError " +
+	"and carry a stable code in content[0].text (INVALID_REQUEST, NOT_FOUND, TOOL_TIMEOUT, ...). daemon_status reports the daemon's health."
 
 // Daemon is one hearthd process's server.
 type Daemon struct {

@@ -64,7 +64,7 @@ func exerciseSession(t *testing.T, transport mcp.Transport, wantMode string) {
 	if !res.IsError {
 		t.Fatalf("an unknown argument was accepted: %+v", res)
 	}
-	if st := res.StructuredContent.(map[string]any); st["code"] != "INVALID_REQUEST" {
+	if st := toolError(t, res); st["code"] != "INVALID_REQUEST" {
 		t.Fatalf("unknown argument: %+v", st)
 	}
 }

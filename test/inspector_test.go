@@ -165,11 +165,19 @@ func (r *inspectorRun) call(t *testing.T, what string, wantError bool) map[strin
 		Content           []struct{ Type, Text string }
 	}
 	r.result(t, &res)
-	if res.IsError != wantError || (r.code == 0) == wantError || res.StructuredContent == nil {
+	// An error is in the text only (structuredContent is for results).
+	if res.IsError != wantError || (r.code == 0) == wantError || (res.StructuredContent == nil) != wantError {
 		t.Fatalf("%s through the Inspector: exit %d, isError %v (want %v): %s\n%s", what, r.code, res.IsError, wantError, r.raw, r.stderr)
 	}
 	if len(res.Content) == 0 || res.Content[0].Type != "text" {
 		t.Fatalf("%s through the Inspector: no text content: %s", what, r.raw)
+	}
+	if wantError {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(res.Content[0].Text), &m); err != nil {
+			t.Fatalf("%s through the Inspector: the error is not JSON text: %s", what, r.raw)
+		}
+		return m
 	}
 	return res.StructuredContent
 }

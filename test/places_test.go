@@ -229,8 +229,8 @@ func TestMissingSchemaRoot(t *testing.T) {
 	hint := "schemas_dir " + missing + " does not exist: create it, or remove schemas_dir from the config file"
 	c := dialMCP(t, d.socket)
 	r := c.call("list_schemas", map[string]any{})
-	if r.Result == nil || !r.Result.IsError || !strings.Contains(fmt.Sprint(r.Result.StructuredContent), hint) ||
-		!strings.Contains(fmt.Sprint(r.Result.StructuredContent), "embedded synesthetic-schemas") {
+	if r.Result == nil || !r.Result.IsError || !strings.Contains(fmt.Sprint(r.Result.Content), hint) ||
+		!strings.Contains(fmt.Sprint(r.Result.Content), "embedded synesthetic-schemas") {
 		t.Fatalf("list_schemas with a missing schemas_dir: %+v", r)
 	}
 	cmd := exec.Command(bin.hearthd, "status")

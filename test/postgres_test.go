@@ -37,6 +37,9 @@ type reply struct {
 	Result *struct {
 		IsError           bool           `json:"isError"`
 		StructuredContent map[string]any `json:"structuredContent"`
+		Content           []struct {
+			Text string `json:"text"`
+		} `json:"content"`
 	} `json:"result"`
 	Error *struct {
 		Code    int    `json:"code"`

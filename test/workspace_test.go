@@ -65,6 +65,33 @@ func structured(t *testing.T, res *mcp.CallToolResult) map[string]any {
 	return m
 }
 
+// toolError is an isError result's error object ({code, message, ...}),
+// which the reply carries as content[0].text only: structuredContent is for
+// results, which clients check against the tool's outputSchema.
+func toolError(t *testing.T, res *mcp.CallToolResult) map[string]any {
+	t.Helper()
+	if !res.IsError || len(res.Content) == 0 || res.StructuredContent != nil {
+		t.Fatalf("not an error result (text only): %+v", res)
+	}
+	tc, ok := res.Content[0].(*mcp.TextContent)
+	var m map[string]any
+	if !ok || json.Unmarshal([]byte(tc.Text), &m) != nil {
+		t.Fatalf("the error is not JSON text: %+v", res.Content[0])
+	}
+	return m
+}
+
+// textPayload is a raw tools/call result's content[0].text, decoded.
+func textPayload(r map[string]any) map[string]any {
+	var m map[string]any
+	if c, ok := r["content"].([]any); ok && len(c) > 0 {
+		if text, ok := c[0].(map[string]any)["text"].(string); ok {
+			json.Unmarshal([]byte(text), &m)
+		}
+	}
+	return m
+}
+
 // TestWorkspaceThroughShim: an editor started in a repository's
 // subdirectory indexes, searches and reads it through the shim with the
 // official Go SDK client; the repository comes from the shim's hello.
@@ -85,7 +112,7 @@ func TestWorkspaceThroughShim(t *testing.T) {
 	cs := shimSessionIn(t, env, filepath.Join(repo, "docs"), client)
 
 	res := callTool(t, cs, "search", map[string]any{"query": "hello"})
-	if !res.IsError || !strings.Contains(fmt.Sprint(res.StructuredContent), "NO_INDEX") {
+	if !res.IsError || toolError(t, res)["code"] != "NO_INDEX" {
 		t.Fatalf("search before a build: %+v", res)
 	}
 	params := &mcp.CallToolParams{Name: "index_build", Arguments: map[string]any{}}
@@ -270,7 +297,7 @@ func TestIndexBuildCancelAndTimeout(t *testing.T) {
 			t.Fatalf("want the response to 1, got %v", m)
 		}
 		r := m["result"].(map[string]any)
-		if r["isError"] != true || r["structuredContent"].(map[string]any)["code"] != "CANCELLED" {
+		if r["isError"] != true || textPayload(r)["code"] != "CANCELLED" {
 			t.Fatalf("cancel reply: %v", m)
 		}
 		noChildren("after $/cancelRequest")
@@ -369,7 +396,7 @@ func TestStartCancelRounds(t *testing.T) {
 			}
 			r := m["result"].(map[string]any)
 			// A build that finished before the cancel arrived is a success.
-			if code := r["structuredContent"].(map[string]any)["code"]; r["isError"] == true && code != "CANCELLED" {
+			if code := textPayload(r)["code"]; r["isError"] == true && code != "CANCELLED" {
 				t.Fatalf("round %d: %v", i, m)
 			}
 			break

@@ -420,7 +420,10 @@ type textContent struct {
 }
 
 // toolResult wraps a result object as an MCP CallToolResult: the JSON as text
-// in content[0] and, when it is an object, as structuredContent too.
+// in content[0] and, when it is an object and no error, as structuredContent
+// too. An error ({code, message, ...}) is not the tool's result: it is in the
+// text only, because clients check structuredContent against the tool's
+// outputSchema, which describes results (docs/protocol.md).
 func toolResult(v any, isError bool) ([]byte, error) {
 	body, err := frame.Marshal(v)
 	if err != nil {
@@ -431,7 +434,7 @@ func toolResult(v any, isError bool) ([]byte, error) {
 		Structured json.RawMessage `json:"structuredContent,omitempty"`
 		IsError    bool            `json:"isError,omitempty"`
 	}{Content: []textContent{{Type: "text", Text: string(body)}}, IsError: isError}
-	if len(body) > 0 && body[0] == '{' {
+	if len(body) > 0 && body[0] == '{' && !isError {
 		res.Structured = body
 	}
 	return frame.Marshal(res)

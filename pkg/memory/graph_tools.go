@@ -185,7 +185,7 @@ type getRelatedArgs struct {
 	Types     []string        `json:"relation_types,omitempty"`
 	Direction store.Direction `json:"direction,omitempty"`
 	Limit     int             `json:"limit,omitempty"`
-	Memories  *int            `json:"memories,omitempty"`
+	Memories  int             `json:"memories,omitempty"`
 	Workspace string          `json:"workspace_id,omitempty"`
 }
 
@@ -427,11 +427,7 @@ func (f *Family) readGraph(ctx context.Context, call *tool.Call, args readGraphA
 	if err != nil {
 		return nil, f.graphFail(call, err)
 	}
-	limit := args.Limit
-	if limit == 0 {
-		limit = readGraphLimit
-	}
-	page, err := g.ReadGraph(ctx, workspaceOr(args.Workspace), args.Cursor, limit)
+	page, err := g.ReadGraph(ctx, workspaceOr(args.Workspace), args.Cursor, args.Limit) // the binder filled in the default
 	if err != nil {
 		return nil, f.graphFail(call, err)
 	}
@@ -522,19 +518,12 @@ func (f *Family) getRelated(ctx context.Context, call *tool.Call, args getRelate
 	}
 	ws := workspaceOr(args.Workspace)
 	q := store.RelatedQuery{Workspace: ws, Name: args.Name, Depth: args.Depth, Types: args.Types, Direction: args.Direction, Limit: args.Limit}
-	if q.Depth == 0 {
-		q.Depth = 2
-	}
-	if q.Direction == "" {
-		q.Direction = store.Both
-	}
+	// depth, direction and memories default in the schema; the binder
+	// filled them in.
 	if q.Limit == 0 {
 		q.Limit = 20
 	}
-	perEntity := 3
-	if args.Memories != nil {
-		perEntity = *args.Memories
-	}
+	perEntity := args.Memories
 	related, err := g.Related(ctx, q)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, &tool.Error{Code: tool.NotFound, Message: "no entity or relation in this workspace has that name", Fields: map[string]any{"name": args.Name}}

@@ -42,7 +42,7 @@ type (
 		Name string `json:"name"`
 	}
 	listExamplesArgs struct {
-		Component *string `json:"component,omitempty"` // default "all"
+		Component string `json:"component,omitempty"` // the binder fills in its default, "all"
 	}
 	getExampleArgs struct {
 		Path string `json:"path"`
@@ -61,7 +61,7 @@ type (
 	}
 	populateArgs struct {
 		Asset         json.RawMessage `json:"asset"`
-		ValidateFirst *bool           `json:"validate_first,omitempty"` // default true
+		ValidateFirst bool            `json:"validate_first,omitempty"` // the binder fills in its default, true
 	}
 )
 
@@ -91,7 +91,7 @@ func (f *Family) Tools() []tool.Tool {
 		tool.For(tool.Tool{Name: "get_example", Title: "Get an example",
 			Description: "Returns an example as {ok, example, schema, validated}, validated against its schema at call time; {ok:false, reason:\"not_found\"} or {ok:false, reason:\"validation_failed\", errors}. Paths that leave the examples root are refused.",
 			InputSchema: tool.Object(tool.Prop("path", `{"type":"string","minLength":1,"maxLength":1024,"title":"Example","description":"The example's path from list_examples, relative to the examples root."}`).Required()),
-			OutputSchema: schemaOutput(tool.Prop("example", `{"description":"The example document."}`), tool.Prop("schema", `{"type":"string","description":"The schema it was validated against (\"\" when none)."}`),
+			OutputSchema: schemaOutput(tool.Prop("example", `{"anyOf":[{"type":"object"},{"type":"array"},{"type":"string"},{"type":"number"},{"type":"boolean"},{"type":"null"}],"description":"The example document."}`), tool.Prop("schema", `{"type":"string","description":"The schema it was validated against (\"\" when none)."}`),
 				tool.Prop("validated", `{"type":"boolean","description":"Whether it was validated."}`)),
 			SchemaVersion: 3, Annotations: ro, PlainMethod: true}, f.getExample),
 		tool.ForDoc[validateArgs](tool.Tool{Name: "validate_asset", Title: "Validate an asset",
@@ -114,7 +114,7 @@ func (f *Family) Tools() []tool.Tool {
 			InputSchema: tool.Object(tool.AnyValue("base", "Base", "The original document.").Required(),
 				tool.AnyValue("new", "New", "The changed document.").Required()),
 			OutputSchema: schemaOutput(tool.Prop("patch", `{"type":"array","description":"The RFC 6902 operations.","items":{"type":"object","required":["op","path"],
-				"properties":{"op":{"type":"string","enum":["add","remove","replace"],"description":"The operation."},"path":{"type":"string","description":"RFC 6901 JSON Pointer."},"value":{"description":"The new value (add, replace)."}}}}`)),
+				"properties":{"op":{"type":"string","enum":["add","remove","replace"],"description":"The operation."},"path":{"type":"string","description":"RFC 6901 JSON Pointer."},"value":{"anyOf":[{"type":"object"},{"type":"array"},{"type":"string"},{"type":"number"},{"type":"boolean"},{"type":"null"}],"description":"The new value (add, replace)."}}}}`)),
 			SchemaVersion: 3, Annotations: ro, PlainMethod: true}, f.diffAssets),
 		tool.For(tool.Tool{Name: "populate_backend", Title: "Send an asset to the backend",
 			Description: "Validates an asset, then POSTs it to SYN_BACKEND_URL: {ok:true, asset_id, backend_url}, or {ok:false, reason:\"validation_failed\"|\"backend_error\"|\"unsupported\", errors?, status?, detail?}. An invalid asset is never sent.",
@@ -170,11 +170,7 @@ func (f *Family) listExamples(ctx context.Context, call *tool.Call, a listExampl
 	if err != nil {
 		return nil, err
 	}
-	component := "all"
-	if a.Component != nil {
-		component = *a.Component
-	}
-	list := c.Examples(component)
+	list := c.Examples(a.Component)
 	if list == nil {
 		list = []Example{}
 	}
@@ -338,7 +334,7 @@ func (f *Family) validateForBackend(asset any) (bool, []backend.Violation) {
 }
 
 func (f *Family) populateBackend(ctx context.Context, call *tool.Call, a populateArgs) (any, error) {
-	if a.ValidateFirst != nil && !*a.ValidateFirst {
+	if !a.ValidateFirst {
 		return failed([]validate.Violation{{Path: "/validate_first", Msg: "hearth never persists an unvalidated asset; validate_first must be true"}}), nil
 	}
 	if f.backendErr != nil {

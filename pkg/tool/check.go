@@ -90,18 +90,23 @@ func (c *inputChecker) object(path []string, s map[string]any, t reflect.Type) e
 		ft := t.Field(f.index).Type
 		p := append(slices.Clip(path), name)
 		pointer := ft.Kind() == reflect.Pointer
+		// An argument's default is filled in by the binder (For), so a
+		// top-level property with one may bind a plain field: absent is
+		// the default, never the field's zero value.
+		_, hasDefault := ps["default"]
+		filled := hasDefault && len(path) == 0
 		switch {
 		case required[name] && pointer:
 			return fmt.Errorf("%s: required property binds the pointer field %s of %v: a required argument is never absent", where(p), f.goName, t)
 		case required[name] && f.omitEmpty:
 			return fmt.Errorf("%s: required property binds field %s of %v, which is tagged omitempty", where(p), f.goName, t)
-		case !required[name] && !pointer && !f.omitEmpty:
+		case !required[name] && !pointer && !f.omitEmpty && !filled:
 			return fmt.Errorf("%s: optional property binds field %s of %v, which is neither a pointer nor tagged omitempty", where(p), f.goName, t)
 		}
 		if err := c.value(p, ps, ft); err != nil {
 			return err
 		}
-		if def, ok := ps["default"]; ok && !pointer {
+		if def, ok := ps["default"]; ok && !pointer && !filled {
 			zero, accepted := c.zeroAccepted(p, ft)
 			if !jsonEqual(zero, def) && accepted {
 				return fmt.Errorf("%s: the property defaults to %s, and field %s of %v holds %s both when the argument is absent and when it is %s: make it a pointer",

@@ -31,6 +31,10 @@ func OutputOf(t reflect.Type) (json.RawMessage, error) {
 	return b.Bytes(), nil
 }
 
+// anyJSON is the schema of any JSON value, spelled one branch per type as
+// portable schemas are (docs/architecture.md, the tool contract), never {}.
+const anyJSON = `{"anyOf":[{"type":"object"},{"type":"array"},{"type":"string"},{"type":"number"},{"type":"boolean"},{"type":"null"}]}`
+
 var (
 	marshalerType     = reflect.TypeFor[json.Marshaler]()
 	textMarshalerType = reflect.TypeFor[encoding.TextMarshaler]()
@@ -104,7 +108,7 @@ func writeType(b *bytes.Buffer, t reflect.Type, seen map[reflect.Type]bool) {
 		b.WriteString(`{"type":"string"}`)
 		return
 	case t == rawType || t.Implements(marshalerType) || reflect.PointerTo(t).Implements(marshalerType):
-		b.WriteString(`{}`) // its own JSON: nothing to say
+		b.WriteString(anyJSON) // its own JSON: any value
 		return
 	case t.Implements(textMarshalerType) || reflect.PointerTo(t).Implements(textMarshalerType):
 		b.WriteString(`{"type":"string"}`)
@@ -149,6 +153,6 @@ func writeType(b *bytes.Buffer, t reflect.Type, seen map[reflect.Type]bool) {
 		b.WriteByte('}')
 		delete(seen, t)
 	default: // interface: any JSON value
-		b.WriteString(`{}`)
+		b.WriteString(anyJSON)
 	}
 }

@@ -2,6 +2,7 @@ package tool
 
 import (
 	"context"
+	"encoding/json"
 	"reflect"
 )
 
@@ -23,8 +24,11 @@ type HandlerFor[In, Out any] func(ctx context.Context, call *Call, in In) (Out, 
 // In follows the conventions of encoding/json and of the Go MCP SDK's
 // typed tools: a field binds the property its json tag names; a required
 // property is a plain field, an optional one a pointer or a field tagged
-// omitempty, and a pointer when its default is not the field's zero value
-// (absent and zero must stay apart).
+// omitempty. An argument the call leaves out that has a "default" in the
+// schema is bound to that default, so the handler never repeats it; below
+// the top level, where nothing is filled in, an optional property whose
+// default is not the field's zero value binds a pointer (absent and zero
+// must stay apart).
 //
 // A result typed by a struct Out gives the tool its OutputSchema, derived
 // from Out (OutputOf) unless t declares one.
@@ -34,9 +38,13 @@ func For[In, Out any](t Tool, h HandlerFor[In, Out]) Tool {
 	if t.OutputSchema == nil {
 		t.OutputSchema, _ = OutputOf(reflect.TypeFor[Out]()) // nil when Out is no struct
 	}
+	defaults := defaultsOf(t.InputSchema, reflect.TypeFor[In]())
 	t.Handler = func(ctx context.Context, call *Call) (any, error) {
 		var in In
 		if err := call.Bind(&in); err != nil {
+			return nil, err
+		}
+		if err := defaults.fill(call, &in); err != nil {
 			return nil, err
 		}
 		out, err := h(ctx, call, in)
@@ -65,3 +73,57 @@ func ForDoc[In any](t Tool, h Handler) Tool {
 // for an untyped one, and whether its handler reads them in place (ForDoc)
 // instead of binding them.
 func (t Tool) Input() (in reflect.Type, inPlace bool) { return t.input, t.inPlace }
+
+// argDefault is an argument's default and the field it binds.
+type argDefault struct {
+	name  string
+	index int
+	value json.RawMessage
+}
+
+type argDefaults []argDefault
+
+// defaultsOf lists the top-level properties of schema that have a default,
+// with the fields of In they bind. A schema or type it cannot read has none:
+// the registry refuses such a tool anyway.
+func defaultsOf(schema json.RawMessage, in reflect.Type) argDefaults {
+	if in.Kind() != reflect.Struct {
+		return nil
+	}
+	var s struct {
+		Properties map[string]struct {
+			Default json.RawMessage `json:"default"`
+		} `json:"properties"`
+	}
+	if json.Unmarshal(schema, &s) != nil {
+		return nil
+	}
+	var out argDefaults
+	for _, f := range fieldsOf(in) {
+		if p, ok := s.Properties[f.name]; ok && p.Default != nil {
+			out = append(out, argDefault{f.name, f.index, p.Default})
+		}
+	}
+	return out
+}
+
+// fill binds the default of every argument the call leaves out.
+func (ds argDefaults) fill(call *Call, in any) error {
+	if len(ds) == 0 {
+		return nil
+	}
+	d, err := call.Doc()
+	if err != nil {
+		return err
+	}
+	v := reflect.ValueOf(in).Elem()
+	for _, def := range ds {
+		if d.Get(d.Root(), def.name) != nil {
+			continue
+		}
+		if err := json.Unmarshal(def.value, v.Field(def.index).Addr().Interface()); err != nil {
+			return Errorf(Internal, "%s: the default of %s does not bind: %v", call.Tool, def.name, err)
+		}
+	}
+	return nil
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -179,7 +180,7 @@ func TestTypedToolSchemaDisagreements(t *testing.T) {
 		{"required on omitempty", For(Tool{InputSchema: Object(q)}, func(ctx context.Context, c *Call, in sOmit) (any, error) { return nil, nil }), "tagged omitempty", false},
 		{"optional on a plain field", For(Tool{InputSchema: Object(q, Prop("n", `{"type":"integer","description":"n"}`))}, func(ctx context.Context, c *Call, in sPlain) (any, error) { return nil, nil }), "neither a pointer nor tagged omitempty", false},
 		{"optional, required by the struct", For(Tool{InputSchema: Object(q, Prop("n", `{"type":"integer","description":"n"}`).Required())}, func(ctx context.Context, c *Call, in sN) (any, error) { return nil, nil }), "tagged omitempty", false},
-		{"default the zero value cannot tell apart", For(Tool{InputSchema: Object(q, Prop("n", `{"type":"integer","minimum":0,"default":2,"description":"n"}`))}, func(ctx context.Context, c *Call, in sN) (any, error) { return nil, nil }), "make it a pointer", false},
+		{"a default the binder fills: a plain field holds it", For(Tool{InputSchema: Object(q, Prop("n", `{"type":"integer","minimum":0,"default":2,"description":"n"}`))}, func(ctx context.Context, c *Call, in sPlain) (any, error) { return nil, nil }), "", true},
 		{"default, zero refused", For(Tool{InputSchema: Object(q, Prop("n", `{"type":"integer","minimum":1,"default":2,"description":"n"}`))}, func(ctx context.Context, c *Call, in sN) (any, error) { return nil, nil }), "", true},
 		{"default is the zero value", For(Tool{InputSchema: Object(q, Prop("n", `{"type":"integer","default":0,"description":"n"}`))}, func(ctx context.Context, c *Call, in sN) (any, error) { return nil, nil }), "", true},
 		{"any value in a string", For(Tool{InputSchema: Object(q, AnyValue("doc", "D", "d"))}, func(ctx context.Context, c *Call, in sAny) (any, error) { return nil, nil }), "takes any JSON value", false},
@@ -288,4 +289,47 @@ func TestObjectSchema(t *testing.T) {
 		}
 	}()
 	Object(Prop("x", `"string"`))
+}
+
+// The binder fills in the default of an argument the call leaves out, and
+// only then: an explicit value, the zero value included, is the caller's.
+func TestDefaultsAreFilled(t *testing.T) {
+	type in struct {
+		N    int      `json:"n"`
+		Mode *string  `json:"mode,omitempty"`
+		Tags []string `json:"tags,omitempty"`
+	}
+	var got in
+	tl := For(Tool{Name: "d", Description: "d", SchemaVersion: 1, InputSchema: Object(
+		Prop("n", `{"type":"integer","default":2,"description":"n"}`),
+		Prop("mode", `{"type":"string","default":"all","description":"m"}`),
+		Prop("tags", `{"type":"array","items":{"type":"string"},"default":["x"],"description":"t"}`))},
+		func(ctx context.Context, c *Call, a in) (any, error) { got = a; return map[string]any{}, nil })
+	r := NewRegistry("x")
+	if err := r.Add(tl); err != nil {
+		t.Fatal(err)
+	}
+	e, _ := r.Lookup("d")
+	for args, want := range map[string]string{
+		`{}`:                                 `{2 all [x]}`,
+		`{"n":0}`:                            `{0 all [x]}`,
+		`{"n":5,"mode":"one","tags":[]}`:     `{5 one []}`,
+		`{"mode":"","tags":["a","b"],"n":1}`: `{1  [a b]}`,
+	} {
+		a, cerr := e.Check(json.RawMessage(args))
+		if cerr != nil {
+			t.Fatal(cerr)
+		}
+		got = in{}
+		if _, err := e.Handler(context.Background(), NewCall("d", a.Raw, a.Doc, Client{}, nil)); err != nil {
+			t.Fatal(err)
+		}
+		mode := "<nil>"
+		if got.Mode != nil {
+			mode = *got.Mode
+		}
+		if s := fmt.Sprintf("{%d %s %v}", got.N, mode, got.Tags); s != want {
+			t.Errorf("%s: bound %s, want %s", args, s, want)
+		}
+	}
 }

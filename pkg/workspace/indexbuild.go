@@ -21,7 +21,7 @@ import (
 
 type buildArgs struct {
 	RepoPath    string `json:"repo_path,omitempty"`
-	Incremental *bool  `json:"incremental,omitempty"` // default true
+	Incremental bool   `json:"incremental,omitempty"` // the binder fills in its default, true
 	// TimeoutMS is the call's time limit, which the registry applies (the
 	// tool's TimeoutArg): the handler sees it as its context's deadline.
 	TimeoutMS *int `json:"timeout_ms,omitempty"`
@@ -43,7 +43,7 @@ type buildResult struct {
 }
 
 func (f *Family) indexBuild(ctx context.Context, call *tool.Call, a buildArgs) (*buildResult, error) {
-	incremental := a.Incremental == nil || *a.Incremental
+	incremental := a.Incremental
 	root, err := f.root(a.RepoPath, call.Client)
 	if err != nil {
 		return nil, err

@@ -27,7 +27,7 @@ const client = new Client(
   { name: "hearth-e2e-ts-modern", version: "1.0.0" },
   { versionNegotiation: { mode: { pin: "2026-07-28" } } },
 );
-const result = (r) => ({ isError: r.isError ?? false, structured: r.structuredContent ?? null });
+const result = (r) => ({ isError: r.isError ?? false, structured: r.structuredContent ?? (r.isError ? JSON.parse(r.content?.[0]?.text ?? "null") : null) });
 
 const t0 = Date.now();
 try {

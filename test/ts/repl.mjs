@@ -41,7 +41,7 @@ try {
     }
     try {
       const res = await client.callTool({ name: cmd.tool, arguments: cmd.args ?? {} });
-      say({ isError: res.isError ?? false, result: res.structuredContent ?? null });
+      say({ isError: res.isError ?? false, result: res.structuredContent ?? (res.isError ? JSON.parse(res.content?.[0]?.text ?? "null") : null) });
     } catch (err) {
       say({ error: String(err?.message ?? err) });
     }

@@ -35,7 +35,7 @@ const client = new Client(
 // result keeps what the Go test checks of a tools/call result.
 const result = (r) => ({
   isError: r.isError ?? false,
-  structured: r.structuredContent ?? null,
+  structured: r.structuredContent ?? (r.isError ? JSON.parse(r.content?.[0]?.text ?? "null") : null),
   text: r.content?.[0]?.type === "text" ? r.content[0].text : null,
 });
 
