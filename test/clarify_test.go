@@ -53,7 +53,7 @@ func TestClarificationSeedExamples(t *testing.T) {
 	}
 	// Errors keep the Preflights envelope inside the isError result.
 	res := callTool(t, cs, "require_clarification", map[string]any{"user_intention": "x", "session_id": "sess-unknown"})
-	e := structured(t, res)
+	e := toolError(t, res)
 	if !res.IsError || e["status"] != "error" || e["error"].(map[string]any)["code"] != "SESSION_NOT_FOUND" {
 		t.Fatalf("error envelope: %+v", e)
 	}

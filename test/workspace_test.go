@@ -337,7 +337,7 @@ func TestIndexBuildCancelAndTimeout(t *testing.T) {
 	var m map[string]any
 	json.Unmarshal([]byte(c.recvWithin(time.Minute)), &m)
 	r := m["result"].(map[string]any)
-	e := r["structuredContent"].(map[string]any)
+	e := textPayload(r)
 	if m["id"] != 3.0 || r["isError"] != true || e["code"] != "TOOL_TIMEOUT" || e["timeoutMs"] != 300.0 {
 		t.Fatalf("timeout reply: %v", m)
 	}

@@ -52,7 +52,10 @@ func daemonTool(socket, client, name string, args map[string]any, timeout time.D
 			ID     json.RawMessage `json:"id"`
 			Result *struct {
 				Structured json.RawMessage `json:"structuredContent"`
-				IsError    bool            `json:"isError"`
+				Content    []struct {
+					Text string `json:"text"`
+				} `json:"content"`
+				IsError bool `json:"isError"`
 			} `json:"result"`
 			Error *struct {
 				Message string `json:"message"`
@@ -71,7 +74,9 @@ func daemonTool(socket, client, name string, args map[string]any, timeout time.D
 				Code    string `json:"code"`
 				Message string `json:"message"`
 			}
-			json.Unmarshal(msg.Result.Structured, &e)
+			if len(msg.Result.Content) > 0 { // an error is in the text only (docs/protocol.md)
+				json.Unmarshal([]byte(msg.Result.Content[0].Text), &e)
+			}
 			return fmt.Errorf("%s failed: %s (%s)", name, e.Message, e.Code)
 		}
 		return json.Unmarshal(msg.Result.Structured, out)
