@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"github.com/hearth-mcp/hearth/pkg/config"
 	"github.com/hearth-mcp/hearth/pkg/hosted"
 	"github.com/hearth-mcp/hearth/pkg/mcp"
+	"github.com/hearth-mcp/hearth/pkg/supervisor"
 	"github.com/hearth-mcp/hearth/pkg/tool"
 )
 
@@ -97,7 +97,7 @@ func resolveCommand(cmd string) string {
 	if filepath.IsAbs(cmd) || strings.ContainsRune(cmd, filepath.Separator) {
 		return cmd
 	}
-	if p, err := exec.LookPath(cmd); err == nil {
+	if p, err := supervisor.LookPath(cmd); err == nil {
 		return p
 	}
 	return cmd

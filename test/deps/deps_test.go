@@ -113,13 +113,14 @@ shim < shim/hearth;
 
 # The daemon wires everything together; hearthd adds the subcommands.
 pkg/mcp, pkg/mcphttp, net/http, pkg/schemas, pkg/memory, pkg/clarify, pkg/workspace, pkg/config,
-pkg/handoff, pkg/supervisor, pkg/version, github.com/coreos/go-systemd, go.uber.org/zap, golang.org/x/sys < daemon;
+pkg/handoff, pkg/supervisor, pkg/hosted, pkg/version, github.com/coreos/go-systemd, go.uber.org/zap, golang.org/x/sys < daemon;
 daemon, shim, pkg/guard, pkg/owner, pkg/adopt, pkg/memory/jsonl, deploy/systemd, go.uber.org/zap, os/exec < daemon/hearthd;
 # hearthd reaches the memory store only through pkg/memory's Engine.
 pkg/memory/pgstore, pkg/memory/sqlitestore !< daemon/hearthd;
 
 # The end-to-end tests and the benchmarks drive real binaries.
 NONE < test, test/bench, test/deps, test/internal/rawping;
+github.com/modelcontextprotocol/go-sdk < test/internal/hostedserver;
 os/exec < test/bench/internal/benchtable;
 github.com/modelcontextprotocol/go-sdk, github.com/wI2L/jsondiff < test/bench/internal/sdkserver;
 `
