@@ -35,7 +35,7 @@ const call = (params, options) => (sdk === "v1" ? client.callTool(params, undefi
 
 const result = (r) => ({
   isError: r.isError ?? false,
-  structured: r.structuredContent ?? null,
+  structured: r.structuredContent ?? (r.isError ? JSON.parse(r.content?.[0]?.text ?? "null") : null),
 });
 
 try {
