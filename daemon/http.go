@@ -74,10 +74,10 @@ func (d *Daemon) startHTTP() (*httpEndpoint, error) {
 	if err != nil {
 		return nil, fmt.Errorf("http_listen %s: %w", d.cfg.HTTPListen, err)
 	}
-	h := mcphttp.New(mcphttp.Options{Serve: d.srv.Serve, Token: token, Log: d.log})
+	h := mcphttp.New(mcphttp.Options{Serve: d.srv.Serve, Token: token, Log: d.log, Budget: d.srv.HeldBudget()})
 	// The config's hosted servers, each at /servers/NAME/mcp: a session
 	// there names its server in a hello, as `hearth run NAME` does.
-	servers := mcphttp.New(mcphttp.Options{Serve: d.srv.Serve, Token: token, Log: d.log, Preface: d.hostedPreface})
+	servers := mcphttp.New(mcphttp.Options{Serve: d.srv.Serve, Token: token, Log: d.log, Budget: d.srv.HeldBudget(), Preface: d.hostedPreface})
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", h)
 	mux.Handle("/servers/", servers)

@@ -171,6 +171,11 @@ func New(opts Options) *Server {
 	return &Server{opts: opts, log: opts.Log, tools: map[string]*toolStats{}, live: map[*session]struct{}{}, held: frame.NewBudget(opts.MaxHeldBytes)}
 }
 
+// HeldBudget is the daemon-wide budget (Options.MaxHeldBytes) that pending
+// requests and frames still being read draw on: a transport that reads a
+// message whole before the session sees it (an HTTP body) draws on it too.
+func (s *Server) HeldBudget() *frame.Budget { return s.held }
+
 // Registry is the registry the server serves.
 func (s *Server) Registry() *tool.Registry { return s.opts.Registry }
 

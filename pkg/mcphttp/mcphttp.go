@@ -61,6 +61,11 @@ type Options struct {
 	MaxBody     int64
 	MaxSessions int
 	SessionIdle time.Duration
+	// Budget, when set, is the daemon-wide budget bodies being read draw
+	// on (mcp.Server.HeldBudget): beyond its first frame.FreeLine bytes a
+	// body is read only while the daemon holds less than its bound, so
+	// many large uploads at once are answered 503 rather than held.
+	Budget *frame.Budget
 	// Preface, when set, gives the frame a new session reads before the
 	// client's, from the request's path: a hosted server's endpoint
 	// (/servers/NAME/mcp) names the server in a $/hearth/hello, as a shim
@@ -182,7 +187,12 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 		refuse(w, http.StatusNotAcceptable, jsonrpc.CodeInvalidRequest, "Not Acceptable: Accept must include application/json or text/event-stream")
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.opts.MaxBody))
+	body, held, err := h.readBody(w, r)
+	if !held {
+		refuse(w, http.StatusServiceUnavailable, jsonrpc.CodeOverloaded,
+			"the daemon holds as many unanswered requests as it may; retry later")
+		return
+	}
 	var tooLarge *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooLarge):
@@ -226,6 +236,25 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 			Message: "Bad Request: no Mcp-Session-Id: send initialize first (a 2025 session), or carry _meta " +
 				`"io.modelcontextprotocol/protocolVersion" (2026-07-28) in every request`})
 	}
+}
+
+// readBody reads a POST's body whole, at most MaxBody bytes, drawing on
+// the daemon-wide budget while it does (Options.Budget); held is false when
+// the budget refused it and nothing was read. The session counts the
+// message itself once it admits it.
+func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) (body []byte, held bool, err error) {
+	if b := h.opts.Budget; b != nil {
+		n := r.ContentLength
+		if n < 0 || n > h.opts.MaxBody {
+			n = h.opts.MaxBody
+		}
+		if !b.Take(n, n <= frame.FreeLine) {
+			return nil, false, nil
+		}
+		defer b.Give(n)
+	}
+	body, err = io.ReadAll(http.MaxBytesReader(w, r.Body, h.opts.MaxBody))
+	return body, true, err
 }
 
 // post is one POST being served.

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hearth-mcp/hearth/pkg/frame"
 	"github.com/hearth-mcp/hearth/pkg/mcp"
 	"github.com/hearth-mcp/hearth/pkg/tool"
 )
@@ -258,5 +259,33 @@ func TestDecodeParamValue(t *testing.T) {
 		if got != c.want || ok != c.ok {
 			t.Errorf("decodeParamValue(%q) = %q, %v; want %q, %v", c.in, got, ok, c.want, c.ok)
 		}
+	}
+}
+
+// TestBodiesDrawOnTheBudget: a large body is refused 503 while the
+// daemon-wide budget is spent; a small one is always read.
+func TestBodiesDrawOnTheBudget(t *testing.T) {
+	budget := frame.NewBudget(512 << 10)
+	reg := tool.NewRegistry("test+0")
+	srv := mcp.New(mcp.Options{Registry: reg})
+	h := New(Options{Serve: srv.Serve, Budget: budget})
+	ts := httptest.NewServer(h)
+	defer func() { h.Close(); ts.Close() }()
+	if !budget.Take(400<<10, false) {
+		t.Fatal("setup")
+	}
+	big := `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"` + strings.Repeat("a", 200<<10) + `"}}`
+	res, body := do(t, newReq(t, "POST", ts.URL, big, map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "ping"}))
+	if res.StatusCode != 503 || !strings.Contains(body, "retry later") {
+		t.Fatalf("large body with the budget spent: %d %s", res.StatusCode, body)
+	}
+	res, body = do(t, newReq(t, "POST", ts.URL, `{"jsonrpc":"2.0","id":2,"method":"ping"}`, map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "ping"}))
+	if res.StatusCode != 200 {
+		t.Fatalf("small body with the budget spent: %d %s", res.StatusCode, body)
+	}
+	budget.Give(400 << 10)
+	res, body = do(t, newReq(t, "POST", ts.URL, big, map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "ping"}))
+	if res.StatusCode != 200 || budget.Used() != 0 {
+		t.Fatalf("large body with room: %d %s, %d bytes still held", res.StatusCode, body, budget.Used())
 	}
 }
