@@ -266,6 +266,9 @@ func (s *Store) load(ctx context.Context) error {
 	if err := s.loadGraph(ctx); err != nil {
 		return err
 	}
+	if err := s.reportPlace(ctx); err != nil {
+		return err
+	}
 	c := s.GraphIndex().Counts("")
 	s.Log.Info("memory: graph loaded", zap.Int64("entities", c.Entities), zap.Int64("relations", c.Relations),
 		zap.Int64("change", s.gApplied), zap.Duration("took", time.Since(start)))

@@ -31,8 +31,9 @@ const (
 // errPruned: the log no longer has the change after the one applied.
 var errPruned = errors.New("the change log was pruned past this daemon's place")
 
-// keeper reports this daemon's place in the logs and prunes them, from
-// when the index and graph are loaded until the store closes.
+// keeper prunes the logs (reporting this daemon's place), every
+// Options.Prune from when the index and graph are loaded (load reported
+// the place first) until the store closes.
 func (s *Store) keeper() {
 	defer s.stopped.Done()
 	select {
@@ -46,18 +47,31 @@ func (s *Store) keeper() {
 	t := time.NewTicker(s.opts.Prune)
 	defer t.Stop()
 	for {
-		ctx, cancel := bounded(context.Background())
-		if err := s.prune(ctx); err != nil {
-			s.Log.Warn("memory: pruning the change logs failed; will retry", zap.Error(s.fail(ctx, "prune", err)))
-		}
-		cancel()
 		select {
 		case <-t.C:
 		case <-s.Closing:
 			return
 		}
+		ctx, cancel := bounded(context.Background())
+		if err := s.prune(ctx); err != nil {
+			s.Log.Warn("memory: pruning the change logs failed; will retry", zap.Error(s.fail(ctx, "prune", err)))
+		}
+		cancel()
 	}
 }
+
+// reportPlace records where this daemon is in both logs, so that no
+// pruning passes it while it lives: once loaded, before it serves (a
+// daemon that started from a snapshot is behind the others), in one
+// statement on the connection loading used. Pruning reports it again.
+func (s *Store) reportPlace(ctx context.Context) error {
+	_, err := s.pool.Exec(ctx, upsertPlace, s.daemon, s.Applied, s.gApplied)
+	return err
+}
+
+// upsertPlace records a daemon's place in both logs.
+const upsertPlace = `INSERT INTO hearth_daemons (id, applied, graph_applied, seen) VALUES ($1, $2, $3, now())
+	ON CONFLICT (id) DO UPDATE SET applied = excluded.applied, graph_applied = excluded.graph_applied, seen = excluded.seen`
 
 // prune reports where this daemon is in both logs and deletes, in one
 // transaction, the changes every daemon reported within the lease has
@@ -74,9 +88,7 @@ func (s *Store) prune(ctx context.Context) error {
 		if err := tx.QueryRow(ctx, `SELECT changes, graph_changes FROM hearth_pruned WHERE id = 1 FOR UPDATE`).Scan(&pruned, &gPruned); err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, `INSERT INTO hearth_daemons (id, applied, graph_applied, seen) VALUES ($1, $2, $3, now())
-			ON CONFLICT (id) DO UPDATE SET applied = excluded.applied, graph_applied = excluded.graph_applied, seen = excluded.seen`,
-			s.daemon, applied, gApplied); err != nil {
+		if _, err := tx.Exec(ctx, upsertPlace, s.daemon, applied, gApplied); err != nil {
 			return err
 		}
 		if _, err := tx.Exec(ctx, `DELETE FROM hearth_daemons WHERE seen < now() - $1 * interval '1 millisecond'`, s.opts.Lease.Milliseconds()); err != nil {
