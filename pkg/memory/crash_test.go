@@ -48,7 +48,7 @@ func TestCrashChild(t *testing.T) {
 				}
 				out.Lock()
 				// One write(2) per line, unbuffered: once it returns the parent can read it.
-				fmt.Fprintf(os.Stdout, "id %s\n", res.(map[string]any)["memory_id"])
+				fmt.Fprintf(os.Stdout, "id %s\n", res.(addResult).MemoryID)
 				out.Unlock()
 			}
 		}()

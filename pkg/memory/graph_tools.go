@@ -346,7 +346,7 @@ func (f *Family) createEntities(ctx context.Context, call *tool.Call, args creat
 	if err != nil {
 		return nil, f.graphFail(call, err)
 	}
-	return map[string]any{"entities": entitiesJSON(created)}, nil
+	return createdEntities{Entities: entitiesJSON(created)}, nil
 }
 
 func (f *Family) createRelations(ctx context.Context, call *tool.Call, args relationsArgs) (any, error) {
@@ -358,7 +358,7 @@ func (f *Family) createRelations(ctx context.Context, call *tool.Call, args rela
 	if err != nil {
 		return nil, f.graphFail(call, err)
 	}
-	return map[string]any{"relations": relationsJSON(created)}, nil
+	return createdRelations{Relations: relationsJSON(created)}, nil
 }
 
 func (f *Family) addObservations(ctx context.Context, call *tool.Call, args addObservationsArgs) (any, error) {
@@ -393,7 +393,7 @@ func (f *Family) deleteEntities(ctx context.Context, call *tool.Call, args delet
 	if err != nil {
 		return nil, f.graphFail(call, err)
 	}
-	return map[string]any{"success": true, "message": "Entities deleted successfully"}, nil
+	return deleted("Entities deleted successfully"), nil
 }
 
 func (f *Family) deleteObservations(ctx context.Context, call *tool.Call, args deleteObservationsArgs) (any, error) {
@@ -408,7 +408,7 @@ func (f *Family) deleteObservations(ctx context.Context, call *tool.Call, args d
 	if err != nil {
 		return nil, f.graphFail(call, err)
 	}
-	return map[string]any{"success": true, "message": "Observations deleted successfully"}, nil
+	return deleted("Observations deleted successfully"), nil
 }
 
 func (f *Family) deleteRelations(ctx context.Context, call *tool.Call, args relationsArgs) (any, error) {
@@ -419,7 +419,7 @@ func (f *Family) deleteRelations(ctx context.Context, call *tool.Call, args rela
 	if err != nil {
 		return nil, f.graphFail(call, err)
 	}
-	return map[string]any{"success": true, "message": "Relations deleted successfully"}, nil
+	return deleted("Relations deleted successfully"), nil
 }
 
 func (f *Family) readGraph(ctx context.Context, call *tool.Call, args readGraphArgs) (any, error) {
@@ -467,7 +467,7 @@ func (f *Family) openNodes(ctx context.Context, call *tool.Call, args openNodesA
 	if err != nil {
 		return nil, f.graphFail(call, err)
 	}
-	return map[string]any{"entities": entitiesJSON(sg.Entities), "relations": relationsJSON(sg.Relations)}, nil
+	return subgraphResult{Entities: entitiesJSON(sg.Entities), Relations: relationsJSON(sg.Relations)}, nil
 }
 
 func (f *Family) buildGraph(ctx context.Context, call *tool.Call, args buildGraphArgs) (any, error) {
@@ -654,14 +654,8 @@ func (f *Family) importGraph(ctx context.Context, call *tool.Call, args importGr
 	case err != nil:
 		return nil, f.graphFail(call, err)
 	}
-	return map[string]any{
-		"workspace_id":       workspaceOr(args.Workspace),
-		"entities_read":      len(read.Entities),
-		"relations_read":     len(read.Relations),
-		"entities_created":   res.EntitiesCreated,
-		"observations_added": res.ObservationsAdded,
-		"relations_created":  res.RelationsCreated,
-	}, nil
+	return importResult{Workspace: workspaceOr(args.Workspace), EntitiesRead: len(read.Entities), RelationsRead: len(read.Relations),
+		EntitiesCreated: res.EntitiesCreated, ObservationsAdded: res.ObservationsAdded, RelationsCreated: res.RelationsCreated}, nil
 }
 
 // errImportFile marks a file that could not be opened or read.

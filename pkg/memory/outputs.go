@@ -129,3 +129,42 @@ var (
 		tool.Prop("observations_added", `{"type":"integer","description":"Observations that were new."}`).Required(),
 		tool.Prop("relations_created", `{"type":"integer","description":"Relations that were new."}`).Required())
 )
+
+// The result types of the memory tools whose results are plain records
+// (the others still build maps); their output schemas above say the same.
+type (
+	addResult struct {
+		MemoryID  string `json:"memory_id"`
+		Chunks    int    `json:"chunks"`
+		Workspace string `json:"workspace_id"`
+		Embedding string `json:"embedding"`
+	}
+	deleteResult struct {
+		Deleted  bool   `json:"deleted"`
+		MemoryID string `json:"memory_id"`
+	}
+	createdEntities struct {
+		Entities []EntityJSON `json:"entities"`
+	}
+	createdRelations struct {
+		Relations []RelationJSON `json:"relations"`
+	}
+	subgraphResult struct {
+		Entities  []EntityJSON   `json:"entities"`
+		Relations []RelationJSON `json:"relations"`
+	}
+	successResult struct {
+		Success bool   `json:"success"`
+		Message string `json:"message"`
+	}
+	importResult struct {
+		Workspace         string `json:"workspace_id"`
+		EntitiesRead      int    `json:"entities_read"`
+		RelationsRead     int    `json:"relations_read"`
+		EntitiesCreated   int    `json:"entities_created"`
+		ObservationsAdded int    `json:"observations_added"`
+		RelationsCreated  int    `json:"relations_created"`
+	}
+)
+
+func deleted(what string) successResult { return successResult{Success: true, Message: what} }

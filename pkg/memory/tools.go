@@ -237,12 +237,7 @@ func (f *Family) addMemory(ctx context.Context, call *tool.Call, args addArgs) (
 	if err != nil {
 		return nil, f.fail(call, err)
 	}
-	return map[string]any{
-		"memory_id":    res.ID,
-		"chunks":       res.Chunks,
-		"workspace_id": ws,
-		"embedding":    res.Embedding,
-	}, nil
+	return addResult{MemoryID: res.ID, Chunks: res.Chunks, Workspace: ws, Embedding: res.Embedding}, nil
 }
 
 func (f *Family) searchMemory(ctx context.Context, call *tool.Call, args searchArgs) (any, error) {
@@ -348,7 +343,7 @@ func (f *Family) deleteMemory(ctx context.Context, call *tool.Call, args deleteA
 	if err := f.mem.Delete(ctx, args.MemoryID); err != nil {
 		return nil, f.fail(call, err)
 	}
-	return map[string]any{"deleted": true, "memory_id": args.MemoryID}, nil
+	return deleteResult{Deleted: true, MemoryID: args.MemoryID}, nil
 }
 
 // mentions names the entities each found memory mentions; a store without
