@@ -223,7 +223,8 @@ func TestHostedStatusAndRestart(t *testing.T) {
 		t.Fatalf("status: %v", err)
 	}
 	var st struct {
-		Hosted []struct {
+		Clients []struct{ Name, Hosted string }
+		Hosted  []struct {
 			Server, Sharing, Key, State, Era string
 			Pid, Clients                     int
 			EnvNames                         []string
@@ -235,6 +236,13 @@ func TestHostedStatusAndRestart(t *testing.T) {
 	if len(st.Hosted) != 1 || st.Hosted[0].Server != "hostedserver" || st.Hosted[0].State != "running" || st.Hosted[0].Clients != 1 ||
 		st.Hosted[0].Era != "2025-11-25" || st.Hosted[0].Sharing != "directory" || !slices.Contains(st.Hosted[0].EnvNames, "HOSTED_TOKEN") {
 		t.Fatalf("status: %s", raw)
+	}
+	named := false
+	for _, c := range st.Clients {
+		named = named || (c.Name == "hosted-e2e" && c.Hosted == "hostedserver")
+	}
+	if !named {
+		t.Fatalf("no client named hosted-e2e attached to hostedserver: %+v", st.Clients)
 	}
 	if strings.Contains(string(raw), "very-secret-value") {
 		t.Fatal("an environment value in the status")
