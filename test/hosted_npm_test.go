@@ -148,8 +148,9 @@ func upstreamsRunning(script, home string) []int {
 			continue
 		}
 		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err != nil || !strings.Contains(string(b), script) || strings.HasSuffix(strings.Split(string(b), "\x00")[0], "hearth") {
-			continue // not the server, or a shim whose arguments name it
+		if err != nil || !strings.Contains(string(b), script) || strings.HasSuffix(strings.Split(string(b), "\x00")[0], "hearth") ||
+			strings.Contains(string(b), "hearth-keeper") {
+			continue // not the server: a shim whose arguments name it, or the keeper leading its group
 		}
 		stat, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
 		s := string(stat)

@@ -168,6 +168,22 @@ func TestHostedUpstreamAndDaemonKilled(t *testing.T) {
 	if now := processesOf(server); len(now) != 1 || now[0] == up[0] {
 		t.Fatalf("upstreams after restart: %v", now)
 	}
+	// A server started through a wrapper, as npx starts one: the server is
+	// a grandchild, and it ignores its stdin closing and SIGTERM.
+	cmd := exec.Command(bin.hearth, "run", "--", "/bin/sh", "-c", server+" -stubborn; true")
+	cmd.Env = env
+	cl := mcp.NewClient(&mcp.Implementation{Name: "wrapped", Version: "1"}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	wrapped, err := cl.Connect(ctx, &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	cancel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer wrapped.Close()
+	callText(t, wrapped, "echo", map[string]any{"text": "wrapped"})
+	if n := len(processesOf(server)); n != 2 {
+		t.Fatalf("%d upstreams with the wrapped one", n)
+	}
 	killDaemonsIn(runtime)
 	deadline := time.Now().Add(5 * time.Second)
 	for len(processesOf(server)) > 0 && time.Now().Before(deadline) {

@@ -152,7 +152,7 @@ func (in *Instance) start() {
 	in.slog.mark(fmt.Sprintf("%s starting %s (sharing %s, key %s)", time.Now().UTC().Format(time.RFC3339), in.spec.Label(), in.spec.Sharing, in.key))
 	p, err := in.t.sup.Start(supervisor.ProcessSpec{
 		Path: in.spec.Command, Args: in.spec.Args, Dir: in.workDir(), Env: in.env(),
-		Stderr: in.slog, Grace: in.spec.Grace,
+		Stderr: in.slog, Grace: in.spec.Grace, Keeper: true,
 	})
 	in.mu.Lock()
 	in.starting = false

@@ -22,7 +22,26 @@ type ProcessSpec struct {
 	Stderr io.Writer
 	// Grace overrides the supervisor's SIGTERM-to-SIGKILL grace.
 	Grace time.Duration
+	// Keeper runs the child under a small shell that leads its process
+	// group (Linux): the parent-death signal reaches only a direct child,
+	// so when the daemon dies the keeper kills the whole group, and a
+	// grandchild that ignores its stdin closing (a server started through
+	// npx) dies too. Signals and the exit status pass through it.
+	Keeper bool
 }
+
+// keeperScript is the keeper: SIGUSR2 (its parent-death signal) kills the
+// group; SIGTERM and the like are caught (so the child, in the same group,
+// gets them with their default action) and the keeper waits on; it exits
+// with the child's status. The child's stdin is passed on explicitly: an
+// asynchronous command's would be /dev/null.
+const keeperScript = `exec 3<&0
+trap 'kill -KILL 0' USR2
+trap ':' TERM INT HUP
+"$@" 0<&3 3<&- &
+pid=$!
+exec 3<&-
+while :; do wait $pid; st=$?; kill -0 $pid 2>/dev/null || exit $st; done`
 
 // Process is a running long-lived child in a process group of its own, with
 // the parent-death signal set on Linux, like every child of the supervisor.
@@ -50,9 +69,19 @@ func (s *Supervisor) Start(spec ProcessSpec) (*Process, error) {
 		grace = s.grace
 	}
 	cmd := exec.Command(spec.Path, spec.Args...)
+	keeper := spec.Keeper && keeperSignal != 0
+	if keeper {
+		if _, err := exec.LookPath(spec.Path); err != nil {
+			return nil, fmt.Errorf("start %s: %w", spec.Path, err)
+		}
+		cmd = exec.Command("/bin/sh", append([]string{"-c", keeperScript, "hearth-keeper", spec.Path}, spec.Args...)...)
+	}
 	cmd.Dir = spec.Dir
 	cmd.Env = cleanEnv(spec.Env)
 	prepare(cmd)
+	if keeper {
+		setKeeperSignal(cmd.SysProcAttr)
+	}
 	inR, inW, err := os.Pipe()
 	if err != nil {
 		return nil, err

@@ -21,7 +21,8 @@ function upstreams() {
     try {
       const cmd = readFileSync(`/proc/${d}/cmdline`, "utf8");
       // The server's own process, not a shim whose arguments name it.
-      if (!cmd.includes(serverJS) || cmd.split("\0")[0].endsWith("hearth")) continue;
+      // (nor hearth's keeper, the shell that leads the server's group).
+      if (!cmd.includes(serverJS) || cmd.split("\0")[0].endsWith("hearth") || cmd.includes("hearth-keeper")) continue;
       const ppid = readFileSync(`/proc/${d}/stat`, "utf8").split(") ")[1].split(" ")[1];
       const parentEnv = readFileSync(`/proc/${ppid}/environ`, "utf8");
       if (parentEnv.split("\0").includes(`HOME=${process.env.HOME}`)) n++;
