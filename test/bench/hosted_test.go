@@ -73,6 +73,28 @@ func childrenOf(pid int) []int {
 	return out
 }
 
+// groupOf lists the live processes of process group pgid.
+func groupOf(pgid int) []int {
+	var out []int
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p))
+		if err != nil {
+			continue
+		}
+		s := string(stat)
+		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(f) > 2 && f[0] != "Z" && f[2] == strconv.Itoa(pgid) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
 // daemonPid is the pid of the hearthd serving runtime.
 func daemonPid(b *testing.B, runtime string) int {
 	b.Helper()
@@ -119,11 +141,15 @@ func BenchmarkHostedTenClients(b *testing.B) {
 	for range b.N {
 	}
 	b.StopTimer()
+	// Each upstream leads a process group of its own (on Linux a keeper
+	// shell and the server): count the whole group.
 	ups := childrenOf(dpid)
 	upPSS, shimPSS, directPSS := 0, 0, 0
-	for _, p := range ups {
-		v, _ := pss(p)
-		upPSS += v
+	for _, g := range ups {
+		for _, p := range groupOf(g) {
+			v, _ := pss(p)
+			upPSS += v
+		}
 	}
 	for _, s := range shims {
 		v, _ := pss(s.Process.Pid)
