@@ -207,14 +207,21 @@ func (h *Handler) openSession(p post) {
 	h.request(p, s, true)
 }
 
-// postToSession serves a POST to an open 2025 session.
-func (h *Handler) postToSession(p post, id string) {
+// session is the open 2025 session id, or nil: a session is reached only
+// through the endpoint (path) that opened it.
+func (h *Handler) session(id, path string) *legacySession {
 	h.mu.Lock()
 	s := h.sessions[id]
 	h.mu.Unlock()
-	if s != nil && s.path != p.r.URL.Path {
-		s = nil // a session is reached only through the endpoint that opened it
+	if s == nil || s.path != path {
+		return nil
 	}
+	return s
+}
+
+// postToSession serves a POST to an open 2025 session.
+func (h *Handler) postToSession(p post, id string) {
+	s := h.session(id, p.r.URL.Path)
 	if s == nil {
 		refuseID(p.w, http.StatusNotFound, p.msg.ID, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
 			Message: "Not Found: no such session (it ended, or the daemon restarted); initialize a new one"})
@@ -316,12 +323,7 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
 			"Method Not Allowed: GET opens a 2025 session's stream and needs its Mcp-Session-Id; a 2026-07-28 client listens with subscriptions/listen")
 		return
 	}
-	h.mu.Lock()
-	s := h.sessions[id]
-	h.mu.Unlock()
-	if s != nil && s.path != r.URL.Path {
-		s = nil
-	}
+	s := h.session(id, r.URL.Path)
 	if s == nil {
 		refuse(w, http.StatusNotFound, jsonrpc.CodeInvalidRequest, "Not Found: no such session (it ended, or the daemon restarted); initialize a new one")
 		return
@@ -388,12 +390,7 @@ func (h *Handler) delete(w http.ResponseWriter, r *http.Request) {
 		refuse(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, "Bad Request: DELETE ends a session and needs its Mcp-Session-Id")
 		return
 	}
-	h.mu.Lock()
-	s := h.sessions[id]
-	h.mu.Unlock()
-	if s != nil && s.path != r.URL.Path {
-		s = nil
-	}
+	s := h.session(id, r.URL.Path)
 	if s == nil {
 		refuse(w, http.StatusNotFound, jsonrpc.CodeInvalidRequest, "Not Found: no such session")
 		return
