@@ -114,13 +114,7 @@ func (s *session) hostedFrame(h Hosted, msg *jsonrpc.Message, line []byte) {
 		s.countRequest()
 		if msg.Method == "initialize" {
 			// Who the client is, for status; the router answers it.
-			var p struct {
-				ProtocolVersion string `json:"protocolVersion"`
-				ClientInfo      struct {
-					Name    string `json:"name"`
-					Version string `json:"version"`
-				} `json:"clientInfo"`
-			}
+			var p initializeParams
 			if json.Unmarshal(msg.Params, &p) == nil {
 				s.peer.identify(p.ClientInfo.Name, p.ClientInfo.Version, p.ProtocolVersion, false)
 			}

@@ -100,17 +100,21 @@ func decodeParams(params json.RawMessage, v any) error {
 	return json.Unmarshal(params, v)
 }
 
+// initializeParams is what a session reads of initialize's params: who the
+// client is, and whether it offers roots.
+type initializeParams struct {
+	ProtocolVersion string `json:"protocolVersion"`
+	ClientInfo      struct {
+		Name    string `json:"name"`
+		Version string `json:"version"`
+	} `json:"clientInfo"`
+	Capabilities struct {
+		Roots json.RawMessage `json:"roots"`
+	} `json:"capabilities"`
+}
+
 func (s *session) initialize(e *entry) []byte {
-	var p struct {
-		ProtocolVersion string `json:"protocolVersion"`
-		ClientInfo      struct {
-			Name    string `json:"name"`
-			Version string `json:"version"`
-		} `json:"clientInfo"`
-		Capabilities struct {
-			Roots json.RawMessage `json:"roots"`
-		} `json:"capabilities"`
-	}
+	var p initializeParams
 	if err := decodeParams(e.params, &p); err != nil {
 		return s.fail(e, jsonrpc.CodeInvalidParams, "Invalid params: "+err.Error(), nil)
 	}

@@ -96,12 +96,7 @@ const maxGraphBatch = 64
 // has news.
 func (s *Store) graphWriter() {
 	defer s.stopped.Done()
-	select {
-	case <-s.Ready():
-	case <-s.Closing:
-		return
-	}
-	if s.LoadErr() != nil {
+	if !s.AwaitLoaded() {
 		return // Write answers the load's error; nothing reaches s.Ops
 	}
 	s.Serve(storecore.Loop[*graphTx]{Ops: true, Max: maxGraphBatch, Wake: s.gwake, Poll: s.opts.Poll, CatchUp: s.graphCatchUpLogged,

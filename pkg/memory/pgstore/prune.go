@@ -36,12 +36,7 @@ var errPruned = errors.New("the change log was pruned past this daemon's place")
 // the place first) until the store closes.
 func (s *Store) keeper() {
 	defer s.stopped.Done()
-	select {
-	case <-s.Ready():
-	case <-s.Closing:
-		return
-	}
-	if s.LoadErr() != nil {
+	if !s.AwaitLoaded() {
 		return
 	}
 	t := time.NewTicker(s.opts.Prune)

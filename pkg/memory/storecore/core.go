@@ -137,6 +137,17 @@ func (c *Core[Tx]) LoadErr() error { return c.loadErr }
 // Ready is closed once loading ended.
 func (c *Core[Tx]) Ready() <-chan struct{} { return c.ready }
 
+// AwaitLoaded waits until loading ended; false when it failed or the store
+// began closing first (a background loop then has nothing to do).
+func (c *Core[Tx]) AwaitLoaded() bool {
+	select {
+	case <-c.ready:
+		return c.loadErr == nil
+	case <-c.Closing:
+		return false
+	}
+}
+
 // Index is the lexical index.
 func (c *Core[Tx]) Index() *lexindex.Index { return c.ix.Load() }
 
