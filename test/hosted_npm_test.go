@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -91,23 +90,7 @@ func TestHostedServerEverythingDiscoverAndInspector(t *testing.T) {
 	server := npmServer(t, "server-everything")
 	env, _ := startUserDaemon(t) // the Inspector passes its server a minimal environment
 	node, _ := exec.LookPath("node")
-	connect := func(version string) *mcp.ClientSession {
-		cmd := exec.Command(bin.hearth, "run", "--", node, server)
-		cmd.Env = env
-		cl := mcp.NewClient(&mcp.Implementation{Name: "go", Version: "1"}, nil)
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		var so *mcp.ClientSessionOptions
-		if version != "" {
-			so = &mcp.ClientSessionOptions{ProtocolVersion: version}
-		}
-		cs, err := cl.Connect(ctx, &mcp.CommandTransport{Command: cmd}, so)
-		if err != nil {
-			t.Fatalf("connect (%q): %v", version, err)
-		}
-		t.Cleanup(func() { cs.Close() })
-		return cs
-	}
+	connect := func(version string) *mcp.ClientSession { return runClient(t, env, nil, version, node, server) }
 	legacy := connect("2025-11-25")
 	modern := connect("") // the SDK's latest: probes with server/discover first
 	for _, cs := range []*mcp.ClientSession{legacy, modern} {
@@ -140,30 +123,15 @@ func TestHostedServerEverythingDiscoverAndInspector(t *testing.T) {
 // upstreamsRunning lists the live processes running script that a daemon
 // whose HOME is home started.
 func upstreamsRunning(script, home string) []int {
-	var pids []int
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+	return liveProcesses(func(dir string, stat []string) bool {
+		b, err := os.ReadFile(filepath.Join(dir, "cmdline"))
 		if err != nil || !strings.Contains(string(b), script) || strings.HasSuffix(strings.Split(string(b), "\x00")[0], "hearth") ||
 			strings.Contains(string(b), "hearth-keeper") {
-			continue // not the server: a shim whose arguments name it, or the keeper leading its group
+			return false // not the server: a shim whose arguments name it, or the keeper leading its group
 		}
-		stat, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		s := string(stat)
-		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-		if len(f) < 2 || f[0] == "Z" {
-			continue
-		}
-		penv, _ := os.ReadFile(filepath.Join("/proc", f[1], "environ"))
-		if slices.Contains(strings.Split(string(penv), "\x00"), "HOME="+home) {
-			pids = append(pids, pid)
-		}
-	}
-	return pids
+		penv, _ := os.ReadFile(filepath.Join("/proc", stat[1], "environ"))
+		return slices.Contains(strings.Split(string(penv), "\x00"), "HOME="+home)
+	})
 }
 
 func envValue(env []string, name string) string {

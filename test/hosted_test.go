@@ -19,8 +19,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// processesOf lists the pids of live processes running the program at path.
-func processesOf(path string) []int {
+// liveProcesses lists the pids of the processes that are not zombies and
+// that keep accepts; keep gets the process's /proc directory and the fields
+// of its stat after the command name (state, ppid, pgrp, ...).
+func liveProcesses(keep func(dir string, stat []string) bool) []int {
 	var pids []int
 	entries, _ := os.ReadDir("/proc")
 	for _, e := range entries {
@@ -28,29 +30,45 @@ func processesOf(path string) []int {
 		if err != nil {
 			continue
 		}
-		exe, err := os.Readlink(filepath.Join("/proc", e.Name(), "exe"))
-		if err != nil || exe != path {
+		dir := filepath.Join("/proc", e.Name())
+		b, err := os.ReadFile(filepath.Join(dir, "stat"))
+		if err != nil {
 			continue
 		}
-		stat, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		s := string(stat)
-		if i := strings.LastIndexByte(s, ')'); i > 0 {
-			if f := strings.Fields(s[i+1:]); len(f) > 0 && (f[0] == "Z" || f[0] == "X") {
-				continue
-			}
+		s := string(b)
+		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(f) < 2 || f[0] == "Z" || f[0] == "X" {
+			continue
 		}
-		pids = append(pids, pid)
+		if keep(dir, f) {
+			pids = append(pids, pid)
+		}
 	}
 	return pids
+}
+
+// processesOf lists the pids of live processes running the program at path.
+func processesOf(path string) []int {
+	return liveProcesses(func(dir string, _ []string) bool {
+		exe, err := os.Readlink(filepath.Join(dir, "exe"))
+		return err == nil && exe == path
+	})
 }
 
 // hostedClient connects a go-sdk client through `hearth run -- hostedserver`.
 func hostedClient(t *testing.T, env []string, opts *mcp.ClientOptions, version string) *mcp.ClientSession {
 	t.Helper()
-	cmd := exec.Command(bin.hearth, "run", "--", filepath.Join(bin.dir, "hostedserver"))
+	return runClient(t, env, opts, version, filepath.Join(bin.dir, "hostedserver"))
+}
+
+// runClient connects a go-sdk client through `hearth run -- command...`,
+// asking for protocol version (the SDK's default when empty).
+func runClient(t *testing.T, env []string, opts *mcp.ClientOptions, version string, command ...string) *mcp.ClientSession {
+	t.Helper()
+	cmd := exec.Command(bin.hearth, append([]string{"run", "--"}, command...)...)
 	cmd.Env = env
 	cl := mcp.NewClient(&mcp.Implementation{Name: "hosted-e2e", Version: "1"}, opts)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	var so *mcp.ClientSessionOptions
 	if version != "" {

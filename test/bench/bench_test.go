@@ -63,14 +63,16 @@ func startSocketDaemon(b *testing.B) string {
 	return sock
 }
 
-// startSocketDaemonIn also returns the runtime dir (XDG_RUNTIME_DIR) it uses.
-func startSocketDaemonIn(b *testing.B) (string, string) {
+// startSocketDaemonIn also returns the runtime dir (XDG_RUNTIME_DIR) it uses;
+// extraEnv is added to (and overrides) the daemon's environment.
+func startSocketDaemonIn(b *testing.B, extraEnv ...string) (string, string) {
 	b.Helper()
 	build(b)
 	dir, _ := os.MkdirTemp("", "hb")
 	cmd := exec.Command(bins.hearthd, "serve")
 	sock := filepath.Join(dir, "hearth", "hearthd.sock") // a fixed name, whatever the data directory
 	cmd.Env = append(os.Environ(), "XDG_RUNTIME_DIR="+dir, "HEARTH_HOME="+filepath.Join(dir, "home"), "MCP_SOCKET_PATH="+sock, "MCP_READY_FILE=", "HEARTH_LOG_LEVEL=warn")
+	cmd.Env = append(cmd.Env, extraEnv...)
 	if err := cmd.Start(); err != nil {
 		b.Fatal(err)
 	}

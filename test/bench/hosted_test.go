@@ -52,29 +52,14 @@ func directRun(b *testing.B, node, script string) (*conn, *exec.Cmd) {
 }
 
 // childrenOf lists the live processes whose parent is pid.
-func childrenOf(pid int) []int {
-	var out []int
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		p, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p))
-		if err != nil {
-			continue
-		}
-		s := string(stat)
-		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-		if len(f) > 1 && f[0] != "Z" && f[1] == strconv.Itoa(pid) {
-			out = append(out, p)
-		}
-	}
-	return out
-}
+func childrenOf(pid int) []int { return processesWhere(1, pid) }
 
 // groupOf lists the live processes of process group pgid.
-func groupOf(pgid int) []int {
+func groupOf(pgid int) []int { return processesWhere(2, pgid) }
+
+// processesWhere lists the live processes whose stat field n after the
+// command name (0 state, 1 ppid, 2 pgrp) is want.
+func processesWhere(n, want int) []int {
 	var out []int
 	entries, _ := os.ReadDir("/proc")
 	for _, e := range entries {
@@ -88,7 +73,7 @@ func groupOf(pgid int) []int {
 		}
 		s := string(stat)
 		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-		if len(f) > 2 && f[0] != "Z" && f[2] == strconv.Itoa(pgid) {
+		if len(f) > n && f[0] != "Z" && f[n] == strconv.Itoa(want) {
 			out = append(out, p)
 		}
 	}

@@ -5,11 +5,7 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -25,28 +21,8 @@ func startHTTPDaemon(b *testing.B) (sock, url string) {
 	}
 	addr := l.Addr().String()
 	l.Close()
-	dir, _ := os.MkdirTemp("", "hb")
-	sock = filepath.Join(dir, "hearth", "hearthd.sock")
-	cmd := exec.Command(bins.hearthd, "serve")
-	cmd.Env = append(os.Environ(), "XDG_RUNTIME_DIR="+dir, "HEARTH_HOME="+filepath.Join(dir, "home"), "XDG_CONFIG_HOME="+filepath.Join(dir, "config"),
-		"MCP_SOCKET_PATH="+sock, "MCP_READY_FILE=", "HEARTH_LOG_LEVEL=error", "HEARTH_HTTP_LISTEN="+addr, "HEARTH_HTTP_AUTH=none")
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() {
-		cmd.Process.Signal(syscall.SIGTERM)
-		cmd.Wait()
-		os.RemoveAll(dir)
-	})
-	ready := filepath.Join(dir, "hearth", "hearthd.ready")
-	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		if _, err := os.Stat(ready); err == nil {
-			return sock, "http://" + addr + "/mcp"
-		}
-		if time.Now().After(deadline) {
-			b.Fatal("hearthd not ready")
-		}
-	}
+	sock, _ = startSocketDaemonIn(b, "HEARTH_LOG_LEVEL=error", "HEARTH_HTTP_LISTEN="+addr, "HEARTH_HTTP_AUTH=none")
+	return sock, "http://" + addr + "/mcp"
 }
 
 // httpPeer is a plain HTTP client of the endpoint that takes JSON replies
