@@ -416,7 +416,8 @@ func (d *Daemon) serveSocket(ctx context.Context, c *net.UnixConn, first []byte,
 	}
 	hup := newHangupWatch(r, connFD(c))
 	defer hup.Close()
-	err := d.srv.Serve(ctx, mcp.Conn{Reader: hup, Writer: c, CloseRead: c.CloseRead, Gone: hup.Gone(), Client: tool.Client{PID: p.PID}, Transport: "socket"})
+	err := d.srv.Serve(ctx, mcp.Conn{Reader: hup, Writer: c, CloseRead: c.CloseRead, Gone: hup.Gone(), Client: tool.Client{PID: p.PID}, Transport: "socket",
+		WriteReady: socketWriteReady(c)})
 	if err != nil && !errors.Is(err, mcp.ErrWriteFailed) {
 		d.log.Debug("connection ended", zap.Error(err))
 	}

@@ -28,12 +28,12 @@ type runRequest struct {
 }
 
 // host attaches a hosted session to its instance (mcp.Options.Host).
-func (d *Daemon) host(req mcp.HostRequest, write func([]byte) error, gone func(error)) (mcp.Hosted, error) {
+func (d *Daemon) host(req mcp.HostRequest, w mcp.HostWriter, gone func(error)) (mcp.Hosted, error) {
 	spec, err := d.hostedSpec(req.Run)
 	if err != nil {
 		return nil, err
 	}
-	return d.hosted.Attach(spec, req.Cwd, req.Conn, write, gone)
+	return d.hosted.Attach(spec, req.Cwd, req.Conn, w, gone)
 }
 
 // hostedSpec turns a hello's run into what to run: the config's [servers.NAME]

@@ -379,3 +379,46 @@ init_timeout = "1s"
 		}
 	}
 }
+
+// Clients on a handed-over stdio and on a relaying socket share one
+// instance and call it at once with frames below and above a page: every
+// answer reaches its own client whole and matching, whichever way it left
+// the daemon (written by the goroutine that routed it, or by the peer's
+// outbox when too large to go at once; docs/decisions/0040).
+func TestHostedSmallAndLargeFramesOnBothTransports(t *testing.T) {
+	env, _, _ := shimEnv(t)
+	direct := hostedClient(t, env, nil, "2025-11-25")
+	relay := hostedClient(t, append(slices.Clone(env), "HEARTH_SHIM_RELAY=1"), nil, "2025-11-25")
+	errs := make(chan error, 2)
+	for name, cs := range map[string]*mcp.ClientSession{"direct": direct, "relay": relay} {
+		go func() {
+			for i := range 60 {
+				// 10, 3 000, 5 000 and 70 000 bytes: within a page, near
+				// it, past it, and past the staging pipe's 64 KiB.
+				size := []int{10, 3000, 5000, 70000}[i%4]
+				text := name + strings.Repeat(strconv.Itoa(i%10), size)
+				ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+				res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": text}})
+				cancel()
+				if err != nil {
+					errs <- fmt.Errorf("%s call %d: %v", name, i, err)
+					return
+				}
+				got := res.Content[0].(*mcp.TextContent).Text
+				if f := strings.Fields(got); len(f) != 2 || f[0] != text {
+					errs <- fmt.Errorf("%s call %d (%d bytes): answered %.80q", name, i, len(text), got)
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := len(processesOf(filepath.Join(bin.dir, "hostedserver"))); n != 1 {
+		t.Fatalf("%d upstreams for two clients of one entry", n)
+	}
+}

@@ -127,6 +127,25 @@ func (f *FD) spliceFrom(src, n int) error {
 	return nil
 }
 
+// OnePage is the largest write CanTake vouches for: one page, which a
+// pipe with any free buffer slot takes whole (and a socket reported
+// writable has room for).
+const OnePage = 4096
+
+// CanTake reports whether n bytes (at most OnePage) written to f now, or
+// spliced into it from a pipe holding them in one buffer (a batch staged
+// whole into the empty staging pipe), go in without waiting for the client
+// to read: poll(2) says f is writable. Only the descriptor's one writer
+// may ask, since another write could take the room.
+func (f *FD) CanTake(n int) bool {
+	if n > OnePage {
+		return false
+	}
+	p := []unix.PollFd{{Fd: int32(f.fd), Events: unix.POLLOUT}}
+	k, err := unix.Poll(p, 0)
+	return err == nil && k == 1 && p[0].Revents&unix.POLLOUT != 0 && p[0].Revents&(unix.POLLERR|unix.POLLHUP|unix.POLLNVAL) == 0
+}
+
 // Close stops every read and write, waiting ones included; after it
 // returns none is under way. The descriptor itself stays open.
 func (f *FD) Close() error {

@@ -182,10 +182,7 @@ func (in *Instance) start() {
 	})
 	in.mu.Unlock()
 	in.t.log.Info("hosted server started", zap.String("server", in.spec.Label()), zap.String("key", in.key), zap.Int("pid", p.Pid))
-	in.r.Up(func(f []byte) error {
-		_, err := p.Stdin.Write(append(f, '\n'))
-		return err
-	})
+	in.r.Up(newStdinPeer(p.Stdin))
 	go in.read(p)
 	go in.watch(p)
 }

@@ -80,9 +80,8 @@ func (s *Session) Pending() int { return s.c.Pending() }
 
 // Attach attaches a client to the instance of spec for its directory and
 // connection (creating it; its upstream starts with the first request).
-// write sends the client one frame (without its newline), from one
-// goroutine at a time; gone is called if the client is given up.
-func (t *Table) Attach(spec Spec, clientDir string, conn uint64, write func([]byte) error, gone func(error)) (*Session, error) {
+// The client's frames go to peer; gone is called if the client is given up.
+func (t *Table) Attach(spec Spec, clientDir string, conn uint64, peer route.Peer, gone func(error)) (*Session, error) {
 	scope := spec.Scope(clientDir, conn)
 	key := spec.Key(scope)
 	t.mu.Lock()
@@ -96,7 +95,7 @@ func (t *Table) Attach(spec Spec, clientDir string, conn uint64, write func([]by
 		t.inst[key] = in
 	}
 	in.attached()
-	return &Session{inst: in, c: in.r.Attach(write, gone)}, nil
+	return &Session{inst: in, c: in.r.Attach(peer, gone)}, nil
 }
 
 // logName is a file name for an instance's log: its label made safe, and

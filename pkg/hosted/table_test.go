@@ -5,6 +5,7 @@ package hosted
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/hearth-mcp/hearth/pkg/hosted/route"
 	"os"
 	"path/filepath"
 	"strings"
@@ -40,7 +41,7 @@ func attach(t *testing.T, tb *Table, spec Spec, dir string) *client {
 	t.Helper()
 	c := &client{t: t, frames: make(chan map[string]any, 64)}
 	conns++
-	s, err := tb.Attach(spec, dir, conns, func(f []byte) error {
+	s, err := tb.Attach(spec, dir, conns, route.WriteFunc(func(f []byte) error {
 		var m map[string]any
 		if err := json.Unmarshal(f, &m); err != nil {
 			t.Errorf("bad frame %s", f)
@@ -48,7 +49,7 @@ func attach(t *testing.T, tb *Table, spec Spec, dir string) *client {
 		m["_text"] = string(f)
 		c.frames <- m
 		return nil
-	}, nil)
+	}), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -41,11 +41,42 @@ type Hosted interface {
 	Label() string
 }
 
-// HostFunc attaches a connection to the hosted server req names. write
-// sends the client one frame (without its newline); gone ends the session
-// (the router gave the client up). An error is given to each of the
-// client's requests.
-type HostFunc func(req HostRequest, write func([]byte) error, gone func(error)) (Hosted, error)
+// HostFunc attaches a connection to the hosted server req names. w sends
+// the client frames; gone ends the session (the router gave the client
+// up). An error is given to each of the client's requests.
+type HostFunc func(req HostRequest, w HostWriter, gone func(error)) (Hosted, error)
+
+// HostWriter sends a hosted session's client its frames (without their
+// newline), one call at a time.
+type HostWriter interface {
+	// Write sends a frame, waiting for the client to make room if need be.
+	Write(frame []byte) error
+	// TryWrite sends a frame only if the client can take it now without
+	// waiting (Conn.WriteReady), and says whether it did.
+	TryWrite(frame []byte) (bool, error)
+}
+
+// hostWriter is a session's HostWriter.
+type hostWriter struct {
+	s     *session
+	ready func(n int) bool
+}
+
+func (w hostWriter) Write(f []byte) error {
+	w.s.out.write(f, "")
+	w.s.out.flush()
+	if w.s.out.silenced.Load() {
+		return ErrWriteFailed
+	}
+	return nil
+}
+
+func (w hostWriter) TryWrite(f []byte) (bool, error) {
+	if w.ready == nil || !w.ready(len(f)+1) {
+		return false, nil
+	}
+	return true, w.Write(f)
+}
 
 // errNoHosting is the refusal of a daemon that hosts no servers.
 var errNoHosting = errors.New("this hearth daemon does not host servers (hearth run needs a daemon of the same version)")
@@ -78,24 +109,17 @@ func (p *hostedPart) end() {
 
 // host attaches the session to the hosted server its hello asks for.
 func (s *session) host(run json.RawMessage, cwd string) {
-	write := func(f []byte) error {
-		s.out.write(f, "")
-		s.out.flush()
-		if s.out.silenced.Load() {
-			return ErrWriteFailed
-		}
-		return nil
-	}
+	w := hostWriter{s: s, ready: s.conn.WriteReady}
 	var h Hosted
 	var err error
 	if s.srv.opts.Host == nil {
 		err = errNoHosting
 	} else {
-		h, err = s.srv.opts.Host(HostRequest{Run: run, Cwd: cwd, Conn: s.seq}, write, func(error) { s.hangUp(ErrWriteFailed) })
+		h, err = s.srv.opts.Host(HostRequest{Run: run, Cwd: cwd, Conn: s.seq}, w, func(error) { s.hangUp(ErrWriteFailed) })
 	}
 	if err != nil {
 		s.log.Info("refused a hosted server")
-		h = &refusedHost{err: err, write: write}
+		h = &refusedHost{err: err, write: w.Write}
 	}
 	s.hosted.set(h)
 }

@@ -26,12 +26,11 @@ type Client struct {
 
 type clientCaps struct{ sampling, elicitation, roots bool }
 
-// Attach adds a client. write sends one frame to it (without the newline);
-// it is called from one goroutine at a time, in order. gone is called once
-// if the client is given up (its writes fail, or it stopped reading).
-func (r *Router) Attach(write func([]byte) error, gone func(error)) *Client {
+// Attach adds a client, whose frames go to peer. gone is called once if the
+// client is given up (its writes fail, or it stopped reading).
+func (r *Router) Attach(peer Peer, gone func(error)) *Client {
 	c := &Client{r: r, level: -1, inflight: map[string]string{}, subs: map[string]bool{}}
-	c.out = newOutbox(r.opts.ClientLimit, write, func(err error) {
+	c.out = newOutbox(r.opts.ClientLimit, peer, func(err error) {
 		c.Detach()
 		if gone != nil {
 			gone(err)
@@ -39,7 +38,7 @@ func (r *Router) Attach(write func([]byte) error, gone func(error)) *Client {
 	})
 	r.mu.Lock()
 	r.clients[c] = struct{}{}
-	r.mu.Unlock()
+	r.unlock()
 	return c
 }
 
@@ -48,7 +47,7 @@ func (r *Router) Attach(write func([]byte) error, gone func(error)) *Client {
 func (c *Client) Pending() int {
 	r := c.r
 	r.mu.Lock()
-	defer r.mu.Unlock()
+	defer r.unlock()
 	n := len(c.inflight)
 	for _, q := range r.queued {
 		if q.c == c {
@@ -65,8 +64,8 @@ func (c *Client) Pending() int {
 
 // push queues a frame to the client; r.mu is held.
 func (c *Client) push(frame []byte) {
-	if !c.gone {
-		c.out.push(frame)
+	if !c.gone && c.out.push(frame) {
+		c.r.claimed = append(c.r.claimed, c.out)
 	}
 }
 
@@ -76,7 +75,7 @@ func (c *Client) push(frame []byte) {
 func (c *Client) Detach() {
 	r := c.r
 	r.mu.Lock()
-	defer r.mu.Unlock()
+	defer r.unlock()
 	if c.gone {
 		return
 	}
@@ -126,8 +125,8 @@ func (c *Client) Detach() {
 
 // sendUp sends a frame to the upstream if there is one; r.mu is held.
 func (r *Router) sendUp(frame []byte) {
-	if r.up != nil {
-		r.up.push(frame)
+	if r.up != nil && r.up.push(frame) {
+		r.claimed = append(r.claimed, r.up)
 	}
 }
 
@@ -137,7 +136,7 @@ func (c *Client) Handle(line []byte) {
 	msg, perr := jsonrpc.Parse(line)
 	r := c.r
 	r.mu.Lock()
-	defer r.mu.Unlock()
+	defer r.unlock()
 	if c.gone {
 		return
 	}

@@ -68,7 +68,7 @@ func (h *upstreamHarness) start() {
 			h.r.FromUpstream(append([]byte(nil), sc.Bytes()...))
 		}
 	}()
-	h.r.Up(func(f []byte) error {
+	h.r.Up(WriteFunc(func(f []byte) error {
 		var m struct {
 			Method string `json:"method"`
 		}
@@ -81,7 +81,7 @@ func (h *upstreamHarness) start() {
 		h.mu.Unlock()
 		_, err := inW.Write(append(f, '\n'))
 		return err
-	})
+	}))
 }
 
 // count is how many frames of a method were sent to the upstream.
@@ -125,8 +125,23 @@ type rawClient struct {
 
 func (h *upstreamHarness) raw() *rawClient {
 	rc := &rawClient{t: h.t, frames: make(chan string, 256)}
-	rc.c = h.r.Attach(func(f []byte) error { rc.frames <- string(f); return nil }, nil)
+	rc.c = h.r.Attach(chanPeer(rc.frames), nil)
 	return rc
+}
+
+// chanPeer delivers frames into a channel: at once while it has room
+// (TryWrite), else waiting (Write), so tests take both ways out.
+type chanPeer chan string
+
+func (p chanPeer) Write(f []byte) error { p <- string(f); return nil }
+
+func (p chanPeer) TryWrite(f []byte) (bool, error) {
+	select {
+	case p <- string(f):
+		return true, nil
+	default:
+		return false, nil
+	}
 }
 
 func (rc *rawClient) send(s string) { rc.c.Handle([]byte(s)) }
@@ -185,7 +200,7 @@ func (h *upstreamHarness) sdkClient(opts *mcp.ClientOptions, sessOpts *mcp.Clien
 	h.t.Helper()
 	toRouterR, toRouterW := io.Pipe()
 	toClientR, toClientW := io.Pipe()
-	c := h.r.Attach(func(f []byte) error { _, err := toClientW.Write(append(f, '\n')); return err }, nil)
+	c := h.r.Attach(WriteFunc(func(f []byte) error { _, err := toClientW.Write(append(f, '\n')); return err }), nil)
 	go func() {
 		sc := bufio.NewScanner(toRouterR)
 		sc.Buffer(nil, 16<<20)

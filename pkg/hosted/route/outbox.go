@@ -2,29 +2,63 @@ package route
 
 import "sync"
 
-// outbox queues frames for one peer and writes them, in order, from its own
-// goroutine: the router never blocks on a slow client or an upstream that
-// stops reading its stdin. A peer that lets more than limit bytes pile up
-// is given up (fail is called once, and nothing more is written).
+// Peer is how the router sends frames to one client or to the upstream.
+// Only the outbox's owner calls it, so never two calls at once, and frames
+// go out in the order they were queued.
+type Peer interface {
+	// Write sends one frame (without its newline), waiting as long as the
+	// peer takes to make room.
+	Write(frame []byte) error
+	// TryWrite sends one frame only if the peer can take all of it now,
+	// without waiting, and says whether it did. A peer that cannot tell
+	// always says false: its frames are then written by Write.
+	TryWrite(frame []byte) (bool, error)
+}
+
+// WriteFunc is a Peer that is always written through Write.
+type WriteFunc func(frame []byte) error
+
+func (f WriteFunc) Write(b []byte) error          { return f(b) }
+func (f WriteFunc) TryWrite([]byte) (bool, error) { return false, nil }
+
+// Who may write an outbox's frames: nobody yet, the goroutine that queued
+// the first of them (it writes once it has released the router's lock), or
+// the outbox's own goroutine.
+const (
+	ownerNone = iota
+	ownerCaller
+	ownerRunner
+)
+
+// outbox queues frames for one peer and writes them in order, so that the
+// router never blocks on a slow client or on an upstream that stops reading
+// its stdin, and a frame the peer can take at once costs no hand-off
+// between goroutines: the goroutine that queued it writes it as soon as it
+// has released the router's lock (Router.unlock), as long as the peer takes
+// each frame without waiting (TryWrite); what the peer cannot take now is
+// left to the outbox's own goroutine, which waits for room (Write). A peer
+// that lets more than limit bytes pile up is given up (fail is called once,
+// and nothing more is written).
 type outbox struct {
 	mu     sync.Mutex
 	q      [][]byte
 	bytes  int
 	limit  int
 	closed bool
+	owner  int
 	wake   chan struct{}
-	write  func([]byte) error
+	peer   Peer
 	fail   func(error)
-	done   chan struct{}
 }
 
-func newOutbox(limit int, write func([]byte) error, fail func(error)) *outbox {
-	o := &outbox{limit: limit, write: write, fail: fail, wake: make(chan struct{}, 1), done: make(chan struct{})}
+func newOutbox(limit int, peer Peer, fail func(error)) *outbox {
+	o := &outbox{limit: limit, peer: peer, fail: fail, wake: make(chan struct{}, 1)}
 	go o.run()
 	return o
 }
 
-// push queues a frame; false when the outbox is closed or overflowed.
+// push queues a frame. It reports whether the caller now owns the outbox:
+// it must then call drain once it holds the router's lock no more.
 func (o *outbox) push(frame []byte) bool {
 	o.mu.Lock()
 	if o.closed {
@@ -33,57 +67,119 @@ func (o *outbox) push(frame []byte) bool {
 	}
 	o.q = append(o.q, frame)
 	o.bytes += len(frame)
-	over := o.bytes > o.limit
-	if over {
+	if o.bytes > o.limit {
 		o.closed = true
 		o.q = nil
-	}
-	o.mu.Unlock()
-	if over {
+		o.mu.Unlock()
+		o.poke()
 		go o.fail(errOverflow)
 		return false
 	}
-	select {
-	case o.wake <- struct{}{}:
-	default:
+	if o.owner != ownerNone {
+		o.mu.Unlock()
+		return false
 	}
+	o.owner = ownerCaller
+	o.mu.Unlock()
 	return true
+}
+
+// drain writes, in the owning caller, the frames the peer takes at once;
+// the first it cannot take, and all after it, go to the outbox's goroutine.
+func (o *outbox) drain() {
+	for {
+		o.mu.Lock()
+		if len(o.q) == 0 {
+			o.owner = ownerNone
+			closed := o.closed
+			o.mu.Unlock()
+			if closed {
+				o.poke() // the goroutine may end
+			}
+			return
+		}
+		f := o.q[0]
+		o.mu.Unlock()
+		ok, err := o.peer.TryWrite(f)
+		if err != nil {
+			o.failed(err)
+			return
+		}
+		o.mu.Lock()
+		if !ok {
+			o.owner = ownerRunner
+			o.mu.Unlock()
+			o.poke()
+			return
+		}
+		if len(o.q) > 0 { // not emptied by an overflow meanwhile
+			o.q[0] = nil
+			o.q = o.q[1:]
+			o.bytes -= len(f)
+		}
+		o.mu.Unlock()
+	}
 }
 
 // close stops the outbox once what is queued is written.
 func (o *outbox) close() {
 	o.mu.Lock()
 	o.closed = true
+	idle := o.owner == ownerNone
 	o.mu.Unlock()
+	if idle {
+		o.poke()
+	}
+}
+
+func (o *outbox) poke() {
 	select {
 	case o.wake <- struct{}{}:
 	default:
 	}
 }
 
+// failed gives the peer up after a write failed.
+func (o *outbox) failed(err error) {
+	o.mu.Lock()
+	o.closed = true
+	o.q = nil
+	o.owner = ownerNone
+	o.mu.Unlock()
+	o.poke()
+	o.fail(err)
+}
+
+// run is the outbox's goroutine: it writes what a caller handed it, waiting
+// for room, until the outbox is closed and nothing is left to write.
 func (o *outbox) run() {
-	defer close(o.done)
 	for range o.wake {
 		for {
 			o.mu.Lock()
-			batch := o.q
-			o.q = nil
-			o.bytes = 0
-			closed := o.closed
-			o.mu.Unlock()
-			if len(batch) == 0 {
-				if closed {
+			if o.owner != ownerRunner {
+				end := o.closed && o.owner == ownerNone
+				o.mu.Unlock()
+				if end {
 					return
 				}
 				break
 			}
+			if len(o.q) == 0 {
+				o.owner = ownerNone
+				end := o.closed
+				o.mu.Unlock()
+				if end {
+					return
+				}
+				break
+			}
+			batch := o.q
+			o.q = nil
+			o.bytes = 0
+			o.mu.Unlock()
 			for _, f := range batch {
-				if err := o.write(f); err != nil {
-					o.mu.Lock()
-					o.closed = true
-					o.q = nil
-					o.mu.Unlock()
-					o.fail(err)
+				if err := o.peer.Write(f); err != nil {
+					o.failed(err)
 					return
 				}
 			}

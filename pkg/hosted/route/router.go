@@ -114,6 +114,23 @@ type Router struct {
 
 	cache    map[string]json.RawMessage // list results, by method and params
 	cacheGen int                        // bumped by every list_changed
+
+	// claimed are the outboxes the lock's holder queued the first frame
+	// to: it writes them once it has released the lock (unlock).
+	claimed []*outbox
+}
+
+// unlock releases r.mu and then writes what the holder queued to peers
+// that were idle (outbox). Every release of r.mu goes through it: a frame
+// queued under the lock is written by the goroutine that queued it, with
+// the lock released, so the router never waits on a peer.
+func (r *Router) unlock() {
+	claimed := r.claimed
+	r.claimed = nil
+	r.mu.Unlock()
+	for _, o := range claimed {
+		o.drain()
+	}
 }
 
 type waiter struct {
@@ -181,35 +198,34 @@ func New(opts Options) *Router {
 // Clients is how many clients are attached.
 func (r *Router) Clients() int {
 	r.mu.Lock()
-	defer r.mu.Unlock()
+	defer r.unlock()
 	return len(r.clients)
 }
 
 // Busy reports whether any request is queued or in flight.
 func (r *Router) Busy() bool {
 	r.mu.Lock()
-	defer r.mu.Unlock()
+	defer r.unlock()
 	return len(r.pending) > 0 || len(r.queued) > 0 || len(r.initWait) > 0
 }
 
-// Up gives the router a new upstream process: it sends the upstream its
-// initialize (with the first client's parameters) and, once answered,
-// the requests that waited. write sends one frame (without its newline) to
-// the upstream's stdin; it is called from one goroutine, in order.
-func (r *Router) Up(write func([]byte) error) {
+// Up gives the router a new upstream process, written through peer: it
+// sends the upstream its initialize (with the first client's parameters)
+// and, once answered, the requests that waited.
+func (r *Router) Up(peer Peer) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
+	defer r.unlock()
 	if r.up != nil {
 		r.up.close()
 	}
 	var box *outbox
-	box = newOutbox(r.opts.UpstreamLimit, write, func(err error) {
+	box = newOutbox(r.opts.UpstreamLimit, peer, func(err error) {
 		if errors.Is(err, errOverflow) {
 			r.mu.Lock()
 			if r.up == box {
 				r.opts.Trouble(fmt.Errorf("%s stopped reading its stdin", r.opts.Name))
 			}
-			r.mu.Unlock()
+			r.unlock()
 		}
 		// A failed write: the upstream is gone, and its exit says so.
 	})
@@ -278,7 +294,7 @@ func (r *Router) initialized(result, errObj json.RawMessage) {
 // without a new upstream being asked for.
 func (r *Router) Down(why error, failed bool) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
+	defer r.unlock()
 	r.state = down
 	if r.up != nil {
 		r.up.close()
@@ -325,7 +341,7 @@ func (r *Router) FromUpstream(line []byte) error {
 		return ErrNotJSONRPC
 	}
 	r.mu.Lock()
-	defer r.mu.Unlock()
+	defer r.unlock()
 	if r.up == nil {
 		return nil
 	}
@@ -345,14 +361,14 @@ func (r *Router) FromUpstream(line []byte) error {
 func (r *Router) ClearFailure() {
 	r.mu.Lock()
 	r.failure = nil
-	r.mu.Unlock()
+	r.unlock()
 }
 
 // ProtocolVersion is the version the upstream answered initialize with (""
 // before it has).
 func (r *Router) ProtocolVersion() string {
 	r.mu.Lock()
-	defer r.mu.Unlock()
+	defer r.unlock()
 	var res struct {
 		ProtocolVersion string `json:"protocolVersion"`
 	}

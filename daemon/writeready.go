@@ -1,0 +1,31 @@
+//go:build unix
+
+package daemon
+
+import (
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// socketWriteReady is a relayed connection's mcp.Conn.WriteReady: a write of
+// up to a page goes into a Unix socket poll(2) reports writable (its send
+// buffer at most a quarter full) without waiting.
+func socketWriteReady(c syscall.Conn) func(n int) bool {
+	rc, err := c.SyscallConn()
+	if err != nil {
+		return nil
+	}
+	return func(n int) bool {
+		if n > 4096 {
+			return false
+		}
+		ready := false
+		rc.Control(func(fd uintptr) {
+			p := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLOUT}}
+			k, err := unix.Poll(p, 0)
+			ready = err == nil && k == 1 && p[0].Revents == unix.POLLOUT
+		})
+		return ready
+	}
+}
