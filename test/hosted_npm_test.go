@@ -220,3 +220,144 @@ func TestHostedServerMemorySharesItsFile(t *testing.T) {
 		t.Fatalf("%d upstreams", n)
 	}
 }
+
+// Three TypeScript SDK v1 clients on one directory instance of
+// server-everything, and a fourth on a client instance (see
+// test/ts/hosted_features.mjs for how each point is made certain without
+// timing): logging by level and to the only client in flight; resources
+// listed and read, subscriptions counted per client with updates to
+// subscribers only, released when a client leaves; elicitation to the only client in flight, refused with
+// two; roots answered with the instance's directory, or the client's own
+// on a client instance; a list change told to every client, with the next
+// list fresh.
+func TestHostedServerEverythingFeatures(t *testing.T) {
+	server := npmServer(t, "server-everything")
+	env, _ := startUserDaemon(t)
+	work, _ := filepath.EvalSymlinks(t.TempDir())
+	type abc struct{ A, B, C int }
+	type answer struct {
+		Text           string
+		IsError        bool
+		AskedA, AskedB int
+	}
+	var out struct {
+		RootsLogged    bool
+		RootsDirectory struct {
+			Text           string
+			AskedA, AskedB int
+		}
+		RootsClient struct {
+			Text   string
+			AskedD int
+		}
+		LogAlone, LogSecondSubscribe, LogShared abc
+		HoldStarted                             bool
+		ElicitShared, ElicitAlone               answer
+		Updates                                 struct {
+			Both, AfterA, AfterB abc
+			Other                [][]string
+		}
+		UnsubscribeLogs  struct{ R1, R2, R3 abc }
+		LeftUnsubscribed bool
+		Resources        struct {
+			Count        int
+			URI, ReadURI string
+			ReadBytes    int
+		}
+		ListChange struct {
+			Call          answer
+			Before, After bool
+			Told          []int
+		}
+		Simulated struct{ A, B, C []string }
+	}
+	raw := runNodeScript(t, env, "hosted_features.mjs", bin.hearth, server, work)
+	t.Logf("%s", raw)
+	if err := json.Unmarshal(raw, &out); err != nil {
+		t.Fatalf("%s: %v", raw, err)
+	}
+
+	// Roots: the upstream's roots/list on a directory instance is answered
+	// with the directory (the upstream logged it got one root), no client
+	// asked; a client instance forwards the client's own roots verbatim.
+	dirURI := "file://" + work
+	if !out.RootsLogged || !strings.Contains(out.RootsDirectory.Text, "URI: "+dirURI+"\n") || strings.Contains(out.RootsDirectory.Text, "roots/of") ||
+		out.RootsDirectory.AskedA != 0 || out.RootsDirectory.AskedB != 0 {
+		t.Errorf("roots on a directory instance: logged %v, %+v; want %s only, no client asked", out.RootsLogged, out.RootsDirectory, dirURI)
+	}
+	if !strings.Contains(out.RootsClient.Text, "1. root of d\n   URI: file:///roots/of/d") || out.RootsClient.AskedD == 0 {
+		t.Errorf("roots on a client instance: %+v", out.RootsClient)
+	}
+
+	// Logging: a log message of the only client in flight reaches it alone;
+	// with two in flight every client gets it by its own level (a debug,
+	// b info, c notice: an info message reaches a and b, not c).
+	if out.LogAlone != (abc{1, 0, 0}) || out.LogSecondSubscribe != (abc{1, 0, 0}) {
+		t.Errorf("subscribe logs: alone %+v, after b's subscribe %+v; want a's only, and b's subscribe never upstream", out.LogAlone, out.LogSecondSubscribe)
+	}
+	if !out.HoldStarted || out.LogShared != (abc{1, 1, 0}) {
+		t.Errorf("a log with two clients in flight: %+v (hold started %v); want a and b, not c (notice)", out.LogShared, out.HoldStarted)
+	}
+	// Messages no request caused go to every client by its level: c's are
+	// a's at notice or above; b's hold a's at info or above, in order, with
+	// at most the one b's toggle caused before them and one at its end.
+	atLeast := func(levels []string, min string) []string {
+		order := []string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
+		var kept []string
+		for _, l := range levels {
+			if slices.Index(order, l) >= slices.Index(order, min) {
+				kept = append(kept, l)
+			}
+		}
+		return kept
+	}
+	sim := out.Simulated
+	wantB, bHolds := atLeast(sim.A, "info"), false
+	for before := 0; before <= 1 && before+len(wantB) <= len(sim.B); before++ {
+		bHolds = bHolds || (slices.Equal(sim.B[before:before+len(wantB)], wantB) && len(sim.B)-before-len(wantB) <= 1)
+	}
+	if len(sim.A) == 0 || !slices.Equal(sim.C, atLeast(sim.A, "notice")) || !slices.Equal(atLeast(sim.B, "info"), sim.B) || !bHolds {
+		t.Errorf("simulated logging by level: a (debug) %v, b (info) %v, c (notice) %v", sim.A, sim.B, sim.C)
+	}
+
+	// Elicitation: to a alone when its call is the only one in flight; its
+	// answer reached the upstream. With c's call in flight too, refused and
+	// seen by no client.
+	if out.ElicitShared.AskedA != 0 || out.ElicitShared.AskedB != 0 || !out.ElicitShared.IsError || !strings.Contains(out.ElicitShared.Text, "shared") {
+		t.Errorf("elicitation with two clients in flight: %+v", out.ElicitShared)
+	}
+	if out.ElicitAlone.IsError || !strings.Contains(out.ElicitAlone.Text, "Name: from a") || out.ElicitAlone.AskedA != 1 || out.ElicitAlone.AskedB != 0 {
+		t.Errorf("elicitation with a alone in flight: %+v", out.ElicitAlone)
+	}
+
+	// Subscriptions counted per client: updates reach subscribers only; a's
+	// unsubscribe while b holds the URI is answered by hearth (no upstream
+	// log); b's, the last, reaches the upstream, which then sends none.
+	u := out.Updates
+	if u.Both != (abc{1, 1, 0}) || u.AfterA != (abc{1, 2, 0}) || u.AfterB != (abc{1, 2, 0}) {
+		t.Errorf("resource updates (cumulative): both subscribed %+v, after a's unsubscribe %+v, after b's %+v", u.Both, u.AfterA, u.AfterB)
+	}
+	for i, o := range u.Other {
+		if len(o) != 0 {
+			t.Errorf("client %c got updates of %v", 'a'+i, o)
+		}
+	}
+	if out.UnsubscribeLogs.R1 != (abc{0, 1, 0}) || out.UnsubscribeLogs.R2 != (abc{0, 1, 0}) {
+		t.Errorf("unsubscribe logs %+v: want b's last unsubscribes only", out.UnsubscribeLogs)
+	}
+	// A client that leaves has its subscription released upstream; the
+	// upstream's log of it, caused by no client, goes to all by level.
+	if !out.LeftUnsubscribed || out.UnsubscribeLogs.R3 != (abc{1, 1, 0}) {
+		t.Errorf("the subscription of a client that left: released %v, logs %+v", out.LeftUnsubscribed, out.UnsubscribeLogs.R3)
+	}
+
+	// Resources and list changes.
+	r := out.Resources
+	if r.Count == 0 || r.URI == "" || r.ReadURI != r.URI || r.ReadBytes == 0 {
+		t.Errorf("resources: %+v", r)
+	}
+	lc := out.ListChange
+	if lc.Call.IsError || lc.Before || !lc.After || len(lc.Told) != 3 || slices.Contains(lc.Told, 0) {
+		t.Errorf("a resource list change: %+v; want every client told and b's next list fresh", lc)
+	}
+}

@@ -422,3 +422,47 @@ func TestHostedSmallAndLargeFramesOnBothTransports(t *testing.T) {
 		t.Fatalf("%d upstreams for two clients of one entry", n)
 	}
 }
+
+// A tool added at run time: notifications/tools/list_changed reaches every
+// client of the shared instance, and a tools/list after it is fresh, not
+// the list hearth cached before (the upstream declares listChanged).
+func TestHostedToolListChanged(t *testing.T) {
+	env, _, _ := shimEnv(t)
+	changed := make(chan string, 8)
+	told := func(name string) *mcp.ClientOptions {
+		return &mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- name }}
+	}
+	a := hostedClient(t, env, told("a"), "2025-11-25")
+	b := hostedClient(t, env, told("b"), "2025-11-25")
+	has := func(cs *mcp.ClientSession, tool string) bool {
+		res, err := cs.ListTools(context.Background(), nil)
+		if err != nil {
+			t.Fatalf("tools/list: %v", err)
+		}
+		return slices.ContainsFunc(res.Tools, func(tl *mcp.Tool) bool { return tl.Name == tool })
+	}
+	for range 2 { // the second is answered from hearth's cache
+		if has(a, "added_at_run_time") || !has(a, "add_tool") {
+			t.Fatal("tools/list before the change")
+		}
+	}
+	if out, isErr := callText(t, b, "add_tool", map[string]any{"text": "added_at_run_time"}); isErr {
+		t.Fatalf("add_tool: %s", out)
+	}
+	got := map[string]bool{}
+	timeout := time.After(10 * time.Second)
+	for len(got) < 2 {
+		select {
+		case who := <-changed:
+			got[who] = true
+		case <-timeout:
+			t.Fatalf("tools/list_changed reached only %v", got)
+		}
+	}
+	if !has(a, "added_at_run_time") {
+		t.Fatal("tools/list after the change is stale")
+	}
+	if out, _ := callText(t, a, "added_at_run_time", map[string]any{}); out != "I was added" {
+		t.Fatalf("the added tool: %q", out)
+	}
+}

@@ -1,7 +1,7 @@
 // Command hostedserver is a go-sdk MCP server the end-to-end tests host
 // behind `hearth run`: it answers with its pid, so tests can tell whether
 // clients share it, and has tools that wait, sample, report progress and
-// log, to hold calls in flight.
+// log, to hold calls in flight, and one that adds a tool (a list change).
 package main
 
 //lint:file-ignore SA1019 this server makes the 2025-era requests (sampling, roots, logging) that 2026-07-28 deprecates, for hearth to route
@@ -52,6 +52,12 @@ func main() {
 			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "sampling failed: " + err.Error()}}}, nil, nil
 		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "sampled: " + res.Content.(*mcp.TextContent).Text}}}, nil, nil
+	})
+	mcp.AddTool(srv, &mcp.Tool{Name: "add_tool", Description: "adds a tool named text, changing the tool list"}, func(_ context.Context, _ *mcp.CallToolRequest, a textArgs) (*mcp.CallToolResult, any, error) {
+		mcp.AddTool(srv, &mcp.Tool{Name: a.Text, Description: "added at run time"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "I was added"}}}, nil, nil
+		})
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "added " + a.Text}}}, nil, nil
 	})
 	err := srv.Run(context.Background(), &mcp.StdioTransport{})
 	if stubborn {
