@@ -28,6 +28,7 @@ var bins struct {
 	hearthd   string
 	hearth    string
 	sdkserver string
+	linerelay string
 }
 
 func build(b *testing.B) {
@@ -41,10 +42,12 @@ func build(b *testing.B) {
 		bins.hearthd = filepath.Join(dir, "hearthd")
 		bins.sdkserver = filepath.Join(dir, "sdkserver")
 		bins.hearth = filepath.Join(dir, "hearth")
+		bins.linerelay = filepath.Join(dir, "linerelay")
 		for out, pkg := range map[string]string{
 			bins.hearthd:   "github.com/hearth-mcp/hearth/daemon/hearthd",
 			bins.hearth:    "github.com/hearth-mcp/hearth/shim/hearth",
 			bins.sdkserver: "github.com/hearth-mcp/hearth/test/bench/internal/sdkserver",
+			bins.linerelay: "github.com/hearth-mcp/hearth/test/bench/internal/linerelay",
 		} {
 			if o, err := exec.Command("go", "build", "-o", out, pkg).CombinedOutput(); err != nil {
 				bins.err = fmt.Errorf("build %s: %v\n%s", pkg, err, o)
@@ -237,6 +240,18 @@ func roundRatio(b *testing.B, name string, num, den [][]time.Duration) spread {
 	}
 	s := spreadOf(v)
 	reportSpread(b, name+"-x", s)
+	return s
+}
+
+// roundDelta reports, per round, num's p50 minus den's in microseconds
+// (a cost added to den's), as a spread over the rounds.
+func roundDelta(b *testing.B, name string, num, den [][]time.Duration) spread {
+	var v []float64
+	for r := range num {
+		v = append(v, quantile(num[r], 0.5)-quantile(den[r], 0.5))
+	}
+	s := spreadOf(v)
+	reportSpread(b, name+"-µs", s)
 	return s
 }
 

@@ -40,6 +40,16 @@ func hostedRun(b *testing.B, runtime, node, script string) (*conn, io.WriteClose
 	return c, in, cmd
 }
 
+// relayRun spawns node script behind linerelay, a process that only copies
+// lines, and returns an initialized connection.
+func relayRun(b *testing.B, node, script string) *conn {
+	cmd := exec.Command(bins.linerelay, node, script)
+	c, in := spawnConn(b, cmd)
+	b.Cleanup(func() { in.Close(); cmd.Wait() })
+	c.initialize(b)
+	return c
+}
+
 // directRun spawns node script directly and returns an initialized
 // connection and its process.
 func directRun(b *testing.B, node, script string) (*conn, *exec.Cmd) {
@@ -209,13 +219,16 @@ func untilListed(b *testing.B, env []string, path string, args ...string) time.D
 
 // BenchmarkHostedCall: ping and a small tool call (echo) through `hearth
 // run` against server-everything spawned directly, one request at a time,
-// interleaved in nine rounds. Goal: p50 within 50 µs of direct.
+// interleaved in nine rounds. Goal: p50 within 50 µs of direct. Beside
+// them, the same server behind linerelay, which only copies lines: what
+// any process in the middle costs on this machine.
 func BenchmarkHostedCall(b *testing.B) {
 	node, script := everything(b)
 	_, runtime := startSocketDaemonIn(b)
 	hosted, _, _ := hostedRun(b, runtime, node, script)
 	direct, _ := directRun(b, node, script)
-	all := []*conn{hosted, direct}
+	relay := relayRun(b, node, script)
+	all := []*conn{hosted, direct, relay}
 	warm(b, 300, all, pingLine, echoLine)
 	for _, c := range all {
 		if c.roundTrip(b, echoLine); !strings.Contains(string(c.reply()), "Echo: hi") {
@@ -224,11 +237,15 @@ func BenchmarkHostedCall(b *testing.B) {
 	}
 	b.ResetTimer()
 	ping := interleave(rounds, perRound(b), block, contender{"hosted", rt(b, hosted, pingLine)}, contender{"direct", rt(b, direct, pingLine)})
-	call := interleave(rounds, perRound(b), block, contender{"hosted", rt(b, hosted, echoLine)}, contender{"direct", rt(b, direct, echoLine)})
+	call := interleave(rounds, perRound(b), block, contender{"hosted", rt(b, hosted, echoLine)}, contender{"direct", rt(b, direct, echoLine)},
+		contender{"relay", rt(b, relay, echoLine)})
 	b.StopTimer()
 	roundQuantiles(b, "ping-hosted-", ping[0])
 	roundQuantiles(b, "ping-direct-", ping[1])
 	roundQuantiles(b, "echo-hosted-", call[0])
 	roundQuantiles(b, "echo-direct-", call[1])
+	roundQuantiles(b, "echo-relay-", call[2])
 	roundRatio(b, "echo-hosted-over-direct", call[0], call[1])
+	roundDelta(b, "echo-hosted-minus-direct", call[0], call[1])
+	roundDelta(b, "echo-relay-minus-direct", call[2], call[1])
 }

@@ -122,6 +122,7 @@ pkg/memory/pgstore, pkg/memory/sqlitestore !< daemon/hearthd;
 NONE < test, test/bench, test/deps, test/internal/rawping;
 github.com/modelcontextprotocol/go-sdk < test/internal/hostedserver;
 os/exec < test/bench/internal/benchtable;
+os/exec < test/bench/internal/linerelay;
 github.com/modelcontextprotocol/go-sdk, github.com/wI2L/jsondiff < test/bench/internal/sdkserver;
 `
 
