@@ -22,6 +22,13 @@ type Client struct {
 	level    int               // the log level it asked for (-1: none)
 	inflight map[string]string // its request id key -> upstream id key
 	subs     map[string]bool   // resource URIs it subscribed to
+	// initParams are its initialize's params (its capabilities and
+	// clientInfo, sent in _meta on its behalf to a modern upstream).
+	initParams json.RawMessage
+	// modern: it sent a request with 2026-07-28 _meta and no initialize;
+	// it hears of list changes only through its own listens (by id key).
+	modern  bool
+	listens map[string]*clientListen
 }
 
 type clientCaps struct{ sampling, elicitation, roots bool }
@@ -29,7 +36,7 @@ type clientCaps struct{ sampling, elicitation, roots bool }
 // Attach adds a client, whose frames go to peer. gone is called once if the
 // client is given up (its writes fail, or it stopped reading).
 func (r *Router) Attach(peer Peer, gone func(error)) *Client {
-	c := &Client{r: r, level: -1, inflight: map[string]string{}, subs: map[string]bool{}}
+	c := &Client{r: r, level: -1, inflight: map[string]string{}, subs: map[string]bool{}, listens: map[string]*clientListen{}}
 	c.out = newOutbox(r.opts.ClientLimit, peer, func(err error) {
 		c.Detach()
 		if gone != nil {
@@ -92,6 +99,10 @@ func (c *Client) Detach() {
 		if p.token != "" {
 			delete(r.progress, p.token)
 		}
+		if p.round != nil {
+			r.dropRound(upKey, p) // answered already: nothing to cancel upstream
+			continue
+		}
 		if r.up != nil {
 			r.sendUp(notificationFrame("notifications/cancelled",
 				mustJSON(map[string]any{"requestId": json.RawMessage(upKey[1:]), "reason": "the client went away"})))
@@ -103,9 +114,16 @@ func (c *Client) Detach() {
 	for k, s := range r.s2c {
 		if s.c == c {
 			delete(r.s2c, k)
+			if s.round != nil {
+				continue // the round's request was the client's: it is cancelled above
+			}
 			delete(r.s2cUp, idKey(s.upID))
 			r.sendUp(responseFrame(s.upID, nil, rpcError(jsonrpc.CodeInternalError, "the client this request was sent to went away")))
 		}
+	}
+	if len(c.listens) > 0 {
+		clear(c.listens)
+		r.syncURIListens()
 	}
 	i := 0
 	for _, w := range r.initWait {
@@ -115,7 +133,7 @@ func (c *Client) Detach() {
 		}
 	}
 	r.initWait = r.initWait[:i]
-	if old := r.upLevel; old >= 0 {
+	if old := r.upLevel; old >= 0 && r.era != eraModern {
 		if lvl := r.minLevel(); lvl > old && r.state == ready {
 			r.upLevel = lvl
 			r.internalRequest("logging/setLevel", mustJSON(map[string]string{"level": levelNames[lvl]}))
@@ -165,7 +183,8 @@ func (c *Client) fail(id jsonrpc.ID, code int, message string) {
 // request routes a client request; r.mu is held.
 func (c *Client) request(msg *jsonrpc.Message) {
 	r := c.r
-	if _, dup := c.inflight[idKey(msg.ID.Raw())]; dup {
+	_, listening := c.listens[idKey(msg.ID.Raw())]
+	if _, dup := c.inflight[idKey(msg.ID.Raw())]; dup || listening {
 		c.fail(msg.ID, jsonrpc.CodeDuplicateID, "Invalid Request: id "+string(msg.ID.Raw())+" is that of a request still in flight")
 		return
 	}
@@ -176,12 +195,17 @@ func (c *Client) request(msg *jsonrpc.Message) {
 	case "initialize":
 		c.initialize(msg)
 		return
-	case "server/discover":
-		// The upstream is a 2025 (initialize) server: a client probing for
-		// the stateless era gets an error that is not a modern one, and
-		// falls back to initialize (basic/transports/stdio, "Backward
-		// Compatibility").
-		c.fail(msg.ID, jsonrpc.CodeMethodNotFound, "Method not found: server/discover ("+r.opts.Name+" speaks the 2025 protocol; use initialize)")
+	}
+	if modernMeta(msg.Params) != nil {
+		if !c.inited {
+			c.modern = true
+		}
+		if r.initParams == nil {
+			r.initParams = initParamsFromMeta(msg.Params)
+		}
+	}
+	if msg.Method == "server/discover" && r.era == eraLegacy {
+		c.refuseDiscover(msg)
 		return
 	}
 	if r.initParams == nil {
@@ -212,21 +236,61 @@ func (c *Client) request(msg *jsonrpc.Message) {
 	}
 	if r.state != ready {
 		r.queued = append(r.queued, queuedReq{c: c, msg: msg, params: params})
-		if r.state == down {
-			r.opts.Wake()
-		}
+		r.needUpstream()
 		return
 	}
 	r.forward(c, msg, params)
 }
 
+// needUpstream gets an upstream going for a request that waits: a new
+// process, or the initialize of one started before anybody asked; r.mu is
+// held.
+func (r *Router) needUpstream() {
+	switch r.state {
+	case down:
+		r.opts.Wake()
+	case starting:
+		if r.initID == "" && r.up != nil {
+			r.sendInitialize()
+		}
+	}
+}
+
+// refuseDiscover answers the probe of a client of a legacy upstream: an
+// error that is not a modern one, so it falls back to initialize
+// (basic/transports/stdio, "Backward Compatibility").
+func (c *Client) refuseDiscover(msg *jsonrpc.Message) {
+	c.fail(msg.ID, jsonrpc.CodeMethodNotFound, "Method not found: server/discover ("+c.r.opts.Name+" speaks the 2025 protocol; use initialize)")
+}
+
 // forward sends a client's request to the upstream under an id of hearth's,
 // with its progress token replaced by one of hearth's; r.mu is held.
 func (r *Router) forward(c *Client, msg *jsonrpc.Message, params json.RawMessage) {
+	translated := false
+	switch r.era {
+	case eraLegacy:
+		if msg.Method == "server/discover" {
+			c.refuseDiscover(msg) // it waited for the era to be known
+			return
+		}
+	case eraModern:
+		if modernMeta(params) != nil {
+			if msg.Method == "subscriptions/listen" {
+				c.listen(msg)
+				return
+			}
+			break // a modern client's own request: its _meta goes untouched
+		}
+		if c.legacyOnModern(msg, params) {
+			return
+		}
+		params = withMeta(params, metaFromInit(c.initParams, c.level))
+		translated = true
+	}
 	r.nextID++
 	id := strconv.AppendInt(nil, r.nextID, 10)
 	upKey := idKey(id)
-	p := &pend{c: c, id: msg.ID.Raw(), clientK: idKey(msg.ID.Raw()), method: msg.Method}
+	p := &pend{c: c, id: msg.ID.Raw(), clientK: idKey(msg.ID.Raw()), method: msg.Method, translated: translated}
 	if tok := progressToken(params); tok != nil {
 		r.nextTok++
 		p.token = "hearth-" + strconv.FormatInt(r.nextTok, 10)
@@ -241,6 +305,9 @@ func (r *Router) forward(c *Client, msg *jsonrpc.Message, params json.RawMessage
 		o, _ := decodeObject(params)
 		p.uri = o.str("uri")
 	}
+	if translated && inputCapable(msg.Method) {
+		p.sent = params
+	}
 	r.pending[upKey] = p
 	c.inflight[p.clientK] = upKey
 	r.sendUp(requestFrame(id, msg.Method, params))
@@ -250,16 +317,13 @@ func (r *Router) forward(c *Client, msg *jsonrpc.Message, params json.RawMessage
 // upstream has been initialized, else once it is; r.mu is held.
 func (c *Client) initialize(msg *jsonrpc.Message) {
 	r := c.r
-	c.inited = true
+	c.inited, c.modern = true, false
 	c.caps = parseClientCaps(msg.Params)
-	if r.opts.Mode == Single && r.initResult != nil && r.failure == nil {
-		// A client connection is served by one upstream: a client that
-		// initializes again talks to it as it is.
-		c.answer(msg.ID, r.initResult)
-		return
-	}
-	if r.initResult != nil && r.failure == nil {
-		c.answer(msg.ID, r.initResult)
+	c.initParams = msg.Params
+	if (r.initResult != nil || r.discover != nil) && r.failure == nil {
+		// The cached answer, even while a crashed upstream restarts; a
+		// single client's upstream is talked to as it is.
+		c.answer(msg.ID, r.initAnswer(c))
 		return
 	}
 	if r.failure != nil {
@@ -270,14 +334,7 @@ func (c *Client) initialize(msg *jsonrpc.Message) {
 		r.initParams = upstreamInitParams(msg.Params, r.opts.Mode)
 	}
 	r.initWait = append(r.initWait, waiter{c: c, id: msg.ID.Raw()})
-	switch r.state {
-	case down:
-		r.opts.Wake()
-	case starting:
-		if r.initID == "" && r.up != nil {
-			r.sendInitialize()
-		}
-	}
+	r.needUpstream()
 }
 
 // upstreamInitParams are what a shared upstream is initialized with: the
@@ -382,6 +439,10 @@ func (r *Router) unsubscribe(c *Client, uri string) {
 	delete(c.subs, uri)
 	if len(subs) == 0 {
 		delete(r.subs, uri)
+		if r.era == eraModern {
+			r.syncURIListens()
+			return
+		}
 		if r.state == ready {
 			r.internalRequest("resources/unsubscribe", mustJSON(map[string]string{"uri": uri}))
 		}
@@ -426,6 +487,11 @@ func (c *Client) notification(msg *jsonrpc.Message) {
 				return
 			}
 		}
+		if _, ok := c.listens[k]; ok {
+			delete(c.listens, k) // a listen ends without an answer
+			r.syncURIListens()
+			return
+		}
 		upKey, ok := c.inflight[k]
 		if !ok {
 			return // not one of its requests in flight: nothing to cancel
@@ -439,13 +505,19 @@ func (c *Client) notification(msg *jsonrpc.Message) {
 			if pd.token != "" {
 				delete(r.progress, pd.token)
 			}
+			if pd.round != nil {
+				r.dropRound(upKey, pd) // answered already: nothing to cancel upstream
+				return
+			}
 		}
 		p["requestId"] = json.RawMessage(upKey[1:])
 		r.sendUp(notificationFrame(msg.Method, p.encode()))
 		return
 	case "notifications/roots/list_changed":
-		if r.opts.Mode == Shared {
-			return // a shared upstream's roots are not one client's (decision 0034)
+		if r.opts.Mode == Shared || r.era == eraModern {
+			// A shared upstream's roots are not one client's (decision
+			// 0034); a modern one asks for roots in each request.
+			return
 		}
 	}
 	if r.state == ready {
@@ -463,6 +535,10 @@ func (c *Client) response(msg *jsonrpc.Message) {
 		return // not a request hearth sent it (or its upstream is gone)
 	}
 	delete(r.s2c, k)
+	if s.round != nil {
+		r.inputAnswered(s, msg)
+		return
+	}
 	delete(r.s2cUp, idKey(s.upID))
 	r.sendUp(responseFrame(s.upID, msg.Result, msg.Error))
 }

@@ -24,6 +24,7 @@ type upstreamHarness struct {
 
 	mu     sync.Mutex
 	sent   []string // methods (or "response") of frames sent to the upstream
+	frames []string // those frames
 	starts int
 	stop   func() // ends the current upstream
 }
@@ -78,6 +79,7 @@ func (h *upstreamHarness) start() {
 		}
 		h.mu.Lock()
 		h.sent = append(h.sent, m.Method)
+		h.frames = append(h.frames, string(f))
 		h.mu.Unlock()
 		_, err := inW.Write(append(f, '\n'))
 		return err
@@ -95,6 +97,19 @@ func (h *upstreamHarness) count(method string) int {
 		}
 	}
 	return n
+}
+
+// framesOf are the frames of a method sent to the upstream.
+func (h *upstreamHarness) framesOf(method string) []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []string
+	for i, m := range h.sent {
+		if m == method {
+			out = append(out, h.frames[i])
+		}
+	}
+	return out
 }
 
 // settled waits until the frames queued to the upstream have been written

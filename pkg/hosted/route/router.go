@@ -115,6 +115,18 @@ type Router struct {
 	cache    map[string]json.RawMessage // list results, by method and params
 	cacheGen int                        // bumped by every list_changed
 
+	// The upstream's era (decision 0038), learned anew for each upstream
+	// process. discover is a modern upstream's DiscoverResult, refusal its
+	// answer to initialize (quoted if the probe fails too).
+	era      int
+	discover json.RawMessage
+	refusal  json.RawMessage
+	// hearth's subscriptions/listen requests to a modern upstream: one for
+	// list changes, one per resource URI a client subscribed to (by upstream
+	// id key; "" and absent: none open).
+	listListen string
+	uriListens map[string]string
+
 	// claimed are the outboxes the lock's holder queued the first frame
 	// to: it writes them once it has released the lock (unlock).
 	claimed []*outbox
@@ -157,16 +169,28 @@ type pend struct {
 	cacheGen int
 	uri      string                               // a resources/subscribe's URI (shared instances)
 	internal func(result, errObj json.RawMessage) // hearth's own request
+	// A legacy client's request to a modern upstream (translated): what was
+	// sent, to retry it with inputResponses, and its input round if the
+	// upstream asked for input (decision 0038).
+	translated bool
+	sent       json.RawMessage
+	round      *inputRound
+	rounds     int
 }
 
 // s2cReq is a request of the upstream to one client.
 type s2cReq struct {
 	c    *Client
 	upID json.RawMessage
+	// Set: a request hearth made of the client for a modern upstream's
+	// InputRequiredResult; the answer goes to the round, under key.
+	round *inputRound
+	key   string
 }
 
 type upstreamCaps struct {
 	toolsChanged, promptsChanged, resourcesChanged bool
+	resourcesSubscribe                             bool
 }
 
 // New returns a router with no upstream and no client.
@@ -191,7 +215,7 @@ func New(opts Options) *Router {
 		pending: map[string]*pend{}, progress: map[string]*pend{},
 		s2c: map[string]*s2cReq{}, s2cUp: map[string]string{},
 		subs: map[string]map[*Client]struct{}{}, upLevel: -1,
-		cache: map[string]json.RawMessage{},
+		cache: map[string]json.RawMessage{}, uriListens: map[string]string{},
 	}
 }
 
@@ -206,7 +230,13 @@ func (r *Router) Clients() int {
 func (r *Router) Busy() bool {
 	r.mu.Lock()
 	defer r.unlock()
-	return len(r.pending) > 0 || len(r.queued) > 0 || len(r.initWait) > 0
+	n := len(r.pending)
+	for _, p := range r.pending {
+		if p.method == "subscriptions/listen" && p.internal != nil {
+			n-- // hearth's own listen stays open while the upstream runs
+		}
+	}
+	return n > 0 || len(r.queued) > 0 || len(r.initWait) > 0
 }
 
 // Up gives the router a new upstream process, written through peer: it
@@ -233,6 +263,7 @@ func (r *Router) Up(peer Peer) {
 	r.state = starting
 	r.failure = nil
 	r.upLevel = -1
+	r.era = eraUnknown
 	if r.initParams == nil {
 		return // nobody asked yet; the first initialize will
 	}
@@ -249,32 +280,52 @@ func (r *Router) sendInitialize() {
 }
 
 // initialized handles the upstream's answer to initialize; r.mu is held.
+// A refusal is not the end: a 2026-07-28 server refuses initialize, so it
+// is probed with server/discover (decision 0038).
 func (r *Router) initialized(result, errObj json.RawMessage) {
 	r.initID = ""
 	if errObj != nil {
-		err := fmt.Errorf("%s refused initialize: %s", r.opts.Name, errorMessage(errObj))
-		for _, w := range r.initWait {
-			w.c.push(responseFrame(w.id, nil, errObj))
-		}
-		r.initWait = nil
-		r.opts.Trouble(err)
+		r.refusal = errObj
+		r.probeDiscover()
 		return
 	}
-	r.initResult = result
+	r.era = eraLegacy
+	r.initResult, r.discover = result, nil
 	r.upCaps = parseUpstreamCaps(result)
-	r.state = ready
 	r.sendUp(notificationFrame("notifications/initialized", nil))
+	r.becomeReady()
+}
+
+// failStart answers the clients waiting for the upstream's start with
+// errObj and has the upstream stopped (why); r.mu is held.
+func (r *Router) failStart(errObj json.RawMessage, why error) {
 	for _, w := range r.initWait {
-		w.c.push(responseFrame(w.id, result, nil))
+		w.c.push(responseFrame(w.id, nil, errObj))
 	}
 	r.initWait = nil
-	// A restarted upstream: what clients had open is opened again.
-	for uri := range r.subs {
-		r.internalRequest("resources/subscribe", mustJSON(map[string]string{"uri": uri}))
+	r.opts.Trouble(why)
+}
+
+// becomeReady: the upstream's era is known and it serves; the clients
+// waiting get their initialize answered, what the clients had open is
+// opened again on a restarted upstream, and queued requests go; r.mu is
+// held.
+func (r *Router) becomeReady() {
+	r.state = ready
+	for _, w := range r.initWait {
+		w.c.push(responseFrame(w.id, r.initAnswer(w.c), nil))
 	}
-	if lvl := r.minLevel(); lvl >= 0 {
-		r.upLevel = lvl
-		r.internalRequest("logging/setLevel", mustJSON(map[string]string{"level": levelNames[lvl]}))
+	r.initWait = nil
+	if r.era == eraModern {
+		r.openListens()
+	} else {
+		for uri := range r.subs {
+			r.internalRequest("resources/subscribe", mustJSON(map[string]string{"uri": uri}))
+		}
+		if lvl := r.minLevel(); lvl >= 0 {
+			r.upLevel = lvl
+			r.internalRequest("logging/setLevel", mustJSON(map[string]string{"level": levelNames[lvl]}))
+		}
 	}
 	queued := r.queued
 	r.queued = nil
@@ -285,6 +336,15 @@ func (r *Router) initialized(result, errObj json.RawMessage) {
 		r.forward(q.c, q.msg, q.params)
 	}
 	r.opts.Ready()
+}
+
+// initAnswer is the initialize result a client gets: the legacy upstream's
+// own, or one made from a modern upstream's DiscoverResult; r.mu is held.
+func (r *Router) initAnswer(c *Client) json.RawMessage {
+	if r.discover != nil {
+		return legacyInitResult(r.discover, c.initParams, r.opts.Name)
+	}
+	return r.initResult
 }
 
 // Down tells the router its upstream is gone (why names the cause, with the
@@ -325,6 +385,8 @@ func (r *Router) Down(why error, failed bool) {
 	clear(r.s2c)
 	clear(r.s2cUp)
 	r.initID = ""
+	r.listListen = ""
+	clear(r.uriListens)
 	r.cacheGen++
 	clear(r.cache)
 }
@@ -369,6 +431,9 @@ func (r *Router) ClearFailure() {
 func (r *Router) ProtocolVersion() string {
 	r.mu.Lock()
 	defer r.unlock()
+	if r.discover != nil {
+		return modernVersion
+	}
 	var res struct {
 		ProtocolVersion string `json:"protocolVersion"`
 	}
@@ -425,9 +490,9 @@ func errorMessage(errObj json.RawMessage) string {
 func parseUpstreamCaps(result json.RawMessage) upstreamCaps {
 	var r struct {
 		Capabilities struct {
-			Tools     *struct{ ListChanged bool } `json:"tools"`
-			Prompts   *struct{ ListChanged bool } `json:"prompts"`
-			Resources *struct{ ListChanged bool } `json:"resources"`
+			Tools     *struct{ ListChanged bool }            `json:"tools"`
+			Prompts   *struct{ ListChanged bool }            `json:"prompts"`
+			Resources *struct{ ListChanged, Subscribe bool } `json:"resources"`
 		} `json:"capabilities"`
 	}
 	_ = json.Unmarshal(result, &r)
@@ -435,6 +500,7 @@ func parseUpstreamCaps(result json.RawMessage) upstreamCaps {
 	c.toolsChanged = r.Capabilities.Tools != nil && r.Capabilities.Tools.ListChanged
 	c.promptsChanged = r.Capabilities.Prompts != nil && r.Capabilities.Prompts.ListChanged
 	c.resourcesChanged = r.Capabilities.Resources != nil && r.Capabilities.Resources.ListChanged
+	c.resourcesSubscribe = r.Capabilities.Resources != nil && r.Capabilities.Resources.Subscribe
 	return c
 }
 

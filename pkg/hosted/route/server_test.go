@@ -25,23 +25,26 @@ type testServer struct {
 	subs      []string // "+uri" and "-uri" as the upstream saw them
 }
 
-func newTestServer() *testServer {
+func newTestServer() *testServer { return newTestServerWith(&mcp.ServerOptions{}, true) }
+
+// newTestServerWith builds the test server on opts; legacy adds the tools
+// that make 2025-era requests of the client (sample, roots).
+func newTestServerWith(opts *mcp.ServerOptions, legacy bool) *testServer {
 	ts := &testServer{release: map[string]chan struct{}{}, started: map[string]chan struct{}{}}
-	ts.srv = mcp.NewServer(&mcp.Implementation{Name: "testserver", Version: "1.0.0"}, &mcp.ServerOptions{
-		Instructions: "a server of the router's tests",
-		SubscribeHandler: func(_ context.Context, req *mcp.SubscribeRequest) error {
-			ts.mu.Lock()
-			ts.subs = append(ts.subs, "+"+req.Params.URI)
-			ts.mu.Unlock()
-			return nil
-		},
-		UnsubscribeHandler: func(_ context.Context, req *mcp.UnsubscribeRequest) error {
-			ts.mu.Lock()
-			ts.subs = append(ts.subs, "-"+req.Params.URI)
-			ts.mu.Unlock()
-			return nil
-		},
-	})
+	opts.Instructions = "a server of the router's tests"
+	opts.SubscribeHandler = func(_ context.Context, req *mcp.SubscribeRequest) error {
+		ts.mu.Lock()
+		ts.subs = append(ts.subs, "+"+req.Params.URI)
+		ts.mu.Unlock()
+		return nil
+	}
+	opts.UnsubscribeHandler = func(_ context.Context, req *mcp.UnsubscribeRequest) error {
+		ts.mu.Lock()
+		ts.subs = append(ts.subs, "-"+req.Params.URI)
+		ts.mu.Unlock()
+		return nil
+	}
+	ts.srv = mcp.NewServer(&mcp.Implementation{Name: "testserver", Version: "1.0.0"}, opts)
 	type textArgs struct {
 		Text string `json:"text"`
 	}
@@ -68,6 +71,12 @@ func newTestServer() *testServer {
 			return nil, nil, ctx.Err()
 		}
 	})
+	ts.srv.AddResource(&mcp.Resource{URI: "test://a", Name: "a"}, func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: "test://a", Text: "a"}}}, nil
+	})
+	if !legacy {
+		return ts
+	}
 	mcp.AddTool(ts.srv, &mcp.Tool{Name: "sample", Description: "asks its client to sample"}, func(ctx context.Context, req *mcp.CallToolRequest, a textArgs) (*mcp.CallToolResult, any, error) {
 		res, err := req.Session.CreateMessage(ctx, &mcp.CreateMessageParams{MaxTokens: 10,
 			Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: a.Text}}}})
@@ -86,9 +95,6 @@ func newTestServer() *testServer {
 			uris = append(uris, r.URI)
 		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.Join(uris, ",")}}}, nil, nil
-	})
-	ts.srv.AddResource(&mcp.Resource{URI: "test://a", Name: "a"}, func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: "test://a", Text: "a"}}}, nil
 	})
 	return ts
 }

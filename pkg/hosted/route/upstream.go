@@ -15,6 +15,10 @@ func (r *Router) upstreamResponse(msg *jsonrpc.Message) {
 	if !ok {
 		return // an answer to nothing in flight (or to a cancelled request of a gone client)
 	}
+	if p.translated && p.c != nil && !p.c.gone && msg.Error == nil && inputRequired(msg.Result) {
+		r.askForInput(k, p, msg.Result) // the request stays the client's
+		return
+	}
 	delete(r.pending, k)
 	if p.token != "" {
 		delete(r.progress, p.token)
@@ -162,6 +166,10 @@ func (r *Router) upstreamNotification(msg *jsonrpc.Message) {
 	case "notifications/message":
 		r.logMessage(msg)
 	case "notifications/resources/updated":
+		if r.era == eraModern {
+			r.resourceUpdated(msg)
+			return
+		}
 		if r.opts.Mode == Single {
 			r.broadcast(msg)
 			return
@@ -173,7 +181,13 @@ func (r *Router) upstreamNotification(msg *jsonrpc.Message) {
 	case "notifications/tools/list_changed", "notifications/prompts/list_changed", "notifications/resources/list_changed":
 		r.cacheGen++
 		clear(r.cache)
+		if r.era == eraModern {
+			r.listChanged(msg)
+			return
+		}
 		r.broadcast(msg)
+	case "notifications/subscriptions/acknowledged":
+		// An answer to hearth's own listen: clients had theirs from hearth.
 	default:
 		r.broadcast(msg)
 	}
@@ -194,6 +208,9 @@ func (r *Router) logMessage(msg *jsonrpc.Message) {
 	lvl := levelOf(p.str("level"))
 	f := notificationFrame(msg.Method, msg.Params)
 	deliver := func(c *Client) {
+		if r.era == eraModern && !c.modern && c.level < 0 {
+			return // it asked for no log: a modern upstream logs only for requests that set a level
+		}
 		if c.level < 0 || lvl < 0 || lvl >= c.level {
 			c.push(f)
 		}

@@ -1,0 +1,193 @@
+package route
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// scripted is an upstream the test plays by hand: it sees each frame the
+// router sends and answers with what the test says.
+type scripted struct {
+	t       *testing.T
+	r       *Router
+	frames  chan map[string]any
+	mu      sync.Mutex
+	trouble []string
+}
+
+func newScripted(t *testing.T) *scripted {
+	s := &scripted{t: t, frames: make(chan map[string]any, 64)}
+	s.r = New(Options{Name: "scripted",
+		Wake: func() {
+			go s.r.Up(WriteFunc(func(f []byte) error {
+				var m map[string]any
+				json.Unmarshal(f, &m)
+				s.frames <- m
+				return nil
+			}))
+		},
+		Trouble: func(err error) { s.mu.Lock(); s.trouble = append(s.trouble, err.Error()); s.mu.Unlock() },
+	})
+	return s
+}
+
+// expect reads the next frame of method the router sent (skipping
+// notifications) and returns its id's JSON.
+func (s *scripted) expect(method string) string {
+	s.t.Helper()
+	for {
+		select {
+		case m := <-s.frames:
+			if m["method"] != method {
+				if _, isReq := m["id"]; !isReq {
+					continue
+				}
+				s.t.Fatalf("upstream got %v, want %s", m, method)
+			}
+			return string(mustJSON(m["id"]))
+		case <-time.After(5 * time.Second):
+			s.t.Fatalf("upstream never got %s", method)
+		}
+	}
+}
+
+func (s *scripted) reply(id, body string) {
+	if err := s.r.FromUpstream([]byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,%s}`, id, body))); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+func (s *scripted) client() *rawClient {
+	rc := &rawClient{t: s.t, frames: make(chan string, 256)}
+	rc.c = s.r.Attach(chanPeer(rc.frames), nil)
+	return rc
+}
+
+const refusal = `"error":{"code":-32601,"message":"Method not found"}`
+
+// Each malformed answer to the probe fails the start with an error that
+// quotes both refusals; the client's initialize gets it.
+func TestBadDiscoverResults(t *testing.T) {
+	for _, tc := range []struct{ name, discover, want string }{
+		{"an error", `"error":{"code":-32601,"message":"no such method"}`, "server/discover: no such method"},
+		{"unsupported version", `"error":{"code":-32022,"message":"Unsupported protocol version","data":{"supported":["2027-01-01"]}}`, "Unsupported protocol version"},
+		{"not an object", `"result":[1,2]`, "not an object"},
+		{"no versions", `"result":{"capabilities":{}}`, "no supportedVersions"},
+		{"versions not strings", `"result":{"supportedVersions":[2026],"capabilities":{}}`, "no supportedVersions"},
+		{"other versions only", `"result":{"supportedVersions":["2027-01-01"],"capabilities":{}}`, "it supports 2027-01-01"},
+		{"no capabilities", `"result":{"supportedVersions":["2026-07-28"]}`, "no capabilities object"},
+		{"capabilities not an object", `"result":{"supportedVersions":["2026-07-28"],"capabilities":"all"}`, "no capabilities object"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newScripted(t)
+			c := s.client()
+			c.send(strings.Replace(initReq, "%s", "1", 1))
+			s.reply(s.expect("initialize"), refusal)
+			s.reply(s.expect("server/discover"), tc.discover)
+			m := c.response()
+			if !strings.Contains(m["_text"].(string), "scripted refused initialize (Method not found) and is no 2026-07-28 server either") ||
+				!strings.Contains(m["_text"].(string), tc.want) || m["error"].(map[string]any)["code"] != float64(CodeUpstream) {
+				t.Fatalf("got %s, want %q", m["_text"], tc.want)
+			}
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			if len(s.trouble) != 1 {
+				t.Fatalf("trouble %v: the upstream must be stopped", s.trouble)
+			}
+		})
+	}
+}
+
+// A modern upstream's DiscoverResult with a serverInfo or instructions of
+// the wrong type still serves: the legacy client gets the server's name.
+func TestDiscoverResultIllTypedOptionalMembers(t *testing.T) {
+	s := newScripted(t)
+	c := s.client()
+	c.send(strings.Replace(initReq, "%s", "1", 1))
+	s.reply(s.expect("initialize"), refusal)
+	s.reply(s.expect("server/discover"), `"result":{"supportedVersions":["2026-07-28"],"capabilities":{},"instructions":7,"_meta":{"io.modelcontextprotocol/serverInfo":"me"}}`)
+	m := c.response()
+	if !strings.Contains(m["_text"].(string), `"serverInfo":{"name":"scripted","version":"unknown"}`) || strings.Contains(m["_text"].(string), "instructions") {
+		t.Fatalf("got %s", m["_text"])
+	}
+}
+
+// Each malformed InputRequiredResult answers that request with an error
+// naming the server and the fault; the instance keeps serving the client
+// and another one.
+func TestBadInputRequiredResults(t *testing.T) {
+	s := newScripted(t)
+	a, b := s.client(), s.client()
+	a.send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"roots":{}},"clientInfo":{"name":"a","version":"1"}}}`)
+	s.reply(s.expect("initialize"), refusal)
+	s.reply(s.expect("server/discover"), `"result":{"supportedVersions":["2026-07-28"],"capabilities":{"tools":{}}}`)
+	a.response()
+	b.initialize()
+	for i, tc := range []struct{ name, result, want string }{
+		{"neither member", `{"resultType":"input_required"}`, "neither inputRequests nor requestState"},
+		{"inputRequests not an object", `{"resultType":"input_required","inputRequests":[1]}`, "inputRequests is not an object"},
+		{"empty without state", `{"resultType":"input_required","inputRequests":{}}`, "empty and it has no requestState"},
+		{"request not an object", `{"resultType":"input_required","inputRequests":{"x":5}}`, `is not a request object`},
+		{"unknown method", `{"resultType":"input_required","inputRequests":{"x":{"method":"tools/call","params":{}}}}`, `(sampling/createMessage, elicitation/create or roots/list expected)`},
+		{"params not an object", `{"resultType":"input_required","inputRequests":{"x":{"method":"roots/list","params":"all"}}}`, "params is not an object"},
+		{"state not a string", `{"resultType":"input_required","requestState":{"a":1}}`, "requestState is not a string"},
+		{"undeclared capability", `{"resultType":"input_required","inputRequests":{"x":{"method":"sampling/createMessage","params":{}}}}`, "did not declare"},
+	} {
+		a.send(callFrame(fmt.Sprint(i+1), "t", `{}`))
+		s.reply(s.expect("tools/call"), `"result":`+tc.result)
+		m := a.response()
+		if m["id"] != float64(i+1) || !strings.Contains(m["_text"].(string), "scripted answered tools/call with an InputRequiredResult hearth cannot use") ||
+			!strings.Contains(m["_text"].(string), tc.want) {
+			t.Errorf("%s: got %s, want %q", tc.name, m["_text"], tc.want)
+		}
+	}
+	// An upstream that keeps asking is given up after maxInputRounds.
+	a.send(callFrame("99", "t", `{}`))
+	for range maxInputRounds {
+		s.reply(s.expect("tools/call"), `"result":{"resultType":"input_required","requestState":"again"}`)
+	}
+	s.reply(s.expect("tools/call"), `"result":{"resultType":"input_required","requestState":"again"}`)
+	if m := a.response(); !strings.Contains(m["_text"].(string), "asked for input 10 times") {
+		t.Fatalf("endless rounds: %s", m["_text"])
+	}
+	// Both clients are still served.
+	for _, c := range []*rawClient{a, b} {
+		c.send(callFrame("100", "t", `{}`))
+		s.reply(s.expect("tools/call"), `"result":{"content":[{"type":"text","text":"fine"}]}`)
+		if m := c.response(); textOfRaw(t, m) != "fine" {
+			t.Fatalf("after bad input: %s", m["_text"])
+		}
+	}
+}
+
+// A legacy client's initialize with ill-typed members still gets its
+// requests through: its _meta carries what is well typed.
+func TestIllTypedInitializeParamsOnModernUpstream(t *testing.T) {
+	s := newScripted(t)
+	a := s.client()
+	a.send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":5,"capabilities":"all","clientInfo":{"name":1}}}`)
+	s.reply(s.expect("initialize"), refusal)
+	s.reply(s.expect("server/discover"), `"result":{"supportedVersions":["2026-07-28"],"capabilities":{}}`)
+	if m := a.response(); !strings.Contains(m["_text"].(string), `"protocolVersion":"2025-11-25"`) {
+		t.Fatalf("initialize: %s", m["_text"])
+	}
+	a.send(`{"jsonrpc":"2.0","id":1,"method":"logging/setLevel","params":{"level":"loud"}}`)
+	if m := a.response(); !strings.Contains(m["_text"].(string), "-32602") {
+		t.Fatalf("bad level: %s", m["_text"])
+	}
+	a.send(callFrame("2", "t", `{}`))
+	var up map[string]any
+	select {
+	case up = <-s.frames:
+	case <-time.After(5 * time.Second):
+		t.Fatal("no call upstream")
+	}
+	meta := up["params"].(map[string]any)["_meta"].(map[string]any)
+	if meta[metaVersion] != "2026-07-28" || fmt.Sprint(meta[metaCapabilities]) != "map[]" || meta[metaClientInfo] != nil {
+		t.Fatalf("meta %v", meta)
+	}
+}
