@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -24,9 +25,14 @@ func main() {
 	if stubborn {
 		signal.Ignore(syscall.SIGTERM)
 	}
-	srv := mcp.NewServer(&mcp.Implementation{Name: "hostedserver", Version: "1.0.0"}, &mcp.ServerOptions{Instructions: "the tests' own hosted server"})
-	type textArgs struct {
-		Text string `json:"text"`
+	modern := len(os.Args) > 1 && os.Args[1] == "-modern"
+	opts := &mcp.ServerOptions{Instructions: "the tests' own hosted server"}
+	if modern {
+		opts.SupportedProtocolVersions = []string{"2026-07-28"}
+	}
+	srv := mcp.NewServer(&mcp.Implementation{Name: "hostedserver", Version: "1.0.0"}, opts)
+	if modern {
+		srv.AddReceivingMiddleware(refuseInitialize)
 	}
 	mcp.AddTool(srv, &mcp.Tool{Name: "echo", Description: "echoes text with the server's pid"}, func(_ context.Context, _ *mcp.CallToolRequest, a textArgs) (*mcp.CallToolResult, any, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("%s pid=%d", a.Text, os.Getpid())}}}, nil, nil
@@ -45,14 +51,11 @@ func main() {
 			return nil, nil, ctx.Err()
 		}
 	})
-	mcp.AddTool(srv, &mcp.Tool{Name: "sample", Description: "asks its client to sample"}, func(ctx context.Context, req *mcp.CallToolRequest, a textArgs) (*mcp.CallToolResult, any, error) {
-		res, err := req.Session.CreateMessage(ctx, &mcp.CreateMessageParams{MaxTokens: 10,
-			Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: a.Text}}}})
-		if err != nil {
-			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "sampling failed: " + err.Error()}}}, nil, nil
-		}
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "sampled: " + res.Content.(*mcp.TextContent).Text}}}, nil, nil
-	})
+	if modern {
+		mcp.AddTool(srv, &mcp.Tool{Name: "sample", Description: "asks its client to sample, with an InputRequiredResult"}, sampleInput)
+	} else {
+		mcp.AddTool(srv, &mcp.Tool{Name: "sample", Description: "asks its client to sample"}, sampleRequest)
+	}
 	mcp.AddTool(srv, &mcp.Tool{Name: "add_tool", Description: "adds a tool named text, changing the tool list"}, func(_ context.Context, _ *mcp.CallToolRequest, a textArgs) (*mcp.CallToolResult, any, error) {
 		mcp.AddTool(srv, &mcp.Tool{Name: a.Text, Description: "added at run time"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "I was added"}}}, nil, nil
@@ -65,5 +68,46 @@ func main() {
 	}
 	if err != nil {
 		os.Exit(1)
+	}
+}
+
+type textArgs struct {
+	Text string `json:"text"`
+}
+
+// sampleRequest samples with a request to its client (the 2025 way).
+func sampleRequest(ctx context.Context, req *mcp.CallToolRequest, a textArgs) (*mcp.CallToolResult, any, error) {
+	res, err := req.Session.CreateMessage(ctx, &mcp.CreateMessageParams{MaxTokens: 10,
+		Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: a.Text}}}})
+	if err != nil {
+		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "sampling failed: " + err.Error()}}}, nil, nil
+	}
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "sampled: " + res.Content.(*mcp.TextContent).Text}}}, nil, nil
+}
+
+// sampleInput samples the 2026-07-28 way: an InputRequiredResult, then the
+// retry that carries the answer.
+func sampleInput(_ context.Context, req *mcp.CallToolRequest, a textArgs) (*mcp.CallToolResult, any, error) {
+	if res, ok := req.Params.InputResponses["s"].(*mcp.CreateMessageWithToolsResult); ok {
+		text := ""
+		for _, c := range res.Content {
+			if tc, ok := c.(*mcp.TextContent); ok {
+				text += tc.Text
+			}
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "sampled: " + text}}}, nil, nil
+	}
+	return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"s": &mcp.CreateMessageParams{MaxTokens: 10,
+		Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: a.Text}}}}}}, nil, nil
+}
+
+// refuseInitialize makes the server modern-only: it refuses initialize,
+// naming the version it speaks, as 2026-07-28 asks of such a server.
+func refuseInitialize(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method == "initialize" {
+			return nil, &jsonrpc.Error{Code: -32601, Message: "initialize is not supported: this server speaks 2026-07-28 only"}
+		}
+		return next(ctx, method, req)
 	}
 }
