@@ -73,7 +73,9 @@ func TestHostedModernUpstreamGoSDKClients(t *testing.T) {
 // upstream's serverInfo and instructions, its sampling request, progress
 // and a list change; v2 ends up modern.
 func TestHostedModernUpstreamTypeScriptClients(t *testing.T) {
-	env, _, _ := shimEnv(t)
+	// The SDKs' default environment has HOME but no XDG_RUNTIME_DIR: the
+	// shims find the user's daemon through the data directory under HOME.
+	env, _ := startUserDaemon(t)
 	raw := runNodeScript(t, env, "hosted_modern.mjs", bin.hearth, filepath.Join(bin.dir, "hostedserver"))
 	var out struct {
 		V1 struct {
