@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -111,5 +112,31 @@ func TestHostedModernUpstreamTypeScriptClients(t *testing.T) {
 	}
 	if strings.TrimPrefix(v1.Echo, "v1 ") != strings.TrimPrefix(v2.Echo, "v2 ") {
 		t.Fatalf("two upstreams: %q %q", v1.Echo, v2.Echo)
+	}
+}
+
+// A server that refuses initialize and the server/discover probe alike
+// gives each client a clear error naming the server, both refusals and its
+// log; another instance of the same daemon keeps serving.
+func TestHostedUpstreamRefusingBothEras(t *testing.T) {
+	env, _, _ := shimEnv(t)
+	server := filepath.Join(bin.dir, "hostedserver")
+	good := runClient(t, env, nil, "2025-11-25", server, "-modern")
+	cmd := exec.Command(bin.hearth, "run", "--", server, "-refuse")
+	cmd.Env = env
+	cl := mcp.NewClient(&mcp.Implementation{Name: "refused", Version: "1"}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, err := cl.Connect(ctx, &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err == nil {
+		t.Fatal("a server refusing both eras was connected")
+	}
+	for _, want := range []string{"hostedserver -refuse refused initialize (", "and is no 2026-07-28 server either (server/discover: ", "hostedserver_-refuse-", ".log"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q lacks %q", err, want)
+		}
+	}
+	if out, _ := callText(t, good, "echo", map[string]any{"text": "still"}); !strings.HasPrefix(out, "still pid=") {
+		t.Fatalf("the other instance: %q", out)
 	}
 }

@@ -11,10 +11,9 @@ import (
 )
 
 // newModernServer is a go-sdk server that speaks only 2026-07-28: it
-// refuses initialize (naming the version it speaks, as the specification
-// asks), answers server/discover, and asks for sampling, elicitation and
-// roots with InputRequiredResults. Its echo, wait and resource are those
-// of newTestServer.
+// refuses initialize, answers server/discover, and asks for sampling,
+// elicitation and roots with InputRequiredResults. Its echo, wait and
+// resource are those of newTestServer.
 func newModernServer() *testServer {
 	ts := newTestServerWith(&mcp.ServerOptions{SupportedProtocolVersions: []string{"2026-07-28"}}, false)
 	ts.srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {

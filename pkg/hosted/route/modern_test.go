@@ -269,3 +269,32 @@ func waitFor(t *testing.T, ok func() bool) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// A modern client's listen naming a resource: hearth opens a listen for
+// the URI upstream, the update reaches the client under its own listen's
+// id, and its cancel closes hearth's listen (the upstream unsubscribes).
+func TestModernClientResourceListen(t *testing.T) {
+	ts := newModernServer()
+	h := newHarness(t, ts.srv, Options{})
+	mod := h.raw()
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+	mod.send(`{"jsonrpc":"2.0","id":7,"method":"subscriptions/listen","params":{` + meta + `,"notifications":{"resourceSubscriptions":["test://a"]}}}`)
+	ack := mod.next()
+	if ack["method"] != "notifications/subscriptions/acknowledged" || !strings.Contains(ack["_text"].(string), `"resourceSubscriptions":["test://a"]`) ||
+		!strings.Contains(ack["_text"].(string), `"io.modelcontextprotocol/subscriptionId":7`) {
+		t.Fatalf("ack: %s", ack["_text"])
+	}
+	waitFor(t, func() bool { return ts.subscriptions() == "+test://a" })
+	ts.srv.ResourceUpdated(t.Context(), &mcp.ResourceUpdatedNotificationParams{URI: "test://a"})
+	if m := mod.next(); m["method"] != "notifications/resources/updated" || !strings.Contains(m["_text"].(string), `"io.modelcontextprotocol/subscriptionId":7`) {
+		t.Fatalf("update: %s", m["_text"])
+	}
+	// Its id is taken while the listen is open.
+	mod.send(`{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{` + meta + `}}`)
+	if m := mod.response(); !strings.Contains(m["_text"].(string), "still in flight") {
+		t.Fatalf("reused listen id: %s", m["_text"])
+	}
+	mod.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}}`)
+	waitFor(t, func() bool { return ts.subscriptions() == "+test://a,-test://a" })
+	mod.quiet(100 * time.Millisecond)
+}

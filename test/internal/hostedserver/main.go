@@ -26,13 +26,19 @@ func main() {
 		signal.Ignore(syscall.SIGTERM)
 	}
 	modern := len(os.Args) > 1 && os.Args[1] == "-modern"
+	// -refuse: refuse initialize and server/discover alike, as a server
+	// that speaks neither era hearth knows.
+	refuse := len(os.Args) > 1 && os.Args[1] == "-refuse"
 	opts := &mcp.ServerOptions{Instructions: "the tests' own hosted server"}
 	if modern {
 		opts.SupportedProtocolVersions = []string{"2026-07-28"}
 	}
 	srv := mcp.NewServer(&mcp.Implementation{Name: "hostedserver", Version: "1.0.0"}, opts)
-	if modern {
+	if modern || refuse {
 		srv.AddReceivingMiddleware(refuseInitialize)
+	}
+	if refuse {
+		srv.AddReceivingMiddleware(refuseMethod("server/discover"))
 	}
 	mcp.AddTool(srv, &mcp.Tool{Name: "echo", Description: "echoes text with the server's pid"}, func(_ context.Context, _ *mcp.CallToolRequest, a textArgs) (*mcp.CallToolResult, any, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("%s pid=%d", a.Text, os.Getpid())}}}, nil, nil
@@ -101,13 +107,25 @@ func sampleInput(_ context.Context, req *mcp.CallToolRequest, a textArgs) (*mcp.
 		Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: a.Text}}}}}}, nil, nil
 }
 
-// refuseInitialize makes the server modern-only: it refuses initialize,
-// naming the version it speaks, as 2026-07-28 asks of such a server.
+// refuseInitialize makes the server modern-only: it refuses initialize
+// (the go-sdk words the error as an unknown method's).
 func refuseInitialize(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if method == "initialize" {
 			return nil, &jsonrpc.Error{Code: -32601, Message: "initialize is not supported: this server speaks 2026-07-28 only"}
 		}
 		return next(ctx, method, req)
+	}
+}
+
+// refuseMethod answers a method with -32601.
+func refuseMethod(name string) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == name {
+				return nil, &jsonrpc.Error{Code: -32601, Message: name + " refused by -refuse"}
+			}
+			return next(ctx, method, req)
+		}
 	}
 }
