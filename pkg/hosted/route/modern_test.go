@@ -298,3 +298,52 @@ func TestModernClientResourceListen(t *testing.T) {
 	waitFor(t, func() bool { return ts.subscriptions() == "+test://a,-test://a" })
 	mod.quiet(100 * time.Millisecond)
 }
+
+// A probing client that comes first to a legacy upstream starts it (the
+// upstream is initialized with the capabilities and clientInfo of the
+// probe's _meta), gets -32601 once the era is known, and falls back.
+func TestProbeFirstOnLegacyUpstream(t *testing.T) {
+	ts := newTestServer()
+	h := newHarness(t, ts.srv, Options{})
+	cs, _ := h.sdkClient(&mcp.ClientOptions{}, nil)
+	if v := cs.InitializeResult().ProtocolVersion; v != "2025-11-25" {
+		t.Fatalf("negotiated %q", v)
+	}
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "x"}})
+	if err != nil || textOf(res) != "x" {
+		t.Fatalf("echo: %v %v", err, res)
+	}
+	if n := h.count("server/discover"); n != 0 {
+		t.Fatal("the probe reached the legacy upstream")
+	}
+	if f := h.framesOf("initialize"); len(f) != 1 || !strings.Contains(f[0], `"clientInfo":{"name":"sdk"`) {
+		t.Fatalf("initialize: %v", f)
+	}
+}
+
+// A modern upstream that crashes is started and probed again; a legacy
+// client's next call works and list changes reach it through hearth's
+// reopened listen.
+func TestModernUpstreamRestart(t *testing.T) {
+	ts := newModernServer()
+	h := newHarness(t, ts.srv, Options{})
+	a := h.raw()
+	a.initialize()
+	a.send(callFrame("1", "echo", `{"text":"one"}`))
+	a.response()
+	h.kill()
+	a.send(callFrame("2", "echo", `{"text":"two"}`))
+	if m := a.response(); textOfRaw(t, m) != "two" {
+		t.Fatalf("after restart: %s", m["_text"])
+	}
+	if h.count("server/discover") != 2 || h.count("subscriptions/listen") != 2 {
+		t.Fatalf("upstream saw %v", h.sent)
+	}
+	h.settled()
+	mcp.AddTool(ts.srv, &mcp.Tool{Name: "later"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{}, nil, nil
+	})
+	if m := a.next(); m["method"] != "notifications/tools/list_changed" {
+		t.Fatalf("list_changed: %s", m["_text"])
+	}
+}
