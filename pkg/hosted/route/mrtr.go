@@ -1,6 +1,7 @@
 package route
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -36,8 +37,12 @@ func inputCapable(method string) bool {
 	return method == "tools/call" || method == "prompts/get" || method == "resources/read"
 }
 
-// inputRequired: a result whose resultType is "input_required".
+// inputRequired: a result whose resultType is "input_required" (most
+// results are told apart without decoding them).
 func inputRequired(result json.RawMessage) bool {
+	if !bytes.Contains(result, []byte(`"input_required"`)) {
+		return false
+	}
 	var r struct {
 		ResultType string `json:"resultType"`
 	}
