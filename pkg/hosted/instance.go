@@ -178,7 +178,7 @@ func (in *Instance) start() {
 	in.everRan = true
 	in.proc, in.ready, in.killReason, in.startedAt = p, false, nil, time.Now()
 	in.initTimer = time.AfterFunc(in.spec.InitTimeout, func() {
-		in.kill(fmt.Errorf("%s never answered initialize within %s", in.spec.Label(), in.spec.InitTimeout))
+		in.kill(fmt.Errorf("%s never answered %s within %s", in.spec.Label(), in.r.Awaiting(), in.spec.InitTimeout))
 	})
 	in.mu.Unlock()
 	in.t.log.Info("hosted server started", zap.String("server", in.spec.Label()), zap.String("key", in.key), zap.Int("pid", p.Pid))

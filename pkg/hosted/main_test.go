@@ -3,6 +3,7 @@ package hosted
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/signal"
@@ -35,6 +36,20 @@ func serve(mode string) int {
 		// Reads and never answers.
 		sc := bufio.NewScanner(os.Stdin)
 		for sc.Scan() {
+		}
+		time.Sleep(time.Minute)
+		return 0
+	case "refuse-then-silent":
+		// Refuses initialize, then never answers (the probe included).
+		sc := bufio.NewScanner(os.Stdin)
+		for sc.Scan() {
+			var m struct {
+				ID     json.RawMessage `json:"id"`
+				Method string          `json:"method"`
+			}
+			if json.Unmarshal(sc.Bytes(), &m) == nil && m.Method == "initialize" {
+				fmt.Printf(`{"jsonrpc":"2.0","id":%s,"error":{"code":-32600,"message":"no sessions here"}}`+"\n", m.ID)
+			}
 		}
 		time.Sleep(time.Minute)
 		return 0

@@ -177,6 +177,8 @@ func TestBadUpstreams(t *testing.T) {
 	missing.Name, missing.Command = "missing", "/no/such/server"
 	silent := testSpec("silent", Global)
 	silent.InitTimeout = 500 * time.Millisecond
+	probeSilent := testSpec("refuse-then-silent", Global)
+	probeSilent.InitTimeout = 500 * time.Millisecond
 	for _, tc := range []struct {
 		spec Spec
 		want string
@@ -185,6 +187,7 @@ func TestBadUpstreams(t *testing.T) {
 		{testSpec("exit", Global), "cannot open the widget database"},
 		{testSpec("garbage", Global), "wrote something other than JSON-RPC to its stdout: \"Server listening on port 3000\""},
 		{silent, "never answered initialize within 500ms"},
+		{probeSilent, "never answered server/discover after refusing initialize (no sessions here) within 500ms"},
 	} {
 		c := attach(t, tb, tc.spec, "/x")
 		m := c.initialize()

@@ -68,6 +68,18 @@ func (r *Router) discovered(result, errObj json.RawMessage) {
 	r.becomeReady()
 }
 
+// Awaiting names what a starting upstream has not answered yet, for the
+// error given when it never does: "initialize", or the probe that followed
+// its refusal.
+func (r *Router) Awaiting() string {
+	r.mu.Lock()
+	defer r.unlock()
+	if p := r.pending[r.initID]; p != nil && p.method == "server/discover" {
+		return "server/discover after refusing initialize (" + errorMessage(r.refusal) + ")"
+	}
+	return "initialize"
+}
+
 // checkDiscover validates an upstream's DiscoverResult: supportedVersions
 // (strings) must name 2026-07-28, capabilities must be an object.
 func checkDiscover(result json.RawMessage) error {
