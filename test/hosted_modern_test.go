@@ -62,10 +62,23 @@ func TestHostedModernUpstreamGoSDKClients(t *testing.T) {
 		t.Fatalf("status: %v", err)
 	}
 	var st struct {
+		Clients []struct {
+			Name, Hosted    string
+			ProtocolVersion string `json:"protocol_version"`
+		}
 		Hosted []struct{ Era string } `json:"hosted"`
 	}
 	if json.Unmarshal(raw, &st) != nil || len(st.Hosted) != 1 || st.Hosted[0].Era != "2026-07-28" {
 		t.Fatalf("status: %s", raw)
+	}
+	versions := map[string]bool{}
+	for _, c := range st.Clients {
+		if c.Name == "hosted-e2e" && c.Hosted != "" {
+			versions[c.ProtocolVersion] = true
+		}
+	}
+	if !versions["2025-11-25"] || !versions["2026-07-28"] {
+		t.Fatalf("the clients' versions in status: %s", raw)
 	}
 }
 

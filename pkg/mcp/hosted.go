@@ -136,11 +136,27 @@ func (s *session) hostedFrame(h Hosted, msg *jsonrpc.Message, line []byte) {
 	}
 	if msg != nil && msg.Kind == jsonrpc.Request {
 		s.countRequest()
-		if msg.Method == "initialize" {
+		switch msg.Method {
+		case "initialize":
 			// Who the client is, for status; the router answers it.
 			var p initializeParams
 			if json.Unmarshal(msg.Params, &p) == nil {
 				s.peer.identify(p.ClientInfo.Name, p.ClientInfo.Version, p.ProtocolVersion, false)
+			}
+		case "server/discover":
+			// A probing client says who it is in _meta; it stays so unless
+			// it falls back to initialize.
+			var p struct {
+				Meta struct {
+					Version string `json:"io.modelcontextprotocol/protocolVersion"`
+					Info    struct {
+						Name    string `json:"name"`
+						Version string `json:"version"`
+					} `json:"io.modelcontextprotocol/clientInfo"`
+				} `json:"_meta"`
+			}
+			if json.Unmarshal(msg.Params, &p) == nil && p.Meta.Version != "" {
+				s.peer.identify(p.Meta.Info.Name, p.Meta.Info.Version, p.Meta.Version, true)
 			}
 		}
 	}
