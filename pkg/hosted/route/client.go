@@ -25,6 +25,9 @@ type Client struct {
 	// initParams are its initialize's params (its capabilities and
 	// clientInfo, sent in _meta on its behalf to a modern upstream).
 	initParams json.RawMessage
+	// metaMembers caches the members of its modern _meta (without braces),
+	// made from initParams and level; nil: to be made again.
+	metaMembers []byte
 	// modern: it sent a request with 2026-07-28 _meta and no initialize;
 	// it hears of list changes only through its own listens (by id key).
 	modern  bool
@@ -284,7 +287,7 @@ func (r *Router) forward(c *Client, msg *jsonrpc.Message, params json.RawMessage
 		if c.legacyOnModern(msg, params) {
 			return
 		}
-		params = withMeta(params, metaFromInit(c.initParams, c.level))
+		params = c.withModernMeta(params)
 		translated = true
 	}
 	r.nextID++
@@ -319,7 +322,7 @@ func (c *Client) initialize(msg *jsonrpc.Message) {
 	r := c.r
 	c.inited, c.modern = true, false
 	c.caps = parseClientCaps(msg.Params)
-	c.initParams = msg.Params
+	c.initParams, c.metaMembers = msg.Params, nil
 	if (r.initResult != nil || r.discover != nil) && r.failure == nil {
 		// The cached answer, even while a crashed upstream restarts; a
 		// single client's upstream is talked to as it is.

@@ -1,6 +1,7 @@
 package route
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -164,6 +165,34 @@ func metaFromInit(initParams json.RawMessage, level int) object {
 		m[metaLogLevel] = quote(levelNames[level])
 	}
 	return m
+}
+
+// withModernMeta returns a legacy client's request params with the
+// 2026-07-28 _meta made of its initialize and log level (metaFromInit).
+// The members are made once per initialize or level; params without a
+// _meta of their own get them spliced in as text, without decoding them.
+func (c *Client) withModernMeta(params json.RawMessage) json.RawMessage {
+	if c.metaMembers == nil {
+		enc := metaFromInit(c.initParams, c.level).encode()
+		c.metaMembers = enc[1 : len(enc)-1]
+	}
+	p := bytes.TrimSpace(params)
+	if len(p) == 0 || string(p) == "null" {
+		p = []byte("{}")
+	}
+	if p[0] != '{' || bytes.Contains(p, []byte(`"_meta"`)) {
+		set, _ := decodeObject(append(append([]byte{'{'}, c.metaMembers...), '}'))
+		return withMeta(params, set)
+	}
+	rest := bytes.TrimSpace(p[1:])
+	b := make([]byte, 0, len(p)+len(c.metaMembers)+16)
+	b = append(b, `{"_meta":{`...)
+	b = append(b, c.metaMembers...)
+	b = append(b, '}')
+	if len(rest) > 0 && rest[0] != '}' {
+		b = append(b, ',')
+	}
+	return append(b, rest...)
 }
 
 // initParamsFromMeta are initialize params made from a modern request's

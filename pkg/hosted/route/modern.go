@@ -29,7 +29,7 @@ func (c *Client) legacyOnModern(msg *jsonrpc.Message, params json.RawMessage) bo
 			c.fail(msg.ID, jsonrpc.CodeInvalidParams, "Invalid params: unknown log level "+string(p["level"]))
 			return true
 		}
-		c.level = lvl
+		c.level, c.metaMembers = lvl, nil
 		c.answer(msg.ID, json.RawMessage(`{}`))
 		return true
 	case "resources/subscribe", "resources/unsubscribe":

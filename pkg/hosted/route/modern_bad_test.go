@@ -191,3 +191,30 @@ func TestIllTypedInitializeParamsOnModernUpstream(t *testing.T) {
 		t.Fatalf("meta %v", meta)
 	}
 }
+
+// A legacy client's params of every shape get the modern _meta: spliced
+// into an object without one, merged into its own _meta, left alone when
+// not an object (the upstream words that error).
+func TestWithModernMeta(t *testing.T) {
+	c := &Client{level: levelOf("info"), initParams: json.RawMessage(`{"capabilities":{"roots":{}},"clientInfo":{"name":"n","version":"1"}}`)}
+	for _, tc := range []struct{ in, want string }{
+		{``, `{"_meta":{M}}`},
+		{`null`, `{"_meta":{M}}`},
+		{`{}`, `{"_meta":{M}}`},
+		{` { } `, `{"_meta":{M}}`},
+		{`{"name":"x"}`, `{"_meta":{M},"name":"x"}`},
+		{` {"name":"x","arguments":{"a":[1]}} `, `{"_meta":{M},"name":"x","arguments":{"a":[1]}}`},
+		{`{"_meta":{"progressToken":5},"name":"x"}`, `{"_meta":{"io.modelcontextprotocol/clientCapabilities":{"roots":{}},"io.modelcontextprotocol/clientInfo":{"name":"n","version":"1"},"io.modelcontextprotocol/logLevel":"info","io.modelcontextprotocol/protocolVersion":"2026-07-28","progressToken":5},"name":"x"}`},
+		{`[1,2]`, `[1,2]`},
+	} {
+		members := `"io.modelcontextprotocol/clientCapabilities":{"roots":{}},"io.modelcontextprotocol/clientInfo":{"name":"n","version":"1"},"io.modelcontextprotocol/logLevel":"info","io.modelcontextprotocol/protocolVersion":"2026-07-28"`
+		want := strings.Replace(tc.want, "M", members, 1)
+		got := string(c.withModernMeta(json.RawMessage(tc.in)))
+		if got != want {
+			t.Errorf("%q: got %s, want %s", tc.in, got, want)
+		}
+		if !json.Valid([]byte(got)) {
+			t.Errorf("%q: not JSON: %s", tc.in, got)
+		}
+	}
+}

@@ -1,0 +1,63 @@
+package route
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// echoUpstream answers at once: initialize (refused when modern),
+// server/discover, and every other request with a small tool result.
+func echoUpstream(r **Router, modern bool) Peer {
+	return WriteFunc(func(f []byte) error {
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		if json.Unmarshal(f, &m) != nil || m.ID == nil {
+			return nil
+		}
+		body := `"result":{"content":[{"type":"text","text":"ok"}]}`
+		switch {
+		case m.Method == "initialize" && modern:
+			body = refusal
+		case m.Method == "initialize":
+			body = `"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"b","version":"1"}}`
+		case m.Method == "server/discover":
+			body = `"result":{"supportedVersions":["2026-07-28"],"capabilities":{"tools":{}}}`
+		}
+		(*r).FromUpstream([]byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,%s}`, m.ID, body)))
+		return nil
+	})
+}
+
+// The cost the router adds to a legacy client's tools/call (a round trip
+// through the router and an upstream answering at once) on a legacy
+// upstream, where it is forwarded, and on a modern one, where it is given
+// the 2026-07-28 _meta of its client.
+func BenchmarkLegacyClientCall(b *testing.B) {
+	for _, modern := range []bool{false, true} {
+		name := "legacy-upstream"
+		if modern {
+			name = "modern-upstream"
+		}
+		b.Run(name, func(b *testing.B) {
+			var r *Router
+			r = New(Options{Name: "bench", Wake: func() { go r.Up(echoUpstream(&r, modern)) }})
+			frames := make(chan string, 16)
+			c := r.Attach(chanPeer(frames), nil)
+			c.Handle([]byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"sampling":{}},"clientInfo":{"name":"bench","version":"1"}}}`))
+			if f := <-frames; !strings.Contains(f, `"result"`) {
+				b.Fatalf("initialize: %s", f)
+			}
+			call := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello"}}}`)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				c.Handle(call)
+				<-frames
+			}
+		})
+	}
+}
