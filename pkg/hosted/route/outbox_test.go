@@ -124,11 +124,13 @@ func TestOutboxKeepsOrderAcrossBothWaysOut(t *testing.T) {
 
 // stuck never takes a frame at once, and its Write waits until released.
 type stuck struct {
+	entered chan struct{} // a Write began
 	release chan struct{}
 	wrote   chan string
 }
 
 func (s *stuck) Write(f []byte) error {
+	s.entered <- struct{}{}
 	<-s.release
 	s.wrote <- string(f)
 	return nil
@@ -140,7 +142,7 @@ func (s *stuck) TryWrite([]byte) (bool, error) { return false, nil }
 // frames: push and drain return while its Write waits, and what piles up
 // past the limit gives the peer up.
 func TestOutboxNeverWaitsOnAStuckPeer(t *testing.T) {
-	s := &stuck{release: make(chan struct{}), wrote: make(chan string, 8)}
+	s := &stuck{entered: make(chan struct{}, 8), release: make(chan struct{}), wrote: make(chan string, 8)}
 	failed := make(chan error, 1)
 	o := newOutbox(10, s, func(err error) { failed <- err })
 	returned := make(chan struct{})
@@ -157,6 +159,13 @@ func TestOutboxNeverWaitsOnAStuckPeer(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("push and drain waited on a peer that does not read")
 	}
+	// The outbox's goroutine has taken "one" and waits in Write: what is
+	// queued now is what the limit counts.
+	select {
+	case <-s.entered:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the outbox's goroutine never wrote")
+	}
 	if o.push([]byte("three-and-more")) {
 		t.Fatal("the caller was given an outbox its goroutine owns")
 	}
@@ -169,8 +178,13 @@ func TestOutboxNeverWaitsOnAStuckPeer(t *testing.T) {
 		t.Fatal("a peer past its limit was not given up")
 	}
 	close(s.release)
-	if got := <-s.wrote; got != "one" {
-		t.Fatalf("first frame written %q", got)
+	select {
+	case got := <-s.wrote:
+		if got != "one" {
+			t.Fatalf("first frame written %q", got)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the frame under way was never written")
 	}
 }
 
