@@ -217,11 +217,7 @@ func modernMeta(params json.RawMessage) object {
 	if !strings.Contains(string(params), metaVersion) {
 		return nil
 	}
-	p, ok := decodeObject(params)
-	if !ok {
-		return nil
-	}
-	meta, ok := decodeObject(p["_meta"])
+	_, meta, ok := metaOf(params)
 	if !ok {
 		return nil
 	}

@@ -97,16 +97,22 @@ func (o object) str(key string) string {
 	return s
 }
 
+// metaOf decodes params and its _meta; ok is false unless both are
+// objects.
+func metaOf(params json.RawMessage) (p, meta object, ok bool) {
+	if p, ok = decodeObject(params); !ok {
+		return nil, nil, false
+	}
+	meta, ok = decodeObject(p["_meta"])
+	return p, meta, ok
+}
+
 // progressToken returns params._meta.progressToken's text, if any.
 func progressToken(params json.RawMessage) json.RawMessage {
 	if !bytes.Contains(params, []byte(`"progressToken"`)) {
 		return nil
 	}
-	p, ok := decodeObject(params)
-	if !ok {
-		return nil
-	}
-	meta, ok := decodeObject(p["_meta"])
+	_, meta, ok := metaOf(params)
 	if !ok {
 		return nil
 	}
@@ -115,11 +121,7 @@ func progressToken(params json.RawMessage) json.RawMessage {
 
 // withProgressToken returns params with _meta.progressToken set to token.
 func withProgressToken(params json.RawMessage, token json.RawMessage) json.RawMessage {
-	p, ok := decodeObject(params)
-	if !ok {
-		return params
-	}
-	meta, ok := decodeObject(p["_meta"])
+	p, meta, ok := metaOf(params)
 	if !ok {
 		return params
 	}

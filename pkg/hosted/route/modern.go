@@ -238,11 +238,7 @@ func (r *Router) resourceUpdated(msg *jsonrpc.Message) {
 // withoutSubscription takes hearth's own listen id out of a notification's
 // _meta (it means nothing to a client).
 func withoutSubscription(params json.RawMessage) json.RawMessage {
-	p, ok := decodeObject(params)
-	if !ok {
-		return params
-	}
-	meta, ok := decodeObject(p["_meta"])
+	p, meta, ok := metaOf(params)
 	if !ok {
 		return params
 	}
