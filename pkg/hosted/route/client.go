@@ -227,7 +227,7 @@ func (c *Client) request(msg *jsonrpc.Message) {
 				return
 			}
 		case "tools/list", "prompts/list", "resources/list", "resources/templates/list":
-			if res, ok := r.cache[cacheKey(msg)]; ok && r.state == ready {
+			if res, ok := r.cache[c.cacheKey(msg)]; ok && r.state == ready {
 				c.answer(msg.ID, res)
 				return
 			}
@@ -302,7 +302,7 @@ func (r *Router) forward(c *Client, msg *jsonrpc.Message, params json.RawMessage
 		r.progress[p.token] = p
 	}
 	if r.opts.Mode == Shared && strings.HasSuffix(msg.Method, "/list") && r.cacheable(msg.Method) {
-		p.cacheKey, p.cacheGen = cacheKey(msg), r.cacheGen
+		p.cacheKey, p.cacheGen = c.cacheKey(msg), r.cacheGen
 	}
 	if msg.Method == "resources/subscribe" && r.opts.Mode == Shared {
 		o, _ := decodeObject(params)
@@ -378,7 +378,20 @@ func parseClientCaps(params json.RawMessage) clientCaps {
 	return clientCaps{sampling: s, elicitation: e, roots: ro}
 }
 
-func cacheKey(msg *jsonrpc.Message) string { return msg.Method + "\x00" + string(msg.Params) }
+// cacheKey keys a cached list by its method and params. On a modern
+// upstream a 2025 client's request reaches the upstream with that client's
+// own capabilities, and a server may list other things for other
+// capabilities, so the key has them too (decision 0038). A modern client's
+// params carry its _meta already; on a legacy upstream every client shares
+// the capabilities it was initialized with (decision 0034).
+func (c *Client) cacheKey(msg *jsonrpc.Message) string {
+	k := msg.Method + "\x00" + string(msg.Params)
+	if c.r.era == eraModern && modernMeta(msg.Params) == nil {
+		p, _ := decodeObject(c.initParams)
+		k += "\x00" + string(p["capabilities"])
+	}
+	return k
+}
 
 // cacheable: a list whose changes the upstream announces (listChanged), so
 // a cached copy is dropped when it changes; r.mu is held.

@@ -218,3 +218,44 @@ func TestWithModernMeta(t *testing.T) {
 		}
 	}
 }
+
+// On a modern upstream each translated request carries its own client's
+// capabilities, and a server may list other tools for other capabilities
+// (as server-everything lists its sampling tool only to a client that can
+// sample): a list cached for one client is given again only to a client
+// of the same capabilities.
+func TestModernListCacheIsPerCapabilities(t *testing.T) {
+	s := newScripted(t)
+	a, b, c := s.client(), s.client(), s.client()
+	a.send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"sampling":{}},"clientInfo":{"name":"a","version":"1"}}}`)
+	s.reply(s.expect("initialize"), refusal)
+	s.reply(s.expect("server/discover"), `"result":{"supportedVersions":["2026-07-28"],"capabilities":{"tools":{"listChanged":true}}}`)
+	a.response()
+	s.expect("subscriptions/listen") // hearth's own, for list changes: left open
+	b.initialize()                   // no capabilities
+	c.send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"sampling":{}},"clientInfo":{"name":"c","version":"1"}}}`)
+	c.response()
+	const withSampling, without = `{"tools":[{"name":"echo"},{"name":"sample"}]}`, `{"tools":[{"name":"echo"}]}`
+	list := `{"jsonrpc":"2.0","id":5,"method":"tools/list"}`
+	a.send(list)
+	s.reply(s.expect("tools/list"), `"result":`+withSampling)
+	if got := a.response()["_text"].(string); !strings.Contains(got, `"sample"`) {
+		t.Fatalf("a listed %s", got)
+	}
+	b.send(list) // other capabilities: asks the upstream
+	s.reply(s.expect("tools/list"), `"result":`+without)
+	if got := b.response()["_text"].(string); strings.Contains(got, `"sample"`) {
+		t.Fatalf("b, which cannot sample, was given a list made for a client that can: %s", got)
+	}
+	c.send(list) // a's capabilities: a's list, from the cache
+	if got := c.response()["_text"].(string); !strings.Contains(got, `"sample"`) {
+		t.Fatalf("c listed %s", got)
+	}
+	select {
+	case m := <-s.frames:
+		if m["method"] == "tools/list" {
+			t.Fatalf("c's list reached the upstream: the cache was not used")
+		}
+	default:
+	}
+}
