@@ -3,9 +3,11 @@ package test
 //lint:file-ignore SA1019 hosted servers of the 2025 era ask for roots, sampling and logging, which 2026-07-28 deprecates; hearth must route them
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -464,5 +466,79 @@ func TestHostedToolListChanged(t *testing.T) {
 	}
 	if out, _ := callText(t, a, "added_at_run_time", map[string]any{}); out != "I was added" {
 		t.Fatalf("the added tool: %q", out)
+	}
+}
+
+// Bad frames from a client of a hosted server are answered by hearth, each
+// with its error, and the client and the instance go on serving: the frame
+// is decoded once, by the session, and the router answers what did not
+// decode.
+func TestHostedBadClientFrames(t *testing.T) {
+	env, _, _ := shimEnv(t)
+	cmd := exec.Command(bin.hearth, "run", "--", filepath.Join(bin.dir, "hostedserver"))
+	cmd.Env = env
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { in.Close(); cmd.Wait() })
+	lines := make(chan string, 16)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	ask := func(frame string) map[string]any {
+		t.Helper()
+		if _, err := io.WriteString(in, frame+"\n"); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				t.Fatalf("the connection ended after %s", frame)
+			}
+			var m map[string]any
+			if err := json.Unmarshal([]byte(l), &m); err != nil {
+				t.Fatalf("%s answered with %q", frame, l)
+			}
+			return m
+		case <-time.After(20 * time.Second):
+			t.Fatalf("no answer to %s", frame)
+			return nil
+		}
+	}
+	if m := ask(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`); m["result"] == nil {
+		t.Fatalf("initialize: %v", m)
+	}
+	io.WriteString(in, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
+	for _, tc := range []struct {
+		frame string
+		id    any
+		code  float64
+	}{
+		{`not json`, nil, -32700},
+		{`{"jsonrpc":"2.0","id":2,"method":"tools/list"`, nil, -32700},
+		{`[{"jsonrpc":"2.0","id":3,"method":"ping"}]`, nil, -32600},
+		{`{"jsonrpc":"2.0","id":4,"method":7}`, 4.0, -32600},
+		{"{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"ping\",\"params\":{\"x\":\"\xff\"}}", nil, -32700},
+	} {
+		m := ask(tc.frame)
+		e, _ := m["error"].(map[string]any)
+		if e == nil || e["code"] != tc.code || m["id"] != tc.id {
+			t.Errorf("%q answered %v, want error %v with id %v", tc.frame, m, tc.code, tc.id)
+		}
+		if m := ask(`{"jsonrpc":"2.0","id":"after","method":"tools/call","params":{"name":"echo","arguments":{"text":"still"}}}`); m["result"] == nil {
+			t.Fatalf("after %q: %v", tc.frame, m)
+		}
 	}
 }

@@ -3,6 +3,7 @@ package hosted
 import (
 	"errors"
 	"fmt"
+	"github.com/hearth-mcp/hearth/pkg/jsonrpc"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -57,8 +58,9 @@ type Session struct {
 	once sync.Once
 }
 
-// Handle routes one frame (a line, without its newline) the client sent.
-func (s *Session) Handle(line []byte) { s.c.Handle(line) }
+// Handle routes one frame the client sent, as the session decoded it: msg,
+// or perr when it is not JSON-RPC.
+func (s *Session) Handle(msg *jsonrpc.Message, perr *jsonrpc.ParseError) { s.c.HandleParsed(msg, perr) }
 
 // Detach ends the client's attachment; the instance may stop after its idle
 // timeout.

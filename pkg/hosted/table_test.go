@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"github.com/hearth-mcp/hearth/pkg/hosted/route"
+	"github.com/hearth-mcp/hearth/pkg/jsonrpc"
 	"os"
 	"path/filepath"
 	"strings"
@@ -59,7 +60,7 @@ func attach(t *testing.T, tb *Table, spec Spec, dir string) *client {
 
 func (c *client) call(id int, method, params string) map[string]any {
 	c.t.Helper()
-	c.s.Handle(fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`, id, method, params))
+	c.s.Handle(jsonrpc.Parse(fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`, id, method, params)))
 	return c.reply(15 * time.Second)
 }
 
@@ -82,7 +83,7 @@ func (c *client) reply(within time.Duration) map[string]any {
 func (c *client) initialize() map[string]any {
 	c.t.Helper()
 	m := c.call(0, "initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}`)
-	c.s.Handle([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`))
+	c.s.Handle(jsonrpc.Parse([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)))
 	return m
 }
 
@@ -149,7 +150,7 @@ func TestUpstreamKilledMidCall(t *testing.T) {
 	tb := newTable(t)
 	a := attach(t, tb, testSpec("normal", Global), "/a")
 	a.initialize()
-	a.s.Handle([]byte(`{"jsonrpc":"2.0","id":"h","method":"tools/call","params":{"name":"hang","arguments":{}}}`))
+	a.s.Handle(jsonrpc.Parse([]byte(`{"jsonrpc":"2.0","id":"h","method":"tools/call","params":{"name":"hang","arguments":{}}}`)))
 	var pid int
 	waitFor(t, "running", 10*time.Second, func() bool { st := tb.Statuses(); pid = st[0].Pid; return st[0].State == "running" })
 	time.Sleep(100 * time.Millisecond)

@@ -30,8 +30,10 @@ type HostRequest struct {
 
 // Hosted is one connection attached to a hosted server.
 type Hosted interface {
-	// Handle routes one frame the client sent (a line without its newline).
-	Handle(line []byte)
+	// Handle routes one frame the client sent, as the session decoded it
+	// (once: docs/decisions/0011): msg, or perr when the frame is not
+	// JSON-RPC (the hosted side answers it).
+	Handle(msg *jsonrpc.Message, perr *jsonrpc.ParseError)
 	// Pending is how many of the client's requests are unanswered.
 	Pending() int
 	// Detach ends the attachment: what the client still has in flight is
@@ -126,7 +128,7 @@ func (s *session) host(run json.RawMessage, cwd string) {
 
 // hostedFrame routes a frame of a hosted session: the shim's own
 // notifications are the session's, everything else the router's.
-func (s *session) hostedFrame(h Hosted, msg *jsonrpc.Message, line []byte) {
+func (s *session) hostedFrame(h Hosted, msg *jsonrpc.Message, perr *jsonrpc.ParseError) {
 	if msg != nil && msg.Kind == jsonrpc.Notification && strings.HasPrefix(msg.Method, "$/hearth/") {
 		if msg.Method == "$/hearth/tooLarge" {
 			s.countRequest()
@@ -160,7 +162,7 @@ func (s *session) hostedFrame(h Hosted, msg *jsonrpc.Message, line []byte) {
 			}
 		}
 	}
-	h.Handle(line)
+	h.Handle(msg, perr)
 }
 
 // awaitHosted waits, once the client's input ended, until every request it
@@ -184,8 +186,7 @@ type refusedHost struct {
 	write func([]byte) error
 }
 
-func (r *refusedHost) Handle(line []byte) {
-	msg, perr := jsonrpc.Parse(line)
+func (r *refusedHost) Handle(msg *jsonrpc.Message, perr *jsonrpc.ParseError) {
 	if perr != nil {
 		r.write(jsonrpc.ErrorFrame(perr.ID, perr.Err))
 		return

@@ -217,7 +217,7 @@ func (s *session) read() error {
 		msg, perr := jsonrpc.Parse(line)
 		s.took(msg, line, src.Offset())
 		if h := s.hosted.get(); h != nil {
-			s.hostedFrame(h, msg, line)
+			s.hostedFrame(h, msg, perr)
 			continue
 		}
 		if perr != nil {

@@ -154,7 +154,13 @@ func (r *Router) sendUp(frame []byte) {
 // Handle routes one frame the client sent (one line, without its newline).
 // A frame that is not JSON-RPC is answered with its error.
 func (c *Client) Handle(line []byte) {
-	msg, perr := jsonrpc.Parse(line)
+	c.HandleParsed(jsonrpc.Parse(line))
+}
+
+// HandleParsed routes a frame the caller has decoded already (a session
+// decodes each frame once, docs/decisions/0011): msg, or perr when it is
+// not JSON-RPC (answered with its error).
+func (c *Client) HandleParsed(msg *jsonrpc.Message, perr *jsonrpc.ParseError) {
 	r := c.r
 	r.mu.Lock()
 	defer r.unlock()
