@@ -86,6 +86,19 @@ func TestGoSDKOverSocket(t *testing.T) {
 }
 
 // shimEnv is the environment of a shim (and the daemon it autostarts) in a
+// statusJSON is `hearthd status --json` run with env (the daemon it finds
+// is the one env leads to); a failed run fails the test.
+func statusJSON(t *testing.T, env []string) []byte {
+	t.Helper()
+	cmd := exec.Command(bin.hearthd, "status", "--json")
+	cmd.Env = env
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("hearthd status --json: %v\n%s", err, out)
+	}
+	return out
+}
+
 // private runtime and state directory.
 func shimEnv(t *testing.T, extra ...string) (env []string, runtime, state string) {
 	t.Helper()

@@ -55,12 +55,7 @@ func TestHostedModernUpstreamGoSDKClients(t *testing.T) {
 	if len(pids) != 1 || len(processesOf(server)) != 1 {
 		t.Fatalf("upstreams: %v, processes %v", pids, processesOf(server))
 	}
-	cmd := exec.Command(bin.hearthd, "status", "--json")
-	cmd.Env = env
-	raw, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("status: %v", err)
-	}
+	raw := statusJSON(t, env)
 	var st struct {
 		Clients []struct {
 			Name, Hosted    string

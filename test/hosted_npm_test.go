@@ -192,16 +192,7 @@ func TestHostedServerMemorySharesItsFile(t *testing.T) {
 	env = append(env, "MEMORY_FILE_PATH="+file)
 	var sessions []*mcp.ClientSession
 	for i := range 2 {
-		cmd := exec.Command(bin.hearth, "run", "--share", "global", "--", node, server)
-		cmd.Env = env
-		cl := mcp.NewClient(&mcp.Implementation{Name: "go", Version: "1"}, nil)
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		cs, err := cl.Connect(ctx, &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-		cancel()
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer cs.Close()
+		cs := runClientWith(t, env, nil, "2025-11-25", []string{"--share", "global", "--", node, server})
 		sessions = append(sessions, cs)
 		if _, isErr := callText(t, cs, "create_entities", map[string]any{"entities": []map[string]any{
 			{"name": "entity" + string(rune('A'+i)), "entityType": "test", "observations": []string{"written by client " + string(rune('A'+i))}}}}); isErr {

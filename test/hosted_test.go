@@ -67,7 +67,14 @@ func hostedClient(t *testing.T, env []string, opts *mcp.ClientOptions, version s
 // asking for protocol version (the SDK's default when empty).
 func runClient(t *testing.T, env []string, opts *mcp.ClientOptions, version string, command ...string) *mcp.ClientSession {
 	t.Helper()
-	cmd := exec.Command(bin.hearth, append([]string{"run", "--"}, command...)...)
+	return runClientWith(t, env, opts, version, append([]string{"--"}, command...))
+}
+
+// runClientWith is runClient with all of `hearth run`'s arguments given
+// (options such as --share, then -- and the command).
+func runClientWith(t *testing.T, env []string, opts *mcp.ClientOptions, version string, runArgs []string) *mcp.ClientSession {
+	t.Helper()
+	cmd := exec.Command(bin.hearth, append([]string{"run"}, runArgs...)...)
 	cmd.Env = env
 	cl := mcp.NewClient(&mcp.Implementation{Name: "hosted-e2e", Version: "1"}, opts)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -190,16 +197,7 @@ func TestHostedUpstreamAndDaemonKilled(t *testing.T) {
 	}
 	// A server started through a wrapper, as npx starts one: the server is
 	// a grandchild, and it ignores its stdin closing and SIGTERM.
-	cmd := exec.Command(bin.hearth, "run", "--", "/bin/sh", "-c", server+" -stubborn; true")
-	cmd.Env = env
-	cl := mcp.NewClient(&mcp.Implementation{Name: "wrapped", Version: "1"}, nil)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	wrapped, err := cl.Connect(ctx, &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-	cancel()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer wrapped.Close()
+	wrapped := runClient(t, env, nil, "2025-11-25", "/bin/sh", "-c", server+" -stubborn; true")
 	callText(t, wrapped, "echo", map[string]any{"text": "wrapped"})
 	if n := len(processesOf(server)); n != 2 {
 		t.Fatalf("%d upstreams with the wrapped one", n)
@@ -252,12 +250,7 @@ func TestHostedStatusAndRestart(t *testing.T) {
 	env = append(env, "HEARTH_RUN_ENV=HOSTED_TOKEN", "HOSTED_TOKEN=very-secret-value")
 	a := hostedClient(t, env, nil, "2025-11-25")
 	out1, _ := callText(t, a, "echo", map[string]any{"text": "x"})
-	cmd := exec.Command(bin.hearthd, "status", "--json")
-	cmd.Env = env
-	raw, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("status: %v", err)
-	}
+	raw := statusJSON(t, env)
 	var st struct {
 		Clients []struct{ Name, Hosted string }
 		Hosted  []struct {
@@ -283,7 +276,7 @@ func TestHostedStatusAndRestart(t *testing.T) {
 	if strings.Contains(string(raw), "very-secret-value") {
 		t.Fatal("an environment value in the status")
 	}
-	cmd = exec.Command(bin.hearthd, "servers", "restart", "hostedserver")
+	cmd := exec.Command(bin.hearthd, "servers", "restart", "hostedserver")
 	cmd.Env = env
 	if o, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(o), "restarted 1") {
 		t.Fatalf("servers restart: %v %s", err, o)

@@ -177,12 +177,7 @@ func TestOneOwnerAcrossClientEnvironments(t *testing.T) {
 		t.Fatalf("%s is open in %d processes (%v); want exactly one", db, len(owners), owners)
 	}
 
-	cmd := exec.Command(bin.hearthd, "status", "--json")
-	cmd.Env = base // no XDG_RUNTIME_DIR: found through the data directory
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("hearthd status --json: %v\n%s", err, out)
-	}
+	out := statusJSON(t, base) // no XDG_RUNTIME_DIR: found through the data directory
 	var st struct {
 		PID     int    `json:"pid"`
 		Home    string `json:"home"`
@@ -206,7 +201,7 @@ func TestOneOwnerAcrossClientEnvironments(t *testing.T) {
 			t.Fatalf("hearthd status lists %v; %s is missing\n%s", names, want, out)
 		}
 	}
-	cmd = exec.Command(bin.hearthd, "status")
+	cmd := exec.Command(bin.hearthd, "status")
 	cmd.Env = full
 	human, err := cmd.Output()
 	if err != nil || !strings.Contains(string(human), "pid "+strconv.Itoa(st.PID)) || !strings.Contains(string(human), "hearth-e2e-ts-repl") {

@@ -79,12 +79,7 @@ func TestOneDaemonWhateverXDG(t *testing.T) {
 	}
 
 	// The settings in force are the file's that status names, for both.
-	cmd := exec.Command(bin.hearthd, "status", "--json")
-	cmd.Env = full
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("hearthd status --json: %v\n%s", err, out)
-	}
+	out := statusJSON(t, full)
 	var st struct {
 		Home   string `json:"home"`
 		Places struct {
@@ -116,7 +111,7 @@ func TestOneDaemonWhateverXDG(t *testing.T) {
 	}
 	// The human view says where and why, and what this shell's XDG
 	// variables name that is not used.
-	cmd = exec.Command(bin.hearthd, "status")
+	cmd := exec.Command(bin.hearthd, "status")
 	cmd.Env = full
 	out, _ = cmd.Output()
 	human := strings.Join(strings.Fields(string(out)), " ")

@@ -135,18 +135,13 @@ func TestMissingExamplesRoot(t *testing.T) {
 	if r := c.recv(); !strings.Contains(r, "CAPABILITY_MISSING") || !strings.Contains(r, missing) {
 		t.Fatalf("list_examples: %s", r)
 	}
-	cmd := exec.Command(bin.hearthd, "status", "--json")
-	cmd.Env = d.cmd.Env
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("hearthd status --json: %v\n%s", err, out)
-	}
+	out := statusJSON(t, d.cmd.Env)
 	var st struct{ Problems []string }
 	if err := json.Unmarshal(out, &st); err != nil || len(st.Problems) != 1 ||
 		!strings.Contains(st.Problems[0], "the examples did not load") || !strings.Contains(st.Problems[0], missing) {
 		t.Fatalf("daemon_status problems: %q (%v)", st.Problems, err)
 	}
-	cmd = exec.Command(bin.hearthd, "status")
+	cmd := exec.Command(bin.hearthd, "status")
 	cmd.Env = d.cmd.Env
 	if out, err := cmd.Output(); err != nil || !strings.Contains(string(out), "problems (1):\n  the examples did not load") {
 		t.Fatalf("hearthd status: %v\n%s", err, out)

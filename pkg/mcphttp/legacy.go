@@ -155,6 +155,20 @@ func (s *legacySession) idleSince() time.Time {
 	return s.used
 }
 
+// whileServed is parent, also cancelled once the session's Serve has
+// returned: a stream that follows the session ends with it.
+func (s *legacySession) whileServed(parent context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(parent)
+	go func() {
+		select {
+		case <-s.ended:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, cancel
+}
+
 // hand gives a frame to the session; false when it has ended.
 func (s *legacySession) hand(ctx context.Context, b []byte) bool {
 	select {
@@ -297,15 +311,8 @@ func (h *Handler) request(p post, s *legacySession, opening bool) {
 	if sw.flush() != nil {
 		return
 	}
-	ctx, cancel := context.WithCancel(p.r.Context())
+	ctx, cancel := s.whileServed(p.r.Context())
 	defer cancel()
-	go func() {
-		select {
-		case <-s.ended:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
 	sw.follow(ctx, st, 0)
 }
 
@@ -370,15 +377,8 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
 	if sw.flush() != nil {
 		return
 	}
-	ctx, cancel := context.WithCancel(r.Context())
+	ctx, cancel := s.whileServed(r.Context())
 	defer cancel()
-	go func() {
-		select {
-		case <-s.ended:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
 	sw.follow(ctx, st, seq)
 }
 

@@ -83,11 +83,7 @@ func writeStruct(b *bytes.Buffer, t reflect.Type, seen map[reflect.Type]bool) {
 	}
 	collect(t)
 	b.WriteString(`"type":"object"`)
-	if required != nil {
-		r, _ := json.Marshal(required)
-		b.WriteString(`,"required":`)
-		b.Write(r)
-	}
+	writeRequired(b, required)
 	b.WriteString(`,"properties":{`)
 	for i, p := range props {
 		if i > 0 {

@@ -49,11 +49,7 @@ func object(extra string, props []Property) json.RawMessage {
 			required = append(required, p.Name)
 		}
 	}
-	if required != nil {
-		r, _ := json.Marshal(required)
-		b.WriteString(`,"required":`)
-		b.Write(r)
-	}
+	writeRequired(&b, required)
 	b.WriteString(`,"properties":{`)
 	for i, p := range props {
 		var s bytes.Buffer
@@ -70,6 +66,16 @@ func object(extra string, props []Property) json.RawMessage {
 	}
 	b.WriteString(`}}`)
 	return b.Bytes()
+}
+
+// writeRequired writes an object schema's "required" member, unless no
+// property is required.
+func writeRequired(b *bytes.Buffer, required []string) {
+	if required != nil {
+		r, _ := json.Marshal(required)
+		b.WriteString(`,"required":`)
+		b.Write(r)
+	}
 }
 
 // RepoPath is the repo_path argument of the tools that work on one

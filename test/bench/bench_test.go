@@ -434,18 +434,26 @@ func BenchmarkToolCallVsGoSDK(b *testing.B) {
 // and the process's resident set size (kB) sampled while attached.
 func attach(b *testing.B, env []string, path string, args ...string) (time.Duration, int) {
 	t0 := time.Now()
-	cmd := exec.Command(path, args...)
-	cmd.Env = env
-	c, in := spawnConn(b, cmd)
-	c.roundTrip(b, initLine)
-	c.w.WriteString(initedLine + "\n")
-	c.roundTrip(b, `{"jsonrpc":"2.0","id":3,"method":"tools/list"}`)
+	_, in, cmd := listTools(b, env, path, args...)
 	rss := rssKB(cmd.Process.Pid)
 	in.Close()
 	if err := cmd.Wait(); err != nil {
 		b.Fatalf("%s exited with %v", path, err)
 	}
 	return time.Since(t0), rss
+}
+
+// listTools execs a client's server command, sends initialize (and
+// initialized) and tools/list, and returns once the first frame after the
+// tools/list is read: the connection, its stdin and the process.
+func listTools(b *testing.B, env []string, path string, args ...string) (*conn, io.WriteCloser, *exec.Cmd) {
+	cmd := exec.Command(path, args...)
+	cmd.Env = env
+	c, in := spawnConn(b, cmd)
+	c.roundTrip(b, initLine)
+	c.w.WriteString(initedLine + "\n")
+	c.roundTrip(b, `{"jsonrpc":"2.0","id":3,"method":"tools/list"}`)
+	return c, in, cmd
 }
 
 func rssKB(pid int) int {

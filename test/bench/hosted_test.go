@@ -191,12 +191,7 @@ func BenchmarkHostedAttach(b *testing.B) {
 // (untimed: a node server may take its time to exit on stdin closing).
 func untilListed(b *testing.B, env []string, path string, args ...string) time.Duration {
 	t0 := time.Now()
-	cmd := exec.Command(path, args...)
-	cmd.Env = env
-	c, in := spawnConn(b, cmd)
-	c.roundTrip(b, initLine)
-	c.w.WriteString(initedLine + "\n")
-	c.roundTrip(b, `{"jsonrpc":"2.0","id":3,"method":"tools/list"}`)
+	c, in, cmd := listTools(b, env, path, args...)
 	// Skip notifications (server-everything announces its tools once
 	// initialized) up to the answer.
 	for !strings.Contains(string(c.reply()), `"tools"`) {

@@ -137,8 +137,12 @@ type Router struct {
 // queued under the lock is written by the goroutine that queued it, with
 // the lock released, so the router never waits on a peer.
 func (r *Router) unlock() {
-	claimed := r.claimed
-	r.claimed = nil
+	// Copied out (onto the stack, for the usual one or two) so that the
+	// list's array is reused by the next holder.
+	var buf [4]*outbox
+	claimed := append(buf[:0], r.claimed...)
+	clear(r.claimed)
+	r.claimed = r.claimed[:0]
 	r.mu.Unlock()
 	for _, o := range claimed {
 		o.drain()
