@@ -90,23 +90,32 @@ func processesWhere(n, want int) []int {
 	return out
 }
 
-// daemonPid is the pid of the hearthd serving runtime.
-func daemonPid(b *testing.B, runtime string) int {
-	b.Helper()
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		p, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
+// processCost is what a process has spent so far, over all its threads:
+// CPU time on them, and how many times one was switched out.
+type processCost struct {
+	cpu      time.Duration
+	switches int
+}
+
+func costOf(pid int) processCost {
+	var c processCost
+	tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	for _, t := range tasks {
+		dir := fmt.Sprintf("/proc/%d/task/%s/", pid, t.Name())
+		if raw, err := os.ReadFile(dir + "schedstat"); err == nil {
+			var ns int64
+			fmt.Sscan(string(raw), &ns) // first field: time on the CPU, in ns
+			c.cpu += time.Duration(ns)
 		}
-		env, _ := os.ReadFile(fmt.Sprintf("/proc/%d/environ", p))
-		cmd, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", p))
-		if strings.HasPrefix(string(cmd), bins.hearthd+"\x00serve") && strings.Contains(string(env), "XDG_RUNTIME_DIR="+runtime+"\x00") {
-			return p
+		raw, _ := os.ReadFile(dir + "status")
+		for _, line := range strings.Split(string(raw), "\n") {
+			if k, v, ok := strings.Cut(line, ":"); ok && strings.HasSuffix(k, "ctxt_switches") {
+				n, _ := strconv.Atoi(strings.TrimSpace(v))
+				c.switches += n
+			}
 		}
 	}
-	b.Fatal("no daemon found")
-	return 0
+	return c
 }
 
 // BenchmarkHostedTenClients: ten clients of server-everything through
@@ -117,7 +126,7 @@ func daemonPid(b *testing.B, runtime string) int {
 func BenchmarkHostedTenClients(b *testing.B) {
 	node, script := everything(b)
 	_, runtime := startSocketDaemonIn(b)
-	dpid := daemonPid(b, runtime)
+	dpid := daemonPID(b, runtime)
 	daemonBefore, _ := pss(dpid)
 	var shims []*exec.Cmd
 	for range 10 {
@@ -216,7 +225,10 @@ func untilListed(b *testing.B, env []string, path string, args ...string) time.D
 // run` against server-everything spawned directly, one request at a time,
 // interleaved in nine rounds. Goal: p50 within 50 µs of direct. Beside
 // them, the same server behind linerelay, which only copies lines: what
-// any process in the middle costs on this machine.
+// any process in the middle costs on this machine. Also reported: the
+// daemon's context switches and CPU per hosted echo, steadier than a
+// latency on a shared machine (two switches are the least: the request
+// arrives, the reply arrives).
 func BenchmarkHostedCall(b *testing.B) {
 	node, script := everything(b)
 	_, runtime := startSocketDaemonIn(b)
@@ -232,9 +244,16 @@ func BenchmarkHostedCall(b *testing.B) {
 	}
 	b.ResetTimer()
 	ping := interleave(rounds, perRound(b), block, contender{"hosted", rt(b, hosted, pingLine)}, contender{"direct", rt(b, direct, pingLine)})
+	dpid := daemonPID(b, runtime)
+	before := costOf(dpid)
 	call := interleave(rounds, perRound(b), block, contender{"hosted", rt(b, hosted, echoLine)}, contender{"direct", rt(b, direct, echoLine)},
 		contender{"relay", rt(b, relay, echoLine)})
+	after := costOf(dpid)
 	b.StopTimer()
+	// The daemon is idle but for the hosted calls: what they cost it.
+	calls := float64(rounds * perRound(b))
+	b.ReportMetric(float64(after.switches-before.switches)/calls, "echo-daemon-switches/call")
+	b.ReportMetric(float64((after.cpu-before.cpu).Microseconds())/calls, "echo-daemon-cpu-µs/call")
 	roundQuantiles(b, "ping-hosted-", ping[0])
 	roundQuantiles(b, "ping-direct-", ping[1])
 	roundQuantiles(b, "echo-hosted-", call[0])
