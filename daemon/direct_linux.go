@@ -20,6 +20,7 @@ import (
 	"github.com/hearth-mcp/hearth/pkg/handoff"
 	"github.com/hearth-mcp/hearth/pkg/jsonrpc"
 	"github.com/hearth-mcp/hearth/pkg/mcp"
+	"github.com/hearth-mcp/hearth/pkg/rawio"
 	"github.com/hearth-mcp/hearth/pkg/tool"
 )
 
@@ -123,20 +124,20 @@ func (d *Daemon) serveDirect(ctx context.Context, c *net.UnixConn, first []byte,
 		d.log.Info("refused a shim's stdio; relaying its frames instead", zap.Int("peer_pid", p.PID), zap.Error(err))
 		return attachReply(c, err) != nil // a connection that cannot even be answered is done
 	}
-	// The client's pipes are read and written with plain system calls, a
-	// reader that must wait blocking in poll(2) on its own thread, as a
-	// stdio daemon blocks in read(2): the wake-up goes straight to it. In
-	// the runtime's poller every frame would first wake the poller's
-	// thread, and stdout would wake it again each time the client reads
-	// a reply. Close interrupts a wait.
-	in, err := handoff.NewFD(fds[0])
+	// The client's stdin is read in the runtime's poller, as any
+	// descriptor the daemon waits on, with raw reads (package rawio: a
+	// wait for each frame, then a handful of short calls, must not start
+	// threads). Its stdout stays out of the poller, written with raw calls
+	// and waited for in poll(2), since there every read by the client
+	// would wake the daemon (handoff.FD). Closing either ends a wait.
+	in, err := rawio.DupReader(fds[0], "client-stdin")
 	var out *handoff.FD
 	if err == nil {
 		out, err = handoff.NewFD(fds[1])
 	}
 	if err != nil {
 		if in != nil {
-			in.Release()
+			in.Close()
 		}
 		unix.Close(fds[0])
 		unix.Close(fds[1])
@@ -144,7 +145,7 @@ func (d *Daemon) serveDirect(ctx context.Context, c *net.UnixConn, first []byte,
 		return attachReply(c, err) != nil
 	}
 	defer func() {
-		in.Release()
+		in.Close()
 		out.Release()
 		unix.Close(fds[0])
 		unix.Close(fds[1])

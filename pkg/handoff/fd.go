@@ -9,17 +9,20 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/hearth-mcp/hearth/pkg/rawio"
 	"golang.org/x/sys/unix"
 )
 
-// FD reads or writes one of the client's descriptors with plain system
-// calls, never through the Go runtime's poller. A pipe or socket in the
-// poller's epoll set raises an event whenever its other end moves (a
-// socket reports write space each time its peer reads), and every event
-// wakes the process: the shim, which holds the client's stdio while the
-// daemon uses it, would be woken for every frame, and so would the daemon
-// for every reply the client reads. A descriptor that is not ready is
-// waited for with poll(2) instead, which Close interrupts.
+// FD reads or writes one of the client's descriptors with raw non-blocking
+// system calls (package rawio), never through the Go runtime's poller. A
+// pipe or socket in the poller's epoll set raises an event whenever its
+// other end moves (a socket reports write space each time its peer reads),
+// and every event wakes the process: the shim, which holds the client's
+// stdio while the daemon uses it, would be woken for every frame, and so
+// would the daemon for every reply the client reads. A descriptor that is
+// not ready is waited for with poll(2) instead, which Close interrupts.
+// (The daemon reads the client's stdin with a rawio.Reader, in its own
+// poller: input is the one direction whose every event it wants.)
 type FD struct {
 	fd   int
 	mu   sync.Mutex // held across each read or write system call
@@ -44,7 +47,7 @@ var ErrClosed = errors.New("handoff: descriptor closed")
 
 // Read reads once, waiting until something can be read.
 func (f *FD) Read(p []byte) (int, error) {
-	return f.do(unix.POLLIN, func() (int, error) { return unix.Read(f.fd, p) }, len(p) == 0)
+	return f.do(unix.POLLIN, func() (int, error) { return rawio.Read(f.fd, p) }, len(p) == 0)
 }
 
 // Write writes all of p, waiting for room as needed. A write of up to
@@ -52,7 +55,7 @@ func (f *FD) Read(p []byte) (int, error) {
 func (f *FD) Write(p []byte) (int, error) {
 	done := 0
 	for done < len(p) {
-		n, err := f.do(unix.POLLOUT, func() (int, error) { return unix.Write(f.fd, p[done:]) }, false)
+		n, err := f.do(unix.POLLOUT, func() (int, error) { return rawio.Write(f.fd, p[done:]) }, false)
 		done += n
 		if err != nil {
 			return done, err
@@ -113,8 +116,7 @@ func (f *FD) call(fn func() (int, error)) (int, error) {
 func (f *FD) spliceFrom(src, n int) error {
 	for n > 0 {
 		k, err := f.do(unix.POLLOUT, func() (int, error) {
-			m, err := unix.Splice(src, nil, f.fd, nil, n, unix.SPLICE_F_NONBLOCK)
-			return int(m), err
+			return rawio.Splice(src, f.fd, n)
 		}, false)
 		if err != nil {
 			return err
@@ -141,9 +143,8 @@ func (f *FD) CanTake(n int) bool {
 	if n > OnePage {
 		return false
 	}
-	p := []unix.PollFd{{Fd: int32(f.fd), Events: unix.POLLOUT}}
-	k, err := unix.Poll(p, 0)
-	return err == nil && k == 1 && p[0].Revents&unix.POLLOUT != 0 && p[0].Revents&(unix.POLLERR|unix.POLLHUP|unix.POLLNVAL) == 0
+	ev, err := rawio.Ready(f.fd, unix.POLLOUT)
+	return err == nil && ev&unix.POLLOUT != 0 && ev&(unix.POLLERR|unix.POLLHUP|unix.POLLNVAL) == 0
 }
 
 // Close stops every read and write, waiting ones included; after it

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/hearth-mcp/hearth/pkg/rawio"
 	"golang.org/x/sys/unix"
 )
 
@@ -27,7 +28,7 @@ type StagePipe struct {
 // Stage implements Outlet. It goes through Out's lock, so that nothing is
 // staged once Out is closed (the shim may be reading the pipe by then).
 func (s *StagePipe) Stage(batch []byte) error {
-	n, err := s.Out.call(func() (int, error) { return unix.Write(s.W, batch) })
+	n, err := s.Out.call(func() (int, error) { return rawio.Write(s.W, batch) })
 	if err == nil && n == len(batch) {
 		return nil
 	}

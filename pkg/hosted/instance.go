@@ -191,7 +191,7 @@ func (in *Instance) start() {
 // is not JSON-RPC before initialize is answered is fatal (nothing that
 // follows can be trusted); later it is logged and skipped.
 func (in *Instance) read(p *supervisor.Process) {
-	r := frame.NewReaderSize(p.Stdout, maxUpstreamLine)
+	r := frame.NewReaderSize(upstreamStdout(p.Stdout), maxUpstreamLine)
 	defer r.Close()
 	for {
 		line, err := r.Read()

@@ -20,7 +20,7 @@ type stdinPeer struct {
 func newStdinPeer(w io.Writer) *stdinPeer {
 	p := &stdinPeer{w: w}
 	if sc, ok := w.(syscall.Conn); ok {
-		if rc, err := sc.SyscallConn(); err == nil {
+		if rc, err := sc.SyscallConn(); err == nil && canTryWrite(rc) {
 			p.rc = rc
 		}
 	}

@@ -55,8 +55,11 @@ pkg/config/keys, pkg/endpoint, github.com/pelletier/go-toml < pkg/config;
 pkg/jsonval < pkg/jsonrpc, pkg/repo, pkg/schemas/jsondiff;
 pkg/jsonval, github.com/santhosh-tekuri/jsonschema, golang.org/x/text < pkg/validate;
 
+# Non-blocking system calls that need not tell the scheduler.
+golang.org/x/sys < pkg/rawio;
+
 # What a shim and the daemon share once the client's stdio is handed over.
-pkg/envelope, pkg/frame, pkg/jsonrpc, golang.org/x/sys < pkg/handoff;
+pkg/envelope, pkg/frame, pkg/jsonrpc, pkg/rawio, golang.org/x/sys < pkg/handoff;
 
 # The tool contract: what a family declares and a handler is handed. No
 # processes, no repositories, no stores, no sessions.
@@ -96,7 +99,7 @@ pkg/tool, pkg/repo, pkg/safefile, pkg/supervisor, pkg/workspace/index, go.uber.o
 
 # Hosted MCP servers: children of the supervisor, whose frames are routed.
 pkg/jsonrpc < pkg/hosted/route;
-pkg/frame, pkg/hosted/route, pkg/repo, pkg/supervisor, go.uber.org/zap < pkg/hosted;
+pkg/frame, pkg/hosted/route, pkg/rawio, pkg/repo, pkg/supervisor, go.uber.org/zap < pkg/hosted;
 
 # Adopting an MCP client's configuration.
 pkg/atomicfile, pkg/jsonc, pkg/textedit < pkg/adopt;
@@ -113,7 +116,7 @@ shim < shim/hearth;
 
 # The daemon wires everything together; hearthd adds the subcommands.
 pkg/mcp, pkg/mcphttp, net/http, pkg/schemas, pkg/memory, pkg/clarify, pkg/workspace, pkg/config,
-pkg/handoff, pkg/supervisor, pkg/hosted, pkg/version, github.com/coreos/go-systemd, go.uber.org/zap, golang.org/x/sys < daemon;
+pkg/handoff, pkg/rawio, pkg/supervisor, pkg/hosted, pkg/version, github.com/coreos/go-systemd, go.uber.org/zap, golang.org/x/sys < daemon;
 daemon, shim, pkg/guard, pkg/owner, pkg/adopt, pkg/memory/jsonl, deploy/systemd, go.uber.org/zap, os/exec < daemon/hearthd;
 # hearthd reaches the memory store only through pkg/memory's Engine.
 pkg/memory/pgstore, pkg/memory/sqlitestore !< daemon/hearthd;

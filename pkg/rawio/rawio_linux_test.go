@@ -1,0 +1,202 @@
+//go:build linux
+
+package rawio
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// pipe makes a non-blocking pipe closed at the end of the test.
+func pipe(t *testing.T) (r, w int) {
+	t.Helper()
+	var p [2]int
+	if err := unix.Pipe2(p[:], unix.O_CLOEXEC|unix.O_NONBLOCK); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { unix.Close(p[0]); unix.Close(p[1]) })
+	return p[0], p[1]
+}
+
+func TestReadWrite(t *testing.T) {
+	r, w := pipe(t)
+	buf := make([]byte, 16)
+	if n, err := Read(r, buf); n != 0 || err != syscall.EAGAIN {
+		t.Fatalf("empty pipe: %d %v, want EAGAIN", n, err)
+	}
+	if n, err := Write(w, []byte("hello\n")); n != 6 || err != nil {
+		t.Fatalf("write: %d %v", n, err)
+	}
+	if n, err := Read(r, buf); err != nil || string(buf[:n]) != "hello\n" {
+		t.Fatalf("read: %q %v", buf[:n], err)
+	}
+	// A full pipe takes nothing more, and says so without waiting.
+	big := bytes.Repeat([]byte("x"), 1<<20)
+	total := 0
+	for {
+		n, err := Write(w, big)
+		total += n
+		if err == syscall.EAGAIN {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if total == 0 {
+		t.Fatal("nothing went into an empty pipe")
+	}
+	if n, err := Write(w, []byte("y")); n != 0 || err != syscall.EAGAIN {
+		t.Fatalf("full pipe: %d %v, want EAGAIN", n, err)
+	}
+}
+
+func TestEndOfInput(t *testing.T) {
+	r, w := pipe(t)
+	unix.Close(w)
+	if n, err := Read(r, make([]byte, 4)); n != 0 || err != nil {
+		t.Fatalf("closed writer: %d %v, want 0 and no error", n, err)
+	}
+}
+
+func TestSplice(t *testing.T) {
+	r1, w1 := pipe(t)
+	r2, w2 := pipe(t)
+	Write(w1, []byte("one line\n"))
+	if n, err := Splice(r1, w2, 9); n != 9 || err != nil {
+		t.Fatalf("splice: %d %v", n, err)
+	}
+	buf := make([]byte, 16)
+	if n, _ := Read(r2, buf); string(buf[:n]) != "one line\n" {
+		t.Fatalf("spliced %q", buf[:n])
+	}
+	if n, err := Splice(r1, w2, 9); n != 0 || err != syscall.EAGAIN {
+		t.Fatalf("splice from an empty pipe: %d %v, want EAGAIN", n, err)
+	}
+}
+
+func TestReady(t *testing.T) {
+	r, w := pipe(t)
+	if ev, err := Ready(w, unix.POLLOUT); err != nil || ev != unix.POLLOUT {
+		t.Fatalf("empty pipe's write end: %#x %v", ev, err)
+	}
+	if ev, err := Ready(r, unix.POLLIN); err != nil || ev != 0 {
+		t.Fatalf("empty pipe's read end: %#x %v", ev, err)
+	}
+	Write(w, []byte("x"))
+	if ev, _ := Ready(r, unix.POLLIN); ev != unix.POLLIN {
+		t.Fatalf("read end with a byte: %#x", ev)
+	}
+}
+
+// Bad descriptors get the kernel's errors, never a wait.
+func TestBadDescriptors(t *testing.T) {
+	r, w := pipe(t)
+	closed, _ := pipe(t)
+	unix.Close(closed)
+	for _, c := range []struct {
+		name string
+		call func() error
+		want error
+	}{
+		{"read a closed descriptor", func() error { _, err := Read(closed, make([]byte, 1)); return err }, syscall.EBADF},
+		{"write a closed descriptor", func() error { _, err := Write(closed, []byte("x")); return err }, syscall.EBADF},
+		{"read a write end", func() error { _, err := Read(w, make([]byte, 1)); return err }, syscall.EBADF},
+		{"write a read end", func() error { _, err := Write(r, []byte("x")); return err }, syscall.EBADF},
+		{"splice from a closed descriptor", func() error { _, err := Splice(closed, w, 1); return err }, syscall.EBADF},
+		{"a read of no bytes", func() error { Write(w, []byte("x")); _, err := Read(r, nil); return err }, nil},
+	} {
+		if err := c.call(); !errors.Is(err, c.want) {
+			t.Errorf("%s: %v, want %v", c.name, err, c.want)
+		}
+	}
+	if ev, err := Ready(closed, unix.POLLIN); err != nil || ev&unix.POLLNVAL == 0 {
+		t.Errorf("poll a closed descriptor: %#x %v, want POLLNVAL", ev, err)
+	}
+}
+
+func TestReaderWaitsInThePoller(t *testing.T) {
+	var p [2]int
+	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(p[1])
+	rd, err := DupReader(p[0], "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan string)
+	go func() {
+		buf := make([]byte, 16)
+		n, err := rd.Read(buf)
+		if err != nil {
+			got <- err.Error()
+		}
+		got <- string(buf[:n])
+	}()
+	unix.Write(p[1], []byte("late\n"))
+	if s := <-got; s != "late\n" {
+		t.Fatalf("read %q", s)
+	}
+	unix.Close(p[1])
+	if n, err := rd.Read(make([]byte, 4)); n != 0 || err != io.EOF {
+		t.Fatalf("after the writer closed: %d %v, want EOF", n, err)
+	}
+	rd.Close()
+	// The duplicate is closed, the caller's descriptor is not.
+	if _, err := unix.FcntlInt(uintptr(p[0]), unix.F_GETFD, 0); err != nil {
+		t.Fatalf("DupReader's Close closed the caller's descriptor: %v", err)
+	}
+	unix.Close(p[0])
+}
+
+// Close ends a read that waits, and returns only once it has.
+func TestCloseEndsAWaitingRead(t *testing.T) {
+	r, _ := pipe(t)
+	rd, err := DupReader(r, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	entered := make(chan struct{})
+	var readErr error
+	done := make(chan struct{})
+	go func() {
+		close(entered)
+		_, readErr = rd.Read(make([]byte, 4))
+		close(done)
+	}()
+	<-entered
+	time.Sleep(10 * time.Millisecond) // let it reach the poller: the test holds either way
+	if err := rd.Close(); err != nil {
+		t.Fatal(err)
+	}
+	<-done
+	if !errors.Is(readErr, os.ErrClosed) {
+		t.Fatalf("read during Close: %v, want os.ErrClosed", readErr)
+	}
+	if _, err := rd.Read(make([]byte, 4)); !errors.Is(err, os.ErrClosed) {
+		t.Fatalf("read after Close: %v", err)
+	}
+	if err := rd.Close(); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
+}
+
+func TestReaderRefusesBlockingFiles(t *testing.T) {
+	f, err := os.Create(filepath.Join(t.TempDir(), "plain"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := NewReader(f); !errors.Is(err, ErrBlocking) {
+		t.Fatalf("a blocking file: %v, want ErrBlocking", err)
+	}
+}
