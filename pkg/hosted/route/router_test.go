@@ -328,6 +328,46 @@ func TestUpstreamDeathAnswersInFlightAndRestarts(t *testing.T) {
 	}
 }
 
+// What the clients set on the upstream (subscriptions, the log level) is
+// set again on the upstream that replaces one that died: the new process
+// knows nothing of it, and the clients are not asked to say it again.
+func TestRestartedUpstreamGetsSubscriptionsAndLevelBack(t *testing.T) {
+	ts := newTestServer()
+	h := newHarness(t, ts.srv, Options{})
+	a, b := h.raw(), h.raw()
+	a.initialize()
+	b.initialize()
+	a.send(`{"jsonrpc":"2.0","id":1,"method":"resources/subscribe","params":{"uri":"test://a"}}`)
+	a.response()
+	a.send(`{"jsonrpc":"2.0","id":2,"method":"logging/setLevel","params":{"level":"warning"}}`)
+	a.response()
+	b.send(`{"jsonrpc":"2.0","id":1,"method":"logging/setLevel","params":{"level":"error"}}`)
+	b.response()
+	h.kill()
+	b.send(callFrame("2", "echo", `{"text":"again"}`))
+	if m := b.response(); textOfRaw(t, m) != "again" {
+		t.Fatalf("after restart: %s", m["_text"])
+	}
+	h.settled()
+	if h.starts != 2 {
+		t.Fatalf("%d starts, want 2", h.starts)
+	}
+	subs := h.framesOf("resources/subscribe")
+	if len(subs) != 2 || !strings.Contains(subs[1], `"test://a"`) {
+		t.Fatalf("subscribes sent upstream: %q", subs)
+	}
+	levels := h.framesOf("logging/setLevel")
+	if len(levels) != 3 || !strings.Contains(levels[2], `"warning"`) {
+		t.Fatalf("levels sent upstream: %q (want the most verbose asked, warning, again)", levels)
+	}
+	// The new upstream's update reaches the subscriber, and only it.
+	ts.srv.ResourceUpdated(t.Context(), &mcp.ResourceUpdatedNotificationParams{URI: "test://a"})
+	if m := a.next(); m["method"] != "notifications/resources/updated" {
+		t.Fatalf("update after restart: %s", m["_text"])
+	}
+	b.quiet(100 * time.Millisecond)
+}
+
 // A client that leaves has its calls cancelled upstream.
 func TestDetachCancelsTheClientsCalls(t *testing.T) {
 	ts := newTestServer()
