@@ -121,13 +121,15 @@ func costOf(pid int) processCost {
 // BenchmarkHostedTenClients: ten clients of server-everything through
 // `hearth run` against ten direct spawns of it, in one run. Reports the
 // server processes and the PSS of each side (hearth: the upstream, the ten
-// shims and what hosting added to the daemon). Goal: one upstream and at
-// most a fifth of the direct spawns' PSS.
+// shims and what hosting added to the daemon), and the daemon's threads
+// before and after the clients attached. Goal: one upstream and at most a
+// fifth of the direct spawns' PSS.
 func BenchmarkHostedTenClients(b *testing.B) {
 	node, script := everything(b)
 	_, runtime := startSocketDaemonIn(b)
 	dpid := daemonPID(b, runtime)
 	daemonBefore, _ := pss(dpid)
+	threadsBefore := threadsOf(dpid)
 	var shims []*exec.Cmd
 	for range 10 {
 		c, _, cmd := hostedRun(b, runtime, node, script)
@@ -173,6 +175,14 @@ func BenchmarkHostedTenClients(b *testing.B) {
 	b.ReportMetric(float64(hearthPSS), "hearth-PSS-kB")
 	b.ReportMetric(float64(directPSS), "direct-PSS-kB")
 	b.ReportMetric(float64(hearthPSS)/float64(directPSS), "hearth-over-direct-PSS")
+	b.ReportMetric(float64(threadsBefore), "daemon-threads-before")
+	b.ReportMetric(float64(threadsOf(dpid)), "daemon-threads-attached")
+}
+
+// threadsOf is how many threads process pid has.
+func threadsOf(pid int) int {
+	tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	return len(tasks)
 }
 
 // BenchmarkHostedAttach: a 2nd to 10th client of a warm hosted
