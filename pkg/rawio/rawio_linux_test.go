@@ -200,3 +200,21 @@ func TestReaderRefusesBlockingFiles(t *testing.T) {
 		t.Fatalf("a blocking file: %v, want ErrBlocking", err)
 	}
 }
+
+// A descriptor made non-blocking after os.NewFile wrapped it is not in the
+// poller: a Reader could not wait on it, so none is made.
+func TestReaderRefusesFilesOutsideThePoller(t *testing.T) {
+	var p [2]int
+	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(p[1])
+	f := os.NewFile(uintptr(p[0]), "blocking-then-not")
+	defer f.Close()
+	if err := unix.SetNonblock(p[0], true); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := NewReader(f); !errors.Is(err, ErrNotPollable) {
+		t.Fatalf("a file outside the poller: %v, want ErrNotPollable", err)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -26,8 +27,13 @@ type Reader struct {
 // raw read would block the whole P on.
 var ErrBlocking = errors.New("rawio: descriptor is in blocking mode")
 
-// NewReader reads f, a non-blocking file (os.Pipe's ends are). Closing
-// the Reader closes f.
+// ErrNotPollable: a Reader was asked for on a file the runtime's poller
+// does not watch, so a read with nothing to read could not wait.
+var ErrNotPollable = errors.New("rawio: file is not in the runtime's poller")
+
+// NewReader reads f, a non-blocking file in the runtime's poller (os.Pipe's
+// ends are, and so is a descriptor that was non-blocking when os.NewFile
+// wrapped it). Closing the Reader closes f.
 func NewReader(f *os.File) (*Reader, error) {
 	rc, err := f.SyscallConn()
 	if err != nil {
@@ -35,6 +41,11 @@ func NewReader(f *os.File) (*Reader, error) {
 	}
 	if !NonBlocking(rc) {
 		return nil, ErrBlocking
+	}
+	// Only a file in the poller takes a deadline; clearing one changes
+	// nothing else.
+	if err := f.SetReadDeadline(time.Time{}); err != nil {
+		return nil, ErrNotPollable
 	}
 	return &Reader{f: f, rc: rc}, nil
 }
