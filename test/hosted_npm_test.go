@@ -120,6 +120,52 @@ func TestHostedServerEverythingDiscoverAndInspector(t *testing.T) {
 	}
 }
 
+// A client of server-everything through `hearth run` sees what the same
+// client sees spawning it directly: the same initialize result (server
+// info, instructions, capabilities, protocol version) and the same tools,
+// prompts, resources and resource templates, names and schemas unchanged
+// (users' permission rules are keyed by tool names).
+func TestHostedServerEverythingLooksLikeItself(t *testing.T) {
+	server := npmServer(t, "server-everything")
+	env, _ := startUserDaemon(t)
+	node, _ := exec.LookPath("node")
+	hosted := runClient(t, env, nil, "2025-11-25", node, server)
+	cmd := exec.Command(node, server)
+	cmd.Env = env
+	direct := connectCommand(t, cmd, nil, "2025-11-25")
+	t.Cleanup(func() { cmd.Process.Kill() }) // before the session's close, which would wait for the server to exit
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	type view struct {
+		what string
+		of   func(*mcp.ClientSession) (any, error)
+	}
+	views := []view{
+		{"initialize", func(cs *mcp.ClientSession) (any, error) { return cs.InitializeResult(), nil }},
+		{"tools/list", func(cs *mcp.ClientSession) (any, error) { return cs.ListTools(ctx, nil) }},
+		{"prompts/list", func(cs *mcp.ClientSession) (any, error) { return cs.ListPrompts(ctx, nil) }},
+		{"resources/list", func(cs *mcp.ClientSession) (any, error) { return cs.ListResources(ctx, nil) }},
+		{"resources/templates/list", func(cs *mcp.ClientSession) (any, error) { return cs.ListResourceTemplates(ctx, nil) }},
+	}
+	for _, v := range views {
+		var got [2]string
+		for i, cs := range []*mcp.ClientSession{hosted, direct} {
+			res, err := v.of(cs)
+			if err != nil {
+				t.Fatalf("%s: %v", v.what, err)
+			}
+			b, _ := json.Marshal(res)
+			got[i] = string(b)
+		}
+		if got[0] != got[1] {
+			t.Errorf("%s through hearth differs from the server spawned directly:\nhosted: %.2000s\ndirect: %.2000s", v.what, got[0], got[1])
+		}
+		if len(got[0]) < 40 {
+			t.Errorf("%s is nearly empty: %s", v.what, got[0])
+		}
+	}
+}
+
 // upstreamsRunning lists the live processes running script that a daemon
 // whose HOME is home started.
 func upstreamsRunning(script, home string) []int {

@@ -76,6 +76,13 @@ func runClientWith(t *testing.T, env []string, opts *mcp.ClientOptions, version 
 	t.Helper()
 	cmd := exec.Command(bin.hearth, append([]string{"run"}, runArgs...)...)
 	cmd.Env = env
+	return connectCommand(t, cmd, opts, version)
+}
+
+// connectCommand connects the tests' Go SDK client, with opts and the
+// protocol version given (the SDK's own when empty), to cmd over stdio.
+func connectCommand(t *testing.T, cmd *exec.Cmd, opts *mcp.ClientOptions, version string) *mcp.ClientSession {
+	t.Helper()
 	cl := mcp.NewClient(&mcp.Implementation{Name: "hosted-e2e", Version: "1"}, opts)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -85,7 +92,7 @@ func runClientWith(t *testing.T, env []string, opts *mcp.ClientOptions, version 
 	}
 	cs, err := cl.Connect(ctx, &mcp.CommandTransport{Command: cmd}, so)
 	if err != nil {
-		t.Fatalf("connect through hearth run: %v", err)
+		t.Fatalf("connect to %s: %v", strings.Join(cmd.Args, " "), err)
 	}
 	t.Cleanup(func() { cs.Close() })
 	return cs
