@@ -270,31 +270,62 @@ func TestLogLevelPerClient(t *testing.T) {
 	}
 }
 
-// list_changed reaches every client and drops the cached list.
+// list_changed reaches every client and drops the cached list, for each
+// kind of list an upstream announces changes of.
 func TestListChangedInvalidatesTheCache(t *testing.T) {
-	ts := newTestServer()
-	h := newHarness(t, ts.srv, Options{})
-	a, b := h.raw(), h.raw()
-	a.initialize()
-	b.initialize()
-	a.send(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
-	a.response()
-	b.send(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
-	b.response()
-	if n := h.count("tools/list"); n != 1 {
-		t.Fatalf("upstream saw %d tools/list, want 1 (cached)", n)
+	prompt := func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		return &mcp.GetPromptResult{}, nil
 	}
-	mcp.AddTool(ts.srv, &mcp.Tool{Name: "new"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
-		return &mcp.CallToolResult{}, nil, nil
-	})
-	for _, x := range []*rawClient{a, b} {
-		if m := x.next(); m["method"] != "notifications/tools/list_changed" {
-			t.Fatalf("list_changed: %s", m["_text"])
-		}
-	}
-	b.send(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
-	if m := b.response(); !strings.Contains(m["_text"].(string), `"new"`) {
-		t.Fatalf("stale list: %s", m["_text"])
+	for _, k := range []struct {
+		list, changed string
+		before        func(*mcp.Server) // what the server offers at initialize, so that it declares the capability
+		add           func(*mcp.Server) // adds an item named "new"
+	}{
+		{"tools/list", "notifications/tools/list_changed", nil, func(s *mcp.Server) {
+			mcp.AddTool(s, &mcp.Tool{Name: "new"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+				return &mcp.CallToolResult{}, nil, nil
+			})
+		}},
+		{"prompts/list", "notifications/prompts/list_changed",
+			func(s *mcp.Server) { s.AddPrompt(&mcp.Prompt{Name: "first"}, prompt) },
+			func(s *mcp.Server) { s.AddPrompt(&mcp.Prompt{Name: "new"}, prompt) }},
+		{"resources/list", "notifications/resources/list_changed", nil, func(s *mcp.Server) {
+			s.AddResource(&mcp.Resource{URI: "test://new", Name: "new"}, func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+				return &mcp.ReadResourceResult{}, nil
+			})
+		}},
+	} {
+		t.Run(k.list, func(t *testing.T) {
+			ts := newTestServer()
+			if k.before != nil {
+				k.before(ts.srv)
+			}
+			h := newHarness(t, ts.srv, Options{})
+			a, b := h.raw(), h.raw()
+			a.initialize()
+			b.initialize()
+			list := `{"jsonrpc":"2.0","id":1,"method":"` + k.list + `"}`
+			a.send(list)
+			a.response()
+			b.send(list)
+			b.response()
+			if n := h.count(k.list); n != 1 {
+				t.Fatalf("upstream saw %d %s, want 1 (cached)", n, k.list)
+			}
+			k.add(ts.srv)
+			for _, x := range []*rawClient{a, b} {
+				if m := x.next(); m["method"] != k.changed {
+					t.Fatalf("list_changed: %s", m["_text"])
+				}
+			}
+			b.send(list)
+			if m := b.response(); !strings.Contains(m["_text"].(string), `"new"`) {
+				t.Fatalf("stale list: %s", m["_text"])
+			}
+			if n := h.count(k.list); n != 2 {
+				t.Fatalf("upstream saw %d %s, want 2 (the cache dropped)", n, k.list)
+			}
+		})
 	}
 }
 
