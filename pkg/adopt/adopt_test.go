@@ -222,6 +222,34 @@ func TestEntryShapes(t *testing.T) {
 	}
 }
 
+// An entry hearth cannot move is left alone, and the plan says why in the
+// words of what is wrong with it.
+func TestUnusableEntriesSayWhy(t *testing.T) {
+	for _, tc := range []struct{ entry, why string }{
+		{`"npx"`, "the entry is a string, not an object"},
+		{`{}`, "no command"},
+		{`{"command": null}`, "no command"},
+		{`{"command": 42}`, "its command is a number, not a string"},
+		{`{"command": ["npx"]}`, "its command is an array, not a string"},
+		{`{"command": ""}`, "its command is empty"},
+		{`{"command": "x", "args": "a b"}`, "its args is a string, not a list"},
+		{`{"command": "x", "args": ["a", 1]}`, "its args holds a number, not only strings"},
+	} {
+		src := `{"mcpServers": {"s": ` + tc.entry + `}}`
+		f := load(t, Location{Path: write(t, []byte(src)), Key: "mcpServers"})
+		if f.Err != nil || len(f.Servers) != 1 {
+			t.Fatalf("%s: %v, %d servers", tc.entry, f.Err, len(f.Servers))
+		}
+		if s := f.Servers[0]; s.Kind != Unusable || s.Why != tc.why {
+			t.Errorf("%s: kind %v, why %q; want %q", tc.entry, s.Kind, s.Why, tc.why)
+		}
+		p, err := f.Plan(Options{})
+		if err != nil || string(p.New) != src {
+			t.Errorf("%s: the plan changed the file (%v): %s", tc.entry, err, p.New)
+		}
+	}
+}
+
 func TestBrokenFilesAreRefused(t *testing.T) {
 	for _, tc := range []struct{ name, src, want string }{
 		{"syntax", "{\n  \"mcpServers\": {\n    \"a\": {\"command\": \"x\",}\n  }\n}", "line 3, column 25: a comma after the last member"},

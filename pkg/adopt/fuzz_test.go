@@ -19,6 +19,7 @@ func FuzzPlan(f *testing.F) {
 		"{\n  \"servers\": {\n    // c\n    \"a\": {\n      \"command\": \"x\" /* k */,\n      \"args\": [ /* none */ ],\n    },\n  },\n}",
 		`{"servers":{"a":{"env":{},"command":"x"},"b":{"command":"y","args":null}}}`,
 		`{"servers":{"a":{"command":"x","args":["1"],"command":"z"}}}`,
+		`{"servers":{"a":{"command":42},"b":{"command":""},"c":{"command":"x","args":[1]},"d":"npx"}}`,
 	} {
 		f.Add([]byte(s))
 	}

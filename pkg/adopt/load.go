@@ -133,8 +133,15 @@ func classify(name string, e *jsonc.Node) *Server {
 	}
 	s.Transport = "stdio"
 	cmd := e.Get("command")
-	if cmd == nil || cmd.Kind != jsonc.String || cmd.Str == "" {
+	switch {
+	case cmd == nil || cmd.Kind == jsonc.Null:
 		s.Why = "no command"
+		return s
+	case cmd.Kind != jsonc.String:
+		s.Why = fmt.Sprintf("its command is %v, not a string", cmd.Kind)
+		return s
+	case cmd.Str == "":
+		s.Why = "its command is empty"
 		return s
 	}
 	s.Command = cmd.Str
