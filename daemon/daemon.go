@@ -250,9 +250,10 @@ func (d *Daemon) runStdio(ctx context.Context) error {
 	} else {
 		close(acceptDone)
 	}
-	hup := newHangupWatch(d.Stdin, fileFD(d.Stdout))
+	in := stdioInput(d.Stdin)
+	hup := newHangupWatch(in, fileFD(d.Stdout))
 	defer hup.Close()
-	err := d.srv.Serve(ctx, mcp.Conn{Reader: hup, Writer: d.Stdout, CloseRead: d.Stdin.Close, Gone: hup.Gone(), Client: client, Transport: "stdio"})
+	err := d.srv.Serve(ctx, mcp.Conn{Reader: hup, Writer: d.Stdout, CloseRead: in.Close, Gone: hup.Gone(), Client: client, Transport: "stdio"})
 	if ln != nil {
 		// The stdio client was the reason this process runs: when it ends,
 		// the clients attached through the socket drain and their shims

@@ -1,0 +1,8 @@
+//go:build !linux
+
+package daemon
+
+import "io"
+
+// stdioInput is the stdio daemon's stdin as it is, off Linux.
+func stdioInput(in io.ReadCloser) io.ReadCloser { return in }
