@@ -3,7 +3,6 @@ package hosted
 import (
 	"errors"
 	"fmt"
-	"github.com/hearth-mcp/hearth/pkg/jsonrpc"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -13,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/hearth-mcp/hearth/pkg/hosted/route"
+	"github.com/hearth-mcp/hearth/pkg/jsonrpc"
 	"github.com/hearth-mcp/hearth/pkg/supervisor"
 )
 

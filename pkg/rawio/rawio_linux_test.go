@@ -218,3 +218,19 @@ func TestReaderRefusesFilesOutsideThePoller(t *testing.T) {
 		t.Fatalf("a file outside the poller: %v, want ErrNotPollable", err)
 	}
 }
+
+// A regular file takes no part in the poller: DupReader refuses it and
+// leaves the caller's descriptor open.
+func TestDupReaderRefusesARegularFile(t *testing.T) {
+	f, err := os.Create(filepath.Join(t.TempDir(), "plain"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := DupReader(int(f.Fd()), "plain"); !errors.Is(err, ErrNotPollable) {
+		t.Fatalf("a regular file: %v, want ErrNotPollable", err)
+	}
+	if _, err := f.Stat(); err != nil {
+		t.Fatalf("the caller's descriptor: %v", err)
+	}
+}

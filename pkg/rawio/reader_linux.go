@@ -71,9 +71,10 @@ func DupReader(fd int, name string) (*Reader, error) {
 	if err != nil {
 		return nil, os.NewSyscallError("fcntl", err)
 	}
-	r, err := NewReader(os.NewFile(uintptr(d), name))
+	f := os.NewFile(uintptr(d), name)
+	r, err := NewReader(f)
 	if err != nil {
-		unix.Close(d)
+		f.Close() // the File owns d now: closing d itself would leave its finalizer to close d's next owner
 	}
 	return r, err
 }
