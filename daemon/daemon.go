@@ -418,7 +418,7 @@ func (d *Daemon) serveSocket(ctx context.Context, c *net.UnixConn, first []byte,
 	hup := newHangupWatch(r, connFD(c))
 	defer hup.Close()
 	err := d.srv.Serve(ctx, mcp.Conn{Reader: hup, Writer: c, CloseRead: c.CloseRead, Gone: hup.Gone(), Client: tool.Client{PID: p.PID}, Transport: "socket",
-		WriteReady: socketWriteReady(c)})
+		WriteReady: socketWriteReady(c), Shim: true})
 	if err != nil && !errors.Is(err, mcp.ErrWriteFailed) {
 		d.log.Debug("connection ended", zap.Error(err))
 	}

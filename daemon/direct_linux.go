@@ -207,7 +207,7 @@ func (d *Daemon) serveDirect(ctx context.Context, c *net.UnixConn, first []byte,
 		close(clientGone)
 	}()
 	err = d.srv.Serve(ctx, mcp.Conn{Reader: hup, Writer: w, CloseRead: in.Close, Gone: clientGone, Client: tool.Client{PID: p.PID},
-		Tracker: tr, Transport: "direct", WriteReady: out.CanTake})
+		Tracker: tr, Transport: "direct", WriteReady: out.CanTake, Shim: true})
 	// Nothing touches the descriptors or the region after this: the shim
 	// may take them back as soon as the connection closes. (Serve does not
 	// wait for its reader, which may still be in Read: closing in ends

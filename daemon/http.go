@@ -33,9 +33,11 @@ type httpEndpoint struct {
 	url     string
 }
 
-// hostedPreface turns /servers/NAME/mcp into the hello that attaches a
-// session to the config's [servers.NAME].
-func (d *Daemon) hostedPreface(path string) ([]byte, error) {
+// hostedByPath turns /servers/NAME/mcp into the run request that attaches
+// a session to the config's [servers.NAME]: a name of the config only, so
+// an HTTP client chooses among the servers the user configured and never
+// names a command, a path or an environment.
+func (d *Daemon) hostedByPath(path string) (json.RawMessage, error) {
 	name, ok := strings.CutPrefix(path, "/servers/")
 	if ok {
 		name, ok = strings.CutSuffix(name, "/mcp")
@@ -50,7 +52,7 @@ func (d *Daemon) hostedPreface(path string) ([]byte, error) {
 	if _, ok := servers[name]; !ok {
 		return nil, fmt.Errorf("no server named %q in the config file's [servers] tables", name)
 	}
-	return json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "$/hearth/hello", "params": map[string]any{"run": map[string]string{"name": name}}})
+	return json.Marshal(map[string]string{"name": name})
 }
 
 // startHTTP listens on cfg.HTTPListen and serves /mcp; nil when it is not
@@ -77,7 +79,7 @@ func (d *Daemon) startHTTP() (*httpEndpoint, error) {
 	h := mcphttp.New(mcphttp.Options{Serve: d.srv.Serve, Token: token, Log: d.log, Budget: d.srv.HeldBudget()})
 	// The config's hosted servers, each at /servers/NAME/mcp: a session
 	// there names its server in a hello, as `hearth run NAME` does.
-	servers := mcphttp.New(mcphttp.Options{Serve: d.srv.Serve, Token: token, Log: d.log, Budget: d.srv.HeldBudget(), Preface: d.hostedPreface})
+	servers := mcphttp.New(mcphttp.Options{Serve: d.srv.Serve, Token: token, Log: d.log, Budget: d.srv.HeldBudget(), Hosted: d.hostedByPath})
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", h)
 	mux.Handle("/servers/", servers)

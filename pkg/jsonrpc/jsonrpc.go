@@ -228,6 +228,24 @@ func shorten(s string) string {
 	return s
 }
 
+// InternalPrefix begins the methods hearth's own shim and daemon speak to
+// each other ($/hearth/hello, $/hearth/tooLarge, $/hearth/attach): never
+// an MCP client's, and accepted only from the daemon's own socket
+// (docs/threat-model.md).
+const InternalPrefix = "$/hearth/"
+
+// IsInternal says whether method is one of hearth's internal methods.
+func IsInternal(method string) bool {
+	return len(method) >= len(InternalPrefix) && method[:len(InternalPrefix)] == InternalPrefix
+}
+
+// InternalRefused is the error for an internal method from a transport
+// that may not send it.
+func InternalRefused(method string) *Error {
+	return &Error{Code: CodeMethodNotFound, Message: "Method not found: " + method +
+		" is internal to hearth: only the hearth shim may send it, over the daemon's own socket"}
+}
+
 // TooLargeFrame is the reply to a line over the 1 MiB guard (docs/protocol.md,
 // "Framing"): a JSON-RPC error whose data is a payload_too_large validation
 // result in the schema tools' shape ({ok, reason, errors: [{path, msg}]}), which

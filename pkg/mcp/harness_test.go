@@ -36,7 +36,9 @@ func startSessionConn(t *testing.T, srv *Server, edit func(*Conn)) *client {
 	outR, outW := io.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &client{t: t, in: inW, lines: make(chan string, 10000), done: make(chan error, 1), cancel: cancel, gone: make(chan struct{})}
-	conn := Conn{Reader: inR, Writer: outW, CloseRead: func() error { return inR.CloseWithError(io.EOF) }, Gone: c.gone}
+	// A test session plays a shim's connection over the socket (Conn.Shim)
+	// unless edit says otherwise.
+	conn := Conn{Reader: inR, Writer: outW, CloseRead: func() error { return inR.CloseWithError(io.EOF) }, Gone: c.gone, Shim: true}
 	if edit != nil {
 		edit(&conn)
 	}

@@ -22,6 +22,7 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"sort"
@@ -216,6 +217,21 @@ type Conn struct {
 	// "direct" (a shim handed over its client's stdio), "socket" or
 	// "stdio". A socket connection whose shim said hello is a relay.
 	Transport string
+	// Shim says the peer reached the daemon over its own 0600 socket and
+	// passed the peer check (the same user): a connection accepted there,
+	// or the stdio a shim handed over through it. Only such a peer may
+	// send hearth's internal methods ($/hearth/...), the shim's hello
+	// among them, which may name a command to run. From any other
+	// transport (Streamable HTTP, a stdio daemon's own client) they are
+	// refused: what a connection may ask follows from how it arrived
+	// (docs/threat-model.md).
+	Shim bool
+	// Run, when set, attaches the session to a hosted server from its
+	// start, as a shim's hello asking for that server would: the
+	// transport itself chose it (HTTP's /servers/NAME/mcp names a server
+	// of the config file, never a command). It holds the hello's run
+	// member (docs/protocol.md, "Hosted servers").
+	Run json.RawMessage
 }
 
 // Tracker hears of each frame a session reads (Conn.Tracker).

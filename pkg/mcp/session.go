@@ -122,6 +122,11 @@ func newSession(s *Server, c Conn, seq uint64) *session {
 func (s *session) run(ctx context.Context) error {
 	defer s.life.cancelAll()
 	defer s.hosted.end()
+	if s.conn.Run != nil {
+		// The transport chose the hosted server (Conn.Run): attached
+		// before the first frame is read, as a hello would have.
+		s.host(s.conn.Run, s.conn.Client.Cwd)
+	}
 	workerDone := make(chan struct{})
 	go func() {
 		defer close(workerDone)
@@ -216,6 +221,10 @@ func (s *session) read() error {
 		}
 		msg, perr := jsonrpc.Parse(line)
 		s.took(msg, line, src.Offset())
+		if msg != nil && jsonrpc.IsInternal(msg.Method) && !s.conn.Shim {
+			s.refuseInternal(msg)
+			continue
+		}
 		if h := s.hosted.get(); h != nil {
 			s.hostedFrame(h, msg, perr)
 			continue
@@ -235,6 +244,21 @@ func (s *session) read() error {
 			s.request(msg)
 		}
 	}
+}
+
+// refuseInternal answers an internal method ($/hearth/...) that came over a
+// transport that may not send it (Conn.Shim): a request gets the refusal, a
+// notification (which cannot be answered) is dropped and logged. Either way
+// it has no effect: what a connection may ask follows from how it arrived.
+func (s *session) refuseInternal(msg *jsonrpc.Message) {
+	s.log.Warn("refused an internal method from a transport that may not send it",
+		zap.String("method", msg.Method), zap.String("transport", s.conn.Transport))
+	if msg.Kind != jsonrpc.Request {
+		s.srv.errors.Add(1)
+		return
+	}
+	s.countRequest()
+	s.answer(jsonrpc.ErrorFrame(msg.ID, jsonrpc.InternalRefused(msg.Method)), msg.ID.Key())
 }
 
 // source is where the session reads its frames: the transport's own

@@ -188,9 +188,6 @@ func (s *legacySession) hand(ctx context.Context, b []byte) bool {
 func (h *Handler) openSession(p post) {
 	s := newLegacySession()
 	s.path = p.r.URL.Path
-	if p.preface != nil {
-		s.in <- p.preface // the buffer is empty: the session reads it first
-	}
 	h.mu.Lock()
 	if h.closed {
 		h.mu.Unlock()
@@ -206,7 +203,7 @@ func (h *Handler) openSession(p post) {
 	h.sessions[s.id] = s
 	h.wg.Add(1)
 	h.mu.Unlock()
-	conn := mcp.Conn{Source: s, Sink: s, CloseRead: s.closeRead, Gone: s.gone, Transport: "http"}
+	conn := mcp.Conn{Source: s, Sink: s, CloseRead: s.closeRead, Gone: s.gone, Transport: "http", Run: p.run}
 	go func() {
 		defer h.wg.Done()
 		err := h.opts.Serve(h.base, conn)

@@ -20,6 +20,7 @@ package mcphttp
 import (
 	"context"
 	"crypto/subtle"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -66,11 +67,12 @@ type Options struct {
 	// body is read only while the daemon holds less than its bound, so
 	// many large uploads at once are answered 503 rather than held.
 	Budget *frame.Budget
-	// Preface, when set, gives the frame a new session reads before the
-	// client's, from the request's path: a hosted server's endpoint
-	// (/servers/NAME/mcp) names the server in a $/hearth/hello, as a shim
-	// running `hearth run NAME` does. An error is a 404 that says why.
-	Preface func(path string) ([]byte, error)
+	// Hosted, when set, gives the hosted server a new session is attached
+	// to, from the request's path (mcp.Conn.Run): a hosted server's
+	// endpoint (/servers/NAME/mcp) names a server of the config file, as
+	// `hearth run NAME` does. The client never names what runs. An error
+	// is a 404 that says why.
+	Hosted func(path string) (json.RawMessage, error)
 }
 
 // Handler is the /mcp endpoint.
@@ -209,9 +211,16 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 		refuseID(w, http.StatusBadRequest, perr.ID, perr.Err)
 		return
 	}
+	if jsonrpc.IsInternal(msg.Method) {
+		// hearth's internal methods come from its shim over the socket
+		// alone; the session would refuse them too (mcp.Conn.Shim), but a
+		// notification can only be refused here, where it has a reply.
+		refuseID(w, http.StatusForbidden, msg.ID, jsonrpc.InternalRefused(msg.Method))
+		return
+	}
 	p := post{w: w, r: r, body: body, msg: msg, sse: sse, json: json}
-	if h.opts.Preface != nil {
-		if p.preface, err = h.opts.Preface(r.URL.Path); err != nil {
+	if h.opts.Hosted != nil {
+		if p.run, err = h.opts.Hosted(r.URL.Path); err != nil {
 			refuseID(w, http.StatusNotFound, msg.ID, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "Not Found: " + err.Error()})
 			return
 		}
@@ -263,8 +272,8 @@ type post struct {
 	r         *http.Request
 	body      []byte
 	msg       *jsonrpc.Message
-	sse, json bool   // what the client accepts
-	preface   []byte // the frame a new session reads first (Options.Preface)
+	sse, json bool            // what the client accepts
+	run       json.RawMessage // the hosted server a new session is for (Options.Hosted)
 }
 
 // mediaType is a Content-Type's type/subtype, lower case.

@@ -39,9 +39,9 @@ func (h *Handler) serveModern(p post, modern bool, version string, bad *jsonrpc.
 			Message: "Method not found: " + p.msg.Method + " is not part of protocol " + version + " (2025 clients initialize without _meta)"})
 		return
 	}
-	src := &oneFrame{preface: p.preface, frame: p.body, replied: make(chan struct{}), stop: make(chan struct{})}
+	src := &oneFrame{frame: p.body, replied: make(chan struct{}), stop: make(chan struct{})}
 	sink := &postSink{p: p, replied: src.replied}
-	conn := mcp.Conn{Source: src, Sink: sink, CloseRead: src.closeRead, Gone: p.r.Context().Done(), Transport: "http"}
+	conn := mcp.Conn{Source: src, Sink: sink, CloseRead: src.closeRead, Gone: p.r.Context().Done(), Transport: "http", Run: p.run}
 	_ = h.opts.Serve(h.base, conn)
 	sink.end()
 }
@@ -150,7 +150,6 @@ func decodeParamValue(v string) (string, bool) {
 // the end of input once the reply is sent (a subscription's stream stays
 // open until then).
 type oneFrame struct {
-	preface  []byte // read first when set (Options.Preface)
 	frame    []byte
 	read     bool
 	replied  chan struct{}
@@ -159,11 +158,6 @@ type oneFrame struct {
 }
 
 func (o *oneFrame) Read() ([]byte, error) {
-	if o.preface != nil {
-		b := o.preface
-		o.preface = nil
-		return b, nil
-	}
 	if !o.read {
 		o.read = true
 		return o.frame, nil
