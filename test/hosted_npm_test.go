@@ -5,6 +5,7 @@ package test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -129,10 +130,25 @@ func TestHostedServerEverythingLooksLikeItself(t *testing.T) {
 	server := npmServer(t, "server-everything")
 	env, _ := startUserDaemon(t)
 	node, _ := exec.LookPath("node")
-	hosted := runClient(t, env, nil, "2025-11-25", node, server)
+	// The first client declares nothing (not even roots); a later one
+	// declares what hearth declares to a shared upstream (sampling,
+	// elicitation, roots). Both see what a client declaring those sees
+	// when it spawns the server itself, whichever came first
+	// (decision 0034): server-everything lists its sampling and
+	// elicitation tools only to such a client.
+	full := &mcp.ClientOptions{
+		CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			return nil, errors.New("not used")
+		},
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return nil, errors.New("not used")
+		},
+	}
+	hosted := runClient(t, env, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}}, "2025-11-25", node, server)
+	hostedFull := runClient(t, env, full, "2025-11-25", node, server)
 	cmd := exec.Command(node, server)
 	cmd.Env = env
-	direct := connectCommand(t, cmd, nil, "2025-11-25")
+	direct := connectCommand(t, cmd, full, "2025-11-25")
 	t.Cleanup(func() { cmd.Process.Kill() }) // before the session's close, which would wait for the server to exit
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -148,8 +164,8 @@ func TestHostedServerEverythingLooksLikeItself(t *testing.T) {
 		{"resources/templates/list", func(cs *mcp.ClientSession) (any, error) { return cs.ListResourceTemplates(ctx, nil) }},
 	}
 	for _, v := range views {
-		var got [2]string
-		for i, cs := range []*mcp.ClientSession{hosted, direct} {
+		var got [3]string
+		for i, cs := range []*mcp.ClientSession{hosted, direct, hostedFull} {
 			res, err := v.of(cs)
 			if err != nil {
 				t.Fatalf("%s: %v", v.what, err)
@@ -157,8 +173,8 @@ func TestHostedServerEverythingLooksLikeItself(t *testing.T) {
 			b, _ := json.Marshal(res)
 			got[i] = string(b)
 		}
-		if got[0] != got[1] {
-			t.Errorf("%s through hearth differs from the server spawned directly:\nhosted: %.2000s\ndirect: %.2000s", v.what, got[0], got[1])
+		if got[0] != got[1] || got[2] != got[1] {
+			t.Errorf("%s through hearth differs from the server spawned directly:\nhosted, first: %.2000s\nhosted, later: %.2000s\ndirect: %.2000s", v.what, got[0], got[2], got[1])
 		}
 		if len(got[0]) < 40 {
 			t.Errorf("%s is nearly empty: %s", v.what, got[0])

@@ -346,10 +346,21 @@ func (c *Client) initialize(msg *jsonrpc.Message) {
 	r.needUpstream()
 }
 
-// upstreamInitParams are what a shared upstream is initialized with: the
-// first client's parameters, with roots.listChanged taken out, because a
-// client's change of roots is not relayed to a shared upstream (decision
-// 0034). A single client's pass unchanged.
+// SharedCapabilities are the client capabilities a shared upstream is
+// initialized with, whichever client came first: every kind of
+// server-to-client request hearth can route to the client it is for
+// (sampling, elicitation, roots), and nothing else. A server that offers
+// tools by its client's capabilities then offers every client of the
+// instance the same tools, prompts and resources, before and after a
+// restart; a request of a kind its client did not declare is refused to
+// the upstream (decisions 0034 and 0035). roots.listChanged is left out:
+// one client's change of roots is not relayed to a process others share.
+const SharedCapabilities = `{"roots":{},"sampling":{},"elicitation":{}}`
+
+// upstreamInitParams are what an upstream is initialized with: the first
+// client's protocol version and client info, with SharedCapabilities on a
+// shared instance in place of the client's own (decision 0034). A single
+// client's pass unchanged.
 func upstreamInitParams(params json.RawMessage, mode Mode) json.RawMessage {
 	if params == nil {
 		params = json.RawMessage(`{}`)
@@ -359,17 +370,9 @@ func upstreamInitParams(params json.RawMessage, mode Mode) json.RawMessage {
 	}
 	p, ok := decodeObject(params)
 	if !ok {
-		return params
+		p = object{}
 	}
-	caps, ok := decodeObject(p["capabilities"])
-	if !ok {
-		return params
-	}
-	if roots, ok := decodeObject(caps["roots"]); ok {
-		delete(roots, "listChanged")
-		caps["roots"] = roots.encode()
-		p["capabilities"] = caps.encode()
-	}
+	p["capabilities"] = json.RawMessage(SharedCapabilities)
 	return p.encode()
 }
 

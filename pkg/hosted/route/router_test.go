@@ -4,6 +4,7 @@ package route
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -461,4 +462,49 @@ func TestBadClientFrames(t *testing.T) {
 	}
 	ts.releaseKey("d")
 	a.response()
+}
+
+// A shared upstream is initialized with the same capabilities whichever
+// client comes first, and again after a restart: a first client that
+// declared nothing and one that declared sampling and roots give the
+// upstream the same initialize (decision 0034), so a server that offers
+// tools by its client's capabilities offers every client the same ones.
+func TestSharedUpstreamCapabilitiesDoNotDependOnArrival(t *testing.T) {
+	firsts := map[string]string{
+		"none":     `{}`,
+		"sampling": `{"sampling":{},"roots":{"listChanged":true}}`,
+		"odd":      `{"experimental":{"x":{}},"elicitation":{"form":{}}}`,
+	}
+	var seen []string
+	for name, caps := range firsts {
+		ts := newTestServer()
+		h := newHarness(t, ts.srv, Options{})
+		a := h.raw()
+		a.send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":` + caps + `,"clientInfo":{"name":"raw","version":"1"}}}`)
+		if m := a.response(); m["result"] == nil {
+			t.Fatalf("%s: initialize: %s", name, m["_text"])
+		}
+		h.kill()
+		a.send(callFrame("1", "echo", `{"text":"again"}`))
+		a.response()
+		frames := h.framesOf("initialize")
+		if len(frames) != 2 {
+			t.Fatalf("%s: %d initialize sent upstream", name, len(frames))
+		}
+		for _, f := range frames {
+			var m struct {
+				Params struct {
+					Capabilities json.RawMessage `json:"capabilities"`
+				} `json:"params"`
+			}
+			json.Unmarshal([]byte(f), &m)
+			if string(m.Params.Capabilities) != SharedCapabilities {
+				t.Fatalf("%s first: the upstream was initialized with %s, want %s", name, m.Params.Capabilities, SharedCapabilities)
+			}
+			seen = append(seen, string(m.Params.Capabilities))
+		}
+	}
+	if len(seen) != 6 {
+		t.Fatalf("initializes checked: %d", len(seen))
+	}
 }
