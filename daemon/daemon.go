@@ -74,9 +74,8 @@ type Daemon struct {
 	// (endpoint.Unfollowed).
 	HomeWhy    string
 	Unfollowed []string
-	// httpURL is the Streamable HTTP endpoint ("" when not served), and
-	// httpAuth "token" or "none".
-	httpURL, httpAuth string
+	// web is the Streamable HTTP endpoint, when served (http.go).
+	web webState
 }
 
 // New opens the families and builds the registry. children is the daemon's
@@ -291,8 +290,7 @@ func (d *Daemon) runSocket(ctx context.Context) error {
 		return err
 	}
 	// HTTP before readiness: whoever sees the daemon ready finds it up.
-	web, err := d.startHTTP()
-	if err != nil {
+	if err := d.serveHTTP(d.cfg.HTTPListen, d.cfg.HTTPAuthNone, d.cfg.TokenFile); err != nil {
 		return err
 	}
 	// The line, then the file, then systemd: whoever sees one finds the
@@ -336,7 +334,7 @@ func (d *Daemon) runSocket(ctx context.Context) error {
 	stopServing()
 	ln.UnixListener.Close() // stop accepting; sessions see ctx and drain
 	<-acceptDone
-	web.stop(d.cfg.DrainTimeout + mcp.DefaultAbandonGrace)
+	d.stopHTTP(d.cfg.DrainTimeout + mcp.DefaultAbandonGrace)
 
 	d.waitConns(&conns)
 	d.logShutdown("socket", reason)
@@ -468,6 +466,7 @@ func (d *Daemon) Reload() {
 		}
 	}()
 	d.reloadSettings()
+	d.reloadHTTP()
 	for _, f := range d.families {
 		if r, ok := f.(tool.Reloader); ok {
 			if err := r.Reload(); err != nil {

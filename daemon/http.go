@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -55,26 +56,109 @@ func (d *Daemon) hostedByPath(path string) (json.RawMessage, error) {
 	return json.Marshal(map[string]string{"name": name})
 }
 
-// startHTTP listens on cfg.HTTPListen and serves /mcp; nil when it is not
-// configured.
-func (d *Daemon) startHTTP() (*httpEndpoint, error) {
-	if d.cfg.HTTPListen == "" {
+// webState is the HTTP endpoint a socket daemon serves, swapped on SIGHUP
+// when http_listen or http_auth changed.
+type webState struct {
+	mu sync.Mutex
+	// on: the daemon serves the socket, so it may serve HTTP (a stdio
+	// daemon never does).
+	on        bool
+	ep        *httpEndpoint
+	listen    string // what ep listens on as configured ("" when none)
+	authNone  bool
+	tokenFile string // where its bearer token is kept
+	url       string // ep's URL ("" when not served)
+	auth      string // "token" or "none"
+}
+
+func (w *webState) served() (url, auth, tokenFile string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.url, w.auth, w.tokenFile
+}
+
+// serveHTTP starts the HTTP endpoint on listen ("" serves none) when the
+// daemon starts serving its socket.
+func (d *Daemon) serveHTTP(listen string, authNone bool, tokenFile string) error {
+	d.web.mu.Lock()
+	defer d.web.mu.Unlock()
+	d.web.on = true
+	return d.swapHTTPLocked(listen, authNone, tokenFile, 0)
+}
+
+// swapHTTPLocked stops the endpoint being served (draining its sessions
+// within bound) and starts one on listen; d.web.mu is held.
+func (d *Daemon) swapHTTPLocked(listen string, authNone bool, tokenFile string, bound time.Duration) error {
+	d.web.ep.stop(bound)
+	d.web.ep, d.web.listen, d.web.authNone, d.web.url, d.web.auth = nil, "", false, "", ""
+	e, err := d.startHTTP(listen, authNone, tokenFile)
+	if err != nil || e == nil {
+		return err
+	}
+	d.web.ep, d.web.listen, d.web.authNone, d.web.tokenFile, d.web.url = e, listen, authNone, tokenFile, e.url
+	d.web.auth = "token"
+	if authNone {
+		d.web.auth = "none"
+	}
+	return nil
+}
+
+// stopHTTP drains and stops the HTTP endpoint for good (shutdown).
+func (d *Daemon) stopHTTP(bound time.Duration) {
+	d.web.mu.Lock()
+	defer d.web.mu.Unlock()
+	d.web.on = false
+	d.web.ep.stop(bound)
+	d.web.ep, d.web.url = nil, ""
+}
+
+// reloadHTTP applies http_listen and http_auth on SIGHUP: when either
+// changed, the endpoint is stopped (its sessions drained, as at shutdown)
+// and started again as the settings now say. A setting that cannot be
+// served (a port in use, a token file refused) is logged and leaves HTTP
+// off until the next SIGHUP or restart; the socket serves on regardless.
+func (d *Daemon) reloadHTTP() {
+	if d.cfg.Settings == nil {
+		return
+	}
+	var next Config
+	if err := loadHTTP(&next, d.cfg.Settings.Getenv); err != nil {
+		d.log.Error("HTTP settings not applied; the endpoint serves as before", zap.Error(err))
+		return
+	}
+	d.web.mu.Lock()
+	defer d.web.mu.Unlock()
+	if !d.web.on || (next.HTTPListen == d.web.listen && next.HTTPAuthNone == d.web.authNone) {
+		return
+	}
+	if err := d.swapHTTPLocked(next.HTTPListen, next.HTTPAuthNone, next.TokenFile, d.cfg.DrainTimeout); err != nil {
+		d.log.Error("the HTTP endpoint could not be started after SIGHUP; HTTP is off until the settings are fixed", zap.Error(err))
+		return
+	}
+	if next.HTTPListen == "" {
+		d.log.Info("http_listen unset: the HTTP endpoint is stopped")
+	}
+}
+
+// startHTTP listens on listen and serves /mcp; nil when listen is empty.
+func (d *Daemon) startHTTP(listen string, authNone bool, tokenFile string) (*httpEndpoint, error) {
+	if listen == "" {
 		return nil, nil
 	}
 	token := ""
-	if d.cfg.HTTPAuthNone {
+	if authNone {
 		d.log.Warn(`http_auth = "none": the HTTP endpoint takes requests without a token; any local process of any user can call your tools through it`,
-			zap.String("listen", d.cfg.HTTPListen))
+			zap.String("listen", listen))
 	} else {
-		t, err := loadToken(d.cfg.TokenFile)
+		t, err := loadToken(tokenFile)
 		if err != nil {
 			return nil, err
 		}
 		token = t
 	}
-	ln, err := net.Listen("tcp", d.cfg.HTTPListen)
+	ln, err := net.Listen("tcp", listen)
 	if err != nil {
-		return nil, fmt.Errorf("http_listen %s: %w", d.cfg.HTTPListen, err)
+		return nil, fmt.Errorf("http_listen %s: %w", listen, err)
 	}
 	h := mcphttp.New(mcphttp.Options{Serve: d.srv.Serve, Token: token, Log: d.log, Budget: d.srv.HeldBudget()})
 	// The config's hosted servers, each at /servers/NAME/mcp: a session
@@ -103,8 +187,7 @@ func (d *Daemon) startHTTP() (*httpEndpoint, error) {
 	if token == "" {
 		auth = "none"
 	}
-	d.httpURL, d.httpAuth = e.url, auth
-	d.log.Info("mcp:http url="+e.url+" auth="+auth, zap.String("url", e.url), zap.String("auth", auth), zap.String("token_file", d.cfg.TokenFile))
+	d.log.Info("mcp:http url="+e.url+" auth="+auth, zap.String("url", e.url), zap.String("auth", auth), zap.String("token_file", tokenFile))
 	return e, nil
 }
 

@@ -180,12 +180,13 @@ func (d *Daemon) problems() []string {
 }
 
 func (d *Daemon) statusHTTP() statusHTTP {
-	if d.httpURL == "" {
+	url, auth, tokenFile := d.web.served()
+	if url == "" {
 		return statusHTTP{}
 	}
-	s := statusHTTP{URL: d.httpURL, Auth: d.httpAuth}
-	if d.httpAuth == "token" {
-		s.TokenFile = d.cfg.TokenFile
+	s := statusHTTP{URL: url, Auth: auth}
+	if auth == "token" {
+		s.TokenFile = tokenFile
 	}
 	return s
 }

@@ -66,8 +66,8 @@ var types = map[string]spec{
 	"log_level":           {kind: kindLevel, def: "info"},
 	"socket_mode":         {kind: kindOctal, def: "0600"},
 	"store_url":           {kind: kindDSN},
-	"http_listen":         {kind: kindString, example: "127.0.0.1:8765"},
-	"http_auth":           {kind: kindString, def: "token", example: "none"},
+	"http_listen":         {kind: kindString, example: "127.0.0.1:8765", live: true},
+	"http_auth":           {kind: kindString, def: "token", example: "none", live: true},
 }
 
 // specs is keys.Settings with their types, in its order.
