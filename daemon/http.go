@@ -160,10 +160,16 @@ func (d *Daemon) startHTTP(listen string, authNone bool, tokenFile string) (*htt
 	if err != nil {
 		return nil, fmt.Errorf("http_listen %s: %w", listen, err)
 	}
-	h := mcphttp.New(mcphttp.Options{Serve: d.srv.Serve, Token: token, Log: d.log, Budget: d.srv.HeldBudget()})
+	// What 2025 sessions keep for resumption draws on a quarter of the
+	// daemon-wide budget, shared by both endpoints: however many sessions
+	// there are, the socket's clients and bodies being read keep the rest
+	// (decision 0027).
+	held := d.srv.HeldBudget()
+	replay := held.Share(held.Max() / 4)
+	h := mcphttp.New(mcphttp.Options{Serve: d.srv.Serve, Token: token, Log: d.log, Budget: held, Replay: replay})
 	// The config's hosted servers, each at /servers/NAME/mcp: a session
 	// there names its server in a hello, as `hearth run NAME` does.
-	servers := mcphttp.New(mcphttp.Options{Serve: d.srv.Serve, Token: token, Log: d.log, Budget: d.srv.HeldBudget(), Hosted: d.hostedByPath})
+	servers := mcphttp.New(mcphttp.Options{Serve: d.srv.Serve, Token: token, Log: d.log, Budget: held, Replay: replay, Hosted: d.hostedByPath})
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", h)
 	mux.Handle("/servers/", servers)
@@ -172,7 +178,10 @@ func (d *Daemon) startHTTP(listen string, authNone bool, tokenFile string) (*htt
 		Handler: mux,
 		// Slow or idle clients hold a goroutine and a descriptor each:
 		// bound how long a request's head may take and an idle
-		// connection may linger. Streams have no write timeout.
+		// connection may linger. A body's deadline is the handler's
+		// (mcphttp.Options.BodyTimeout): ReadTimeout would count from
+		// the head and apply to nothing else. Streams have no write
+		// timeout.
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,

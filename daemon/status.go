@@ -104,7 +104,8 @@ type statusConnections struct {
 	Current int64  `json:"current"`
 	Total   uint64 `json:"total"`
 	Max     int    `json:"max"`
-	// HeldBytes is what pending requests and partly read lines hold, of
+	// HeldBytes is what pending requests, partly read lines and bodies, and
+	// what HTTP sessions keep for resumption (decision 0027) hold, of
 	// MaxHeldBytes; Overloaded counts what that daemon-wide bound refused.
 	HeldBytes    int64  `json:"held_bytes"`
 	MaxHeldBytes int64  `json:"max_held_bytes"`

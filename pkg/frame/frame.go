@@ -35,15 +35,22 @@ var ErrOverloaded = errors.New("overloaded")
 // they are still reading (beyond each one's first FreeLine bytes), and
 // anything else its users Take from it. It is safe for concurrent use.
 type Budget struct {
-	max  int64
-	used atomic.Int64
+	max    int64
+	used   atomic.Int64
+	parent *Budget // Share: what is taken here is taken there too
 }
 
 // NewBudget returns a Budget of max bytes.
 func NewBudget(max int64) *Budget { return &Budget{max: max} }
 
+// Share returns a budget of at most max bytes carved from b: what its users
+// take is taken from b as well, so they never hold more than max of b
+// however much of b is free, and b's other users keep the rest.
+func (b *Budget) Share(max int64) *Budget { return &Budget{max: max, parent: b} }
+
 // Take reserves n bytes; false when they do not fit (nothing is taken),
 // unless force, which takes them anyway (an exempt user never starves).
+// A share's bytes must fit both the share and the budget it is carved from.
 func (b *Budget) Take(n int64, force bool) bool {
 	for {
 		used := b.used.Load()
@@ -51,13 +58,23 @@ func (b *Budget) Take(n int64, force bool) bool {
 			return false
 		}
 		if b.used.CompareAndSwap(used, used+n) {
-			return true
+			break
 		}
 	}
+	if b.parent != nil && !b.parent.Take(n, force) {
+		b.used.Add(-n)
+		return false
+	}
+	return true
 }
 
 // Give returns n bytes taken earlier.
-func (b *Budget) Give(n int64) { b.used.Add(-n) }
+func (b *Budget) Give(n int64) {
+	b.used.Add(-n)
+	if b.parent != nil {
+		b.parent.Give(n)
+	}
+}
 
 // Used is what is taken now.
 func (b *Budget) Used() int64 { return b.used.Load() }

@@ -203,6 +203,27 @@ func TestBudgetTake(t *testing.T) {
 	}
 }
 
+// A share holds at most its own bound, and what it takes counts against
+// the budget it is carved from: it fits only where both have room.
+func TestBudgetShare(t *testing.T) {
+	b := NewBudget(10)
+	s := b.Share(4)
+	if !s.Take(3, false) || s.Take(2, false) || b.Used() != 3 || s.Used() != 3 {
+		t.Fatalf("share over its bound: share %d, budget %d", s.Used(), b.Used())
+	}
+	if !b.Take(7, false) || s.Take(1, false) || s.Used() != 3 || b.Used() != 10 {
+		t.Fatalf("share over the budget: share %d, budget %d", s.Used(), b.Used())
+	}
+	if !s.Take(2, true) || s.Used() != 5 || b.Used() != 12 {
+		t.Fatalf("forced: share %d, budget %d", s.Used(), b.Used())
+	}
+	s.Give(5)
+	b.Give(7)
+	if s.Used() != 0 || b.Used() != 0 {
+		t.Fatalf("given back: share %d, budget %d", s.Used(), b.Used())
+	}
+}
+
 // Offset counts what the reader has used up, blank lines and discarded
 // lines included, never what it read ahead.
 func TestReaderOffset(t *testing.T) {

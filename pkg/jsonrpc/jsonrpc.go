@@ -25,7 +25,7 @@ const (
 	CodeResourceNotFound = -32002 // MCP: resources/read of an unknown URI
 	CodeShuttingDown     = -32005 // the daemon is draining; the request was not run
 	CodeToolError        = -32003 // a plain tool method (no MCP session) failed under the tool contract
-	CodeLost             = -32004 // the shim lost the daemon while the request was in flight
+	CodeLost             = -32004 // the reply is lost: the shim lost the daemon with the request in flight, or an HTTP session no longer keeps it (REPLY_NOT_KEPT)
 	CodeDuplicateID      = -32006 // a request whose id is that of one still in flight on the connection
 	CodeCancelled        = -32800 // $/cancelRequest of a non-tool request
 )

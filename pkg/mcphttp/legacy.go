@@ -7,11 +7,13 @@ import (
 	"io"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
 
 	"github.com/hearth-mcp/hearth/pkg/envelope"
+	"github.com/hearth-mcp/hearth/pkg/frame"
 	"github.com/hearth-mcp/hearth/pkg/jsonrpc"
 	"github.com/hearth-mcp/hearth/pkg/mcp"
 )
@@ -39,6 +41,14 @@ type legacySession struct {
 	nextID  int64
 	used    time.Time // the last request, or now while a stream is followed
 	follows int       // responses following a stream now
+
+	// What the streams keep for resumption: held bytes, of at most
+	// maxHeld, drawn on replay (nil: none) and counted in total (the
+	// Handler's). ended: given back, and no longer counted.
+	held, maxHeld int64
+	replay        *frame.Budget
+	total         *atomic.Int64
+	released      bool
 }
 
 // keptStreams bounds the finished POST streams a session keeps for clients
@@ -106,16 +116,86 @@ func (s *legacySession) Send(b []byte, re string) error {
 			delete(s.open, re)
 			s.order = append(s.order, st.id)
 			if len(s.order) > keptStreams {
+				old := s.streams[s.order[0]]
 				delete(s.streams, s.order[0])
 				s.order = s.order[1:]
+				s.count(-old.forget())
 			}
 		}
 	} else {
 		st = s.own
 	}
 	s.mu.Unlock()
-	st.add(data, final)
+	s.hold(st.add(data, final))
 	return nil
+}
+
+// hold counts delta more bytes kept (less when negative) and, past the
+// session's bound or with the replay budget spent, sheds what no follower
+// still needs: the oldest finished streams first, then what the session's
+// own stream and the requests still running have delivered. An event still
+// to be written is kept whatever the bounds: it is in flight, not kept.
+func (s *legacySession) hold(delta int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.released {
+		return
+	}
+	s.count(delta)
+	over := func() bool {
+		return s.held > s.maxHeld || (s.replay != nil && s.replay.Used() > s.replay.Max())
+	}
+	if !over() {
+		return
+	}
+	for _, id := range s.order {
+		s.count(-s.streams[id].shed())
+		if !over() {
+			return
+		}
+	}
+	s.count(-s.own.shed())
+	for _, st := range s.open {
+		if !over() {
+			return
+		}
+		s.count(-st.shed())
+	}
+}
+
+// count adds delta to what the session holds (s.mu held).
+func (s *legacySession) count(delta int64) {
+	if delta == 0 {
+		return
+	}
+	s.held += delta
+	if s.total != nil {
+		s.total.Add(delta)
+	}
+	if s.replay != nil {
+		if delta > 0 {
+			s.replay.Take(delta, true)
+		} else {
+			s.replay.Give(-delta)
+		}
+	}
+}
+
+// release gives back everything the session holds, once it has ended: its
+// streams can no longer be resumed, and what responses still write is
+// theirs until they finish.
+func (s *legacySession) release() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.count(-s.held)
+	s.released = true
+}
+
+// unfollow ends a response's following of st and sheds what the session
+// holds past its bounds now that the response no longer needs it.
+func (s *legacySession) unfollow(st *stream) {
+	st.following(-1)
+	s.hold(0)
 }
 
 // Flush: each event is delivered as it is added.
@@ -124,13 +204,14 @@ func (s *legacySession) Flush() error { return nil }
 // openStream registers the stream a request's frames go to, before the
 // request reaches the session; nil when a request with that id is still
 // waiting for its reply.
-func (s *legacySession) openStream(key string) *stream {
+func (s *legacySession) openStream(key string, req jsonrpc.ID) *stream {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, dup := s.open[key]; dup {
 		return nil
 	}
 	st := newStream(s.nextID, false)
+	st.req = req
 	s.nextID++
 	s.open[key] = st
 	s.streams[st.id] = st
@@ -188,6 +269,7 @@ func (s *legacySession) hand(ctx context.Context, b []byte) bool {
 func (h *Handler) openSession(p post) {
 	s := newLegacySession()
 	s.path = p.r.URL.Path
+	s.maxHeld, s.replay, s.total = h.opts.MaxReplay, h.opts.Replay, &h.replayHeld
 	h.mu.Lock()
 	if h.closed {
 		h.mu.Unlock()
@@ -208,6 +290,7 @@ func (h *Handler) openSession(p post) {
 		defer h.wg.Done()
 		err := h.opts.Serve(h.base, conn)
 		close(s.ended)
+		s.release()
 		h.mu.Lock()
 		delete(h.sessions, s.id)
 		h.mu.Unlock()
@@ -260,7 +343,7 @@ func (h *Handler) postToSession(p post, id string) {
 // client takes one, else the reply alone as JSON.
 func (h *Handler) request(p post, s *legacySession, opening bool) {
 	key := p.msg.ID.Key()
-	st := s.openStream(key)
+	st := s.openStream(key, p.msg.ID)
 	if st == nil {
 		refuseID(p.w, http.StatusConflict, p.msg.ID, &jsonrpc.Error{Code: jsonrpc.CodeDuplicateID,
 			Message: "Invalid Request: a request with this id is still in flight in this session; this one was not run (ids must be unique among requests in flight)",
@@ -278,6 +361,8 @@ func (h *Handler) request(p post, s *legacySession, opening bool) {
 	}
 	s.touch(1)
 	defer s.touch(-1)
+	st.following(1)
+	defer s.unfollow(st)
 	if !p.sse {
 		// JSON: wait for the reply alone; notifications about the request
 		// have nowhere to go and are dropped.
@@ -367,6 +452,8 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
 	}
 	s.touch(1)
 	defer s.touch(-1)
+	st.following(1)
+	defer s.unfollow(st)
 	sw := startSSE(w, nil)
 	if st.own && r.Header.Get("Last-Event-ID") == "" {
 		sw.prime(st.eventID(seq))

@@ -22,10 +22,10 @@ import (
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -47,6 +47,13 @@ const (
 	// DefaultSessionIdle ends a 2025 session nobody has used (no request, no
 	// open stream) for this long: a client that vanished without DELETE.
 	DefaultSessionIdle = 30 * time.Minute
+	// DefaultBodyTimeout bounds how long a POST's body may take to
+	// arrive: a client that announces a body and sends it slowly, or never,
+	// holds a connection and what it sent until then.
+	DefaultBodyTimeout = 30 * time.Second
+	// DefaultMaxReplay bounds the bytes of events a 2025 session keeps for
+	// clients that resume its streams.
+	DefaultMaxReplay = 8 << 20
 )
 
 // Options configure a Handler.
@@ -64,9 +71,21 @@ type Options struct {
 	SessionIdle time.Duration
 	// Budget, when set, is the daemon-wide budget bodies being read draw
 	// on (mcp.Server.HeldBudget): beyond its first frame.FreeLine bytes a
-	// body is read only while the daemon holds less than its bound, so
-	// many large uploads at once are answered 503 rather than held.
+	// body's buffer is taken from it as the bytes arrive, so many large
+	// uploads at once are answered 503 rather than held.
 	Budget *frame.Budget
+	// BodyTimeout bounds how long a POST's body may take to arrive
+	// (DefaultBodyTimeout when zero): a body still incomplete then is
+	// answered 408 and what it held is given back.
+	BodyTimeout time.Duration
+	// MaxReplay bounds the bytes of events each 2025 session keeps for
+	// resumption (DefaultMaxReplay when zero): past it the oldest finished
+	// streams are dropped first.
+	MaxReplay int64
+	// Replay, when set, is the budget every session's kept events draw on
+	// (a share of the daemon-wide budget, frame.Budget.Share): when it is
+	// spent, sessions keep only what is still to be delivered.
+	Replay *frame.Budget
 	// Hosted, when set, gives the hosted server a new session is attached
 	// to, from the request's path (mcp.Conn.Run): a hosted server's
 	// endpoint (/servers/NAME/mcp) names a server of the config file, as
@@ -89,6 +108,8 @@ type Handler struct {
 	sessions map[string]*legacySession
 	closed   bool
 	wg       sync.WaitGroup // sessions' Serve goroutines
+
+	replayHeld atomic.Int64 // bytes the sessions keep for resumption
 }
 
 // New returns a Handler.
@@ -101,6 +122,12 @@ func New(opts Options) *Handler {
 	}
 	if opts.SessionIdle <= 0 {
 		opts.SessionIdle = DefaultSessionIdle
+	}
+	if opts.BodyTimeout <= 0 {
+		opts.BodyTimeout = DefaultBodyTimeout
+	}
+	if opts.MaxReplay <= 0 {
+		opts.MaxReplay = DefaultMaxReplay
 	}
 	if opts.Log == nil {
 		opts.Log = zap.NewNop()
@@ -120,6 +147,11 @@ func (h *Handler) Close() {
 	h.cancel()
 	h.wg.Wait()
 }
+
+// ReplayBytes is what the 2025 sessions keep now for clients that resume
+// their streams (each at most Options.MaxReplay, beyond events still to be
+// written).
+func (h *Handler) ReplayBytes() int64 { return h.replayHeld.Load() }
 
 // Sessions counts the 2025 sessions open now.
 func (h *Handler) Sessions() int {
@@ -189,14 +221,20 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 		refuse(w, http.StatusNotAcceptable, jsonrpc.CodeInvalidRequest, "Not Acceptable: Accept must include application/json or text/event-stream")
 		return
 	}
-	body, held, err := h.readBody(w, r)
-	if !held {
+	body, err := h.readBody(w, r)
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.Is(err, errBodyOverloaded):
 		refuse(w, http.StatusServiceUnavailable, jsonrpc.CodeOverloaded,
 			"the daemon holds as many unanswered requests as it may; retry later")
 		return
-	}
-	var tooLarge *http.MaxBytesError
-	switch {
+	case errors.Is(err, errBodyTimeout):
+		// The connection is closed after this answer: what is left of the
+		// body cannot be told from the next request.
+		w.Header().Set("Connection", "close")
+		refuse(w, http.StatusRequestTimeout, jsonrpc.CodeInvalidRequest,
+			"Request Timeout: the body did not arrive whole within "+h.opts.BodyTimeout.String()+"; send it again")
+		return
 	case errors.As(err, &tooLarge):
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusRequestEntityTooLarge)
@@ -245,25 +283,6 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 			Message: "Bad Request: no Mcp-Session-Id: send initialize first (a 2025 session), or carry _meta " +
 				`"io.modelcontextprotocol/protocolVersion" (2026-07-28) in every request`})
 	}
-}
-
-// readBody reads a POST's body whole, at most MaxBody bytes, drawing on
-// the daemon-wide budget while it does (Options.Budget); held is false when
-// the budget refused it and nothing was read. The session counts the
-// message itself once it admits it.
-func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) (body []byte, held bool, err error) {
-	if b := h.opts.Budget; b != nil {
-		n := r.ContentLength
-		if n < 0 || n > h.opts.MaxBody {
-			n = h.opts.MaxBody
-		}
-		if !b.Take(n, n <= frame.FreeLine) {
-			return nil, false, nil
-		}
-		defer b.Give(n)
-	}
-	body, err = io.ReadAll(http.MaxBytesReader(w, r.Body, h.opts.MaxBody))
-	return body, true, err
 }
 
 // post is one POST being served.

@@ -22,6 +22,15 @@ const testToken = "0123456789abcdef0123456789abcdef"
 // newTestServer serves a small registry (echo, and wait, which runs until
 // cancelled) at /mcp.
 func newTestServer(t *testing.T, token string) (*httptest.Server, *Handler, chan string) {
+	ts, h, events, _ := newLimitedServer(t, Options{Token: token})
+	return ts, h, events
+}
+
+// newLimitedServer serves the test registry at /mcp with opts (Serve
+// filled in). Besides echo and wait: big, whose reply carries params.size
+// bytes of text, and gate, which answers once the test closes the channel
+// returned.
+func newLimitedServer(t *testing.T, opts Options) (*httptest.Server, *Handler, chan string, chan struct{}) {
 	t.Helper()
 	reg := tool.NewRegistry("test+0")
 	obj := json.RawMessage(`{"type":"object","additionalProperties":false,"properties":{"text":{"type":"string","description":"what to echo"}}}`)
@@ -44,15 +53,39 @@ func newTestServer(t *testing.T, token string) (*httptest.Server, *Handler, chan
 		}}); err != nil {
 		t.Fatal(err)
 	}
+	if err := reg.Add(tool.Tool{Name: "big", Description: "a reply of params.size bytes of text", SchemaVersion: 1,
+		InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"properties":{"size":{"type":"integer","description":"bytes"}}}`),
+		Handler: func(ctx context.Context, c *tool.Call) (any, error) {
+			var a struct{ Size int }
+			_ = c.Bind(&a)
+			return map[string]any{"text": strings.Repeat("b", a.Size)}, nil
+		}}); err != nil {
+		t.Fatal(err)
+	}
+	gate := make(chan struct{})
+	if err := reg.Add(tool.Tool{Name: "gate", Description: "answers once the test opens the gate", SchemaVersion: 1, Timeout: time.Hour,
+		InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"properties":{}}`),
+		Handler: func(ctx context.Context, c *tool.Call) (any, error) {
+			events <- "started"
+			select {
+			case <-gate:
+				return map[string]any{"text": "opened"}, nil
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}}); err != nil {
+		t.Fatal(err)
+	}
 	srv := mcp.New(mcp.Options{Registry: reg, Version: "test", DrainTimeout: time.Second, AbandonGrace: time.Second})
-	h := New(Options{Serve: srv.Serve, Token: token})
+	opts.Serve = srv.Serve
+	h := New(opts)
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", h)
 	ts := httptest.NewServer(mux)
 	// The handler first: its sessions drain and its streams end, so that
 	// the test server, which waits for every request, can close.
 	t.Cleanup(func() { h.Close(); ts.Close() })
-	return ts, h, events
+	return ts, h, events, gate
 }
 
 const initBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
