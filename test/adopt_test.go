@@ -351,6 +351,45 @@ func TestAdoptUndoLeavesAFileChangedSince(t *testing.T) {
 	}
 }
 
+// TestAdoptTwoWritesBackToBackUndoStepByStep: two --writes in a row (in
+// the same second, as a rule) leave two backups of ~/.claude.json with names
+// of their own, and each --undo restores the one made by the write that left
+// the file as it is: first the text between the writes, then the original.
+// (Backups named to the second sorted either way, and --undo restored
+// neither.)
+func TestAdoptTwoWritesBackToBackUndoStepByStep(t *testing.T) {
+	home, _ := adoptHome(t)
+	os.RemoveAll(filepath.Join(home, "src"))
+	before := snapshot(t, home)
+	if out, code := runAdopt(t, home, "adopt", "--write", "--only", "memory"); code != 0 {
+		t.Fatalf("first --write exit %d:\n%s", code, out)
+	}
+	between := snapshot(t, home)[".claude.json"]
+	if out, code := runAdopt(t, home, "adopt", "--write"); code != 0 || !strings.Contains(out, "Wrote ~/.claude.json") {
+		t.Fatalf("second --write exit %d:\n%s", code, out)
+	}
+	backups := 0
+	for p := range snapshot(t, home) {
+		if strings.HasPrefix(p, ".claude.json.hearth-backup-") {
+			backups++
+		}
+	}
+	if backups != 2 {
+		t.Fatalf("%d backups of ~/.claude.json, want 2", backups)
+	}
+	out, code := runAdopt(t, home, "adopt", "--undo")
+	if code != 0 || !strings.Contains(out, "Restored ~/.claude.json from ") {
+		t.Fatalf("first --undo exit %d:\n%s", code, out)
+	}
+	if got := snapshot(t, home)[".claude.json"]; got != between {
+		t.Fatalf("the first --undo did not restore ~/.claude.json as it was between the writes:\n%s", got)
+	}
+	if out, code = runAdopt(t, home, "adopt", "--undo"); code != 0 || strings.Count(out, "Restored ") != 1 {
+		t.Fatalf("second --undo exit %d:\n%s", code, out)
+	}
+	sameFiles(t, "after two --undos", snapshot(t, home), before)
+}
+
 func TestAdoptBadArguments(t *testing.T) {
 	home, _ := adoptHome(t)
 	before := snapshot(t, home)

@@ -46,7 +46,7 @@ func adoptCmd(args []string, stdout, stderr io.Writer, getenv func(string) strin
 	fl := flag.NewFlagSet("hearthd adopt", flag.ContinueOnError)
 	fl.SetOutput(stderr)
 	write := fl.Bool("write", false, "apply the changes, backing each file up beside itself first")
-	undo := fl.Bool("undo", false, "restore each file from its latest backup, if it has not changed since adopt wrote it")
+	undo := fl.Bool("undo", false, "restore each file from the backup made by the write that left it as it is, if it has not changed since")
 	var only, except, share, projects listFlag
 	fl.Var(&only, "only", "move only these servers (`NAME[,NAME]`)")
 	fl.Var(&except, "except", "leave these servers (`NAME[,NAME]`)")

@@ -1,7 +1,9 @@
 // Package atomicfile replaces a file's content all at once: a reader sees
 // the old file or the whole new one, never a torn write, and a crash leaves
-// one or the other (the new one once Write has returned). It is also the one
-// place that syncs a directory (SyncDir).
+// one or the other (the new one once Write has returned). ReplaceIfUnchanged
+// does so only if the file still holds what the caller expects at that very
+// moment, and keeps what it replaced. It is also the one place that syncs a
+// directory (SyncDir).
 package atomicfile
 
 import (

@@ -35,9 +35,12 @@ const module = "github.com/hearth-mcp/hearth"
 // fails the test until it is placed here, in the layer it belongs to.
 const rules = `
 # Standard library only.
-NONE < pkg/version, pkg/stats, pkg/atomicfile, pkg/envelope, pkg/frame, pkg/jsonval,
+NONE < pkg/version, pkg/stats, pkg/envelope, pkg/frame, pkg/jsonval,
        pkg/config/keys, pkg/endpoint, pkg/safefile, pkg/jsonc, pkg/textedit,
        pkg/memory/store, pkg/memory/chunk, deploy/systemd;
+
+# Replacing a file all at once: renameat2 and renamex_np to exchange two.
+golang.org/x/sys < pkg/atomicfile;
 
 # The one place that starts the daemon's child processes.
 os/exec < pkg/supervisor;
