@@ -3,6 +3,7 @@
 package hosted
 
 import (
+	"encoding/json"
 	"os"
 	"strings"
 	"testing"
@@ -30,5 +31,28 @@ func TestTooLargeReplyIsAnsweredWithTheLimit(t *testing.T) {
 	log, _ := os.ReadFile(tb.Statuses()[0].Log)
 	if !strings.Contains(string(log), "a line of stdout over 256 KiB was dropped: the reply to tools/call, answered to its client with an error") {
 		t.Fatalf("log: %s", log)
+	}
+}
+
+// An instance whose arguments hold a secret shows it nowhere: not in its
+// status (hearthd status and daemon_status show these), its log's name or
+// its log's lines, nor in the errors its clients get.
+func TestSecretArgumentsAreNotShown(t *testing.T) {
+	tb := newTable(t)
+	spec := testSpec("normal", Global)
+	spec.Name, spec.Args = "", []string{"--token=s3cret", "--api-key", "s3cret"}
+	c := attach(t, tb, spec, "/g")
+	c.initialize()
+	if out := text(t, c.call(1, "tools/call", `{"name":"echo","arguments":{"text":"ok"}}`)); !strings.HasPrefix(out, "ok") {
+		t.Fatalf("call: %q", out)
+	}
+	st := tb.Statuses()
+	b, _ := json.Marshal(st)
+	if strings.Contains(string(b), "s3cret") || !strings.Contains(string(b), `--token=*** --api-key ***`) {
+		t.Fatalf("status: %s", b)
+	}
+	log, _ := os.ReadFile(st[0].Log) // its start was logged before it answered
+	if !strings.Contains(string(log), "starting") || strings.Contains(st[0].Log, "s3cret") || strings.Contains(st[0].Log, "token") || strings.Contains(string(log), "s3cret") {
+		t.Fatalf("log %s: %s", st[0].Log, log)
 	}
 }
