@@ -14,13 +14,13 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"go.uber.org/zap"
 
 	"github.com/hearth-mcp/hearth/pkg/atomicfile"
 	"github.com/hearth-mcp/hearth/pkg/config"
+	"github.com/hearth-mcp/hearth/pkg/endpoint"
 	"github.com/hearth-mcp/hearth/pkg/mcphttp"
 )
 
@@ -248,11 +248,10 @@ func loadToken(path string) (string, error) {
 	if !fi.Mode().IsRegular() {
 		return "", fmt.Errorf("HTTP token %s is not a regular file", path)
 	}
-	if fi.Mode().Perm()&0o077 != 0 {
-		return "", fmt.Errorf("HTTP token %s has mode %04o: other users could read it; run chmod 600 %s, or delete it for a new one", path, fi.Mode().Perm(), path)
-	}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Getuid() {
-		return "", fmt.Errorf("HTTP token %s belongs to uid %d, not to you; delete it for a new one", path, st.Uid)
+	// The one check of a file hearth must keep from other users, the
+	// config file's too (endpoint.OwnFile).
+	if err := endpoint.OwnFile(path, true); err != nil {
+		return "", fmt.Errorf("HTTP token refused: %w (or delete it for a new one)", err)
 	}
 	b, err := os.ReadFile(path)
 	if err != nil {

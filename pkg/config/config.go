@@ -146,6 +146,12 @@ func readFile(path string, named bool) ([]byte, error) {
 	case fi.IsDir():
 		return nil, fmt.Errorf("config file %s is a directory", path)
 	}
+	// What the file says, hearth does (it names commands to run): one that
+	// another user owns or may change is refused, as the HTTP token file
+	// is, by the same check.
+	if err := endpoint.OwnFile(path, false); err != nil {
+		return nil, fmt.Errorf("config file refused: %w", err)
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("config file %s: %v", path, unwrapPath(err))

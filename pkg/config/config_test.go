@@ -111,6 +111,26 @@ func TestUnusableFiles(t *testing.T) {
 		env  map[string]string
 		want string
 	}{"a path through a file", map[string]string{keys.ConfigVar: filepath.Join(notDir, "config.toml")}, "config file " + filepath.Join(notDir, "config.toml") + ": not a directory"})
+	// A file another user may change is refused, whatever it says
+	// (endpoint.OwnFile holds the table of owners and modes).
+	open := filepath.Join(dir, "open.toml")
+	os.WriteFile(open, []byte("max_calls = 3\n"), 0o600)
+	os.Chmod(open, 0o666)
+	cases = append(cases, struct {
+		name string
+		env  map[string]string
+		want string
+	}{"writable by others", map[string]string{keys.ConfigVar: open}, "config file refused: " + open + " has mode 0666: other users could write it"})
+	if os.Getuid() == 0 {
+		theirs := filepath.Join(dir, "theirs.toml")
+		os.WriteFile(theirs, []byte("max_calls = 3\n"), 0o644)
+		os.Chown(theirs, 65534, -1)
+		cases = append(cases, struct {
+			name string
+			env  map[string]string
+			want string
+		}{"another user's", map[string]string{keys.ConfigVar: theirs}, "config file refused: " + theirs + " belongs to uid 65534"})
+	}
 	if os.Getuid() != 0 { // root reads anything
 		locked := filepath.Join(dir, "locked.toml")
 		os.WriteFile(locked, []byte("max_calls = 3\n"), 0o000)

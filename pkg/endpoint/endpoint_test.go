@@ -225,3 +225,67 @@ func TestPrivateDir(t *testing.T) {
 		t.Fatalf("a file: %v", err)
 	}
 }
+
+// OwnFile refuses a file another user owns or may change (or read, when
+// it holds a secret), or one in a directory another user may change; a
+// sticky directory open to all (/tmp) is fine, and a symbolic link is
+// judged by where it leads.
+func TestOwnFile(t *testing.T) {
+	root := os.Getuid() == 0
+	for _, tc := range []struct {
+		name      string
+		fileMode  os.FileMode
+		dirMode   os.FileMode
+		fileOwner int // -1: the user
+		dirOwner  int
+		secret    bool
+		link      bool // reached through a link in a private directory
+		want      string
+	}{
+		{"private", 0o600, 0o700, -1, -1, true, false, ""},
+		{"readable config", 0o644, 0o755, -1, -1, false, false, ""},
+		{"sticky open directory", 0o644, os.ModeSticky | 0o777, -1, -1, false, false, ""},
+		{"group-writable file", 0o664, 0o755, -1, -1, false, false, "has mode 0664: other users could write it; run chmod go-w"},
+		{"world-writable file", 0o646, 0o755, -1, -1, false, false, "has mode 0646"},
+		{"readable secret", 0o644, 0o700, -1, -1, true, false, "has mode 0644: other users could read it; run chmod 600"},
+		{"group-writable directory", 0o644, 0o775, -1, -1, false, false, "which has mode 0775: other users could replace what is in it"},
+		{"world-writable directory", 0o644, 0o777, -1, -1, false, false, "which has mode 0777"},
+		{"link to a writable file", 0o666, 0o755, -1, -1, false, true, "has mode 0666"},
+		{"link into a writable directory", 0o644, 0o777, -1, -1, false, true, "which has mode 0777"},
+		{"another user's file", 0o644, 0o755, 65534, -1, false, false, "belongs to uid 65534, not to you"},
+		{"another user's directory", 0o644, 0o755, -1, 65534, false, false, "which belongs to uid 65534, neither you"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if (tc.fileOwner >= 0 || tc.dirOwner >= 0) && !root {
+				t.Skip("giving a file to another user needs root")
+			}
+			base := t.TempDir()
+			dir := filepath.Join(base, "d")
+			os.Mkdir(dir, 0o700)
+			path := filepath.Join(dir, "f")
+			if err := os.WriteFile(path, []byte("x"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			os.Chmod(path, tc.fileMode)
+			os.Chmod(dir, tc.dirMode)
+			if tc.fileOwner >= 0 {
+				os.Chown(path, tc.fileOwner, -1)
+			}
+			if tc.dirOwner >= 0 {
+				os.Chown(dir, tc.dirOwner, -1)
+			}
+			asked := path
+			if tc.link {
+				asked = filepath.Join(base, "link")
+				os.Symlink(path, asked)
+			}
+			err := OwnFile(asked, tc.secret)
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatalf("refused: %v", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Fatalf("got %v, want %q", err, tc.want)
+			}
+		})
+	}
+}

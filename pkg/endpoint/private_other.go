@@ -15,3 +15,16 @@ func PrivateDir(dir string) (fs.FileMode, error) {
 	}
 	return 0, nil
 }
+
+// OwnFile checks that path is a regular file; elsewhere than Unix, access
+// is the system's ACLs'.
+func OwnFile(path string, secret bool) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	if !fi.Mode().IsRegular() {
+		return fmt.Errorf("%s is not a regular file", path)
+	}
+	return nil
+}

@@ -106,6 +106,9 @@ func (e Envelope) Kind() Kind {
 	return Invalid
 }
 
+// HasMethod says whether the frame has a method member, whatever its value.
+func (e Envelope) HasMethod() bool { return e.method != methodAbsent }
+
 // validID reports whether an id's text is a string or an integer literal.
 func validID(raw []byte) bool {
 	if len(raw) == 0 {
@@ -578,4 +581,68 @@ func unquote(s []byte) string {
 		}
 	}
 	return string(out)
+}
+
+// ScanHead reads what it can of the envelope from the opening bytes of a
+// frame too large to be kept whole (head): the members before the first one
+// whose value runs past the end of head. A member counts once its value is
+// followed, within head, by the ',' or '}' after it (a number cut short is
+// not read as a shorter one). HasResult and HasError are set by a member's
+// name alone, so a response whose result is cut off still says it is one;
+// a method or id written after the cut-off value is not seen. Reading a
+// huge reply's id this way lets its request be answered when the reply
+// itself must be dropped (docs/protocol.md, "Hosted servers").
+func ScanHead(head []byte) Envelope {
+	var e Envelope
+	var methodRaw []byte
+	i := skipSpace(head, 0)
+	if i >= len(head) || head[i] != '{' {
+		return Envelope{}
+	}
+	i = skipSpace(head, i+1)
+	for i < len(head) && head[i] == '"' {
+		start := i
+		var plain bool
+		if i, plain = scanString(head, i, true); i < 0 {
+			break
+		}
+		name := memberOf(head[start+1:i-1], plain)
+		if i = skipSpace(head, i); i >= len(head) || head[i] != ':' {
+			break
+		}
+		switch name {
+		case memberResult:
+			e.HasResult = true
+		case memberError:
+			e.HasError = true
+		}
+		v := skipSpace(head, i+1)
+		if i = skipValue(head, v); i < 0 {
+			break
+		}
+		val := head[v:i]
+		if i = skipSpace(head, i); i >= len(head) || (head[i] != ',' && head[i] != '}') {
+			break
+		}
+		switch name {
+		case memberID:
+			e.ID = val
+		case memberMethod:
+			if val[0] == '"' {
+				e.method, methodRaw = methodString, val
+			} else {
+				e.method, methodRaw = methodOther, nil
+			}
+		case memberParams:
+			e.Params = val
+		}
+		if head[i] == '}' {
+			break
+		}
+		i = skipSpace(head, i+1)
+	}
+	if methodRaw != nil {
+		e.Method = unquote(methodRaw)
+	}
+	return e
 }

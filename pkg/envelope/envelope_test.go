@@ -286,6 +286,14 @@ func FuzzScanAgreesWithEncodingJSON(f *testing.F) {
 			t.Fatalf("Key(%q) = %q, jsonrpc.Key = %q", in, got, want)
 		}
 		e, ok := Scan(in)
+		h := ScanHead(in[:len(in)/2]) // a head never panics
+		if h.ID != nil && !json.Valid(h.ID) {
+			t.Fatalf("%q: ScanHead of its first half read id %q", in, h.ID)
+		}
+		if h = ScanHead(in); ok && (string(h.ID) != string(e.ID) || h.Method != e.Method || h.HasMethod() != e.HasMethod() ||
+			h.HasResult != e.HasResult || h.HasError != e.HasError || string(h.Params) != string(e.Params)) {
+			t.Fatalf("%q: ScanHead of the whole frame %+v, Scan %+v", in, h, e)
+		}
 		trimmed := bytes.TrimLeft(in, " \t\r\n")
 		object := json.Valid(in) && len(trimmed) > 0 && trimmed[0] == '{'
 		if !object || !utf8.Valid(in) {
@@ -420,4 +428,33 @@ func BenchmarkRequest(b *testing.B) {
 			jsonrpc.Parse(frame)
 		}
 	})
+}
+
+// ScanHead reads the members before the first one cut off, and the names
+// of result and error even when their values are cut off; a value is
+// read only when what follows it shows it is whole.
+func TestScanHead(t *testing.T) {
+	for _, c := range []struct {
+		in, id          string
+		method          string
+		hasMethod       bool
+		result, errored bool
+	}{
+		{`{"jsonrpc":"2.0","id":16,"result":{"content":[{"text":"aaa`, `16`, "", false, true, false},
+		{`{"id":"a\"b","error":{"code":-1,"message":"lo`, `"a\"b"`, "", false, false, true},
+		{`{"result":{"x":1},"id":3`, absent, "", false, true, false}, // the id may go on: 3 or 31
+		{`{"jsonrpc":"2.0","id":16`, absent, "", false, false, false},
+		{`{"jsonrpc":"2.0","id":16,`, `16`, "", false, false, false},
+		{`{"id":4,"method":"sampling/createMessage","params":{"m":[`, `4`, "sampling/createMessage", true, false, false},
+		{`{"id":4,"method":5,"result":`, `4`, "", true, true, false},
+		{`{"id":4}`, `4`, "", false, false, false},
+		{`[{"id":4,"result":1}]`, absent, "", false, false, false},
+		{``, absent, "", false, false, false},
+		{`{"id":4,"res`, `4`, "", false, false, false},
+	} {
+		e := ScanHead([]byte(c.in))
+		if got := rawOr(e.ID); got != c.id || e.Method != c.method || e.HasMethod() != c.hasMethod || e.HasResult != c.result || e.HasError != c.errored {
+			t.Errorf("%s: id %s method %q (%v) result %v error %v", c.in, got, e.Method, e.HasMethod(), e.HasResult, e.HasError)
+		}
+	}
 }

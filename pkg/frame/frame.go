@@ -98,7 +98,19 @@ type Reader struct {
 	reserved int64       // taken from budget for buf
 
 	off int64 // bytes taken from the stream so far (Offset)
+
+	head []byte // the first HeadSize bytes of the last line over the limit
 }
+
+// HeadSize is how much of a line over the limit the reader keeps (Head): a
+// JSON-RPC envelope's id and the names of its members come first.
+const HeadSize = 4 << 10
+
+// Head is the opening bytes (at most HeadSize) of the line the last Read
+// reported as ErrTooLarge, so that a caller can tell what it was (which
+// request a dropped reply answered); empty after any other Read. It is valid
+// until the next Read.
+func (r *Reader) Head() []byte { return r.head }
 
 // Offset is how many bytes of the stream the reader has used up: through
 // the end of the line the last Read returned (or reported as ErrTooLarge or
@@ -174,6 +186,7 @@ func (r *Reader) Read() ([]byte, error) {
 func (r *Reader) readLine() ([]byte, error) {
 	r.releaseLine()
 	r.buf = r.buf[:0]
+	r.head = r.head[:0]
 	tooLarge, overloaded := false, false
 	for {
 		chunk, err := r.br.ReadSlice('\n')
@@ -183,7 +196,9 @@ func (r *Reader) readLine() ([]byte, error) {
 			n-- // the newline does not count towards the limit
 		}
 		if !tooLarge && !overloaded && len(r.buf)+n > r.limit {
-			tooLarge = true // keep reading to the newline, keeping nothing
+			tooLarge = true // keep reading to the newline, keeping only its head
+			r.head = append(r.head, r.buf[:min(len(r.buf), HeadSize)]...)
+			r.head = append(r.head, chunk[:min(len(chunk), HeadSize-len(r.head))]...)
 			r.buf = r.buf[:0]
 		}
 		if !tooLarge && !overloaded && !r.grow(len(r.buf)+len(chunk)) {
@@ -199,6 +214,7 @@ func (r *Reader) readLine() ([]byte, error) {
 			if tooLarge {
 				return nil, ErrTooLarge
 			}
+			r.head = r.head[:0]
 			if overloaded {
 				return nil, ErrOverloaded
 			}

@@ -239,3 +239,23 @@ func TestReaderOffset(t *testing.T) {
 		t.Fatalf("%q %v at %d", line, err, r.Offset())
 	}
 }
+
+// A line over the limit is dropped but its head is kept, whether the
+// limit is crossed in the first chunk read or after many; the next line
+// clears it.
+func TestHeadOfTooLargeLine(t *testing.T) {
+	for _, limit := range []int{100, 200 << 10} {
+		big := `{"jsonrpc":"2.0","id":5,"result":"` + strings.Repeat("x", limit+HeadSize) + `"}`
+		r := NewReaderSize(strings.NewReader(big+"\n{\"id\":6}\n"), limit)
+		if _, err := r.Read(); !errors.Is(err, ErrTooLarge) {
+			t.Fatalf("limit %d: %v", limit, err)
+		}
+		if h := string(r.Head()); h != big[:HeadSize] {
+			t.Fatalf("limit %d: head %d bytes %.40q", limit, len(h), h)
+		}
+		line, err := r.Read()
+		if err != nil || string(line) != `{"id":6}` || len(r.Head()) != 0 {
+			t.Fatalf("limit %d: next line %q %v, head %q", limit, line, err, r.Head())
+		}
+	}
+}

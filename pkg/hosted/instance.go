@@ -16,8 +16,8 @@ import (
 )
 
 // maxUpstreamLine bounds one frame from an upstream (a resource read can be
-// large).
-const maxUpstreamLine = 64 << 20
+// large). A variable so that tests can lower it.
+var maxUpstreamLine = 64 << 20
 
 // Instance is one upstream server process (when running) and its router.
 //
@@ -191,18 +191,21 @@ func (in *Instance) start() {
 // is not JSON-RPC before initialize is answered is fatal (nothing that
 // follows can be trusted); later it is logged and skipped.
 func (in *Instance) read(p *supervisor.Process) {
-	r := frame.NewReaderSize(upstreamStdout(p.Stdout), maxUpstreamLine)
+	limit := maxUpstreamLine
+	r := frame.NewReaderSize(upstreamStdout(p.Stdout), limit)
 	defer r.Close()
 	for {
 		line, err := r.Read()
 		if errors.Is(err, frame.ErrTooLarge) {
-			in.slog.mark("a line of stdout over 64 MiB was skipped")
+			in.slog.mark(in.r.TooLarge(r.Head(), limit).Error())
 			continue
 		}
 		if err != nil {
 			return
 		}
-		if err := in.r.FromUpstream(line); err != nil {
+		if err := in.r.FromUpstream(line); errors.Is(err, route.ErrInvalidResponse) {
+			in.slog.mark(err.Error())
+		} else if err != nil {
 			shown := string(line)
 			if len(shown) > 80 {
 				shown = shown[:80] + "..."

@@ -84,12 +84,12 @@ type Spec struct {
 }
 
 // Label names the server for people: its config name, else its command and
-// arguments.
+// arguments, those that may be secrets redacted (RedactArgs).
 func (s Spec) Label() string {
 	if s.Name != "" {
 		return s.Name
 	}
-	parts := append([]string{filepath.Base(s.Command)}, s.Args...)
+	parts := append([]string{filepath.Base(s.Command)}, RedactArgs(s.Args)...)
 	label := strings.Join(parts, " ")
 	if len(label) > 80 {
 		label = label[:77] + "..."

@@ -100,15 +100,20 @@ func (t *Table) Attach(spec Spec, clientDir string, conn uint64, peer route.Peer
 	return &Session{inst: in, c: in.r.Attach(peer, gone)}, nil
 }
 
-// logName is a file name for an instance's log: its label made safe, and
-// its key.
+// logPath is the file of an instance's log: its config name, else its
+// command's base name, made safe, and its key. No argument goes into it,
+// redacted or not: the key tells instances of one command apart.
 var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 
 func (t *Table) logPath(spec Spec, key string) string {
 	if t.logDir == "" {
 		return ""
 	}
-	base := unsafeName.ReplaceAllString(spec.Label(), "_")
+	name := spec.Name
+	if name == "" {
+		name = filepath.Base(spec.Command)
+	}
+	base := unsafeName.ReplaceAllString(name, "_")
 	if len(base) > 40 {
 		base = base[:40]
 	}

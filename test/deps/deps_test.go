@@ -101,7 +101,7 @@ pkg/atomicfile, pkg/safefile < pkg/workspace/index;
 pkg/tool, pkg/repo, pkg/safefile, pkg/supervisor, pkg/workspace/index, go.uber.org/zap < pkg/workspace;
 
 # Hosted MCP servers: children of the supervisor, whose frames are routed.
-pkg/jsonrpc < pkg/hosted/route;
+pkg/envelope, pkg/jsonrpc < pkg/hosted/route;
 pkg/frame, pkg/hosted/route, pkg/rawio, pkg/repo, pkg/supervisor, go.uber.org/zap < pkg/hosted;
 
 # Adopting an MCP client's configuration.

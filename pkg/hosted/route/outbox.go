@@ -39,12 +39,19 @@ const (
 // left to the outbox's own goroutine, which waits for room (Write). A peer
 // that lets more than limit bytes pile up is given up (fail is called once,
 // and nothing more is written).
+//
+// bytes counts what the outbox really holds: each frame's capacity (the
+// memory it keeps alive, not just its length), from the moment it is
+// queued until it has been written, so the frames the goroutine has taken
+// to write count as much as those still queued. A flood to a reader that
+// does not read is cut at the limit and one frame, not at twice the limit.
 type outbox struct {
 	mu     sync.Mutex
 	q      [][]byte
 	bytes  int
 	limit  int
 	closed bool
+	gaveUp bool // overflowed or a write failed: nothing more is written
 	owner  int
 	wake   chan struct{}
 	peer   Peer
@@ -66,9 +73,12 @@ func (o *outbox) push(frame []byte) bool {
 		return false
 	}
 	o.q = append(o.q, frame)
-	o.bytes += len(frame)
+	o.bytes += cap(frame)
 	if o.bytes > o.limit {
-		o.closed = true
+		o.closed, o.gaveUp = true, true
+		for _, f := range o.q {
+			o.bytes -= cap(f) // dropped; what the goroutine writes now stays counted
+		}
 		o.q = nil
 		o.mu.Unlock()
 		o.poke()
@@ -115,7 +125,7 @@ func (o *outbox) drain() {
 		if len(o.q) > 0 { // not emptied by an overflow meanwhile
 			o.q[0] = nil
 			o.q = o.q[1:]
-			o.bytes -= len(f)
+			o.bytes -= cap(f)
 		}
 		o.mu.Unlock()
 	}
@@ -139,10 +149,17 @@ func (o *outbox) poke() {
 	}
 }
 
+// held is how many bytes the outbox holds (tests).
+func (o *outbox) held() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.bytes
+}
+
 // failed gives the peer up after a write failed.
 func (o *outbox) failed(err error) {
 	o.mu.Lock()
-	o.closed = true
+	o.closed, o.gaveUp = true, true
 	o.q = nil
 	o.owner = ownerNone
 	o.mu.Unlock()
@@ -175,11 +192,18 @@ func (o *outbox) run() {
 			}
 			batch := o.q
 			o.q = nil
-			o.bytes = 0
 			o.mu.Unlock()
-			for _, f := range batch {
+			for i, f := range batch {
 				if err := o.peer.Write(f); err != nil {
 					o.failed(err)
+					return
+				}
+				batch[i] = nil
+				o.mu.Lock()
+				o.bytes -= cap(f)
+				gaveUp := o.gaveUp // meanwhile: write no more
+				o.mu.Unlock()
+				if gaveUp {
 					return
 				}
 			}

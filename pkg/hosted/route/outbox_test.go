@@ -148,7 +148,7 @@ func TestOutboxNeverWaitsOnAStuckPeer(t *testing.T) {
 	returned := make(chan struct{})
 	go func() {
 		for _, f := range []string{"one", "two"} {
-			if o.push([]byte(f)) {
+			if o.push(exact(f)) {
 				o.drain()
 			}
 		}
@@ -159,14 +159,14 @@ func TestOutboxNeverWaitsOnAStuckPeer(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("push and drain waited on a peer that does not read")
 	}
-	// The outbox's goroutine has taken "one" and waits in Write: what is
-	// queued now is what the limit counts.
+	// The outbox's goroutine has taken "one" and waits in Write: it counts
+	// against the limit with what is queued.
 	select {
 	case <-s.entered:
 	case <-time.After(10 * time.Second):
 		t.Fatal("the outbox's goroutine never wrote")
 	}
-	if o.push([]byte("three-and-more")) {
+	if o.push(exact("three-and-more")) {
 		t.Fatal("the caller was given an outbox its goroutine owns")
 	}
 	select {
@@ -187,6 +187,10 @@ func TestOutboxNeverWaitsOnAStuckPeer(t *testing.T) {
 		t.Fatal("the frame under way was never written")
 	}
 }
+
+// exact is s as a frame whose capacity is its length (what the outbox
+// counts).
+func exact(s string) []byte { return append(make([]byte, 0, len(s)), s...) }
 
 // brokenTry fails its first TryWrite.
 type brokenTry struct{ writes int }
@@ -214,5 +218,78 @@ func TestOutboxFailedTryGivesThePeerUp(t *testing.T) {
 	}
 	if b.writes != 0 {
 		t.Fatalf("%d writes after the failure", b.writes)
+	}
+}
+
+// gatedPeer takes nothing at once, and each Write waits for the test to
+// let it through; it says when a Write begins.
+type gatedPeer struct {
+	entered chan struct{}
+	gate    chan struct{}
+	mu      sync.Mutex
+	written int
+}
+
+func (p *gatedPeer) Write(f []byte) error {
+	p.entered <- struct{}{}
+	<-p.gate
+	p.mu.Lock()
+	p.written++
+	p.mu.Unlock()
+	return nil
+}
+
+func (*gatedPeer) TryWrite([]byte) (bool, error) { return false, nil }
+
+// A peer that stops reading is given up once the frames the outbox really
+// holds pass its limit: those queued and those its goroutine has taken to
+// write alike, each by its capacity. Counting only the queue let a flood
+// pile up to twice the limit behind a batch being written.
+func TestOutboxCountsWhatItHolds(t *testing.T) {
+	const limit, size = 64 << 10, 1 << 10
+	p := &gatedPeer{entered: make(chan struct{}, 1), gate: make(chan struct{})}
+	failed := make(chan error, 1)
+	o := newOutbox(limit, p, func(err error) { failed <- err })
+	t.Cleanup(func() { close(p.gate) })
+	pushed := 0
+	push := func() bool {
+		if o.push(make([]byte, 10, size)) { // a frame holds its capacity
+			o.drain()
+		}
+		pushed++
+		o.mu.Lock()
+		defer o.mu.Unlock()
+		return o.gaveUp
+	}
+	// The first frame is taken by the goroutine, whose Write waits; sixty
+	// more queue behind it.
+	push()
+	<-p.entered
+	for range 60 {
+		push()
+	}
+	if h := o.held(); h != 61*size {
+		t.Fatalf("held %d, want %d: each frame by its capacity", h, 61*size)
+	}
+	// Let the first through: the goroutine takes the sixty and waits on
+	// the first of them. The flood goes on until the peer is given up.
+	p.gate <- struct{}{}
+	<-p.entered
+	for !push() {
+		if pushed > 4*limit/size {
+			t.Fatalf("%d frames of %d bytes pushed and the peer not given up", pushed, size)
+		}
+		if h := o.held(); h > limit {
+			t.Fatalf("held %d over the limit %d", h, limit)
+		}
+	}
+	p.mu.Lock()
+	written := p.written
+	p.mu.Unlock()
+	if held := (pushed - written) * size; held > limit+size {
+		t.Fatalf("given up holding %d bytes (%d frames pushed, %d written), limit %d", held, pushed, written, limit)
+	}
+	if err := <-failed; !errors.Is(err, errOverflow) {
+		t.Fatalf("fail: %v", err)
 	}
 }

@@ -24,6 +24,7 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/hearth-mcp/hearth/pkg/envelope"
 	"github.com/hearth-mcp/hearth/pkg/jsonrpc"
 )
 
@@ -400,10 +401,27 @@ var ErrNotJSONRPC = errors.New("not a JSON-RPC message")
 
 // FromUpstream routes one line the upstream wrote. A line that is not
 // JSON-RPC (a server printing to stdout) is not routed: the error says so,
-// and the instance decides what that means.
+// and the instance decides what that means. A line that answers a request
+// in flight but is no valid response (an error that is no JSON-RPC error
+// object, neither or both of result and error) is not passed on either: the
+// request is answered with an error saying so, and the returned error
+// (ErrInvalidResponse) is for the instance's log.
 func (r *Router) FromUpstream(line []byte) error {
 	msg, perr := jsonrpc.Parse(line)
 	if perr != nil {
+		r.mu.Lock()
+		defer r.unlock()
+		if k, ok := r.answering(envelope.ScanHead(line)); ok {
+			e := envelope.ScanHead(line)
+			why := perr.Err.Message
+			switch {
+			case e.HasResult && e.HasError:
+				why = "it has both result and error"
+			case !e.HasResult && !e.HasError:
+				why = "it has neither result nor error"
+			}
+			return r.answerInvalid(k, why+": "+shortText(line))
+		}
 		return ErrNotJSONRPC
 	}
 	r.mu.Lock()
@@ -413,13 +431,61 @@ func (r *Router) FromUpstream(line []byte) error {
 	}
 	switch msg.Kind {
 	case jsonrpc.Response:
-		r.upstreamResponse(msg)
+		return r.upstreamResponse(msg)
 	case jsonrpc.Request:
 		r.upstreamRequest(msg)
 	case jsonrpc.Notification:
 		r.upstreamNotification(msg)
 	}
 	return nil
+}
+
+// answering says which request in flight a frame of the upstream that
+// could not be routed as it is answers, going by its envelope: it has an
+// id that is one of a request in flight and no method member (a frame with
+// a method is a request or notification of the upstream's own, whose id is
+// in the upstream's id space, not hearth's); r.mu is held.
+func (r *Router) answering(e envelope.Envelope) (string, bool) {
+	if r.up == nil || e.ID == nil || e.HasMethod() {
+		return "", false
+	}
+	k := idKey(e.ID)
+	_, ok := r.pending[k]
+	return k, ok
+}
+
+// TooLarge is told of a line of the upstream's stdout longer than limit
+// bytes, which the instance dropped; head is the line's first bytes. When
+// the head shows the line is a response (a result or error member) to a
+// request in flight, and its id comes before that member, as JSON-RPC
+// libraries write it, the request is answered with an error naming the
+// limit; otherwise the request, if any, stays in flight (until the client
+// cancels it or the upstream exits). The error returned says which it was,
+// for the instance's log.
+func (r *Router) TooLarge(head []byte, limit int) error {
+	e := envelope.ScanHead(head)
+	r.mu.Lock()
+	defer r.unlock()
+	size := humanBytes(limit)
+	if k, ok := r.answering(e); ok && (e.HasResult || e.HasError) {
+		method := r.pending[k].method
+		r.settle(k, nil, rpcError(jsonrpc.CodeInternalError,
+			r.opts.Name+"'s reply to "+method+" was larger than hearth's "+size+" limit for one line of a hosted server's output, so it was dropped"))
+		return fmt.Errorf("a line of stdout over %s was dropped: the reply to %s, answered to its client with an error", size, method)
+	}
+	return fmt.Errorf("a line of stdout over %s was dropped (no request in flight could be read from its start: %s)", size, shortText(head))
+}
+
+// humanBytes words a size: "64 MiB", or bytes when it is no whole number
+// of MiB or KiB.
+func humanBytes(n int) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return strconv.Itoa(n>>20) + " MiB"
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return strconv.Itoa(n>>10) + " KiB"
+	}
+	return strconv.Itoa(n) + " bytes"
 }
 
 // ClearFailure lets the next request ask for an upstream again after the

@@ -1,7 +1,10 @@
 package route
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"strconv"
 
 	"github.com/hearth-mcp/hearth/pkg/jsonrpc"
@@ -9,14 +12,27 @@ import (
 
 // upstreamResponse returns an answer to the client whose request it is,
 // under the client's own id; r.mu is held.
-func (r *Router) upstreamResponse(msg *jsonrpc.Message) {
+func (r *Router) upstreamResponse(msg *jsonrpc.Message) error {
 	k := idKey(msg.ID.Raw())
+	if _, ok := r.pending[k]; !ok {
+		return nil // an answer to nothing in flight (or to a cancelled request of a gone client)
+	}
+	if why := badErrorObject(msg.Error); why != "" {
+		return r.answerInvalid(k, why)
+	}
+	r.settle(k, msg.Result, msg.Error)
+	return nil
+}
+
+// settle hands the answer to the request in flight under upstream id key k
+// to whoever made it; r.mu is held.
+func (r *Router) settle(k string, result, errObj json.RawMessage) {
 	p, ok := r.pending[k]
 	if !ok {
-		return // an answer to nothing in flight (or to a cancelled request of a gone client)
+		return
 	}
-	if p.translated && p.c != nil && !p.c.gone && msg.Error == nil && inputRequired(msg.Result) {
-		r.askForInput(k, p, msg.Result) // the request stays the client's
+	if p.translated && p.c != nil && !p.c.gone && errObj == nil && inputRequired(result) {
+		r.askForInput(k, p, result) // the request stays the client's
 		return
 	}
 	delete(r.pending, k)
@@ -24,17 +40,17 @@ func (r *Router) upstreamResponse(msg *jsonrpc.Message) {
 		delete(r.progress, p.token)
 	}
 	if p.internal != nil {
-		p.internal(msg.Result, msg.Error)
+		p.internal(result, errObj)
 		return
 	}
 	if p.c == nil || p.c.gone {
 		return
 	}
 	delete(p.c.inflight, p.clientK)
-	if p.cacheKey != "" && msg.Error == nil && p.cacheGen == r.cacheGen {
-		r.cache[p.cacheKey] = msg.Result
+	if p.cacheKey != "" && errObj == nil && p.cacheGen == r.cacheGen {
+		r.cache[p.cacheKey] = result
 	}
-	if p.uri != "" && msg.Error != nil {
+	if p.uri != "" && errObj != nil {
 		// The upstream refused: the client holds no subscription.
 		delete(p.c.subs, p.uri)
 		if subs := r.subs[p.uri]; subs != nil {
@@ -44,7 +60,55 @@ func (r *Router) upstreamResponse(msg *jsonrpc.Message) {
 			}
 		}
 	}
-	p.c.push(responseFrame(p.id, msg.Result, msg.Error))
+	p.c.push(responseFrame(p.id, result, errObj))
+}
+
+// ErrInvalidResponse: a line of the upstream's stdout answered a request
+// in flight but is no valid JSON-RPC response; the request was answered
+// with an error saying so in its place.
+var ErrInvalidResponse = errors.New("an invalid response")
+
+// answerInvalid answers the request in flight under upstream id key k with
+// an error saying the upstream's response to it was invalid (why), so its
+// client gets a valid JSON-RPC error in place of the malformed frame, and
+// returns the error for the instance's log; r.mu is held.
+func (r *Router) answerInvalid(k, why string) error {
+	method := r.pending[k].method
+	r.settle(k, nil, rpcError(jsonrpc.CodeInternalError, r.opts.Name+" sent an invalid response to "+method+": "+why))
+	return fmt.Errorf("%w to %s (answered to its client as an error): %s", ErrInvalidResponse, method, why)
+}
+
+// badErrorObject says what is wrong with a response's error member ("" when
+// it is absent or is an object with an integer code and a string message,
+// as JSON-RPC 2.0 requires).
+func badErrorObject(errObj json.RawMessage) string {
+	if errObj == nil {
+		return ""
+	}
+	o, ok := decodeObject(errObj)
+	if !ok {
+		return "its error is " + shortText(errObj) + ", not an object"
+	}
+	var code int64
+	if c, ok := o["code"]; !ok || isNull(c) || json.Unmarshal(c, &code) != nil {
+		return "its error has no integer code: " + shortText(errObj)
+	}
+	var msg string
+	if m, ok := o["message"]; !ok || isNull(m) || json.Unmarshal(m, &msg) != nil {
+		return "its error has no string message: " + shortText(errObj)
+	}
+	return ""
+}
+
+// isNull: the JSON text is null (which json.Unmarshal takes into anything).
+func isNull(v json.RawMessage) bool { return bytes.Equal(bytes.TrimSpace(v), []byte("null")) }
+
+// shortText is JSON text for an error message, cut to 80 bytes.
+func shortText(b []byte) string {
+	if len(b) > 80 {
+		return string(b[:80]) + "..."
+	}
+	return string(b)
 }
 
 // upstreamRequest routes a request the upstream makes of a client: ping is
