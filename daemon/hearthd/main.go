@@ -64,6 +64,8 @@ commands:
             and per-tool counts (exit 0 serving, 1 none serves), and how many
             servers of each MCP client config go through hearth; and the hosted
             servers (hearth run): sharing, key, state, pid, clients, memory
+  stop      stop the daemon serving this user's data directory, as SIGTERM does
+            (in-flight calls drain), and wait for it to exit
   servers restart|stop NAME
             restart a hosted server (clearing a failure) or stop it for good;
             NAME is its [servers.NAME], its command's base name, or its key
@@ -128,6 +130,8 @@ func run(args []string) int {
 		return memoryCmd(args[1:], os.Stdout, os.Stderr)
 	case "servers":
 		return serversCmd(args[1:], os.Stdout, os.Stderr, os.Getenv)
+	case "stop":
+		return stopCmd(args[1:], os.Stdout, os.Stderr, os.Getenv)
 	case "adopt":
 		return adoptCmd(args[1:], os.Stdout, os.Stderr, os.Getenv, time.Now)
 	case "install-service":
