@@ -79,6 +79,12 @@ type Config struct {
 	HTTPListen string
 	// HTTPAuthNone turns the bearer token off (http_auth = "none").
 	HTTPAuthNone bool
+	// HostedControl offers models the hosted_servers tool, which restarts
+	// or stops hosted servers for every window (hosted_control,
+	// HEARTH_HOSTED_CONTROL). Off by default: control stays with the user,
+	// whose `hearthd servers` reaches the daemon by $/hearth/servers on the
+	// socket (docs/protocol.md).
+	HostedControl bool
 	// TokenFile is where the bearer token is kept (0600), beside the config
 	// file.
 	TokenFile string
@@ -162,6 +168,11 @@ func LoadConfig(mode Mode, getenv Getenv) (Config, error) {
 		m, _ := strconv.ParseUint(v, 8, 32)
 		c.SocketMode = os.FileMode(m)
 	}
+	hc, _, err := config.Bool(getenv, "HEARTH_HOSTED_CONTROL")
+	if err != nil {
+		return c, err
+	}
+	c.HostedControl = hc
 	if err := loadHTTP(&c, getenv); err != nil {
 		return c, err
 	}

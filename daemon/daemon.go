@@ -92,8 +92,11 @@ func New(cfg Config, log *zap.Logger, env tool.Env, children *supervisor.Supervi
 	if err := d.reg.Add(d.statusTool()); err != nil {
 		return nil, err
 	}
-	if err := d.reg.Add(d.hostedControlTool()); err != nil {
-		return nil, err
+	if cfg.HostedControl {
+		// Models restart and stop hosted servers only when the user says so.
+		if err := d.reg.Add(d.hostedControlTool()); err != nil {
+			return nil, err
+		}
 	}
 	for _, open := range openers {
 		fam, err := open(env)
@@ -134,6 +137,9 @@ func New(cfg Config, log *zap.Logger, env tool.Env, children *supervisor.Supervi
 		Home: env.Home,
 		// A shim's hello may ask for a hosted server (hearth run).
 		Host: d.host,
+		// hearthd servers restarts and stops hosted servers through the
+		// socket; no MCP client's connection reaches it (control.go).
+		Control: d.controls(),
 	})
 	return d, nil
 }

@@ -1,20 +1,17 @@
 package daemon
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/hearth-mcp/hearth/pkg/config"
 	"github.com/hearth-mcp/hearth/pkg/hosted"
 	"github.com/hearth-mcp/hearth/pkg/mcp"
 	"github.com/hearth-mcp/hearth/pkg/supervisor"
-	"github.com/hearth-mcp/hearth/pkg/tool"
 )
 
 // runRequest is the "run" member of a shim's hello (docs/protocol.md,
@@ -114,43 +111,3 @@ func envList(m map[string]string) []string {
 
 // HostedServers is the table of hosted server instances.
 func (d *Daemon) HostedServers() *hosted.Table { return d.hosted }
-
-type hostedControlArgs struct {
-	Action string `json:"action"`
-	Name   string `json:"name"`
-}
-
-type hostedControlResult struct {
-	Action    string `json:"action"`
-	Name      string `json:"name"`
-	Instances int    `json:"instances"`
-}
-
-// hostedControlTool restarts or stops hosted servers (hearthd servers).
-func (d *Daemon) hostedControlTool() tool.Tool {
-	return tool.For(tool.Tool{
-		Name:  "hosted_servers",
-		Title: "restart or stop hosted MCP servers",
-		Description: "Restarts or stops the hosted MCP servers (hearth run) named by name: a [servers.NAME] of the config file, a command's base name, or an instance key. " +
-			"restart stops the server's process (its calls in flight get an error) and clears a failure; the next request starts it again. " +
-			"stop stops it for good: its clients get an error for every request until they reconnect. The result says how many instances it applied to.",
-		InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["action","name"],"properties":{` +
-			`"action":{"type":"string","title":"Action","enum":["restart","stop"],"description":"restart or stop"},` +
-			`"name":{"type":"string","title":"Server","minLength":1,"description":"the server's config name, its command's base name, or an instance key (hearthd status)"}}}`),
-		SchemaVersion: 2, // 2: outputSchema
-		Annotations:   tool.Annotations{Destructive: true},
-		Timeout:       30 * time.Second,
-	}, func(ctx context.Context, call *tool.Call, a hostedControlArgs) (hostedControlResult, error) {
-		n := 0
-		switch a.Action {
-		case "restart":
-			n = d.hosted.Restart(a.Name)
-		case "stop":
-			n = d.hosted.Stop(a.Name)
-		}
-		if n == 0 {
-			return hostedControlResult{}, tool.Errorf(tool.NotFound, "no hosted server named %q runs (hearthd status lists them)", a.Name)
-		}
-		return hostedControlResult{Action: a.Action, Name: a.Name, Instances: n}, nil
-	})
-}

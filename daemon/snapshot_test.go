@@ -30,7 +30,10 @@ func currentDefinitions(t *testing.T) map[string]pinned {
 	home := t.TempDir()
 	vars := map[string]string{"HEARTH_HOME": home}
 	env := tool.Env{Home: home, Getenv: func(k string) string { return vars[k] }, Log: zap.NewNop(), Version: "snapshot"}
-	d, err := New(Config{Mode: ModeStdio}, zap.NewNop(), env, nil, Families(nil))
+	// Every tool a daemon can offer is pinned, those the config must turn
+	// on (hosted_servers: hosted_control) included: a tool a user has turned
+	// on keeps its contract like any other.
+	d, err := New(Config{Mode: ModeStdio, HostedControl: true}, zap.NewNop(), env, nil, Families(nil))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -251,7 +251,7 @@ func TestHostedBadCommands(t *testing.T) {
 }
 
 // hearthd status lists a hosted instance (never an environment value) and
-// hearthd servers restarts it.
+// hearthd servers restarts it; models are not offered to.
 func TestHostedStatusAndRestart(t *testing.T) {
 	env, _, _ := shimEnv(t)
 	env = append(env, "HEARTH_RUN_ENV=HOSTED_TOKEN", "HOSTED_TOKEN=very-secret-value")
@@ -282,6 +282,18 @@ func TestHostedStatusAndRestart(t *testing.T) {
 	}
 	if strings.Contains(string(raw), "very-secret-value") {
 		t.Fatal("an environment value in the status")
+	}
+	// Restarting is the user's: a model's client of hearth is not offered
+	// hosted_servers (hosted_control is off); hearthd servers sends
+	// $/hearth/servers on the socket.
+	own := exec.Command(bin.hearth)
+	own.Env = env
+	tools, err := connectCommand(t, own, nil, "2025-11-25").ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.ContainsFunc(tools.Tools, func(tl *mcp.Tool) bool { return tl.Name == "hosted_servers" }) || len(tools.Tools) == 0 {
+		t.Fatalf("a model is offered hosted_servers, or nothing: %d tools", len(tools.Tools))
 	}
 	cmd := exec.Command(bin.hearthd, "servers", "restart", "hostedserver")
 	cmd.Env = env

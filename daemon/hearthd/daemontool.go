@@ -18,46 +18,73 @@ import (
 // a JSON-RPC error is returned with its message. The socket must be the
 // user's own. The call may take timeout, plus 10 s for the exchange.
 func daemonTool(socket, client, name string, args map[string]any, timeout time.Duration, out any) error {
-	var st syscall.Stat_t
-	if err := syscall.Stat(socket, &st); err != nil {
+	raw, err := daemonRequest(socket, client, "tools/call", map[string]any{"name": name, "arguments": args}, timeout)
+	if err != nil {
 		return err
 	}
+	var res struct {
+		Structured json.RawMessage `json:"structuredContent"`
+		Content    []struct {
+			Text string `json:"text"`
+		} `json:"content"`
+		IsError bool `json:"isError"`
+	}
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return fmt.Errorf("the daemon's reply: %w", err)
+	}
+	if res.IsError {
+		var e struct {
+			Code    string `json:"code"`
+			Message string `json:"message"`
+		}
+		if len(res.Content) > 0 { // an error is in the text only (docs/protocol.md)
+			json.Unmarshal([]byte(res.Content[0].Text), &e)
+		}
+		return fmt.Errorf("%s failed: %s (%s)", name, e.Message, e.Code)
+	}
+	return json.Unmarshal(res.Structured, out)
+}
+
+// daemonRequest sends one request of method with params to the daemon on
+// socket, after an MCP initialize as the client named client, and returns
+// its result; a JSON-RPC error is returned with its message. The socket
+// must be the user's own. The request may take timeout, plus 10 s for the
+// exchange.
+func daemonRequest(socket, client, method string, params any, timeout time.Duration) (json.RawMessage, error) {
+	var st syscall.Stat_t
+	if err := syscall.Stat(socket, &st); err != nil {
+		return nil, err
+	}
 	if int(st.Uid) != os.Getuid() {
-		return fmt.Errorf("the socket %s belongs to uid %d, not to you; refusing to talk to it", socket, st.Uid)
+		return nil, fmt.Errorf("the socket %s belongs to uid %d, not to you; refusing to talk to it", socket, st.Uid)
 	}
 	c, err := net.DialTimeout("unix", socket, 2*time.Second)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer c.Close()
 	c.SetDeadline(time.Now().Add(timeout + 10*time.Second))
-	call, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": map[string]any{"name": name, "arguments": args}})
+	req, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 2, "method": method, "params": params})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	w := bufio.NewWriter(c)
 	fmt.Fprintf(w, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":%q,"version":%q}}}`+"\n", client, version.Tooling())
 	fmt.Fprintln(w, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-	w.Write(append(call, '\n'))
+	w.Write(append(req, '\n'))
 	if err := w.Flush(); err != nil {
-		return err
+		return nil, err
 	}
 	r := bufio.NewReaderSize(c, 1<<20)
 	for {
 		line, err := r.ReadBytes('\n')
 		if err != nil {
-			return fmt.Errorf("reading the daemon's reply: %w", err)
+			return nil, fmt.Errorf("reading the daemon's reply: %w", err)
 		}
 		var msg struct {
 			ID     json.RawMessage `json:"id"`
-			Result *struct {
-				Structured json.RawMessage `json:"structuredContent"`
-				Content    []struct {
-					Text string `json:"text"`
-				} `json:"content"`
-				IsError bool `json:"isError"`
-			} `json:"result"`
-			Error *struct {
+			Result json.RawMessage `json:"result"`
+			Error  *struct {
 				Message string `json:"message"`
 			} `json:"error"`
 		}
@@ -66,19 +93,10 @@ func daemonTool(socket, client, name string, args map[string]any, timeout time.D
 		}
 		switch {
 		case msg.Error != nil:
-			return errors.New(msg.Error.Message)
-		case msg.Result == nil:
-			return errors.New("the daemon's reply has no result")
-		case msg.Result.IsError:
-			var e struct {
-				Code    string `json:"code"`
-				Message string `json:"message"`
-			}
-			if len(msg.Result.Content) > 0 { // an error is in the text only (docs/protocol.md)
-				json.Unmarshal([]byte(msg.Result.Content[0].Text), &e)
-			}
-			return fmt.Errorf("%s failed: %s (%s)", name, e.Message, e.Code)
+			return nil, errors.New(msg.Error.Message)
+		case len(msg.Result) == 0 || string(msg.Result) == "null":
+			return nil, errors.New("the daemon's reply has no result")
 		}
-		return json.Unmarshal(msg.Result.Structured, out)
+		return msg.Result, nil
 	}
 }

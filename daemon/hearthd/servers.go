@@ -1,10 +1,12 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"time"
 
+	"github.com/hearth-mcp/hearth/daemon"
 	"github.com/hearth-mcp/hearth/pkg/endpoint"
 )
 
@@ -28,7 +30,13 @@ func serversCmd(args []string, stdout, stderr io.Writer, getenv func(string) str
 	var res struct {
 		Instances int `json:"instances"`
 	}
-	if err := daemonTool(socket, statusClientName, "hosted_servers", map[string]any{"action": args[0], "name": args[1]}, 30*time.Second, &res); err != nil {
+	// A control request of the socket's own, not a tool: models cannot
+	// restart servers unless the config offers them hosted_servers.
+	raw, err := daemonRequest(socket, statusClientName, daemon.ServersMethod, map[string]any{"action": args[0], "name": args[1]}, 30*time.Second)
+	if err == nil {
+		err = json.Unmarshal(raw, &res)
+	}
+	if err != nil {
 		if _, qerr := queryStatus(socket); qerr != nil {
 			fmt.Fprintln(stderr, "hearthd servers:", noneServes(home, socket, owned, qerr))
 			return 1

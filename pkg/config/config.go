@@ -334,6 +334,12 @@ func render(sp spec, v any, path string, getenv func(string) string) (string, er
 			return "", fmt.Errorf("%v, got %q", err, s)
 		}
 		return s, nil
+	case kindBool:
+		b, ok := v.(bool)
+		if !ok {
+			return "", fmt.Errorf("want true or false, got %s", tomlType(v))
+		}
+		return strconv.FormatBool(b), nil
 	case kindLevel:
 		s, ok := v.(string)
 		if !ok {

@@ -42,6 +42,8 @@ func TestBadConfigFiles(t *testing.T) {
 		{"duration as integer", `drain_timeout = 10`, []string{`drain_timeout: want a duration as a string such as "10s", got an integer`}},
 		{"octal as integer", `socket_mode = 0o600`, []string{`socket_mode: want a string holding an octal permission such as "0600", got an integer`}},
 		{"level as boolean", `log_level = true`, []string{"log_level: want a string", "got a boolean"}},
+		{"boolean as string", `hosted_control = "true"`, []string{"hosted_control: want true or false, got a string"}},
+		{"boolean as integer", `hosted_control = 1`, []string{"hosted_control: want true or false, got an integer"}},
 		{"string as integer", `embed_model = 3`, []string{"embed_model: want a string, got an integer"}},
 		{"path as array", `schemas_dir = ["/a"]`, []string{"schemas_dir: want a string, got an array"}},
 		{"string as date", `llm_model = 1979-05-27`, []string{"llm_model: want a string, got a date or time"}},
@@ -208,6 +210,7 @@ func TestPrecedence(t *testing.T) {
 max_calls = 32
 queue_depth = 64
 log_level = "debug"
+hosted_control = true
 schemas_dir = "schemas"
 examples_dir = "~/ex"
 idle_timeout = "0"
@@ -217,19 +220,20 @@ idle_timeout = "0"
 		t.Fatal(err)
 	}
 	want := map[string]string{
-		"HEARTH_MAX_CALLS":     "4",                                       // env over file
-		"HEARTH_QUEUE_DEPTH":   "64",                                      // file
-		"HEARTH_LOG_LEVEL":     "debug",                                   // an empty variable is unset
-		"SYN_SCHEMAS_DIR":      filepath.Join(filepath.Dir(p), "schemas"), // relative to the file
-		"SYN_EXAMPLES_DIR":     "/home/u/ex",                              // ~ is the home
-		"HEARTH_IDLE_TIMEOUT":  "0",                                       // never
-		"HEARTH_MAX_CHILDREN":  "",                                        // default: unset
-		"MCP_SOCKET_PATH":      "/s.sock",                                 // not a setting: the environment
-		"HEARTH_HOME":          "",                                        // not a setting, unset
-		keys.ConfigVar:         p,                                         // idem
-		"PREFLIGHTS_LLM_URL":   "",                                        // default: unset
-		"MCP_SOCKET_MODE":      "",                                        // default: unset
-		"HEARTH_DRAIN_TIMEOUT": "",                                        // default: unset
+		"HEARTH_MAX_CALLS":      "4",                                       // env over file
+		"HEARTH_QUEUE_DEPTH":    "64",                                      // file
+		"HEARTH_LOG_LEVEL":      "debug",                                   // an empty variable is unset
+		"SYN_SCHEMAS_DIR":       filepath.Join(filepath.Dir(p), "schemas"), // relative to the file
+		"SYN_EXAMPLES_DIR":      "/home/u/ex",                              // ~ is the home
+		"HEARTH_IDLE_TIMEOUT":   "0",                                       // never
+		"HEARTH_MAX_CHILDREN":   "",                                        // default: unset
+		"MCP_SOCKET_PATH":       "/s.sock",                                 // not a setting: the environment
+		"HEARTH_HOME":           "",                                        // not a setting, unset
+		keys.ConfigVar:          p,                                         // idem
+		"PREFLIGHTS_LLM_URL":    "",                                        // default: unset
+		"MCP_SOCKET_MODE":       "",                                        // default: unset
+		"HEARTH_DRAIN_TIMEOUT":  "",                                        // default: unset
+		"HEARTH_HOSTED_CONTROL": "true",                                    // a boolean
 	}
 	for name, w := range want {
 		if got := s.Getenv(name); got != w {

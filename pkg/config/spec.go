@@ -21,6 +21,7 @@ const (
 	kindDuration             // a string such as "2s"
 	kindOctal                // a string holding an octal permission such as "0600"
 	kindLevel                // a log level
+	kindBool                 // a TOML boolean; its variable holds "true" or "false"
 )
 
 // spec is one setting's type, bounds, default and reload behaviour.
@@ -68,6 +69,7 @@ var types = map[string]spec{
 	"store_url":           {kind: kindDSN},
 	"http_listen":         {kind: kindString, example: "127.0.0.1:8765", live: true},
 	"http_auth":           {kind: kindString, def: "token", example: "none", live: true},
+	"hosted_control":      {kind: kindBool, def: "false"},
 }
 
 // specs is keys.Settings with their types, in its order.
@@ -126,6 +128,8 @@ func (s spec) want() string {
 		return `want an octal permission such as "0600"`
 	case kindLevel:
 		return "want debug, info, warn or error"
+	case kindBool:
+		return "want true or false"
 	}
 	return "want a string"
 }
@@ -175,6 +179,10 @@ func (s spec) check(v string) error {
 		default:
 			return fmt.Errorf("%s", s.want())
 		}
+	case kindBool:
+		if v != "true" && v != "false" {
+			return fmt.Errorf("%s", s.want())
+		}
 	}
 	return nil
 }
@@ -212,6 +220,19 @@ func Int(getenv func(string) string, name string) (n int, ok bool, err error) {
 		return 0, false, fmt.Errorf("%s=%q: not an integer", name, v)
 	}
 	return i, true, nil
+}
+
+// Bool reads a boolean setting through getenv: ok is false when it is
+// unset; the error names the variable and what it wants.
+func Bool(getenv func(string) string, name string) (b bool, ok bool, err error) {
+	v := getenv(name)
+	if v == "" {
+		return false, false, nil
+	}
+	if err := Check(name, v); err != nil {
+		return false, false, err
+	}
+	return v == "true", true, nil
 }
 
 // Duration reads a duration setting through getenv: ok is false when it is

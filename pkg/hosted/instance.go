@@ -88,25 +88,8 @@ func backoff(fails int) time.Duration {
 	return min(d, 8*time.Second)
 }
 
-// workDir is where the upstream runs: the spec's directory, else the
-// instance's scope directory, the client's (client sharing), or home.
-func (in *Instance) workDir() string {
-	if in.spec.Dir != "" {
-		return in.spec.Dir
-	}
-	switch in.spec.Sharing {
-	case Directory:
-		if in.scope != "" {
-			return in.scope
-		}
-	case PerClient:
-		if in.clientDir != "" {
-			return in.clientDir
-		}
-	}
-	home, _ := os.UserHomeDir()
-	return home
-}
+// workDir is where the upstream runs (Spec.WorkDir).
+func (in *Instance) workDir() string { return in.spec.WorkDir(in.clientDir) }
 
 // env is the daemon's environment with the spec's variables over it.
 func (in *Instance) env() []string {

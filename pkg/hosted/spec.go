@@ -16,8 +16,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/hearth-mcp/hearth/pkg/repo"
 )
 
 // Sharing is how an instance is shared among clients.
@@ -27,8 +25,9 @@ type Sharing string
 const (
 	// Global: one instance per user.
 	Global Sharing = "global"
-	// Directory: one instance per client directory, or the repository
-	// holding it (the default: many servers read their working directory).
+	// Directory: one instance per client directory, run in that very
+	// directory as a direct spawn would be (the default: many servers read
+	// their working directory or name files relative to it).
 	Directory Sharing = "directory"
 	// PerClient: one instance per client connection, nothing shared, every
 	// request passed through; for stateful servers such as browsers.
@@ -73,8 +72,11 @@ type Spec struct {
 	// upstream gets the daemon's environment with these over it. Values are
 	// secrets as far as hearth knows: they go into the key's hash, never into
 	// a log or a status.
-	Env     []string
-	Dir     string // working directory; "" is the scope's directory (directory, client) or the home directory (global)
+	Env []string
+	// Dir is the config's cwd (always absolute): where the upstream runs
+	// whatever the sharing. "" is the client's directory (directory,
+	// client) or the home directory (global).
+	Dir     string
 	Sharing Sharing
 	// IdleTimeout: how long an instance without clients stays (0: the default).
 	IdleTimeout time.Duration
@@ -109,7 +111,10 @@ func (s Spec) EnvNames() []string {
 }
 
 // Scope is the part of an instance's key that is not the spec: the
-// directory of a directory instance, the connection of a client one.
+// client's directory for a directory instance, exactly as the client started
+// `hearth run` there (not the repository holding it: two windows in two
+// subdirectories run a server that reads its directory in two places), the
+// connection of a client one.
 func (s Spec) Scope(clientDir string, conn uint64) string {
 	switch s.Sharing {
 	case Global:
@@ -117,19 +122,10 @@ func (s Spec) Scope(clientDir string, conn uint64) string {
 	case PerClient:
 		return fmt.Sprintf("connection %d", conn)
 	}
-	return ScopeDir(clientDir)
-}
-
-// ScopeDir is the directory a directory instance is for: the repository
-// holding the client's directory, else that directory itself.
-func ScopeDir(clientDir string) string {
 	if clientDir == "" {
 		return ""
 	}
-	if root, ok := repo.WalkUp(clientDir); ok {
-		return root
-	}
-	return clientDir
+	return filepath.Clean(clientDir)
 }
 
 // Key is the instance key: a hash of the resolved command, its arguments,

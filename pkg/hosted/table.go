@@ -84,6 +84,9 @@ func (s *Session) Pending() int { return s.c.Pending() }
 // connection (creating it; its upstream starts with the first request).
 // The client's frames go to peer; gone is called if the client is given up.
 func (t *Table) Attach(spec Spec, clientDir string, conn uint64, peer route.Peer, gone func(error)) (*Session, error) {
+	if err := spec.CheckPlace(clientDir); err != nil {
+		return nil, err
+	}
 	scope := spec.Scope(clientDir, conn)
 	key := spec.Key(scope)
 	t.mu.Lock()

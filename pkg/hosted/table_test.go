@@ -250,9 +250,10 @@ func TestStubbornServerIsKilledWithinGrace(t *testing.T) {
 	}
 }
 
-// Keys: directory instances per repository, an entry with another token
-// gets its own, client instances one per connection; the upstream runs in
-// its directory with the entry's environment.
+// Keys: directory instances per client directory (a subdirectory of a
+// repository is its own, as a direct spawn there would be), an entry with
+// another token gets its own, client instances one per connection; the
+// upstream runs in the client's directory with the entry's environment.
 func TestInstanceKeys(t *testing.T) {
 	repo := t.TempDir()
 	os.Mkdir(filepath.Join(repo, ".git"), 0o700)
@@ -263,13 +264,17 @@ func TestInstanceKeys(t *testing.T) {
 	token := spec
 	token.Env = append([]string{"API_TOKEN=secret-two"}, spec.Env...)
 	spec.Env = append([]string{"API_TOKEN=secret-one"}, spec.Env...)
-	if spec.Key(ScopeDir(repo)) != spec.Key(ScopeDir(sub)) {
-		t.Fatal("a subdirectory of the repository has another key")
+	scope := func(dir string) string { return spec.Scope(dir, 1) }
+	if spec.Key(scope(repo)) == spec.Key(scope(sub)) {
+		t.Fatal("a subdirectory of the repository shares the repository's key")
 	}
-	if spec.Key(ScopeDir(repo)) == spec.Key(ScopeDir(other)) {
+	if spec.Key(scope(sub)) != spec.Key(spec.Scope(sub+"/", 2)) {
+		t.Fatal("one directory, written two ways, has two keys")
+	}
+	if spec.Key(scope(repo)) == spec.Key(scope(other)) {
 		t.Fatal("two directories share a key")
 	}
-	if spec.Key(ScopeDir(repo)) == token.Key(ScopeDir(repo)) {
+	if spec.Key(scope(repo)) == token.Key(scope(repo)) {
 		t.Fatal("two tokens share a key")
 	}
 	per := testSpec("normal", PerClient)
@@ -279,7 +284,7 @@ func TestInstanceKeys(t *testing.T) {
 	tb := newTable(t)
 	c := attach(t, tb, spec, sub)
 	c.initialize()
-	if out := text(t, c.call(1, "tools/call", `{"name":"env","arguments":{"text":"API_TOKEN"}}`)); out != "secret-one|"+repo {
+	if out := text(t, c.call(1, "tools/call", `{"name":"env","arguments":{"text":"API_TOKEN"}}`)); out != "secret-one|"+sub {
 		t.Fatalf("env and directory: %q", out)
 	}
 	for _, st := range tb.Statuses() {

@@ -58,6 +58,9 @@ func (s *session) dispatch(e *entry) []byte {
 	if plain {
 		return s.callPlain(e, entryTool)
 	}
+	if fn, ok := s.controlFor(e.method); ok {
+		return s.control(e, fn)
+	}
 	name := e.method
 	if len(name) > 64 {
 		name = name[:64] + "…"

@@ -106,6 +106,12 @@ type Options struct {
 	// Host attaches a connection whose shim asks for a hosted server
 	// (hosted.go). Nil: such connections are refused.
 	Host HostFunc
+	// Control answers hearth's own control requests by method
+	// ($/hearth/servers: hearthd servers), on a connection to the socket
+	// that is no shim's only (control.go); elsewhere such a method is not
+	// found. Tools are for MCP clients and their models; these are for the
+	// user's command line.
+	Control map[string]ControlFunc
 }
 
 // Server is shared by every connection of a daemon.

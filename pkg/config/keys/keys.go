@@ -45,6 +45,7 @@ var Settings = []Setting{
 	{"socket_mode", "MCP_SOCKET_MODE"},
 	{"http_listen", "HEARTH_HTTP_LISTEN"},
 	{"http_auth", "HEARTH_HTTP_AUTH"},
+	{"hosted_control", "HEARTH_HOSTED_CONTROL"},
 }
 
 // SettingVars lists the environment variables of Settings, in its order.

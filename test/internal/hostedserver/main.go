@@ -43,6 +43,13 @@ func main() {
 	mcp.AddTool(srv, &mcp.Tool{Name: "echo", Description: "echoes text with the server's pid"}, func(_ context.Context, _ *mcp.CallToolRequest, a textArgs) (*mcp.CallToolResult, any, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("%s pid=%d", a.Text, os.Getpid())}}}, nil, nil
 	})
+	mcp.AddTool(srv, &mcp.Tool{Name: "cwd", Description: "says the directory the server runs in"}, func(_ context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		dir, err := os.Getwd()
+		if err != nil {
+			return nil, nil, err
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("%s pid=%d", dir, os.Getpid())}}}, nil, nil
+	})
 	type sleepArgs struct {
 		Ms int `json:"ms"`
 	}

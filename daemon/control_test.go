@@ -1,0 +1,50 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"go.uber.org/zap"
+
+	"github.com/hearth-mcp/hearth/pkg/jsonrpc"
+	"github.com/hearth-mcp/hearth/pkg/tool"
+)
+
+// Models get hosted_servers only when the config turns hosted_control on;
+// the user's $/hearth/servers is there either way.
+func TestHostedControlIsTheUsers(t *testing.T) {
+	for _, on := range []bool{false, true} {
+		home := t.TempDir()
+		env := tool.Env{Home: home, Getenv: func(k string) string {
+			if k == "HEARTH_HOME" {
+				return home
+			}
+			return ""
+		}, Log: zap.NewNop(), Version: "test"}
+		d, err := New(Config{Mode: ModeStdio, HostedControl: on}, zap.NewNop(), env, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, offered := d.Registry().Lookup("hosted_servers"); offered != on {
+			t.Errorf("hosted_control %v: hosted_servers offered to models: %v", on, offered)
+		}
+		fn := d.controls()[ServersMethod]
+		if fn == nil {
+			t.Fatalf("hosted_control %v: no %s", on, ServersMethod)
+		}
+		_, err = fn(context.Background(), json.RawMessage(`{"action":"restart","name":"nosuch"}`))
+		var je *jsonrpc.Error
+		if !errors.As(err, &je) || je.Code != jsonrpc.CodeInvalidParams || !strings.Contains(je.Message, `no hosted server named "nosuch"`) {
+			t.Errorf("restart of nothing: %v", err)
+		}
+		for _, bad := range []string{`{"action":"kill","name":"x"}`, `{"action":"stop"}`, `[]`, `nope`} {
+			if _, err := fn(context.Background(), json.RawMessage(bad)); err == nil || !strings.Contains(err.Error(), `takes {"action":"restart"|"stop","name":NAME}`) {
+				t.Errorf("%s: %v", bad, err)
+			}
+		}
+		d.hosted.Close()
+	}
+}
