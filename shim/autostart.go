@@ -283,7 +283,8 @@ func (s *Shim) openDaemonLog() (string, *os.File, error) {
 // window that happened to start it must not become every other window's
 // (docs/decisions/0042-upstream-environment.md). It keeps:
 //   - the base every hosted server also gets (daemonBaseVar): HOME, USER,
-//     LOGNAME, SHELL, PATH (git and interpreters), the locale, TZ, TMPDIR;
+//     LOGNAME, SHELL, PATH (git and interpreters), the locale, TZ, TMPDIR,
+//     the proxies and certificate variables (pkg/hosted.FromDaemon);
 //   - the places decision 0029 lets the environment choose (HEARTH_HOME,
 //     HEARTH_CONFIG, MCP_SOCKET_PATH, MCP_READY_FILE, XDG_RUNTIME_DIR) and
 //     the XDG directories the daemon reports as not followed.
@@ -308,7 +309,9 @@ func daemonEnv(environ []string) []string {
 // (pkg/hosted.UpstreamEnv takes them from the daemon's environment).
 func daemonBaseVar(name string) bool {
 	switch name {
-	case "HOME", "USER", "LOGNAME", "SHELL", "PATH", "LANG", "LANGUAGE", "TZ", "TMPDIR":
+	case "HOME", "USER", "LOGNAME", "SHELL", "PATH", "LANG", "LANGUAGE", "TZ", "TMPDIR",
+		"HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "no_proxy", "all_proxy",
+		"SSL_CERT_FILE", "SSL_CERT_DIR", "NODE_EXTRA_CA_CERTS":
 		return true
 	}
 	return strings.HasPrefix(name, "LC_")

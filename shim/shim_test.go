@@ -170,10 +170,10 @@ func TestDaemonEnv(t *testing.T) {
 		"SYN_SCHEMAS_DIR=/s", "HEARTH_IDLE_TIMEOUT=1h", "PREFLIGHTS_LLM_API_KEY=k", "HEARTH_HOME=/d", "HEARTH_CONFIG=/c.toml",
 		"MCP_SOCKET_PATH=/r/s.sock", "HEARTH_AUTOSTARTED=0", "GITHUB_TOKEN=A", "AWS_SECRET_ACCESS_KEY=s", "SSH_AUTH_SOCK=/a",
 		"USER=u", "LOGNAME=u", "SHELL=/bin/zsh", "LANG=C.UTF-8", "LC_TIME=C", "TZ=UTC", "TMPDIR=/t", "TERM=xterm",
-		"XDG_RUNTIME_DIR=/r", "XDG_DATA_HOME=/x", "MCP_ENDPOINT=stdio", "CLAUDE_CODE_SESSION_ID=1", "HEARTH_DAEMON=/b/hearthd"})
+		"XDG_RUNTIME_DIR=/r", "XDG_DATA_HOME=/x", "MCP_ENDPOINT=stdio", "HTTPS_PROXY=http://p:3128", "CLAUDE_CODE_SESSION_ID=1", "HEARTH_DAEMON=/b/hearthd"})
 	got := strings.Join(env, " ")
 	if got != "PATH=/bin HOME=/h HEARTH_HOME=/d HEARTH_CONFIG=/c.toml MCP_SOCKET_PATH=/r/s.sock USER=u LOGNAME=u SHELL=/bin/zsh "+
-		"LANG=C.UTF-8 LC_TIME=C TZ=UTC TMPDIR=/t XDG_RUNTIME_DIR=/r XDG_DATA_HOME=/x HEARTH_AUTOSTARTED=1" {
+		"LANG=C.UTF-8 LC_TIME=C TZ=UTC TMPDIR=/t XDG_RUNTIME_DIR=/r XDG_DATA_HOME=/x HTTPS_PROXY=http://p:3128 HEARTH_AUTOSTARTED=1" {
 		t.Fatalf("%s", got)
 	}
 	ignored := ignoredSettings(func(k string) string {

@@ -58,7 +58,8 @@ func (b baseEnv) upstream(command string, client, entry []string) []string {
 //     the daemon's own;
 //   - PATH: the command's own directory first (an `npx` of a version manager
 //     finds the `node` beside it), then the daemon's PATH, else a default;
-//   - the locale (LANG, LANGUAGE, LC_*), TZ and TMPDIR, as the daemon has them.
+//   - as the daemon has them (FromDaemon): the locale (LANG, LANGUAGE, LC_*),
+//     TZ, TMPDIR, the proxies and the certificate variables.
 func (b baseEnv) base(command string) map[string]string {
 	m := map[string]string{}
 	if home, err := endpoint.UserHome(b.getenv); err == nil {
@@ -83,11 +84,26 @@ func (b baseEnv) base(command string) map[string]string {
 	m["PATH"] = upstreamPath(command, b.getenv("PATH"))
 	for _, kv := range b.environ() {
 		k, v, ok := strings.Cut(kv, "=")
-		if ok && v != "" && (k == "LANG" || k == "LANGUAGE" || strings.HasPrefix(k, "LC_") || k == "TZ" || k == "TMPDIR") {
+		if ok && v != "" && FromDaemon(k) {
 			m[k] = v
 		}
 	}
 	return m
+}
+
+// FromDaemon reports whether an upstream takes the variable name from the
+// daemon's environment: the locale, TZ, TMPDIR, and how the machine reaches
+// the network (its proxies and the certificates it trusts, without which an
+// `npx -y` or `uvx` behind a proxy fetches nothing). The shim passes the
+// same to a daemon it starts.
+func FromDaemon(name string) bool {
+	switch name {
+	case "LANG", "LANGUAGE", "TZ", "TMPDIR",
+		"HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "no_proxy", "all_proxy",
+		"SSL_CERT_FILE", "SSL_CERT_DIR", "NODE_EXTRA_CA_CERTS":
+		return true
+	}
+	return strings.HasPrefix(name, "LC_")
 }
 
 // upstreamPath is the command's directory (when the command is a path), then

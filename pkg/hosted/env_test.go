@@ -15,7 +15,7 @@ func TestUpstreamEnv(t *testing.T) {
 		"HOME": "/home/u", "USER": "window-user", "SHELL": "/bin/window-shell", "PATH": "/usr/bin:/opt/bin",
 		"LANG": "de_DE.UTF-8", "LC_TIME": "C", "LC_ALL": "", "TZ": "Europe/Berlin", "TMPDIR": "/tmp/u",
 		"GITHUB_TOKEN": "A", "AWS_SECRET_ACCESS_KEY": "s", "SSH_AUTH_SOCK": "/run/agent", "HEARTH_HOME": "/d",
-		"MCP_SOCKET_PATH": "/r/s.sock", "XDG_RUNTIME_DIR": "/run/user/1", "TERM": "xterm",
+		"MCP_SOCKET_PATH": "/r/s.sock", "XDG_RUNTIME_DIR": "/run/user/1", "TERM": "xterm", "HTTPS_PROXY": "http://proxy:3128",
 	}
 	var environ []string
 	for k, v := range daemon {
@@ -29,17 +29,17 @@ func TestUpstreamEnv(t *testing.T) {
 		want          []string
 	}{
 		{"the base only", [2]string{"u", "/bin/zsh"}, "/opt/node/bin/npx", nil, nil,
-			[]string{"HOME=/home/u", "LANG=de_DE.UTF-8", "LC_TIME=C", "LOGNAME=u", "PATH=/opt/node/bin:/usr/bin:/opt/bin",
+			[]string{"HOME=/home/u", "HTTPS_PROXY=http://proxy:3128", "LANG=de_DE.UTF-8", "LC_TIME=C", "LOGNAME=u", "PATH=/opt/node/bin:/usr/bin:/opt/bin",
 				"SHELL=/bin/zsh", "TMPDIR=/tmp/u", "TZ=Europe/Berlin", "USER=u"}},
 		{"the command's directory is not repeated", [2]string{"u", "/bin/zsh"}, "/usr/bin/uvx", nil, nil,
-			[]string{"HOME=/home/u", "LANG=de_DE.UTF-8", "LC_TIME=C", "LOGNAME=u", "PATH=/usr/bin:/opt/bin",
+			[]string{"HOME=/home/u", "HTTPS_PROXY=http://proxy:3128", "LANG=de_DE.UTF-8", "LC_TIME=C", "LOGNAME=u", "PATH=/usr/bin:/opt/bin",
 				"SHELL=/bin/zsh", "TMPDIR=/tmp/u", "TZ=Europe/Berlin", "USER=u"}},
 		{"no account database: the daemon's own", [2]string{"", ""}, "srv", nil, nil,
-			[]string{"HOME=/home/u", "LANG=de_DE.UTF-8", "LC_TIME=C", "LOGNAME=window-user", "PATH=/usr/bin:/opt/bin",
+			[]string{"HOME=/home/u", "HTTPS_PROXY=http://proxy:3128", "LANG=de_DE.UTF-8", "LC_TIME=C", "LOGNAME=window-user", "PATH=/usr/bin:/opt/bin",
 				"SHELL=/bin/window-shell", "TMPDIR=/tmp/u", "TZ=Europe/Berlin", "USER=window-user"}},
 		{"client then entry over the base", [2]string{"u", "/bin/zsh"}, "/s/srv",
 			[]string{"CLAUDE_CODE_SESSION_ID=1", "TZ=UTC"}, []string{"GITHUB_TOKEN=B", "PATH=/mine", "TZ=Asia/Tokyo"},
-			[]string{"CLAUDE_CODE_SESSION_ID=1", "GITHUB_TOKEN=B", "HOME=/home/u", "LANG=de_DE.UTF-8", "LC_TIME=C", "LOGNAME=u",
+			[]string{"CLAUDE_CODE_SESSION_ID=1", "GITHUB_TOKEN=B", "HOME=/home/u", "HTTPS_PROXY=http://proxy:3128", "LANG=de_DE.UTF-8", "LC_TIME=C", "LOGNAME=u",
 				"PATH=/mine", "SHELL=/bin/zsh", "TMPDIR=/tmp/u", "TZ=Asia/Tokyo", "USER=u"}},
 	} {
 		b := baseEnv{
