@@ -9,7 +9,7 @@ import "strings"
 // They are per session or per window, so keying a shared instance by them
 // starts one upstream per session; the shim sends them apart (the run
 // request's clientEnv) and the daemon passes them only under client
-// sharing. The README's table lists the same.
+// sharing. Decision 0036's table lists the same.
 var clientAdded = []struct {
 	name   string // a variable, or a prefix ending in "_*"
 	client string // who adds it
