@@ -30,7 +30,23 @@ func (d *Daemon) host(req mcp.HostRequest, w mcp.HostWriter, gone func(error)) (
 	if err != nil {
 		return nil, err
 	}
+	if spec.Sharing == hosted.PerClient {
+		spec.ClientEnv = clientEnv(req.Run)
+	}
 	return d.hosted.Attach(spec, req.Cwd, req.Conn, w, gone)
+}
+
+// clientEnv is the run request's clientEnv: what the client adds to every
+// server it starts (a session id and such). Only an instance that is the
+// client's own is given it, and it is no part of the key (decision 0036).
+func clientEnv(raw json.RawMessage) []string {
+	var rr struct {
+		ClientEnv map[string]string `json:"clientEnv"`
+	}
+	if json.Unmarshal(raw, &rr) != nil {
+		return nil
+	}
+	return envList(rr.ClientEnv)
 }
 
 // hostedSpec turns a hello's run into what to run: the config's [servers.NAME]

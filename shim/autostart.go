@@ -277,24 +277,55 @@ func (s *Shim) openDaemonLog() (string, *os.File, error) {
 	return path, f, nil
 }
 
-// daemonEnv is the environment of an autostarted daemon: the shim's, less
-// what systemd hands a service (a daemon started by a shim is not that
-// service) and less every setting variable. A daemon serves every client,
-// so its settings come from its config file, never from whichever client
-// happened to start it (the README's Configuration section); the shim says
-// which variables it did not pass on. The daemon learns it was autostarted
+// daemonEnv is the environment of an autostarted daemon: what the daemon
+// itself needs and nothing else of the client's. A daemon serves every
+// client and hosts their servers, so a token in the environment of the
+// window that happened to start it must not become every other window's
+// (docs/decisions/0042-upstream-environment.md). It keeps:
+//   - the base every hosted server also gets (daemonBaseVar): HOME, USER,
+//     LOGNAME, SHELL, PATH (git and interpreters), the locale, TZ, TMPDIR,
+//     the proxies and certificate variables (pkg/hosted.FromDaemon);
+//   - the places decision 0029 lets the environment choose (HEARTH_HOME,
+//     HEARTH_CONFIG, MCP_SOCKET_PATH, MCP_READY_FILE, XDG_RUNTIME_DIR) and
+//     the XDG directories the daemon reports as not followed.
+//
+// No setting variable passes (its settings come from its config file,
+// never from whichever client happened to start it: the README's
+// Configuration section; the shim says which it did not pass on), nor what
+// systemd hands a service. The daemon learns it was autostarted
 // (HEARTH_AUTOSTARTED) and then exits after an idle time.
 func daemonEnv(environ []string) []string {
-	out := make([]string, 0, len(environ)+1)
+	out := make([]string, 0, 16)
 	for _, kv := range environ {
 		name, _, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(kv, "NOTIFY_SOCKET=") || strings.HasPrefix(kv, "LISTEN_") || strings.HasPrefix(kv, "WATCHDOG_") ||
-			name == "HEARTH_AUTOSTARTED" || keys.IsSettingVar(name) {
-			continue
+		if daemonBaseVar(name) || daemonPlaceVar(name) {
+			out = append(out, kv)
 		}
-		out = append(out, kv)
 	}
 	return append(out, "HEARTH_AUTOSTARTED=1")
+}
+
+// daemonBaseVar: the variables of the base hosted servers get
+// (pkg/hosted.UpstreamEnv takes them from the daemon's environment).
+func daemonBaseVar(name string) bool {
+	switch name {
+	case "HOME", "USER", "LOGNAME", "SHELL", "PATH", "LANG", "LANGUAGE", "TZ", "TMPDIR",
+		"HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "no_proxy", "all_proxy",
+		"SSL_CERT_FILE", "SSL_CERT_DIR", "NODE_EXTRA_CA_CERTS":
+		return true
+	}
+	return strings.HasPrefix(name, "LC_")
+}
+
+// daemonPlaceVar: the variables that choose or report where the daemon
+// keeps its data, config file, socket and readiness file (decision 0029).
+func daemonPlaceVar(name string) bool {
+	switch name {
+	case "HEARTH_HOME", keys.ConfigVar, "MCP_SOCKET_PATH", "MCP_READY_FILE",
+		"XDG_RUNTIME_DIR", "XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME":
+		return true
+	}
+	return false
 }
 
 // ignoredSettings lists the setting variables in the client's environment:

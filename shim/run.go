@@ -22,32 +22,51 @@ type RunRequest struct {
 	// Sharing, when set (--share), overrides the sharing mode: global,
 	// directory or client.
 	Sharing string `json:"sharing,omitempty"`
+	// ClientEnv holds the variables the client adds to every server it
+	// starts (ClientAdded): the daemon passes them only under client
+	// sharing, and they are no part of the key.
+	ClientEnv map[string]string `json:"clientEnv,omitempty"`
 }
 
-// RunEnvVar lists, comma-separated, variables the shim passes to a hosted
-// server whatever its parent's environment holds.
+// RunEnvVar lists, comma-separated, the variables the shim passes to a
+// hosted server, as `hearth run --env` does.
 const RunEnvVar = "HEARTH_RUN_ENV"
 
-// ParseRun reads the arguments after `hearth run`: `[--share MODE] --
-// COMMAND ARGS...` or `[--share MODE] NAME`. environ is the shim's
-// environment, parent its parent's (the client's) when known.
+// ParseRun reads the arguments after `hearth run`: `[--share MODE] [--env
+// NAMES]... -- COMMAND ARGS...` or `[--share MODE] [--env NAMES]... NAME`.
+// environ is the shim's environment, parent its parent's (the client's)
+// when known.
 func ParseRun(args, environ, parent []string, parentKnown bool) (*RunRequest, error) {
 	var r RunRequest
-	if len(args) > 0 && (args[0] == "--share" || strings.HasPrefix(args[0], "--share=")) {
-		mode, rest := strings.TrimPrefix(args[0], "--share="), args[1:]
-		if args[0] == "--share" {
+	var named []string
+	explicit := false
+	for len(args) > 0 {
+		flag, value, hasValue := strings.Cut(args[0], "=")
+		if flag != "--share" && flag != "--env" {
+			break
+		}
+		if !hasValue {
 			if len(args) < 2 {
-				return nil, errors.New("hearth run --share: want global, directory or client")
+				if flag == "--share" {
+					return nil, errors.New("hearth run --share: want global, directory or client")
+				}
+				return nil, errors.New("hearth run --env: want NAME[,NAME...]")
 			}
-			mode, rest = args[1], args[2:]
+			value, args = args[1], args[1:]
 		}
-		switch mode {
-		case "global", "directory", "client":
-			r.Sharing = mode
-		default:
-			return nil, errors.New("hearth run --share " + mode + ": want global, directory or client")
+		args = args[1:]
+		switch flag {
+		case "--share":
+			switch value {
+			case "global", "directory", "client":
+				r.Sharing = value
+			default:
+				return nil, errors.New("hearth run --share " + value + ": want global, directory or client")
+			}
+		case "--env":
+			explicit = true
+			named = append(named, splitNames(value)...)
 		}
-		args = rest
 	}
 	switch {
 	case len(args) == 0:
@@ -68,40 +87,67 @@ func ParseRun(args, environ, parent []string, parentKnown bool) (*RunRequest, er
 	case len(args) == 1 && !strings.HasPrefix(args[0], "-"):
 		r.Name = args[0]
 	default:
-		return nil, errors.New("hearth run takes -- COMMAND ARGS... or one NAME (a [servers.NAME] table of the config file), got " + strings.Join(args, " "))
+		return nil, errors.New("hearth run takes [--share MODE] [--env NAMES] then -- COMMAND ARGS... or one NAME (a [servers.NAME] table of the config file), got " + strings.Join(args, " "))
 	}
-	r.Env = EntryEnv(environ, parent, parentKnown)
+	if v, ok := envMap(environ)[RunEnvVar]; ok {
+		explicit = true
+		named = append(named, splitNames(v)...)
+	}
+	r.Env, r.ClientEnv = EntryEnv(environ, parent, parentKnown, explicit, named)
 	return &r, nil
 }
 
-// EntryEnv tells the variables the client's entry set from those the shim
-// merely inherited (decision 0036): a variable the shim has and its parent,
-// the client, has not, or has with another value, was set for this server.
-// Variables named in HEARTH_RUN_ENV are passed whatever the parent holds;
-// hearth's own settings and a shell's bookkeeping never are.
-func EntryEnv(environ, parent []string, parentKnown bool) map[string]string {
-	own := envMap(environ)
-	out := map[string]string{}
-	if names := own[RunEnvVar]; names != "" {
-		for _, n := range strings.Split(names, ",") {
-			if v, ok := own[strings.TrimSpace(n)]; ok {
-				out[strings.TrimSpace(n)] = v
-			}
+// splitNames reads a comma-separated list of variable names.
+func splitNames(list string) []string {
+	var out []string
+	for _, n := range strings.Split(list, ",") {
+		if n = strings.TrimSpace(n); n != "" {
+			out = append(out, n)
 		}
 	}
-	if !parentKnown {
-		return out
+	return out
+}
+
+// EntryEnv tells the variables the client's entry set from those the shim
+// merely inherited, and from those the client adds to every server
+// (decision 0036, revised).
+//
+//   - explicit (the entry ran `hearth run --env NAMES` or set
+//     HEARTH_RUN_ENV): entry holds exactly the named variables the shim has,
+//     whatever the parent holds. The key is then exact.
+//   - else, with the parent's environment known: a variable the shim has and
+//     the parent has not, or has with another value, was set for this server.
+//   - else: none.
+//
+// A variable a known client adds to every server (ClientAdded) is never the
+// entry's unless named: it goes to client, with every other such variable
+// the shim has. hearth's own settings and a shell's bookkeeping are neither.
+func EntryEnv(environ, parent []string, parentKnown, explicit bool, named []string) (entry, client map[string]string) {
+	own, theirs := envMap(environ), envMap(parent)
+	entry, client = map[string]string{}, map[string]string{}
+	for _, n := range named {
+		if v, ok := own[n]; ok && !skipEnv(n) {
+			entry[n] = v
+		}
 	}
-	theirs := envMap(parent)
 	for k, v := range own {
 		if skipEnv(k) {
 			continue
 		}
+		if ClientAdded(k) {
+			if _, ok := entry[k]; !ok {
+				client[k] = v
+			}
+			continue
+		}
+		if explicit || !parentKnown {
+			continue
+		}
 		if pv, ok := theirs[k]; !ok || pv != v {
-			out[k] = v
+			entry[k] = v
 		}
 	}
-	return out
+	return entry, client
 }
 
 func skipEnv(name string) bool {

@@ -1,28 +1,93 @@
 package shim
 
 import (
+	"maps"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
 
 func TestEntryEnvTellsTheEntrysVariables(t *testing.T) {
-	parent := []string{"PATH=/usr/bin", "HOME=/home/u", "TERM=xterm", "SHLVL=1"}
-	own := []string{"PATH=/usr/bin", "HOME=/home/u", "TERM=xterm", "SHLVL=2", "_=/usr/bin/hearth", "PWD=/x",
-		"API_TOKEN=secret", "DEBUG=1", "HEARTH_HOME=/h", "MCP_SOCKET_PATH=/s", "EXTRA=e", "HEARTH_RUN_ENV=TERM"}
-	got := EntryEnv(append(own, "TERM=vt100"), parent, true)
-	want := map[string]string{"API_TOKEN": "secret", "DEBUG": "1", "EXTRA": "e", "TERM": "vt100"}
-	if len(got) != len(want) {
-		t.Fatalf("got %v, want %v", got, want)
+	parent := []string{"PATH=/usr/bin", "HOME=/home/u", "TERM=xterm", "SHLVL=1", "VSCODE_PID=7"}
+	// What Claude Code gives every stdio server, none of it in its own
+	// environment: a new session id each session.
+	claude := []string{"CLAUDE_CODE_SESSION_ID=5f0c", "CLAUDECODE=1", "AI_AGENT=claude-code", "CLAUDE_CODE_ENTRYPOINT=cli",
+		"CLAUDE_PROJECT_DIR=/p", "COREPACK_ENABLE_AUTO_PIN=0", "NoDefaultCurrentDirectoryInExePath=1"}
+	own := append([]string{"PATH=/usr/bin", "HOME=/home/u", "TERM=xterm", "SHLVL=2", "_=/usr/bin/hearth", "PWD=/x",
+		"API_TOKEN=secret", "DEBUG=1", "HEARTH_HOME=/h", "MCP_SOCKET_PATH=/s", "EXTRA=e", "VSCODE_PID=7"}, claude...)
+	clientWant := map[string]string{"VSCODE_PID": "7"}
+	for _, kv := range claude {
+		k, v, _ := strings.Cut(kv, "=")
+		clientWant[k] = v
 	}
-	for k, v := range want {
-		if got[k] != v {
-			t.Fatalf("%s: got %q, want %q (all %v)", k, got[k], v, got)
+	for _, tc := range []struct {
+		name        string
+		environ     []string
+		parentKnown bool
+		explicit    bool
+		named       []string
+		entry       map[string]string
+		client      map[string]string
+	}{
+		{"told from the parent", append(own, "TERM=vt100"), true, false, nil,
+			map[string]string{"API_TOKEN": "secret", "DEBUG": "1", "EXTRA": "e", "TERM": "vt100"}, clientWant},
+		{"named: exactly those, whatever the parent", own, true, true, []string{"API_TOKEN", "TERM", "MISSING", "HEARTH_HOME"},
+			map[string]string{"API_TOKEN": "secret", "TERM": "xterm"}, clientWant},
+		{"named empty: none", own, true, true, nil, map[string]string{}, clientWant},
+		{"a client's variable named is the entry's", own, true, true, []string{"CLAUDE_PROJECT_DIR"},
+			map[string]string{"CLAUDE_PROJECT_DIR": "/p"}, func() map[string]string {
+				m := map[string]string{}
+				for k, v := range clientWant {
+					if k != "CLAUDE_PROJECT_DIR" {
+						m[k] = v
+					}
+				}
+				return m
+			}()},
+		{"no parent, nothing named", []string{"A=1", "CLAUDECODE=1"}, false, false, nil, map[string]string{}, map[string]string{"CLAUDECODE": "1"}},
+		{"no parent, named", []string{"A=1", "B=2"}, false, true, []string{"B", "C"}, map[string]string{"B": "2"}, map[string]string{}},
+	} {
+		entry, client := EntryEnv(tc.environ, parent, tc.parentKnown, tc.explicit, tc.named)
+		if !maps.Equal(entry, tc.entry) || !maps.Equal(client, tc.client) {
+			t.Errorf("%s:\n entry %v, want %v\nclient %v, want %v", tc.name, entry, tc.entry, client, tc.client)
 		}
 	}
-	// Without the parent's environment only HEARTH_RUN_ENV names them.
-	if got := EntryEnv([]string{"A=1", "B=2", "HEARTH_RUN_ENV=B, C"}, nil, false); len(got) != 1 || got["B"] != "2" {
-		t.Fatalf("explicit only: %v", got)
+}
+
+// `--env` and HEARTH_RUN_ENV name the entry's variables; together they add.
+func TestParseRunEnv(t *testing.T) {
+	environ := []string{"A=1", "B=2", "C=3", "D=4", "CLAUDE_CODE_SESSION_ID=s", "HEARTH_RUN_ENV=D"}
+	parent := []string{"A=1"}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--env", "B", "--", "/opt/srv"}, "B=2 D=4"},
+		{[]string{"--env=B,C", "--share", "global", "--", "/opt/srv"}, "B=2 C=3 D=4"},
+		{[]string{"--share=client", "--env", "C", "--env", "B", "name"}, "B=2 C=3 D=4"},
+		{[]string{"--env=", "--", "/opt/srv"}, "D=4"},
+	} {
+		r, err := ParseRun(tc.args, environ, parent, true)
+		if err != nil {
+			t.Fatalf("%v: %v", tc.args, err)
+		}
+		var got []string
+		for k, v := range r.Env {
+			got = append(got, k+"="+v)
+		}
+		slices.Sort(got)
+		if strings.Join(got, " ") != tc.want || r.ClientEnv["CLAUDE_CODE_SESSION_ID"] != "s" {
+			t.Errorf("%v: env %v, client %v; want %s", tc.args, got, r.ClientEnv, tc.want)
+		}
+	}
+	// Without a list, the comparison with the parent.
+	r, err := ParseRun([]string{"--", "/opt/srv"}, environ[:5], parent, true)
+	if err != nil || len(r.Env) != 3 || r.Env["B"] != "2" || r.ClientEnv["CLAUDE_CODE_SESSION_ID"] != "s" {
+		t.Fatalf("compared: %v %v %v", r.Env, r.ClientEnv, err)
+	}
+	if _, err := ParseRun([]string{"--env"}, nil, nil, false); err == nil || !strings.Contains(err.Error(), "want NAME") {
+		t.Fatalf("--env without names: %v", err)
 	}
 }
 
@@ -38,12 +103,13 @@ func TestParseRun(t *testing.T) {
 		{[]string{"everything"}, "name everything"},
 		{nil, "error needs a server"},
 		{[]string{"--"}, "error no command after --"},
-		{[]string{"a", "b"}, "error takes -- COMMAND"},
-		{[]string{"-x"}, "error takes -- COMMAND"},
+		{[]string{"a", "b"}, "error then -- COMMAND"},
+		{[]string{"-x"}, "error then -- COMMAND"},
 		{[]string{"--share", "client", "--", "/opt/srv"}, "/opt/srv"},
 		{[]string{"--share=global", "everything"}, "name everything"},
 		{[]string{"--share", "everyone", "--", "x"}, "error want global, directory or client"},
 		{[]string{"--share"}, "error want global"},
+		{[]string{"--env", "A", "--share", "client", "--", "/opt/srv"}, "/opt/srv"},
 	} {
 		r, err := ParseRun(tc.args, nil, nil, false)
 		var got string

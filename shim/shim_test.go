@@ -160,15 +160,20 @@ func TestReplayOfAModernSessionDiscovers(t *testing.T) {
 	<-ack
 }
 
-// An autostarted daemon gets the shim's environment less systemd's
-// variables and less every setting: the client that happened to start it
-// must not configure the daemon every other client shares.
+// An autostarted daemon gets the base, hearth's places and nothing else of
+// the shim's environment: not systemd's variables, not a setting (the
+// client that happened to start it must not configure the daemon every
+// other client shares), not a secret of that client's (every other
+// window's hosted servers would hold it; decision 0042).
 func TestDaemonEnv(t *testing.T) {
 	env := daemonEnv([]string{"PATH=/bin", "NOTIFY_SOCKET=/run/x", "LISTEN_FDS=1", "LISTEN_PID=9", "WATCHDOG_USEC=1", "HOME=/h",
 		"SYN_SCHEMAS_DIR=/s", "HEARTH_IDLE_TIMEOUT=1h", "PREFLIGHTS_LLM_API_KEY=k", "HEARTH_HOME=/d", "HEARTH_CONFIG=/c.toml",
-		"MCP_SOCKET_PATH=/r/s.sock", "HEARTH_AUTOSTARTED=0"})
+		"MCP_SOCKET_PATH=/r/s.sock", "HEARTH_AUTOSTARTED=0", "GITHUB_TOKEN=A", "AWS_SECRET_ACCESS_KEY=s", "SSH_AUTH_SOCK=/a",
+		"USER=u", "LOGNAME=u", "SHELL=/bin/zsh", "LANG=C.UTF-8", "LC_TIME=C", "TZ=UTC", "TMPDIR=/t", "TERM=xterm",
+		"XDG_RUNTIME_DIR=/r", "XDG_DATA_HOME=/x", "MCP_ENDPOINT=stdio", "HTTPS_PROXY=http://p:3128", "CLAUDE_CODE_SESSION_ID=1", "HEARTH_DAEMON=/b/hearthd"})
 	got := strings.Join(env, " ")
-	if got != "PATH=/bin HOME=/h HEARTH_HOME=/d HEARTH_CONFIG=/c.toml MCP_SOCKET_PATH=/r/s.sock HEARTH_AUTOSTARTED=1" {
+	if got != "PATH=/bin HOME=/h HEARTH_HOME=/d HEARTH_CONFIG=/c.toml MCP_SOCKET_PATH=/r/s.sock USER=u LOGNAME=u SHELL=/bin/zsh "+
+		"LANG=C.UTF-8 LC_TIME=C TZ=UTC TMPDIR=/t XDG_RUNTIME_DIR=/r XDG_DATA_HOME=/x HTTPS_PROXY=http://p:3128 HEARTH_AUTOSTARTED=1" {
 		t.Fatalf("%s", got)
 	}
 	ignored := ignoredSettings(func(k string) string {

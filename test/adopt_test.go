@@ -232,7 +232,7 @@ func TestAdoptDryRunWriteTwiceUndo(t *testing.T) {
 		`+      "args": ["run", "--", "npx", "-y", "@modelcontextprotocol/server-filesystem", "/home/me/Documents"]`,
 		`+{"mcpServers":{"everything":{"command":"hearth","args":["run","--","npx","-y","@modelcontextprotocol/server-everything"]}}}`,
 		`+			"args": ["run", "--share", "client", "--", "npx", "@playwright/mcp@latest"]`,
-		`+			"args": ["run", "--", "npx", "-y", "@modelcontextprotocol/server-memory"],`,
+		`+			"args": ["run", "--env", "MEMORY_FILE_PATH,GITHUB_TOKEN", "--", "npx", "-y", "@modelcontextprotocol/server-memory"],`,
 		`+		"lint": {"type": "stdio", "command": "hearth", "args": ["run", "--", "${workspaceFolder}/bin/lint-mcp", "--stdio"]}`,
 		`+      "args": ["run", "--", "node", "tools/docs-server.js"],`,
 		"Claude Code     ~/.claude.json                                                   memory",

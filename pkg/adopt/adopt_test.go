@@ -105,6 +105,8 @@ func TestVSCodePlanKeepsCommentsAndInputs(t *testing.T) {
 				"-y",`, `"command": "hearth",
 			"args": [
 				"run",
+				"--env",
+				"MEMORY_FILE_PATH,TOKEN",
 				"--",
 				"npx",
 				"-y",`,
@@ -116,7 +118,7 @@ func TestVSCodePlanKeepsCommentsAndInputs(t *testing.T) {
 	// The result is still JSONC the client reads, with the same servers.
 	again := load(t, Location{Client: VSCode, Path: write(t, p.New), Key: "servers", Syntax: jsonc.JSONC})
 	for _, s := range again.Servers {
-		if s.Name == "memory" && !slices.Equal(s.Args, []string{"run", "--", "npx", "-y", "@modelcontextprotocol/server-memory"}) {
+		if s.Name == "memory" && !slices.Equal(s.Args, []string{"run", "--env", "MEMORY_FILE_PATH,TOKEN", "--", "npx", "-y", "@modelcontextprotocol/server-memory"}) {
 			t.Fatalf("memory args %q", s.Args)
 		}
 		if s.Name != "remote" && s.Kind != Hosted {
@@ -163,7 +165,7 @@ func TestClaudeCodeUserAndProjects(t *testing.T) {
 	for _, s := range []string{
 		`"command": "hearth",
       "args": ["run", "--", "npx", "-y", "@modelcontextprotocol/server-filesystem", "/tmp"],`,
-		`"db": {"command": "hearth", "args": ["run", "--share", "client", "--", "uvx"], "cwd": "/home/u/app", "env": {"DB": "x"}}`,
+		`"db": {"command": "hearth", "args": ["run", "--share", "client", "--env", "DB", "--", "uvx"], "cwd": "/home/u/app", "env": {"DB": "x"}}`,
 		`"numStartups": 12,`,
 	} {
 		if !strings.Contains(string(p.New), s) {

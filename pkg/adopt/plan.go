@@ -183,14 +183,40 @@ func RunArgs(share string) []string {
 	return append(args, "--")
 }
 
+// envArgs are `--env NAMES` for an entry with an `env` object: the shim
+// then passes exactly those variables, so the instance key holds what the
+// entry declares and nothing its client adds per session (decision 0036,
+// revised). A name the list cannot carry (empty, or holding a comma or an
+// equals sign) is left out; the entry then keeps its other names.
+func envArgs(entry *jsonc.Node) []string {
+	env := entry.Get("env")
+	if env == nil || env.Kind != jsonc.Object || len(env.Members) == 0 {
+		return nil
+	}
+	var names []string
+	for _, m := range env.Members {
+		if m.Key == "" || strings.ContainsAny(m.Key, ",= \t") || slices.Contains(names, m.Key) {
+			continue
+		}
+		names = append(names, m.Key)
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	return []string{"--env", strings.Join(names, ",")}
+}
+
 // moveEdits rewrites one stdio entry in place: its command becomes the
 // shim, and its args gain `run [--share MODE] -- COMMAND` in front. The old
-// command is copied as written (escapes, ${input:...} and all); env, cwd
-// and every other member are not touched.
+// command is copied as written (escapes, ${input:...} and all); an entry
+// with `env` also gets `--env NAMES` (envArgs); env, cwd and every other
+// member are not touched.
 func (f *File) moveEdits(s *Server, shim, share string) []textedit.Edit {
 	cmd := s.entry.Get("command")
-	prefix := make([]string, 0, 5)
-	for _, a := range RunArgs(share) {
+	prefix := make([]string, 0, 7)
+	run := RunArgs(share)
+	run = slices.Insert(run, len(run)-1, envArgs(s.entry)...) // before "--"
+	for _, a := range run {
 		prefix = append(prefix, quote(a))
 	}
 	prefix = append(prefix, string(f.Src[cmd.Start:cmd.End]))

@@ -118,13 +118,16 @@ func TestSocketNamePerDataDirectory(t *testing.T) {
 func TestUserHomeFromPasswd(t *testing.T) {
 	f := filepath.Join(t.TempDir(), "passwd")
 	uid := strconv.Itoa(os.Getuid())
-	os.WriteFile(f, []byte("other:x:12345:1::/home/other:/bin/sh\nme:x:"+uid+":"+uid+"::/home/me:/bin/sh\n"), 0o644)
+	os.WriteFile(f, []byte("other:x:12345:1::/home/other:/bin/sh\nme:x:"+uid+":"+uid+"::/home/me:/bin/zsh\n"), 0o644)
 	old := passwdFile
 	passwdFile = f
 	defer func() { passwdFile = old }()
 	t.Setenv("HOME", "/elsewhere")
 	if got := userHome(); got != "/home/me" {
 		t.Fatalf("userHome = %q", got)
+	}
+	if name, shell := Account(); name != "me" || shell != "/bin/zsh" {
+		t.Fatalf("Account = %q %q", name, shell)
 	}
 	p, _, err := SocketPath(envOf(map[string]string{"HOME": "/home/me", "XDG_RUNTIME_DIR": "/r"}))
 	if err != nil || p != "/r/hearth/hearthd.sock" {

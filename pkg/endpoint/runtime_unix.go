@@ -36,16 +36,41 @@ var passwdFile = "/etc/passwd"
 // changed), or "" when it cannot be read. It reads /etc/passwd itself:
 // os/user would link the C library into the shim.
 func userHome() string {
+	if f := passwdEntry(); f != nil && filepath.IsAbs(f[5]) {
+		return filepath.Clean(f[5])
+	}
+	return ""
+}
+
+// Account is the login name and shell of the account running this process,
+// from the account database ("" for what it does not say): what a hosted
+// server is given as USER, LOGNAME and SHELL whatever the environment of
+// the client that started the daemon
+// (docs/decisions/0042-upstream-environment.md).
+func Account() (name, shell string) {
+	f := passwdEntry()
+	if f == nil {
+		return "", ""
+	}
+	if filepath.IsAbs(f[6]) {
+		shell = f[6]
+	}
+	return f[0], shell
+}
+
+// passwdEntry is the account database's line for this process's uid, split
+// into its seven fields, or nil.
+func passwdEntry() []string {
 	b, err := os.ReadFile(passwdFile)
 	if err != nil {
-		return ""
+		return nil
 	}
 	uid := strconv.Itoa(os.Getuid())
 	for _, line := range strings.Split(string(b), "\n") {
 		f := strings.Split(line, ":")
-		if len(f) >= 7 && f[2] == uid && filepath.IsAbs(f[5]) {
-			return filepath.Clean(f[5])
+		if len(f) >= 7 && f[2] == uid {
+			return f
 		}
 	}
-	return ""
+	return nil
 }

@@ -3,7 +3,6 @@ package hosted
 import (
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"sync"
 	"time"
@@ -91,24 +90,15 @@ func backoff(fails int) time.Duration {
 // workDir is where the upstream runs (Spec.WorkDir).
 func (in *Instance) workDir() string { return in.spec.WorkDir(in.clientDir) }
 
-// env is the daemon's environment with the spec's variables over it.
+// env is the upstream's whole environment: the base, then the variables
+// its client adds (client sharing only), then the spec's
+// (docs/decisions/0042-upstream-environment.md).
 func (in *Instance) env() []string {
-	if len(in.spec.Env) == 0 {
-		return nil
+	var client []string
+	if in.spec.Sharing == PerClient {
+		client = in.spec.ClientEnv
 	}
-	set := map[string]bool{}
-	for _, kv := range in.spec.Env {
-		name, _, _ := strings.Cut(kv, "=")
-		set[name] = true
-	}
-	var out []string
-	for _, kv := range os.Environ() {
-		name, _, _ := strings.Cut(kv, "=")
-		if !set[name] {
-			out = append(out, kv)
-		}
-	}
-	return append(out, in.spec.Env...)
+	return UpstreamEnv(in.spec.Command, client, in.spec.Env)
 }
 
 // start starts an upstream (the router woke it): after the backoff its

@@ -69,7 +69,7 @@ type Spec struct {
 	Command string   // the program, resolved to an absolute path when found on PATH
 	Args    []string //
 	// Env is what the client's entry (or the config) sets, NAME=VALUE; the
-	// upstream gets the daemon's environment with these over it. Values are
+	// upstream gets a fixed base with these over it (UpstreamEnv). Values are
 	// secrets as far as hearth knows: they go into the key's hash, never into
 	// a log or a status.
 	Env []string
@@ -83,6 +83,10 @@ type Spec struct {
 	InitTimeout time.Duration // 0: the default
 	Restart     string        // RestartOnFailure (""), RestartNever
 	Grace       time.Duration // SIGTERM-to-SIGKILL grace (0: the supervisor's)
+	// ClientEnv is what the client adds to every server it starts (a session
+	// id and such, decision 0036): passed only under client sharing, never
+	// part of the key.
+	ClientEnv []string
 }
 
 // Label names the server for people: its config name, else its command and

@@ -26,10 +26,12 @@ the frames. Run it from your MCP client's config with no arguments.
   HEARTH_DAEMON=PATH     the hearthd to start (default: beside hearth, else on PATH)
   HEARTH_SHIM_RELAY=1    relay frames instead of handing stdin and stdout over
 
-hearth run connects the client to another stdio MCP server, which the daemon
-runs once for every client (COMMAND inline, or NAME, a [servers.NAME] table of
-the config file); the variables the client's entry set are passed to it
-(HEARTH_RUN_ENV=A,B names more). See the README, "Hosting your other MCP servers".
+hearth run [--share MODE] [--env A,B] -- COMMAND ARGS (or NAME) connects the
+client to another stdio MCP server, which the daemon runs once for every client
+(COMMAND inline, or NAME, a [servers.NAME] table of the config file). The server
+gets a fixed base environment and the variables the client's entry set: those
+--env (or HEARTH_RUN_ENV=A,B) names, else those the client's own environment
+lacks. See the README, "Hosting your other MCP servers".
 
 The daemon's settings are its config file's (~/.config/hearth/config.toml),
 not this process's environment. See hearthd status for the daemon.

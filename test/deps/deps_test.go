@@ -102,7 +102,7 @@ pkg/tool, pkg/repo, pkg/safefile, pkg/supervisor, pkg/workspace/index, go.uber.o
 
 # Hosted MCP servers: children of the supervisor, whose frames are routed.
 pkg/envelope, pkg/jsonrpc < pkg/hosted/route;
-pkg/frame, pkg/hosted/route, pkg/rawio, pkg/repo, pkg/supervisor, go.uber.org/zap < pkg/hosted;
+pkg/endpoint, pkg/frame, pkg/hosted/route, pkg/rawio, pkg/repo, pkg/supervisor, go.uber.org/zap < pkg/hosted;
 
 # Adopting an MCP client's configuration.
 pkg/atomicfile, pkg/jsonc, pkg/textedit < pkg/adopt;
