@@ -62,26 +62,43 @@ func (d *Daemon) hostedSpec(raw json.RawMessage) (hosted.Spec, error) {
 	if err != nil {
 		return hosted.Spec{}, err
 	}
-	if rr.Name != "" {
-		var servers map[string]config.Server
-		var file string
-		if s := d.Settings(); s != nil {
-			servers = s.Servers()
-			file, _ = s.File()
+	var servers map[string]config.Server
+	var file string
+	if s := d.Settings(); s != nil {
+		servers = s.Servers()
+		file, _ = s.File()
+	}
+	known := func() string {
+		names := make([]string, 0, len(servers))
+		for n := range servers {
+			names = append(names, n)
 		}
+		sort.Strings(names)
+		if len(names) == 0 {
+			return "none is defined"
+		}
+		return "defined: " + strings.Join(names, ", ")
+	}
+	if rr.Name != "" && rr.Command != "" {
+		// `hearth run WORD ARGS...`: the configured server of that name
+		// when there is one and no arguments, else the command.
+		_, configured := servers[rr.Name]
+		switch {
+		case configured && len(rr.Args) > 0:
+			return hosted.Spec{}, fmt.Errorf("%q is a server of the config file %s ([servers.%s]), which takes no arguments; to run the command %s instead, write hearth run -- %s ARGS",
+				rr.Name, file, rr.Name, rr.Name, rr.Name)
+		case !configured && !filepath.IsAbs(resolveCommand(rr.Command)):
+			return hosted.Spec{}, fmt.Errorf("%q is neither a server of the config file %s (%s) nor a command on your PATH or the daemon's; add a [servers.%s] table, or give the command's path",
+				rr.Name, file, known(), rr.Name)
+		case !configured:
+			rr.Name = ""
+		}
+	}
+	if rr.Name != "" {
 		sv, ok := servers[rr.Name]
 		if !ok {
-			names := make([]string, 0, len(servers))
-			for n := range servers {
-				names = append(names, n)
-			}
-			sort.Strings(names)
-			known := "none is defined"
-			if len(names) > 0 {
-				known = "defined: " + strings.Join(names, ", ")
-			}
-			return hosted.Spec{}, fmt.Errorf("no server named %q in the config file %s (%s); add a [servers.%s] table, or run the command inline: hearth run -- COMMAND ARGS",
-				rr.Name, file, known, rr.Name)
+			return hosted.Spec{}, fmt.Errorf("no server named %q in the config file %s (%s); add a [servers.%s] table, or run the command inline: hearth run COMMAND ARGS",
+				rr.Name, file, known(), rr.Name)
 		}
 		sharing, _ := hosted.ParseSharing(sv.Sharing)
 		if rr.Sharing != "" {
@@ -99,7 +116,7 @@ func (d *Daemon) hostedSpec(raw json.RawMessage) (hosted.Spec, error) {
 			Sharing: sharing, IdleTimeout: sv.IdleTimeout, InitTimeout: sv.InitTimeout, Restart: sv.Restart}, nil
 	}
 	if strings.TrimSpace(rr.Command) == "" {
-		return hosted.Spec{}, errors.New("no command to run: use hearth run -- COMMAND ARGS... or hearth run NAME")
+		return hosted.Spec{}, errors.New("no command to run: use hearth run COMMAND ARGS... or hearth run NAME")
 	}
 	return hosted.Spec{Command: resolveCommand(rr.Command), Args: rr.Args, Env: env, Sharing: share}, nil
 }

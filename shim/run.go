@@ -33,7 +33,8 @@ type RunRequest struct {
 const RunEnvVar = "HEARTH_RUN_ENV"
 
 // ParseRun reads the arguments after `hearth run`: `[--share MODE] [--env
-// NAMES]... -- COMMAND ARGS...` or `[--share MODE] [--env NAMES]... NAME`.
+// NAMES]...` then `-- COMMAND ARGS...`, `NAME`, or `COMMAND ARGS...` (a
+// name and a command at once: the daemon chooses).
 // environ is the shim's environment, parent its parent's (the client's)
 // when known.
 func ParseRun(args, environ, parent []string, parentKnown bool) (*RunRequest, error) {
@@ -70,24 +71,22 @@ func ParseRun(args, environ, parent []string, parentKnown bool) (*RunRequest, er
 	}
 	switch {
 	case len(args) == 0:
-		return nil, errors.New("hearth run needs a server: hearth run -- COMMAND ARGS... or hearth run NAME")
+		return nil, errors.New("hearth run needs a server: hearth run COMMAND ARGS..., hearth run -- COMMAND ARGS... or hearth run NAME")
 	case args[0] == "--":
 		if len(args) < 2 || strings.TrimSpace(args[1]) == "" {
 			return nil, errors.New("hearth run --: no command after --")
 		}
-		r.Command, r.Args = args[1], args[2:]
-		if !strings.ContainsRune(r.Command, filepath.Separator) {
-			// The client's PATH, not the daemon's, chooses the program.
-			if p, err := exec.LookPath(r.Command); err == nil {
-				r.Command = p
-			}
-		} else if abs, err := filepath.Abs(r.Command); err == nil {
-			r.Command = abs
-		}
-	case len(args) == 1 && !strings.HasPrefix(args[0], "-"):
+		r.Command, r.Args = resolveCommand(args[1]), args[2:]
+	case !strings.HasPrefix(args[0], "-") && strings.TrimSpace(args[0]) != "":
+		// NAME, or COMMAND ARGS... without the -- that some clients (the
+		// MCP Inspector) take for their own: the daemon, which reads the
+		// config file, decides. A configured name with no arguments is the
+		// server of that name; anything else is the command (docs/protocol.md,
+		// "Hosted servers").
 		r.Name = args[0]
+		r.Command, r.Args = resolveCommand(args[0]), args[1:]
 	default:
-		return nil, errors.New("hearth run takes [--share MODE] [--env NAMES] then -- COMMAND ARGS... or one NAME (a [servers.NAME] table of the config file), got " + strings.Join(args, " "))
+		return nil, errors.New("hearth run takes [--share MODE] [--env NAMES] then NAME (a [servers.NAME] table of the config file), COMMAND ARGS..., or -- COMMAND ARGS...; got " + strings.Join(args, " "))
 	}
 	if v, ok := envMap(environ)[RunEnvVar]; ok {
 		explicit = true
@@ -95,6 +94,23 @@ func ParseRun(args, environ, parent []string, parentKnown bool) (*RunRequest, er
 	}
 	r.Env, r.ClientEnv = EntryEnv(environ, parent, parentKnown, explicit, named)
 	return &r, nil
+}
+
+// resolveCommand makes cmd absolute: a bare name on the client's PATH (the
+// client's, not the daemon's, chooses the program), a path against the
+// client's directory. A name not found is left bare for the daemon to look
+// up.
+func resolveCommand(cmd string) string {
+	if !strings.ContainsRune(cmd, filepath.Separator) {
+		if p, err := exec.LookPath(cmd); err == nil {
+			return p
+		}
+		return cmd
+	}
+	if abs, err := filepath.Abs(cmd); err == nil {
+		return abs
+	}
+	return cmd
 }
 
 // splitNames reads a comma-separated list of variable names.

@@ -100,13 +100,17 @@ func TestParseRun(t *testing.T) {
 		{[]string{"--", "sh", "-c", "x"}, sh + " -c x"},
 		{[]string{"--", "/opt/srv", "--stdio"}, "/opt/srv --stdio"},
 		{[]string{"--", "no-such-program-anywhere"}, "no-such-program-anywhere"},
-		{[]string{"everything"}, "name everything"},
+		{[]string{"everything"}, "name everything or everything"},
 		{nil, "error needs a server"},
 		{[]string{"--"}, "error no command after --"},
-		{[]string{"a", "b"}, "error then -- COMMAND"},
-		{[]string{"-x"}, "error then -- COMMAND"},
+		// Without --, as the MCP Inspector passes it: a name and a
+		// command at once, for the daemon to choose.
+		{[]string{"a", "b"}, "name a or a b"},
+		{[]string{"sh", "-c", "x"}, "name sh or " + sh + " -c x"},
+		{[]string{"./srv.js", "--stdio"}, "name ./srv.js or /"},
+		{[]string{"-x"}, "error then NAME"},
 		{[]string{"--share", "client", "--", "/opt/srv"}, "/opt/srv"},
-		{[]string{"--share=global", "everything"}, "name everything"},
+		{[]string{"--share=global", "everything"}, "name everything or everything"},
 		{[]string{"--share", "everyone", "--", "x"}, "error want global, directory or client"},
 		{[]string{"--share"}, "error want global"},
 		{[]string{"--env", "A", "--share", "client", "--", "/opt/srv"}, "/opt/srv"},
@@ -117,7 +121,7 @@ func TestParseRun(t *testing.T) {
 		case err != nil:
 			got = "error " + err.Error()
 		case r.Name != "":
-			got = "name " + r.Name
+			got = "name " + r.Name + " or " + strings.Join(append([]string{r.Command}, r.Args...), " ")
 		default:
 			got = strings.Join(append([]string{r.Command}, r.Args...), " ")
 		}

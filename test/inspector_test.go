@@ -261,3 +261,26 @@ func node22Path() (string, error) {
 	})
 	return node22.path, node22.err
 }
+
+// TestInspectorCLIHostsACommand: the Inspector takes the `--` of
+// `hearth run -- COMMAND` for its own, so hearth gets `run COMMAND`: the
+// shim and daemon take a command without `--` (it is not a configured
+// name), and the Inspector lists and calls the hosted server's tools.
+func TestInspectorCLIHostsACommand(t *testing.T) {
+	needInspector(t)
+	env, _ := startUserDaemon(t)
+	server := filepath.Join(bin.dir, "hostedserver")
+	for _, command := range [][]string{
+		{bin.hearth, "run", "--", server},
+		{bin.hearth, "run", server},
+	} {
+		r := runInspector(t, env, command, "--method", "tools/list")
+		if r.code != 0 || !strings.Contains(string(r.raw), `"echo"`) {
+			t.Fatalf("%v: tools/list exited %d: %s\n%s", command, r.code, r.raw, r.stderr)
+		}
+		r = runInspector(t, env, command, "--method", "tools/call", "--tool-name", "echo", "--tool-arg", "text=through-inspector")
+		if r.code != 0 || !strings.Contains(string(r.raw), "through-inspector pid=") {
+			t.Fatalf("%v: tools/call exited %d: %s\n%s", command, r.code, r.raw, r.stderr)
+		}
+	}
+}

@@ -13,8 +13,9 @@ import (
 )
 
 const usage = `usage: hearth
-       hearth run [--share global|directory|client] -- COMMAND [ARGS...]
-       hearth run [--share MODE] NAME
+       hearth run [--share global|directory|client] [--env A,B] COMMAND [ARGS...]
+       hearth run [--share MODE] [--env A,B] -- COMMAND [ARGS...]
+       hearth run [--share MODE] [--env A,B] NAME
 
 Connects an MCP client on stdin/stdout to the hearth daemon that serves your
 data directory (~/.local/share/hearth, or $HEARTH_HOME), starting one if none
@@ -26,9 +27,11 @@ the frames. Run it from your MCP client's config with no arguments.
   HEARTH_DAEMON=PATH     the hearthd to start (default: beside hearth, else on PATH)
   HEARTH_SHIM_RELAY=1    relay frames instead of handing stdin and stdout over
 
-hearth run [--share MODE] [--env A,B] -- COMMAND ARGS (or NAME) connects the
+hearth run [--share MODE] [--env A,B] COMMAND ARGS (or NAME) connects the
 client to another stdio MCP server, which the daemon runs once for every client
-(COMMAND inline, or NAME, a [servers.NAME] table of the config file). The server
+(COMMAND inline, or NAME, a [servers.NAME] table of the config file; a word that
+is a configured name with no arguments is that server, and -- before COMMAND
+says it is a command whatever the config defines). The server
 gets a fixed base environment and the variables the client's entry set: those
 --env (or HEARTH_RUN_ENV=A,B) names, else those the client's own environment
 lacks. See the README, "Hosting your other MCP servers".
