@@ -222,14 +222,20 @@ func TestHostedUpstreamAndDaemonKilled(t *testing.T) {
 // A hosted server that cannot start gives the client an error naming it and
 // its log, and a named server the config lacks is refused clearly.
 func TestHostedBadCommands(t *testing.T) {
-	env, _, _ := shimEnv(t)
+	env, _, state := shimEnv(t)
+	cfg := filepath.Join(state, ".config", "hearth", "config.toml")
+	os.MkdirAll(filepath.Dir(cfg), 0o700)
+	os.WriteFile(cfg, []byte(fmt.Sprintf("[servers.echo]\ncommand = %q\n", filepath.Join(bin.dir, "hostedserver"))), 0o600)
 	for _, tc := range []struct {
 		args []string
 		want []string
 	}{
 		{[]string{"run", "--", "/no/such/mcp-server"}, []string{"could not be started", "mcp-server", ".log"}},
 		{[]string{"run", "--", "/bin/sh", "-c", "echo boom >&2; exit 7"}, []string{"exit status 7", "boom"}},
-		{[]string{"run", "nosuch"}, []string{`no server named "nosuch"`}},
+		{[]string{"run", "nosuch"}, []string{`"nosuch" is neither a server of the config file`, "nor a command on your PATH"}},
+		{[]string{"run", "nosuch", "--stdio"}, []string{`"nosuch" is neither a server of the config file`}},
+		// A configured name given arguments: the user says which with --.
+		{[]string{"run", "echo", "x"}, []string{`"echo" is a server of the config file`, "hearth run -- echo ARGS"}},
 	} {
 		cmd := exec.Command(bin.hearth, tc.args...)
 		cmd.Env = env
