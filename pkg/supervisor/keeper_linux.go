@@ -20,6 +20,11 @@ func setSubreaper() {
 	syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0)
 }
 
+// nameKeeper names the keeper hearth-keeper in ps and /proc's comm, so that
+// `pkill hearthd` or `killall hearthd` (meant for the daemon) leaves the
+// keepers to act on its death.
+func nameKeeper() { os.WriteFile("/proc/self/comm", []byte("hearth-keeper"), 0) }
+
 // setKeeperSignal: the daemon's death sends the keeper keeperStop.
 func setKeeperSignal(a *syscall.SysProcAttr) { a.Pdeathsig = keeperStop }
 

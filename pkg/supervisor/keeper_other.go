@@ -13,6 +13,9 @@ const nativeKeeperDeath = false
 // it).
 func setSubreaper() {}
 
+// nameKeeper: its argv[0], hearth-keeper, names it.
+func nameKeeper() {}
+
 func setKeeperSignal(*syscall.SysProcAttr) {}
 
 // descendants: without /proc the keeper knows only its own children, whom

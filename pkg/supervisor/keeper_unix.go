@@ -43,6 +43,7 @@ func keep(mode string, argv []string) int {
 	// The child's parent-death signal (below) follows the thread that
 	// forked it (go.dev/issue/27505).
 	runtime.LockOSThread()
+	nameKeeper()
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, keeperStop)
 	daemonGone := make(chan struct{})
