@@ -24,7 +24,9 @@ import (
 func daemonsIn(runtime string) []int { return daemonsWithEnv("XDG_RUNTIME_DIR=" + runtime) }
 
 // daemonsWithEnv lists the pids of this run's hearthd processes whose
-// environment holds the entry kv ("NAME=value").
+// environment holds the entry kv ("NAME=value"), keepers of hosted
+// upstreams (hearthd started with HEARTH_KEEPER set) aside: the daemon's
+// death is theirs to act on.
 func daemonsWithEnv(kv string) []int {
 	var pids []int
 	entries, _ := os.ReadDir("/proc")
@@ -38,7 +40,8 @@ func daemonsWithEnv(kv string) []int {
 			continue
 		}
 		environ, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
-		if bytes.Contains(append([]byte{0}, environ...), []byte("\x00"+kv+"\x00")) {
+		environ = append([]byte{0}, environ...)
+		if bytes.Contains(environ, []byte("\x00"+kv+"\x00")) && !bytes.Contains(environ, []byte("\x00HEARTH_KEEPER=")) {
 			pids = append(pids, pid)
 		}
 	}

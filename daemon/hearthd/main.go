@@ -24,6 +24,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime"
 	"syscall"
 	"time"
 
@@ -90,7 +91,10 @@ hearthd-<hash>.sock. Clients find a running daemon through the data directory, w
 socket their own environment names. See README.md for every variable.
 `
 
-func main() { os.Exit(run(os.Args[1:])) }
+func main() {
+	supervisor.KeeperMain() // started as a hosted upstream's keeper: runs it and exits
+	os.Exit(run(os.Args[1:]))
+}
 
 func run(args []string) int {
 	cmd := ""
@@ -230,7 +234,16 @@ func serve(mode daemon.Mode) int {
 	}
 
 	env := tool.Env{Home: home, Getenv: live.Getenv, Log: log, Version: version.Tooling()}
-	children := supervisor.New(supervisor.Options{Grace: cfg.KillGrace, MaxChildren: cfg.MaxChildren})
+	// The keeper is this executable (docs/decisions/0043-keeper-subreaper.md);
+	// on Linux /proc/self/exe names it even once an upgrade replaced the file.
+	keeper, err := os.Executable()
+	if runtime.GOOS == "linux" {
+		keeper, err = "/proc/self/exe", nil
+	}
+	if err != nil {
+		log.Warn("hearthd cannot find its own executable; hosted servers run without a keeper", zap.Error(err))
+	}
+	children := supervisor.New(supervisor.Options{Grace: cfg.KillGrace, MaxChildren: cfg.MaxChildren, KeeperPath: keeper})
 	d, err := daemon.New(cfg, log, env, children, daemon.Families(children))
 	if err != nil {
 		log.Error("hearthd could not start", zap.Error(err))

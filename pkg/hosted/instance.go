@@ -3,6 +3,7 @@ package hosted
 import (
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"sync"
 	"time"
@@ -17,6 +18,52 @@ import (
 // maxUpstreamLine bounds one frame from an upstream (a resource read can be
 // large). A variable so that tests can lower it.
 var maxUpstreamLine = 64 << 20
+
+// drainDead bounds how long the stdout of an upstream that exited, and
+// whose pipe has no writer left, is read on for what it wrote before it
+// died (the rest of a pipe's buffer takes far less).
+const drainDead = time.Second
+
+// upstreamOut is one upstream's stdout as the router sees it: each
+// upstream has its own, and once it is shut (the upstream was declared
+// dead) nothing more read from that upstream reaches the router, whoever
+// still holds the pipe's write end and whatever the router serves by then.
+type upstreamOut struct {
+	r        io.ReadCloser
+	mu       sync.Mutex // held while a frame is delivered, so shut waits for it
+	shut     bool
+	finished chan struct{} // closed when the reader returned
+}
+
+// deliver hands a frame to the router unless the upstream is dead.
+func (o *upstreamOut) deliver(r *route.Router, line []byte) (delivered bool, err error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.shut {
+		return false, nil
+	}
+	return true, r.FromUpstream(line)
+}
+
+// tooLarge tells the router of a line over the limit while the upstream
+// is alive (its request is answered with an error naming the limit).
+func (o *upstreamOut) tooLarge(r *route.Router, head []byte, limit int) (delivered bool, err error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.shut {
+		return false, nil
+	}
+	return true, r.TooLarge(head, limit)
+}
+
+// close declares the upstream dead: no frame of it is delivered after
+// close returns, and its stdout is closed, which ends a waiting read.
+func (o *upstreamOut) close() {
+	o.mu.Lock()
+	o.shut = true
+	o.mu.Unlock()
+	o.r.Close()
+}
 
 // Instance is one upstream server process (when running) and its router.
 //
@@ -155,28 +202,38 @@ func (in *Instance) start() {
 	})
 	in.mu.Unlock()
 	in.t.log.Info("hosted server started", zap.String("server", in.spec.Label()), zap.String("key", in.key), zap.Int("pid", p.Pid))
+	out := &upstreamOut{r: upstreamStdout(p.Stdout), finished: make(chan struct{})}
 	in.r.Up(newStdinPeer(p.Stdin))
-	go in.read(p)
-	go in.watch(p)
+	go in.read(out)
+	go in.watch(p, out)
 }
 
 // read hands the upstream's stdout to the router, line by line. Output that
 // is not JSON-RPC before initialize is answered is fatal (nothing that
 // follows can be trusted); later it is logged and skipped.
-func (in *Instance) read(p *supervisor.Process) {
+func (in *Instance) read(out *upstreamOut) {
+	defer close(out.finished)
 	limit := maxUpstreamLine
-	r := frame.NewReaderSize(upstreamStdout(p.Stdout), limit)
+	r := frame.NewReaderSize(out.r, limit)
 	defer r.Close()
 	for {
 		line, err := r.Read()
 		if errors.Is(err, frame.ErrTooLarge) {
-			in.slog.mark(in.r.TooLarge(r.Head(), limit).Error())
+			delivered, terr := out.tooLarge(in.r, r.Head(), limit)
+			if !delivered {
+				return // the upstream is dead: whoever still writes here is not it
+			}
+			in.slog.mark(terr.Error())
 			continue
 		}
 		if err != nil {
 			return
 		}
-		if err := in.r.FromUpstream(line); errors.Is(err, route.ErrInvalidResponse) {
+		delivered, err := out.deliver(in.r, line)
+		if !delivered {
+			return // the upstream is dead: whoever still writes here is not it
+		}
+		if errors.Is(err, route.ErrInvalidResponse) {
 			in.slog.mark(err.Error())
 		} else if err != nil {
 			shown := string(line)
@@ -195,8 +252,24 @@ func (in *Instance) read(p *supervisor.Process) {
 	}
 }
 
-// watch waits for the upstream to exit and tells the router why.
-func (in *Instance) watch(p *supervisor.Process) {
+// watch waits for the upstream to exit and tells the router why. Once it
+// exited it is dead, and its stdout is closed: nothing read from it
+// afterwards is routed, so a descendant left holding the pipe can never
+// answer for the next upstream. Only when no process holds the pipe's
+// write end any more (its keeper ended every descendant before the
+// upstream counts as exited) is the rest of it read first, while the
+// router still serves this upstream: those replies were written before it
+// died, and nothing can follow them.
+func (in *Instance) watch(p *supervisor.Process, out *upstreamOut) {
+	<-p.Exited()
+	if writersGone(p.Stdout) {
+		select {
+		case <-out.finished:
+		case <-time.After(drainDead):
+		}
+	}
+	out.close()
+	p.Stdin.Close()
 	<-p.Done()
 	in.mu.Lock()
 	if in.proc == p {

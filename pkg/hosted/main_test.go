@@ -7,17 +7,22 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/hearth-mcp/hearth/pkg/supervisor"
 )
 
 // The test binary doubles as the upstream servers the tests host: run with
-// HOSTED_TEST_SERVER set, it is the server that variable names.
+// HOSTED_TEST_SERVER set, it is the server that variable names. It is also
+// the keeper of the supervisor's upstreams, as hearthd is.
 func TestMain(m *testing.M) {
+	supervisor.KeeperMain()
 	if mode := os.Getenv("HOSTED_TEST_SERVER"); mode != "" {
 		os.Exit(serve(mode))
 	}
@@ -54,6 +59,22 @@ func serve(mode string) int {
 		}
 		time.Sleep(time.Minute)
 		return 0
+	case "leftover":
+		return leftover()
+	case "leaky":
+		// The first start leaves a descendant in a session of its own that
+		// holds its stdout (leftover), then serves as normal.
+		mark := os.Getenv("HOSTED_LEFTOVER")
+		if _, err := os.Stat(mark); err != nil {
+			exe, _ := os.Executable()
+			env := []string{"HOSTED_TEST_SERVER=leftover", "HOSTED_LEFTOVER=" + mark} // the first of a name wins
+			p, err := os.StartProcess(exe, []string{exe}, &os.ProcAttr{Env: env, Files: []*os.File{nil, os.Stdout, os.Stderr},
+				Sys: &syscall.SysProcAttr{Setsid: true}})
+			if err != nil {
+				return 1
+			}
+			os.WriteFile(mark, []byte(strconv.Itoa(p.Pid)), 0o600)
+		}
 	case "stubborn":
 		// Ignores SIGTERM and its stdin closing.
 		signal.Ignore(syscall.SIGTERM)
@@ -89,4 +110,26 @@ func serve(mode string) int {
 		return 1
 	}
 	return 0
+}
+
+// leftover waits until the test says the upstream that started it died
+// (it creates $HOSTED_LEFTOVER.go once hearth noticed the death), then
+// writes a notification to the stdout it inherited, again and again,
+// as a descendant left behind by a crashed server might; a closed pipe does
+// not stop it. It says it wrote one by creating $HOSTED_LEFTOVER.wrote.
+func leftover() int {
+	signal.Ignore(syscall.SIGPIPE)
+	for {
+		if _, err := os.Stat(os.Getenv("HOSTED_LEFTOVER") + ".go"); err == nil {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	line := []byte(`{"jsonrpc":"2.0","method":"notifications/leftover","params":{"from":"the dead upstream's descendant"}}` + "\n")
+	os.Stdout.Write(line) // written, or refused by a closed pipe: either way it tried
+	os.WriteFile(os.Getenv("HOSTED_LEFTOVER")+".wrote", nil, 0o600)
+	for {
+		time.Sleep(5 * time.Millisecond)
+		os.Stdout.Write(line)
+	}
 }

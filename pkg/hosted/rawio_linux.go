@@ -26,3 +26,27 @@ func upstreamStdout(r io.ReadCloser) io.ReadCloser {
 
 // canTryWrite: rawWrite may be used on rc only if it cannot wait there.
 func canTryWrite(rc syscall.RawConn) bool { return rawio.NonBlocking(rc) }
+
+// poll(2)'s POLLIN and POLLHUP (Linux's values).
+const (
+	pollIn  = 0x1
+	pollHup = 0x10
+)
+
+// writersGone reports whether no process holds the write end of the pipe r
+// reads any more (POLLHUP): what is in it then is all there will be.
+func writersGone(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	if !ok {
+		return false
+	}
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return false
+	}
+	var ev int16
+	if rc.Control(func(fd uintptr) { ev, _ = rawio.Ready(int(fd), pollIn) }) != nil {
+		return false
+	}
+	return ev&pollHup != 0
+}

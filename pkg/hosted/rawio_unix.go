@@ -14,3 +14,7 @@ func upstreamStdout(r io.ReadCloser) io.ReadCloser { return r }
 
 // canTryWrite: a blocking write here waits as an ordinary system call.
 func canTryWrite(syscall.RawConn) bool { return true }
+
+// writersGone: not known here without poll(2), so a dead upstream's stdout
+// is closed at once, whatever is left in it.
+func writersGone(io.Reader) bool { return false }

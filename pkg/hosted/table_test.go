@@ -9,7 +9,9 @@ import (
 	"github.com/hearth-mcp/hearth/pkg/jsonrpc"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -17,9 +19,17 @@ import (
 	"github.com/hearth-mcp/hearth/pkg/supervisor"
 )
 
+// newTable hosts upstreams under a keeper, the test binary (TestMain).
 func newTable(t *testing.T) *Table {
 	t.Helper()
-	tb := NewTable(Options{Supervisor: supervisor.New(supervisor.Options{Grace: 300 * time.Millisecond}), LogDir: t.TempDir()})
+	exe, _ := os.Executable()
+	return newTableKept(t, exe)
+}
+
+// newTableKept is newTable with the keeper given ("": none).
+func newTableKept(t *testing.T, keeper string) *Table {
+	t.Helper()
+	tb := NewTable(Options{Supervisor: supervisor.New(supervisor.Options{Grace: 300 * time.Millisecond, KeeperPath: keeper}), LogDir: t.TempDir()})
 	t.Cleanup(tb.Close)
 	return tb
 }
@@ -31,9 +41,10 @@ func testSpec(mode string, sharing Sharing) Spec {
 }
 
 type client struct {
-	t      *testing.T
-	s      *Session
-	frames chan map[string]any
+	t         *testing.T
+	s         *Session
+	frames    chan map[string]any
+	leftovers atomic.Int32 // frames of the leftover descendant (main_test.go) received
 }
 
 var conns uint64
@@ -48,6 +59,9 @@ func attach(t *testing.T, tb *Table, spec Spec, dir string) *client {
 			t.Errorf("bad frame %s", f)
 		}
 		m["_text"] = string(f)
+		if m["method"] == "notifications/leftover" {
+			c.leftovers.Add(1)
+		}
 		c.frames <- m
 		return nil
 	}), nil)
@@ -292,5 +306,53 @@ func TestInstanceKeys(t *testing.T) {
 		if strings.Contains(string(b), "secret") {
 			t.Fatalf("a secret in the status: %s", b)
 		}
+	}
+}
+
+// An upstream that crashed leaving a descendant that holds its stdout and
+// writes to it (here one that escaped every kill: no keeper runs it): once
+// the upstream is declared dead, nothing that descendant writes reaches a
+// client, neither while the next upstream starts nor while it serves.
+func TestDeadUpstreamsLeftoverNeverSpeaks(t *testing.T) {
+	tb := newTableKept(t, "")
+	spec := testSpec("leaky", Global)
+	mark := filepath.Join(t.TempDir(), "leftover")
+	spec.Env = append(spec.Env, "HOSTED_LEFTOVER="+mark)
+	a := attach(t, tb, spec, "/a")
+	a.initialize()
+	first := text(t, a.call(1, "tools/call", `{"name":"echo","arguments":{"text":"x"}}`))
+	b, err := os.ReadFile(mark)
+	if err != nil {
+		t.Fatal(err)
+	}
+	left, _ := strconv.Atoi(string(b))
+	t.Cleanup(func() { syscall.Kill(left, syscall.SIGKILL) })
+	pid := tb.Statuses()[0].Pid
+	syscall.Kill(pid, syscall.SIGKILL)
+	waitFor(t, "the crash noticed", 10*time.Second, func() bool { return tb.Statuses()[0].Pid != pid })
+	os.WriteFile(mark+".go", nil, 0o600)
+	waitFor(t, "the leftover's first write after the crash", 10*time.Second, func() bool {
+		_, err := os.Stat(mark + ".wrote")
+		return err == nil
+	})
+	served := 0
+	for i := 2; i < 40; i++ {
+		m := a.call(i, "tools/call", `{"name":"echo","arguments":{"text":"x"}}`)
+		if m["error"] != nil && strings.Contains(m["_text"].(string), "test-leaky exited") {
+			continue // a call made as the crash was being noticed
+		}
+		served++
+		if out := text(t, m); out == first {
+			t.Fatalf("call %d answered by the dead upstream: %q", i, out)
+		}
+	}
+	if served == 0 {
+		t.Fatal("the next upstream served no call")
+	}
+	if !alive(left) {
+		t.Fatal("the leftover ended before the calls to the next upstream were made")
+	}
+	if n := a.leftovers.Load(); n > 0 {
+		t.Fatalf("the client got %d frames of the dead upstream's descendant", n)
 	}
 }

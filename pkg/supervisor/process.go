@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strings"
 	"sync"
 	"time"
 )
@@ -22,37 +23,27 @@ type ProcessSpec struct {
 	Stderr io.Writer
 	// Grace overrides the supervisor's SIGTERM-to-SIGKILL grace.
 	Grace time.Duration
-	// Keeper runs the child under a small shell that leads its process
-	// group (Linux): the parent-death signal reaches only a direct child,
-	// so when the daemon dies the keeper kills the whole group, and a
-	// grandchild that ignores its stdin closing (a server started through
-	// npx) dies too. Signals and the exit status pass through it.
+	// Keeper runs the child under a keeper (Options.KeeperPath; Unix): its
+	// parent, a child subreaper, which ends the child and every descendant
+	// of it, whatever session or group they moved to, when the child exits,
+	// when the daemon dies, or when Stop's grace is over. Signals and the
+	// exit status pass through it. Without a KeeperPath it is ignored.
 	Keeper bool
 }
-
-// keeperScript is the keeper: SIGUSR2 (its parent-death signal) kills the
-// group; SIGTERM and the like are caught (so the child, in the same group,
-// gets them with their default action) and the keeper waits on; it exits
-// with the child's status. The child's stdin is passed on explicitly: an
-// asynchronous command's would be /dev/null.
-const keeperScript = `exec 3<&0
-trap 'kill -KILL 0' USR2
-trap ':' TERM INT HUP
-"$@" 0<&3 3<&- &
-pid=$!
-exec 3<&-
-while :; do wait $pid; st=$?; kill -0 $pid 2>/dev/null || exit $st; done`
 
 // Process is a running long-lived child in a process group of its own, with
 // the parent-death signal set on Linux, like every child of the supervisor.
 type Process struct {
 	Stdin  io.WriteCloser // the child's stdin; closing it is the polite way to ask it to stop
 	Stdout io.ReadCloser  // the child's stdout
-	Pid    int
+	Pid    int            // the keeper's, when there is one
 
 	s        *Supervisor
+	keeper   bool     // Pid is a keeper: the last word is keeperStop, not SIGKILL
+	death    *os.File // the write end of a portable keeper's pipe: closing it tells the keeper the daemon is gone
 	cmd      *exec.Cmd
 	grace    time.Duration
+	exited   chan struct{} // closed when the child (or its keeper) has exited
 	done     chan struct{}
 	stopOnce sync.Once
 	// Set before done is closed.
@@ -69,25 +60,51 @@ func (s *Supervisor) Start(spec ProcessSpec) (*Process, error) {
 		grace = s.grace
 	}
 	cmd := exec.Command(spec.Path, spec.Args...)
-	keeper := spec.Keeper && keeperSignal != 0
+	keeper := spec.Keeper && keepersWork && s.keeperPath != ""
 	if keeper {
-		if _, err := exec.LookPath(spec.Path); err != nil {
+		path, err := exec.LookPath(spec.Path)
+		if err != nil {
 			return nil, fmt.Errorf("start %s: %w", spec.Path, err)
 		}
-		cmd = exec.Command("/bin/sh", append([]string{"-c", keeperScript, "hearth-keeper", spec.Path}, spec.Args...)...)
+		if strings.ContainsRune(spec.Path, '/') {
+			path = spec.Path // relative to Dir, where the keeper runs, as exec would take it
+		}
+		cmd = exec.Command(s.keeperPath, append([]string{path}, spec.Args...)...)
+		cmd.Args[0] = "hearth-keeper"
 	}
 	cmd.Dir = spec.Dir
 	cmd.Env = cleanEnv(spec.Env)
 	prepare(cmd)
+	var death *os.File
 	if keeper {
-		setKeeperSignal(cmd.SysProcAttr)
+		if nativeKeeperDeath && os.Getenv(PortableKeeperEnv) != "1" {
+			cmd.Env = append(cmd.Env, keeperEnv+"="+keeperBySignal)
+			setKeeperSignal(cmd.SysProcAttr)
+		} else {
+			r, w, err := os.Pipe()
+			if err != nil {
+				return nil, err
+			}
+			defer r.Close() // the keeper's copy is its own once it started
+			death = w
+			cmd.ExtraFiles = []*os.File{r}
+			cmd.Env = append(cmd.Env, keeperEnv+"="+keeperByPipe)
+			clearDeathSignal(cmd.SysProcAttr) // the pipe alone tells it
+		}
+	}
+	closeDeath := func() {
+		if death != nil {
+			death.Close()
+		}
 	}
 	inR, inW, err := os.Pipe()
 	if err != nil {
+		closeDeath()
 		return nil, err
 	}
 	outR, outW, err := os.Pipe()
 	if err != nil {
+		closeDeath()
 		inR.Close()
 		inW.Close()
 		return nil, err
@@ -96,6 +113,7 @@ func (s *Supervisor) Start(spec ProcessSpec) (*Process, error) {
 	var errR, errW *os.File
 	if spec.Stderr != nil {
 		if errR, errW, err = os.Pipe(); err != nil {
+			closeDeath()
 			inR.Close()
 			inW.Close()
 			outR.Close()
@@ -111,6 +129,7 @@ func (s *Supervisor) Start(spec ProcessSpec) (*Process, error) {
 		errW.Close()
 	}
 	if err != nil {
+		closeDeath()
 		inW.Close()
 		outR.Close()
 		if errR != nil {
@@ -118,9 +137,10 @@ func (s *Supervisor) Start(spec ProcessSpec) (*Process, error) {
 		}
 		return nil, fmt.Errorf("start %s: %w", spec.Path, err)
 	}
-	p := &Process{Stdin: inW, Stdout: outR, Pid: cmd.Process.Pid, s: s, cmd: cmd, grace: grace, done: make(chan struct{})}
+	p := &Process{Stdin: inW, Stdout: outR, Pid: cmd.Process.Pid, s: s, cmd: cmd, grace: grace, exited: make(chan struct{}), done: make(chan struct{}),
+		keeper: keeper, death: death}
 	s.mu.Lock()
-	s.live[p.Pid] = struct{}{}
+	s.live[p.Pid] = keeper
 	s.mu.Unlock()
 	var copied sync.WaitGroup
 	if errR != nil {
@@ -129,8 +149,11 @@ func (s *Supervisor) Start(spec ProcessSpec) (*Process, error) {
 	}
 	go func() {
 		p.waitErr = cmd.Wait()
-		kill(p.Pid) // the group goes with its leader
+		close(p.exited)
+		kill(p.Pid) // the group goes with its leader (a keeper ended its tree before it exited)
 		awaitGroupGone(p.Pid, drainAfterKill)
+		closeDeath()
+		p.Stdin.Close() // a dead child's stdin is nobody's to write
 		s.mu.Lock()
 		delete(s.live, p.Pid)
 		s.mu.Unlock()
@@ -154,6 +177,11 @@ func (s *Supervisor) Start(spec ProcessSpec) (*Process, error) {
 	return p, nil
 }
 
+// Exited is closed as soon as the child has exited (under a keeper: once
+// the keeper ended its tree and exited), before Done: from then on, what
+// still comes on its stdout is not the child's.
+func (p *Process) Exited() <-chan struct{} { return p.exited }
+
 // Done is closed once the child has exited and its group is gone.
 func (p *Process) Done() <-chan struct{} { return p.done }
 
@@ -167,6 +195,22 @@ func (p *Process) ExitString() string {
 		return "killed by " + p.signal
 	}
 	return fmt.Sprintf("exit status %d", p.exitCode)
+}
+
+// end kills the child now: a keeper is told to end its whole tree, and
+// SIGKILLed only if it has not within drainAfterKill (a descendant stuck in
+// the kernel).
+func (p *Process) end() {
+	if !p.keeper {
+		kill(p.Pid)
+		return
+	}
+	signalKeeper(p.Pid)
+	select {
+	case <-p.done:
+	case <-time.After(drainAfterKill):
+		kill(p.Pid)
+	}
 }
 
 // Stop ends the child as the MCP stdio transport asks: its stdin is closed
@@ -189,7 +233,7 @@ func (p *Process) Stop() {
 		select {
 		case <-p.done:
 		case <-t.C:
-			kill(p.Pid)
+			p.end()
 		}
 	})
 	<-p.done

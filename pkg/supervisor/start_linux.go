@@ -35,3 +35,7 @@ func start(cmd *exec.Cmd) error {
 	spawns <- spawnReq{cmd, done}
 	return <-done
 }
+
+// clearDeathSignal: a portable keeper learns of the daemon's death from its
+// pipe alone (docs/decisions/0043-keeper-subreaper.md).
+func clearDeathSignal(attr *syscall.SysProcAttr) { attr.Pdeathsig = 0 }

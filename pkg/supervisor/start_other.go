@@ -12,3 +12,5 @@ import (
 func setDeathSignal(*syscall.SysProcAttr) {}
 
 func start(cmd *exec.Cmd) error { return cmd.Start() }
+
+func clearDeathSignal(*syscall.SysProcAttr) {}

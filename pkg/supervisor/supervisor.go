@@ -45,14 +45,18 @@ var (
 type Options struct {
 	MaxChildren int           // children running at once across the daemon
 	Grace       time.Duration // SIGTERM-to-SIGKILL grace unless a Spec says otherwise
+	// KeeperPath is the executable that runs keepers (ProcessSpec.Keeper):
+	// the daemon's own, whose main calls KeeperMain first. Empty: no keeper.
+	KeeperPath string
 }
 
 // Supervisor runs children for tools.
 type Supervisor struct {
-	grace time.Duration
-	slots chan struct{}
-	mu    sync.Mutex
-	live  map[int]struct{} // process group ids
+	grace      time.Duration
+	keeperPath string
+	slots      chan struct{}
+	mu         sync.Mutex
+	live       map[int]bool // process group ids; true: the leader is a keeper
 }
 
 // New returns a Supervisor.
@@ -63,7 +67,7 @@ func New(o Options) *Supervisor {
 	if o.Grace <= 0 {
 		o.Grace = DefaultGrace
 	}
-	return &Supervisor{grace: o.Grace, slots: make(chan struct{}, o.MaxChildren), live: map[int]struct{}{}}
+	return &Supervisor{grace: o.Grace, keeperPath: o.KeeperPath, slots: make(chan struct{}, o.MaxChildren), live: map[int]bool{}}
 }
 
 // Spec describes one child.
@@ -175,7 +179,7 @@ func (s *Supervisor) Run(ctx context.Context, spec Spec) (Result, error) {
 	}
 	pid := cmd.Process.Pid
 	s.mu.Lock()
-	s.live[pid] = struct{}{}
+	s.live[pid] = false
 	s.mu.Unlock()
 
 	var gate callbackGate
@@ -235,8 +239,10 @@ func notStarted(err error) error {
 func (s *Supervisor) Shutdown(ctx context.Context) {
 	s.mu.Lock()
 	pids := make([]int, 0, len(s.live))
-	for pid := range s.live {
+	keepers := map[int]bool{}
+	for pid, keeper := range s.live {
 		pids = append(pids, pid)
+		keepers[pid] = keeper
 	}
 	s.mu.Unlock()
 	for _, pid := range pids {
@@ -254,7 +260,11 @@ func (s *Supervisor) Shutdown(ctx context.Context) {
 		break
 	}
 	for _, pid := range pids {
-		kill(pid)
+		if keepers[pid] {
+			signalKeeper(pid) // a SIGKILL would leave its tree to init
+		} else {
+			kill(pid)
+		}
 	}
 }
 

@@ -1,0 +1,21 @@
+package supervisor
+
+// The keeper is the hosted upstream's parent (docs/decisions/0043-keeper-subreaper.md):
+// a mode of the daemon's own executable, so that it can be written in Go and
+// become a child subreaper. The supervisor starts it with keeperEnv set;
+// KeeperMain, the first thing the executable's main does, sees the variable
+// and runs the keeper instead of the program.
+const keeperEnv = "HEARTH_KEEPER"
+
+// The keeper's two ways of learning that the daemon died (keeperEnv's
+// value): the kernel's parent-death signal (Linux), or the end of a pipe
+// whose only write end the daemon holds (every Unix).
+const (
+	keeperBySignal = "signal"
+	keeperByPipe   = "pipe"
+)
+
+// PortableKeeperEnv, set to 1 in the daemon's environment, makes Linux
+// keepers learn of the daemon's death through the pipe, as they do where
+// there is no parent-death signal, so that both ways can be tested on Linux.
+const PortableKeeperEnv = "HEARTH_KEEPER_PORTABLE"

@@ -1,0 +1,197 @@
+//go:build linux
+
+package supervisor
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// testDaemonEnv runs the test binary as a daemon that starts one kept
+// upstream, the shell command the variable holds, says "started" once the
+// upstream did, and waits to be killed.
+const testDaemonEnv = "SUPERVISOR_TEST_DAEMON"
+
+func testDaemon() int {
+	exe, _ := os.Executable()
+	s := New(Options{KeeperPath: exe})
+	p, err := s.Start(ProcessSpec{Path: "/bin/sh", Args: []string{"-c", os.Getenv(testDaemonEnv)}, Keeper: true})
+	if err != nil {
+		fmt.Println(err)
+		return 1
+	}
+	line, _ := bufio.NewReader(p.Stdout).ReadString('\n')
+	fmt.Print(line)
+	select {}
+}
+
+// escaping is an upstream whose descendants leave its process group: one
+// calls setsid, one is double-forked into a new session (as a daemonizing
+// child, or node's spawn({detached: true}), does), and both outlive the
+// shell that started them. Each is a sleep of a duration no other process
+// on the machine sleeps, so the test finds it.
+func escaping(t *testing.T) (script string, marks []string) {
+	base := 600000 + os.Getpid()%100000*10 + int(time.Now().UnixNano()%7)
+	marks = []string{strconv.Itoa(base), strconv.Itoa(base + 1)}
+	script = fmt.Sprintf(`setsid sleep %s >/dev/null 2>&1 </dev/null &
+(setsid sh -c 'sleep %s & exit' &) 
+echo started
+exec sleep 300`, marks[0], marks[1])
+	return script, marks
+}
+
+// sleepers lists the live processes that sleep for mark seconds.
+func sleepers(mark string) []int {
+	var pids []int
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		cmd, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if err != nil || !bytes.Equal(cmd, []byte("sleep\x00"+mark+"\x00")) {
+			continue
+		}
+		stat, _ := os.ReadFile("/proc/" + e.Name() + "/stat")
+		s := string(stat)
+		if i := strings.LastIndexByte(s, ')'); i > 0 && len(s) > i+2 && (s[i+2] == 'Z' || s[i+2] == 'X') {
+			continue
+		}
+		pids = append(pids, pid)
+	}
+	return pids
+}
+
+// awaitEscapees waits until each mark's sleeper is running, so that a test
+// of their end is not one of their absence.
+func awaitEscapees(t *testing.T, marks []string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for _, m := range marks {
+		for len(sleepers(m)) == 0 {
+			if time.Now().After(deadline) {
+				t.Fatalf("the escaping sleeper %s never ran", m)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+}
+
+// awaitNoEscapees waits, up to a bound no healthy run approaches, until no
+// sleeper of marks is alive; it kills the survivors it reports.
+func awaitNoEscapees(t *testing.T, marks []string, after string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var alive []int
+		for _, m := range marks {
+			alive = append(alive, sleepers(m)...)
+		}
+		if len(alive) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			for _, pid := range alive {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+			t.Fatalf("descendants alive after %s: %v", after, alive)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+var keeperModes = []struct{ name, portable string }{{"native", "0"}, {"portable", "1"}}
+
+// Every descendant of a kept upstream ends with it, whatever session it
+// moved to: when it is stopped, when it exits, and when the daemon is
+// killed with SIGKILL, with either way of learning of the daemon's death.
+func TestKeeperEndsEveryDescendant(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mode := range keeperModes {
+		t.Run(mode.name, func(t *testing.T) {
+			t.Setenv(PortableKeeperEnv, mode.portable)
+			t.Run("stop", func(t *testing.T) {
+				script, marks := escaping(t)
+				s := New(Options{KeeperPath: exe, Grace: 200 * time.Millisecond})
+				p, err := s.Start(ProcessSpec{Path: "/bin/sh", Args: []string{"-c", script}, Keeper: true})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if line, _ := bufio.NewReader(p.Stdout).ReadString('\n'); line != "started\n" {
+					t.Fatalf("read %q", line)
+				}
+				awaitEscapees(t, marks)
+				p.Stop()
+				awaitNoEscapees(t, marks, "Stop")
+			})
+			t.Run("exit", func(t *testing.T) {
+				script, marks := escaping(t)
+				script = strings.Replace(script, "exec sleep 300", "read line; exit 3", 1)
+				s := New(Options{KeeperPath: exe})
+				p, err := s.Start(ProcessSpec{Path: "/bin/sh", Args: []string{"-c", script}, Keeper: true})
+				if err != nil {
+					t.Fatal(err)
+				}
+				awaitEscapees(t, marks)
+				p.Stdin.Write([]byte("go\n"))
+				<-p.Done()
+				if p.ExitString() != "exit status 3" {
+					t.Fatalf("the keeper reported %s, want the upstream's exit status 3", p.ExitString())
+				}
+				awaitNoEscapees(t, marks, "the upstream's exit")
+			})
+			t.Run("daemon killed", func(t *testing.T) {
+				script, marks := escaping(t)
+				d := exec.Command(exe)
+				d.Env = append(os.Environ(), testDaemonEnv+"="+script)
+				out, err := d.StdoutPipe()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := d.Start(); err != nil {
+					t.Fatal(err)
+				}
+				defer d.Wait()
+				if line, _ := bufio.NewReader(out).ReadString('\n'); line != "started\n" {
+					d.Process.Kill()
+					t.Fatalf("the test daemon said %q", line)
+				}
+				awaitEscapees(t, marks)
+				d.Process.Signal(syscall.SIGKILL)
+				awaitNoEscapees(t, marks, "kill -9 of the daemon")
+			})
+		})
+	}
+}
+
+// A kept upstream's signal death is reported as its own.
+func TestKeeperReportsTheUpstreamsSignal(t *testing.T) {
+	exe, _ := os.Executable()
+	s := New(Options{KeeperPath: exe, Grace: 200 * time.Millisecond})
+	p, err := s.Start(ProcessSpec{Path: "testdata/stubborn.sh", Keeper: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if line, _ := bufio.NewReader(p.Stdout).ReadString('\n'); line != "started\n" {
+		t.Fatalf("read %q", line)
+	}
+	p.Stop()
+	if _, sig := p.Exit(); sig != "killed" {
+		t.Fatalf("signal %q, want killed", sig)
+	}
+	if s.Live() != 0 {
+		t.Fatalf("live = %d after Stop", s.Live())
+	}
+}

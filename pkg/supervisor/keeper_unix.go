@@ -1,0 +1,149 @@
+//go:build unix
+
+package supervisor
+
+import (
+	"fmt"
+	"os"
+	"os/signal"
+	"runtime"
+	"syscall"
+	"time"
+)
+
+// keeperStop tells a keeper to end its upstream and every descendant now:
+// it is the keeper's parent-death signal, and the supervisor's last word
+// when the grace is over (a SIGKILL would kill the keeper, not the tree).
+const keeperStop = syscall.SIGUSR2
+
+// keepersWork: a keeper can run here.
+const keepersWork = true
+
+// KeeperMain runs the keeper and exits if this process was started as one
+// (Options.KeeperPath); otherwise it returns at once. The daemon's main, and
+// the main of a test binary that doubles as the keeper, call it first.
+func KeeperMain() {
+	mode, ok := os.LookupEnv(keeperEnv)
+	if !ok {
+		return
+	}
+	os.Unsetenv(keeperEnv) // not the upstream's
+	os.Exit(keep(mode, os.Args[1:]))
+}
+
+// keep starts argv as its child, in a process group of the child's own,
+// with the keeper's stdin, stdout and stderr, which it then closes: the
+// upstream's pipes are held by the upstream and its descendants alone. It
+// forwards SIGTERM, SIGINT and SIGHUP to the child's group. When the child
+// exits, or the daemon dies, or keeperStop comes, it kills the child's group
+// and then every descendant, wherever it moved (as a child subreaper it
+// inherits the orphans), waits until none is left, and exits as the child
+// did.
+func keep(mode string, argv []string) int {
+	// The child's parent-death signal (below) follows the thread that
+	// forked it (go.dev/issue/27505).
+	runtime.LockOSThread()
+	nameKeeper()
+	sigs := make(chan os.Signal, 8)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, keeperStop)
+	daemonGone := make(chan struct{})
+	if mode == keeperByPipe {
+		death := os.NewFile(3, "hearth-daemon")
+		syscall.CloseOnExec(3)
+		go func() {
+			var b [64]byte
+			for {
+				if _, err := death.Read(b[:]); err != nil {
+					break // EOF: the daemon's write end closed, the daemon with it
+				}
+			}
+			close(daemonGone)
+		}()
+	}
+	if len(argv) == 0 {
+		fmt.Fprintln(os.Stderr, "hearth-keeper: no command")
+		return 2
+	}
+	setSubreaper()
+	attr := &syscall.SysProcAttr{Setpgid: true}
+	setDeathSignal(attr) // a keeper SIGKILLed takes at least its child along
+	proc, err := os.StartProcess(argv[0], argv, &os.ProcAttr{Env: os.Environ(), Files: []*os.File{os.Stdin, os.Stdout, os.Stderr}, Sys: attr})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "hearth-keeper: %v\n", err)
+		return 127
+	}
+	os.Stdin.Close()
+	os.Stdout.Close()
+	os.Stderr.Close()
+	child := proc.Pid
+
+	// One reaper for every child the keeper has: the upstream, and the
+	// orphans that come to it. No child left means no descendant left: a
+	// living descendant's chain of parents reaches the keeper.
+	exited := make(chan syscall.WaitStatus, 1)
+	none := make(chan struct{})
+	go func() {
+		for {
+			var ws syscall.WaitStatus
+			pid, err := syscall.Wait4(-1, &ws, 0, nil)
+			switch {
+			case err == syscall.EINTR:
+			case err != nil:
+				close(none)
+				return
+			case pid == child:
+				exited <- ws
+			}
+		}
+	}()
+
+	var status syscall.WaitStatus
+wait:
+	for {
+		select {
+		case s := <-sigs:
+			sig := s.(syscall.Signal)
+			if sig == keeperStop {
+				sig = syscall.SIGKILL
+			}
+			syscall.Kill(-child, sig)
+		case <-daemonGone:
+			daemonGone = nil
+			syscall.Kill(-child, syscall.SIGKILL)
+		case status = <-exited:
+			break wait
+		}
+	}
+	syscall.Kill(-child, syscall.SIGKILL)
+	for {
+		for _, pid := range descendants(os.Getpid()) {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+		select {
+		case <-none:
+			return exitAs(status)
+		case <-time.After(2 * time.Millisecond):
+		}
+	}
+}
+
+// exitAs ends the keeper as the child ended: with its exit code, or killed
+// by its signal, so that the supervisor reports the child's end.
+func exitAs(ws syscall.WaitStatus) int {
+	if !ws.Signaled() {
+		return ws.ExitStatus()
+	}
+	sig := ws.Signal()
+	signal.Reset(sig)
+	syscall.Setrlimit(syscall.RLIMIT_CORE, &syscall.Rlimit{}) // the child's core, if any, is the child's
+	syscall.Kill(os.Getpid(), sig)
+	time.Sleep(100 * time.Millisecond) // a signal the runtime turns into an exit of its own
+	return 128 + int(sig)
+}
+
+// signalKeeper tells a keeper to end everything now.
+func signalKeeper(pid int) {
+	if pid > 0 {
+		syscall.Kill(pid, keeperStop)
+	}
+}
