@@ -3,9 +3,11 @@ package daemon
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
+	"github.com/hearth-mcp/hearth/pkg/hosted"
 	"github.com/hearth-mcp/hearth/pkg/jsonrpc"
 	"github.com/hearth-mcp/hearth/pkg/mcp"
 	"github.com/hearth-mcp/hearth/pkg/tool"
@@ -19,7 +21,10 @@ import (
 
 // ServersMethod is the control request of `hearthd servers restart|stop
 // NAME`: params {"action":"restart"|"stop","name":NAME}, result
-// {"action","name","instances"} (docs/protocol.md).
+// {"action","name","instances"}; NAME is a server's name or a key prefix
+// (hosted.Table.Restart); one that names nothing, or several servers, is
+// refused with the instances listed in the message and in the error's
+// data.matches (docs/protocol.md).
 const ServersMethod = "$/hearth/servers"
 
 type hostedControlArgs struct {
@@ -44,27 +49,28 @@ func (d *Daemon) serversControl(_ context.Context, params json.RawMessage) (any,
 	if err := json.Unmarshal(params, &a); err != nil || a.Name == "" || (a.Action != "restart" && a.Action != "stop") {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: ServersMethod + ` takes {"action":"restart"|"stop","name":NAME}`}
 	}
-	n := d.controlServers(a)
-	if n == 0 {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: noSuchServer(a.Name)}
+	n, err := d.controlServers(a)
+	if err != nil {
+		e := &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
+		var fe *hosted.FindError
+		if errors.As(err, &fe) {
+			e.Data = map[string]any{"ambiguous": fe.Ambiguous, "matches": fe.Matches}
+		}
+		return nil, e
 	}
 	return hostedControlResult{Action: a.Action, Name: a.Name, Instances: n}, nil
 }
 
-// controlServers restarts or stops the instances named a.Name; it returns
-// how many.
-func (d *Daemon) controlServers(a hostedControlArgs) int {
+// controlServers restarts or stops the instances a.Name names; it returns
+// how many, or a *hosted.FindError.
+func (d *Daemon) controlServers(a hostedControlArgs) (int, error) {
 	switch a.Action {
 	case "restart":
 		return d.hosted.Restart(a.Name)
 	case "stop":
 		return d.hosted.Stop(a.Name)
 	}
-	return 0
-}
-
-func noSuchServer(name string) string {
-	return fmt.Sprintf("no hosted server named %q runs (hearthd status lists them)", name)
+	return 0, fmt.Errorf("no action %q", a.Action)
 }
 
 // hostedControlTool restarts or stops hosted servers for a model, when the
@@ -73,19 +79,24 @@ func (d *Daemon) hostedControlTool() tool.Tool {
 	return tool.For(tool.Tool{
 		Name:  "hosted_servers",
 		Title: "restart or stop hosted MCP servers",
-		Description: "Restarts or stops the hosted MCP servers (hearth run) named by name: a [servers.NAME] of the config file, a command's base name, or an instance key. " +
+		Description: "Restarts or stops the hosted MCP servers (hearth run) named by name: a [servers.NAME] of the config file, the name of what an inline command runs (its npm or PyPI package, image or script, as daemon_status shows it), or a prefix of an instance key. " +
+			"A name of instances of different servers, or a prefix of several keys, is refused with the matches listed. " +
 			"restart stops the server's process (its calls in flight get an error) and clears a failure; the next request starts it again. " +
 			"stop stops it for good: its clients get an error for every request until they reconnect. The result says how many instances it applied to.",
 		InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["action","name"],"properties":{` +
 			`"action":{"type":"string","title":"Action","enum":["restart","stop"],"description":"restart or stop"},` +
-			`"name":{"type":"string","title":"Server","minLength":1,"description":"the server's config name, its command's base name, or an instance key (hearthd status)"}}}`),
-		SchemaVersion: 2, // 2: outputSchema
+			`"name":{"type":"string","title":"Server","minLength":1,"description":"the server's name, or a prefix (4 hex digits or more) of an instance key (daemon_status lists both)"}}}`),
+		SchemaVersion: 3, // 2: outputSchema; 3: names are what a server runs, or key prefixes
 		Annotations:   tool.Annotations{Destructive: true},
 		Timeout:       30 * time.Second,
 	}, func(ctx context.Context, call *tool.Call, a hostedControlArgs) (hostedControlResult, error) {
-		n := d.controlServers(a)
-		if n == 0 {
-			return hostedControlResult{}, tool.Errorf(tool.NotFound, "%s", noSuchServer(a.Name))
+		n, err := d.controlServers(a)
+		var fe *hosted.FindError
+		switch {
+		case errors.As(err, &fe) && fe.Ambiguous:
+			return hostedControlResult{}, tool.Errorf(tool.InvalidRequest, "%s", err)
+		case err != nil:
+			return hostedControlResult{}, tool.Errorf(tool.NotFound, "%s", err)
 		}
 		return hostedControlResult{Action: a.Action, Name: a.Name, Instances: n}, nil
 	})

@@ -39,6 +39,8 @@ func TestHostedControlIsTheUsers(t *testing.T) {
 		var je *jsonrpc.Error
 		if !errors.As(err, &je) || je.Code != jsonrpc.CodeInvalidParams || !strings.Contains(je.Message, `no hosted server named "nosuch"`) {
 			t.Errorf("restart of nothing: %v", err)
+		} else if data, ok := je.Data.(map[string]any); !ok || data["ambiguous"] != false || data["matches"] == nil {
+			t.Errorf("restart of nothing: data %#v, want the instances that run", je.Data)
 		}
 		for _, bad := range []string{`{"action":"kill","name":"x"}`, `{"action":"stop"}`, `[]`, `nope`} {
 			if _, err := fn(context.Background(), json.RawMessage(bad)); err == nil || !strings.Contains(err.Error(), `takes {"action":"restart"|"stop","name":NAME}`) {

@@ -121,9 +121,9 @@ func (d *Daemon) statusTool() tool.Tool {
 			"the data directory it owns, its socket and store, where the data directory, config file and socket are and why (places), the clients attached (name, version, directory, since when, shim version, and transport: direct when the shim handed its client's stdio to the daemon, relay when it copies frames, socket, stdio or http), the Streamable HTTP endpoint (url, auth, token file), " +
 			"and its settings: the config file, and per setting its value (secrets redacted), where it came from (env, file or default) " +
 			"and any change waiting for a restart; problems lists what a family serves without (a schema file or an examples root that did not load); " +
-			"hosted lists the hosted MCP servers (hearth run): name or command, sharing, scope, key hash, state, pid, protocol version, clients, resident memory, uptime, restarts, last error and log file.",
+			"hosted lists the hosted MCP servers (hearth run): name (the config name, or the package, image or script an inline command runs), command line (secrets redacted), sharing, scope, key hash, state, pid, protocol version, clients, resident memory, uptime, restarts, last error and log file.",
 		InputSchema:   json.RawMessage(`{"type":"object","additionalProperties":false,"properties":{}}`),
-		SchemaVersion: 9, // 2: the result gained "children"; 3: "settings", "home", "socket", "store", "clients"; 4: connections gained "max", "held_bytes", "max_held_bytes", "overloaded"; 5: "problems", and each client's "transport"; 6: "places"; 7: "hosted", and each client's "hosted"; 8: "http"; 9: outputSchema
+		SchemaVersion: 10, // 2: the result gained "children"; 3: "settings", "home", "socket", "store", "clients"; 4: connections gained "max", "held_bytes", "max_held_bytes", "overloaded"; 5: "problems", and each client's "transport"; 6: "places"; 7: "hosted", and each client's "hosted"; 8: "http"; 9: outputSchema; 10: each hosted instance's "name" is always there (its config name, or what it runs)
 		Annotations:   tool.Annotations{ReadOnly: true, Idempotent: true},
 		Timeout:       5 * time.Second,
 	}, func(ctx context.Context, call *tool.Call, _ struct{}) (statusResult, error) {

@@ -11,10 +11,12 @@ import (
 )
 
 // serversCmd is `hearthd servers restart|stop NAME`: it asks the daemon
-// serving this data directory to restart or stop a hosted server.
+// serving this data directory to restart or stop a hosted server, named as
+// hearthd status shows it or by a key prefix; the daemon's refusal of a
+// name that matches nothing, or several servers, lists what it could mean.
 func serversCmd(args []string, stdout, stderr io.Writer, getenv func(string) string) int {
 	if len(args) != 2 || (args[0] != "restart" && args[0] != "stop") {
-		fmt.Fprintln(stderr, "usage: hearthd servers restart|stop NAME (a [servers.NAME], a command's base name or an instance key; hearthd status lists them)")
+		fmt.Fprintln(stderr, "usage: hearthd servers restart|stop NAME|KEY (a server's name as hearthd status shows it: its [servers.NAME], or the package, image or script it runs; or 4 or more hex digits that begin its key)")
 		return 2
 	}
 	home, err := endpoint.Home(getenv)

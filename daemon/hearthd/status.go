@@ -293,14 +293,15 @@ func dash(s string) string {
 	return s
 }
 
-// printHosted lists the hosted servers' instances.
+// printHosted lists the hosted servers' instances: by name (what
+// `hearthd servers` takes, with a key prefix), then what each runs.
 func printHosted(out io.Writer, list []hosted.Status) {
 	fmt.Fprintf(out, "\nhosted servers (%d):\n", len(list))
 	if len(list) == 0 {
 		return
 	}
 	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "  SERVER\tSHARING\tKEY\tSTATE\tPID\tERA\tCLIENTS\tRSS\tUPTIME\tRESTARTS")
+	fmt.Fprintln(w, "  NAME\tKEY\tSHARING\tSTATE\tPID\tERA\tCLIENTS\tRSS\tUPTIME\tRESTARTS")
 	for _, h := range list {
 		pid, rss, up := "-", "-", "-"
 		if h.Pid > 0 {
@@ -308,15 +309,15 @@ func printHosted(out io.Writer, list []hosted.Status) {
 			rss = fmt.Sprintf("%.1f MB", float64(h.RSSBytes)/1e6)
 			up = (time.Duration(h.UptimeSeconds) * time.Second).String()
 		}
-		fmt.Fprintf(w, "  %s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%d\n", h.Server, h.Sharing, h.Key, h.State, pid, dash(h.Era), h.Clients, rss, up, h.Restarts)
+		fmt.Fprintf(w, "  %s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%d\n", h.Name, h.Key, h.Sharing, h.State, pid, dash(h.Era), h.Clients, rss, up, h.Restarts)
 	}
 	w.Flush()
 	for _, h := range list {
+		fmt.Fprintf(out, "  %s: %s", h.Key, h.Server)
 		if h.Scope != "" {
-			fmt.Fprintf(out, "  %s: for %s; log %s\n", h.Key, h.Scope, h.Log)
-		} else {
-			fmt.Fprintf(out, "  %s: log %s\n", h.Key, h.Log)
+			fmt.Fprintf(out, ", for %s", h.Scope)
 		}
+		fmt.Fprintf(out, "; log %s\n", h.Log)
 		if h.LastError != "" {
 			fmt.Fprintf(out, "  %s: last error: %s\n", h.Key, h.LastError)
 		}

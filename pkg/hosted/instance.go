@@ -174,6 +174,10 @@ func (in *Instance) start() {
 		Path: in.spec.Command, Args: in.spec.Args, Dir: in.workDir(), Env: in.env(),
 		Stderr: in.slog, Grace: in.spec.Grace, Keeper: true,
 	})
+	advice := ""
+	if err != nil {
+		advice = in.t.restartAdvice(in)
+	}
 	in.mu.Lock()
 	in.starting = false
 	if in.gone {
@@ -184,7 +188,7 @@ func (in *Instance) start() {
 		return
 	}
 	if err != nil {
-		why := in.r.UpstreamError("%s could not be started: %v", in.spec.Label(), err)
+		why := in.r.UpstreamError("%s could not be started: %v; fix it, then run `%s`", in.spec.Label(), err, advice)
 		in.failed, in.lastErr = why, why.Error()
 		in.mu.Unlock()
 		in.slog.mark(why.Error())
@@ -271,6 +275,7 @@ func (in *Instance) watch(p *supervisor.Process, out *upstreamOut) {
 	out.close()
 	p.Stdin.Close()
 	<-p.Done()
+	advice := in.t.restartAdvice(in) // the command that finds this instance, for the error
 	in.mu.Lock()
 	if in.proc == p {
 		in.proc = nil
@@ -303,10 +308,11 @@ func (in *Instance) watch(p *supervisor.Process, out *upstreamOut) {
 		}
 		if in.spec.Restart == RestartNever {
 			failed = true
-			msg += "; restart = \"never\": it stays stopped until hearthd servers restart"
+			msg += "; restart = \"never\": it stays stopped until you run `" + advice + "`"
 		} else if in.fails >= crashLoop {
 			failed = true
-			msg = fmt.Sprintf("%s failed %d times in a row and is marked failed until hearthd servers restart; last: %s", in.spec.Label(), in.fails, msg)
+			msg = fmt.Sprintf("%s failed %d times in a row and is marked failed: fix it, then run `%s` (until then every request gets this error); last: %s",
+				in.spec.Label(), in.fails, advice, msg)
 		} else {
 			msg += "; the next request restarts it"
 		}
@@ -317,13 +323,20 @@ func (in *Instance) watch(p *supervisor.Process, out *upstreamOut) {
 		}
 	}
 	clients := in.clients
+	// A failed instance without clients stays listed, and named by the
+	// advice in its error, until restarted, stopped or idle for its idle
+	// timeout; a client instance has nobody left to serve.
+	dropNow := failed && !gone && clients == 0 && in.spec.Sharing == PerClient
+	if failed && !gone && clients == 0 && !dropNow && in.idle == nil {
+		in.idle = time.AfterFunc(in.spec.IdleTimeout, in.idleStop)
+	}
 	in.mu.Unlock()
 	in.slog.mark(fmt.Sprintf("%s exited (%s)", time.Now().UTC().Format(time.RFC3339), p.ExitString()))
 	if !intended && !gone {
 		in.t.log.Warn("hosted server exited", zap.String("server", in.spec.Label()), zap.String("key", in.key), zap.String("exit", p.ExitString()))
 	}
 	in.r.Down(why, failed)
-	if failed && clients == 0 {
+	if dropNow {
 		in.stopForGood(why)
 	}
 }
@@ -370,13 +383,14 @@ func (in *Instance) attached() {
 	in.mu.Unlock()
 }
 
-// detached: a client left. The last one starts the idle timer; a client
-// instance, or a failed one, stops at once.
+// detached: a client left. The last one starts the idle timer (a failed
+// instance stays findable by `hearthd servers restart` until it fires); a
+// client instance stops at once.
 func (in *Instance) detached() {
 	in.mu.Lock()
 	in.clients--
 	last := in.clients == 0
-	now := last && (in.spec.Sharing == PerClient || in.failed != nil)
+	now := last && in.spec.Sharing == PerClient
 	if last && !now {
 		in.idle = time.AfterFunc(in.spec.IdleTimeout, in.idleStop)
 	}

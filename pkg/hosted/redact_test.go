@@ -43,14 +43,14 @@ func TestRedactArgs(t *testing.T) {
 }
 
 // The label and the log file name of a hosted command show no secret; the
-// log file name holds no argument at all.
+// log file name holds no argument but the package it runs (RunName).
 func TestLabelAndLogNameHideArguments(t *testing.T) {
 	spec := Spec{Command: "/usr/bin/npx", Args: []string{"-y", "some-server", "--token=s3cret", "--api-key", "k3y"}}
 	if l := spec.Label(); l != "npx -y some-server --token=*** --api-key ***" {
 		t.Fatalf("label %q", l)
 	}
 	tb := &Table{logDir: "/logs"}
-	if p := tb.logPath(spec, "0123456789abcdef"); p != "/logs/npx-0123456789abcdef.log" {
+	if p := tb.logPath(spec, "0123456789abcdef"); p != "/logs/some-server-0123456789abcdef.log" {
 		t.Fatalf("log path %q", p)
 	}
 	spec.Name = "my server"

@@ -10,8 +10,8 @@ import (
 // Status describes one instance for hearthd status and daemon_status. It
 // holds no environment value: only the names of the variables set.
 type Status struct {
-	Server        string   `json:"server"` // the config name, else the command and arguments
-	Name          string   `json:"name,omitempty"`
+	Server        string   `json:"server"` // the config name, else the command and arguments (redacted)
+	Name          string   `json:"name"`   // Spec.ServerName: the config name, else what the command runs
 	Command       string   `json:"command"`
 	Sharing       string   `json:"sharing"`
 	Scope         string   `json:"scope,omitempty"` // the directory, or the connection, it is for
@@ -31,20 +31,11 @@ type Status struct {
 func (in *Instance) status() Status {
 	in.mu.Lock()
 	st := Status{
-		Server: in.spec.Label(), Name: in.spec.Name, Command: in.spec.Command, Sharing: string(in.spec.Sharing),
+		Server: in.spec.Label(), Name: in.spec.ServerName(), Command: in.spec.Command, Sharing: string(in.spec.Sharing),
 		Scope: in.scope, Key: in.key, Clients: in.clients, Restarts: in.restarts, LastError: in.lastErr,
 		Log: in.logPath, EnvNames: in.spec.EnvNames(),
 	}
-	switch {
-	case in.failed != nil:
-		st.State = "failed"
-	case in.proc != nil && in.ready:
-		st.State = "running"
-	case in.proc != nil || in.starting:
-		st.State = "starting"
-	default:
-		st.State = "idle"
-	}
+	st.State = in.stateLocked()
 	if in.proc != nil {
 		st.Pid = in.proc.Pid
 		st.UptimeSeconds = time.Since(in.startedAt).Round(time.Second).Seconds()
@@ -55,6 +46,19 @@ func (in *Instance) status() Status {
 		st.RSSBytes = groupRSS(st.Pid)
 	}
 	return st
+}
+
+// stateLocked is idle, starting, running or failed (in.mu held).
+func (in *Instance) stateLocked() string {
+	switch {
+	case in.failed != nil:
+		return "failed"
+	case in.proc != nil && in.ready:
+		return "running"
+	case in.proc != nil || in.starting:
+		return "starting"
+	}
+	return "idle"
 }
 
 // groupRSS sums the resident memory of every process in the group (Linux;

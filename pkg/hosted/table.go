@@ -103,20 +103,17 @@ func (t *Table) Attach(spec Spec, clientDir string, conn uint64, peer route.Peer
 	return &Session{inst: in, c: in.r.Attach(peer, gone)}, nil
 }
 
-// logPath is the file of an instance's log: its config name, else its
-// command's base name, made safe, and its key. No argument goes into it,
-// redacted or not: the key tells instances of one command apart.
+// logPath is the file of an instance's log: its name (ServerName: the
+// config name, or the package, image or script it runs, never another
+// argument), made safe, and its key, which tells instances of one name
+// apart.
 var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 
 func (t *Table) logPath(spec Spec, key string) string {
 	if t.logDir == "" {
 		return ""
 	}
-	name := spec.Name
-	if name == "" {
-		name = filepath.Base(spec.Command)
-	}
-	base := unsafeName.ReplaceAllString(name, "_")
+	base := unsafeName.ReplaceAllString(spec.ServerName(), "_")
 	if len(base) > 40 {
 		base = base[:40]
 	}
@@ -144,38 +141,27 @@ func (t *Table) Statuses() []Status {
 	return out
 }
 
-// matching are the instances whose label or key is name.
-func (t *Table) matching(name string) []*Instance {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	var out []*Instance
-	for _, in := range t.inst {
-		if in.spec.Label() == name || in.key == name || (in.spec.Name == "" && filepath.Base(in.spec.Command) == name) {
-			out = append(out, in)
-		}
-	}
-	return out
-}
-
-// Restart stops the upstream of every instance named name (a config name,
-// a command's base name or a key) and clears a failure; the next request
-// starts a fresh one. It returns how many instances it restarted.
-func (t *Table) Restart(name string) int {
-	list := t.matching(name)
+// Restart stops the upstream of the instances name names (find: a
+// server's name, or a key prefix) and clears a failure; the next request
+// starts a fresh one. It returns how many instances it restarted, or a
+// *FindError.
+func (t *Table) Restart(name string) (int, error) {
+	list, err := t.find(name, "restart")
 	for _, in := range list {
 		in.restart()
 	}
-	return len(list)
+	return len(list), err
 }
 
-// Stop stops every instance named name for good: its clients get an error
-// for each request until they reconnect. It returns how many it stopped.
-func (t *Table) Stop(name string) int {
-	list := t.matching(name)
+// Stop stops the instances name names for good: their clients get an error
+// for each request until they reconnect. It returns how many it stopped, or
+// a *FindError.
+func (t *Table) Stop(name string) (int, error) {
+	list, err := t.find(name, "stop")
 	for _, in := range list {
 		in.stopForGood(fmt.Errorf("%s was stopped by hearthd servers stop", in.spec.Label()))
 	}
-	return len(list)
+	return len(list), err
 }
 
 // Close stops every instance (daemon shutdown).

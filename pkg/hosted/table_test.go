@@ -9,6 +9,7 @@ import (
 	"github.com/hearth-mcp/hearth/pkg/jsonrpc"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -239,8 +240,18 @@ func TestCrashLoopIsMarkedFailed(t *testing.T) {
 	if st := tb.Statuses()[0]; st.State != "failed" || !strings.Contains(st.LastError, "marked failed") {
 		t.Fatalf("status: %+v", st)
 	}
-	if n := tb.Restart("test-exit"); n != 1 {
-		t.Fatalf("restarted %d", n)
+	// The client goes: the failed instance stays, and the command its
+	// error names finds it and clears the failure.
+	c.s.Detach()
+	advice := regexp.MustCompile("run `hearthd servers restart ([^`]+)`").FindStringSubmatch(msg)
+	if advice == nil {
+		t.Fatalf("no command to run in %q", msg)
+	}
+	if st := tb.Statuses(); len(st) != 1 || st[0].State != "failed" {
+		t.Fatalf("the failed instance without clients: %+v", st)
+	}
+	if n, err := tb.Restart(advice[1]); n != 1 || err != nil {
+		t.Fatalf("restart %s, as the error says: %d %v", advice[1], n, err)
 	}
 	if st := tb.Statuses()[0]; st.State == "failed" {
 		t.Fatalf("still failed after restart: %+v", st)

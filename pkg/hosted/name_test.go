@@ -1,0 +1,72 @@
+package hosted
+
+import (
+	"strings"
+	"testing"
+)
+
+// An inline server is named after what it runs, not the launcher that runs
+// it; no value that may be a secret becomes its name.
+func TestRunName(t *testing.T) {
+	for _, tc := range []struct {
+		cmd  string
+		want string
+	}{
+		{"/usr/bin/npx -y @modelcontextprotocol/server-everything", "@modelcontextprotocol/server-everything"},
+		{"npx --yes @modelcontextprotocol/server-filesystem@2025.1.1 /home/u", "@modelcontextprotocol/server-filesystem"},
+		{"npx -p typescript -y tsx@latest server.ts", "tsx"},
+		{"npx --package=@a/b cmd-of-b", "cmd-of-b"},
+		{"npx -q mcp-server-kubernetes@1.2", "mcp-server-kubernetes"},
+		{"npx -c echo", "npx"},
+		{"npx", "npx"},
+		{"pnpm dlx @playwright/mcp@latest --headless", "@playwright/mcp"},
+		{"pnpm --silent dlx chrome-devtools-mcp", "chrome-devtools-mcp"},
+		{"pnpx @upstash/context7-mcp", "@upstash/context7-mcp"},
+		{"bunx @upstash/context7-mcp@1", "@upstash/context7-mcp"},
+		{"bun x some-mcp", "some-mcp"},
+		{"bun run ./src/index.ts", "index.ts"},
+		{"yarn dlx -p x server-y", "server-y"},
+		{"npm exec -- @scope/srv@2 --flag", "@scope/srv"},
+		{"uvx mcp-server-fetch", "mcp-server-fetch"},
+		{"uvx --from git+https://user:tok@example.com/r.git mcp-git", "mcp-git"},
+		{"uvx --python 3.12 mcp-server-time==0.6.2 --local-timezone=UTC", "mcp-server-time"},
+		{"uvx serena[cli]@latest start-mcp-server", "serena"},
+		{"uv tool run --with x mcp-server-git", "mcp-server-git"},
+		{"uv run --directory /srv/weather weather.py", "weather.py"},
+		{"pipx run --spec mcp-foo==1 mcp-foo-server", "mcp-foo-server"},
+		{"pipx run mcp-bar>=2", "mcp-bar"},
+		{"docker run -i --rm -e GITHUB_PERSONAL_ACCESS_TOKEN ghcr.io/github/github-mcp-server", "ghcr.io/github/github-mcp-server"},
+		{"docker run -i --rm --name fetcher -v /a:/b --env=X=1 mcp/fetch:1.2", "mcp/fetch"},
+		{"docker run -it -e A=b mcp/time@sha256:abcd", "mcp/time"},
+		{"docker run --rm -i localhost:5000/my/img:tag", "localhost:5000/my/img"},
+		{"podman container run -i --network host mcp/sqlite stdio", "mcp/sqlite"},
+		{"docker ps", "docker"},
+		{"node /home/u/weather/build/index.js", "index.js"},
+		{"node --require ts-node/register ./server.ts", "server.ts"},
+		{"node", "node"},
+		{"/usr/bin/python3 server.py --db x", "server.py"},
+		{"python3 -u -m mcp_server_fetch", "mcp_server_fetch"},
+		{"python -mmcp_server_time", "mcp_server_time"},
+		{"python3 -c print(1)", "python3"},
+		{"python3.12 -W ignore tools/srv.py", "srv.py"},
+		{"deno run -A --config deno.json jsr:@x/y/main.ts", "main.ts"},
+		{"bash crasher.sh", "crasher.sh"},
+		{"sh -e /opt/x/start.sh", "start.sh"},
+		{"/home/u/bin/crasher.sh", "crasher.sh"},
+		{"./crasher.sh --token abc", "crasher.sh"},
+		{"/opt/serve --port 3", "serve"},
+		// Nothing that looks like a value, a URL or a secret becomes the name.
+		{"npx https://user:pw@host/pkg.tgz", "npx"},
+		{"uvx --from x token=abc", "uvx"},
+		{"docker run -e SECRET=1 --rm", "docker"},
+		{"node --api-key=secret", "node"},
+	} {
+		f := strings.Fields(tc.cmd)
+		if got := RunName(f[0], f[1:]); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.cmd, got, tc.want)
+		}
+	}
+	if got := (Spec{Name: "github", Command: "/usr/bin/npx", Args: []string{"-y", "x"}}).ServerName(); got != "github" {
+		t.Errorf("a config server: %q, want its config name", got)
+	}
+}
