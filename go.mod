@@ -10,7 +10,6 @@ require (
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/pelletier/go-toml/v2 v2.4.3
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
-	github.com/tailscale/hujson v0.0.0-20260727124030-b80ff77dac4f
 	github.com/wI2L/jsondiff v0.7.1
 	go.uber.org/zap v1.28.0
 	golang.org/x/sys v0.49.0
