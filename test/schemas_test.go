@@ -16,13 +16,23 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
+// corpus returns the synesthetic schema and example roots as directories:
+// the embedded default catalog's copy in pkg/schemas (its SOURCE says which
+// release), so the daemon loads them as a user's configured roots. They are
+// in the repository: a missing one fails the test.
 func corpus(t *testing.T) (schemasDir, examplesDir string) {
 	t.Helper()
-	root := filepath.Join("..", "..", "shared", "fixtures", "synesthetic-schemas")
-	_, err := os.Stat(root)
-	needOrSkip(t, err == nil, "../shared/fixtures/synesthetic-schemas")
-	abs, _ := filepath.Abs(root)
-	return filepath.Join(abs, "jsonschema"), filepath.Join(abs, "examples")
+	root, err := filepath.Abs(filepath.Join("..", "pkg", "schemas", "synesthetic"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	schemasDir, examplesDir = filepath.Join(root, "jsonschema"), filepath.Join(root, "examples")
+	for _, d := range []string{schemasDir, examplesDir} {
+		if _, err := os.Stat(d); err != nil {
+			t.Fatalf("the synesthetic corpus is missing: %v", err)
+		}
+	}
+	return schemasDir, examplesDir
 }
 
 // TestSeed001ClientOverSocket: a client of the schema tools that never opens

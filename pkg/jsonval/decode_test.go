@@ -286,25 +286,41 @@ func TestKindsAndText(t *testing.T) {
 	}
 }
 
-// TestCorpus decodes every JSON file of the fixtures both ways.
+// corpusDirs are the real-world JSON the repository carries as test data:
+// the synesthetic schemas and examples (the embedded catalog's copy), the
+// JSON-Schema-Test-Suite and the MCP specification's schemas (each
+// testdata/README.md says where they came from).
+var corpusDirs = []string{
+	filepath.Join("..", "schemas", "synesthetic"),
+	filepath.Join("..", "schemas", "testdata", "json-schema-test-suite"),
+	filepath.Join("..", "mcp", "testdata", "mcp-spec"),
+}
+
+// TestCorpus decodes every JSON file of the corpora both ways. They are in
+// the repository: a corpus with no JSON file fails the test.
 func TestCorpus(t *testing.T) {
-	root := filepath.Join("..", "..", "..", "shared", "fixtures")
-	n := 0
-	filepath.WalkDir(root, func(p string, e os.DirEntry, err error) error {
-		if err != nil || e.IsDir() || !strings.HasSuffix(p, ".json") || n >= 400 {
-			return nil
-		}
-		raw, err := os.ReadFile(p)
-		if err == nil {
+	total := 0
+	for _, root := range corpusDirs {
+		n := 0
+		err := filepath.WalkDir(root, func(p string, e os.DirEntry, err error) error {
+			if err != nil || e.IsDir() || !strings.HasSuffix(p, ".json") {
+				return err
+			}
+			raw, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
 			n++
 			agree(t, string(raw))
 			compactAgrees(t, string(raw))
+			return nil
+		})
+		if err != nil || n == 0 {
+			t.Fatalf("%s: %d JSON files (%v)", root, n, err)
 		}
-		return nil
-	})
-	if n == 0 {
-		t.Skip("fixtures not present")
+		total += n
 	}
+	t.Logf("%d JSON files decoded", total)
 }
 
 func FuzzAgreesWithEncodingJSON(f *testing.F) {
@@ -346,10 +362,10 @@ func FuzzAgreesWithEncodingJSON(f *testing.F) {
 // BenchmarkDecodeCorpus decodes the synesthetic examples with jsonval and,
 // for comparison, as the schema validator does (encoding/json, UseNumber).
 func BenchmarkDecodeCorpus(b *testing.B) {
-	dir := filepath.Join("..", "..", "..", "shared", "fixtures", "synesthetic-schemas", "examples")
+	dir := filepath.Join(corpusDirs[0], "examples")
 	files, _ := filepath.Glob(filepath.Join(dir, "*.json"))
 	if len(files) == 0 {
-		b.Skip("fixtures not present")
+		b.Fatalf("no corpus examples in %s", dir)
 	}
 	var docs [][]byte
 	size := 0

@@ -13,9 +13,9 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
-// specSchemas compiles one era's schema.json from the MCP specification
-// fixture (/work/shared/fixtures/mcp-spec beside the repository). It skips
-// when the fixture is absent, and fails instead under CI=true.
+// specSchemas compiles one era's schema.json of the MCP specification, kept
+// in testdata/mcp-spec (testdata/README.md says where it came from). A
+// missing file fails the test.
 type specSchemas struct {
 	era string
 	c   *jsonschema.Compiler
@@ -25,13 +25,10 @@ type specSchemas struct {
 
 func loadSpecSchemas(t *testing.T, era string) *specSchemas {
 	t.Helper()
-	path := filepath.Join("..", "..", "..", "shared", "fixtures", "mcp-spec", "schema", era, "schema.json")
+	path := filepath.Join("testdata", "mcp-spec", "schema", era, "schema.json")
 	f, err := os.Open(path)
 	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("the MCP specification fixture is missing: %v", err)
-		}
-		t.Skipf("the MCP specification fixture is missing: %v", err)
+		t.Fatalf("the MCP specification's schema is missing: %v", err)
 	}
 	defer f.Close()
 	doc, err := jsonschema.UnmarshalJSON(f)

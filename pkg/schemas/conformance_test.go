@@ -127,7 +127,7 @@ type suiteGroup struct {
 
 // eachSuiteGroup calls fn for every group of the required Draft 2020-12 tests.
 func eachSuiteGroup(t *testing.T, fn func(g suiteGroup)) {
-	suite := needFixture(t, "json-schema-test-suite")
+	suite := repoData(t, suiteData)
 	remotes := filepath.Join(suite, "remotes")
 	for _, g := range suiteCases(t, suite) {
 		root := t.TempDir()

@@ -13,20 +13,29 @@ import (
 	"github.com/hearth-mcp/hearth/pkg/tool"
 )
 
-// fixtures is ../shared/fixtures beside the repository (CI and developer
-// checkouts have it; a user's clone does not).
-var fixtures = filepath.Join("..", "..", "..", "shared", "fixtures")
+// The corpora the tests read are in the repository, so a fresh clone runs
+// every test: the synesthetic schemas and examples are the embedded
+// catalog's own copy (synesthetic/, its SOURCE says which release), the
+// JSON-Schema-Test-Suite is in testdata/ (testdata/README.md says where it
+// came from). A missing one is a failure, never a skip.
+const (
+	synestheticData = "synesthetic"
+	suiteData       = "testdata/json-schema-test-suite"
+)
 
-func needFixture(t testing.TB, dir string) string {
+// repoData returns dir (relative to this package) as an absolute path, so
+// a test that changes directory can still use it, and fails the test when
+// it is not there.
+func repoData(t testing.TB, dir string) string {
 	t.Helper()
-	p := filepath.Join(fixtures, dir)
-	if _, err := os.Stat(p); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("fixture %s missing in CI", p)
-		}
-		t.Skipf("fixture %s not present", p)
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return p
+	if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
+		t.Fatalf("the repository's test data %s is missing: %v", abs, err)
+	}
+	return abs
 }
 
 // openFamily opens the family on the given roots through the real registry,
@@ -71,7 +80,7 @@ func call(t testing.TB, reg *tool.Registry, name string, args any) map[string]an
 }
 
 func corpusEnv(t testing.TB) map[string]string {
-	root := needFixture(t, "synesthetic-schemas")
+	root := repoData(t, synestheticData)
 	return map[string]string{"SYN_SCHEMAS_DIR": filepath.Join(root, "jsonschema"), "SYN_EXAMPLES_DIR": filepath.Join(root, "examples")}
 }
 

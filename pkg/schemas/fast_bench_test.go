@@ -17,7 +17,7 @@ import (
 // BenchmarkValidateCorpus validates the corpus examples, decoded once, as
 // test/bench's ValidateVsPeers does, without the peers.
 func BenchmarkValidateCorpus(b *testing.B) {
-	root := needFixture(b, "synesthetic-schemas")
+	root := repoData(b, synestheticData)
 	cat, err := Load(filepath.Join(root, "jsonschema"), filepath.Join(root, "examples"), Options{})
 	if err != nil {
 		b.Fatal(err)
@@ -57,7 +57,7 @@ func hasFastCheck(s *Schema, doc *jsonval.Doc) bool {
 // it once the frame is read: the arguments checked against the tool's input
 // schema, then the handler (bind, decode, validate), on each corpus example.
 func BenchmarkValidateAssetCall(b *testing.B) {
-	root := needFixture(b, "synesthetic-schemas")
+	root := repoData(b, synestheticData)
 	fam, reg := openFamily(b, map[string]string{"SYN_SCHEMAS_DIR": filepath.Join(root, "jsonschema"), "SYN_EXAMPLES_DIR": filepath.Join(root, "examples")})
 	entry, _ := reg.Lookup("validate_asset")
 	cat, _ := fam.catalog()
@@ -91,7 +91,7 @@ func BenchmarkValidateAssetCall(b *testing.B) {
 // example is diffed against an edited copy, both compact as a client's
 // JSON.stringify sends them.
 func BenchmarkDiffAssetsCall(b *testing.B) {
-	root := needFixture(b, "synesthetic-schemas")
+	root := repoData(b, synestheticData)
 	fam, reg := openFamily(b, map[string]string{"SYN_SCHEMAS_DIR": filepath.Join(root, "jsonschema"), "SYN_EXAMPLES_DIR": filepath.Join(root, "examples")})
 	entry, _ := reg.Lookup("diff_assets")
 	cat, _ := fam.catalog()

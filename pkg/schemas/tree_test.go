@@ -42,7 +42,7 @@ func copyTree(t testing.TB, src, dst string) {
 // validate_asset. The remotes are found by the URL they are published
 // under (schemas_base_url), from local files only.
 func TestSuiteRemotesAsOneCatalog(t *testing.T) {
-	suite := needFixture(t, "json-schema-test-suite")
+	suite := repoData(t, suiteData)
 	root := t.TempDir()
 	copyTree(t, filepath.Join(suite, "remotes"), root)
 	fam, reg := openFamily(t, map[string]string{"SYN_SCHEMAS_DIR": root, "SYN_SCHEMAS_BASE_URL": "http://localhost:1234/"})

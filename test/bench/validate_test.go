@@ -36,9 +36,11 @@ func peerRate(b *testing.B, name string, args ...string) float64 {
 
 // loadCorpus loads the synesthetic schema corpus as the daemon would.
 func loadCorpus(b *testing.B) *schemas.Catalog {
-	root, _ := filepath.Abs(filepath.Join("..", "..", "..", "shared", "fixtures", "synesthetic-schemas"))
+	// The embedded default catalog's copy (pkg/schemas/synesthetic), as
+	// directories, so the peers read the same files.
+	root, _ := filepath.Abs(filepath.Join("..", "..", "pkg", "schemas", "synesthetic"))
 	if _, err := os.Stat(filepath.Join(root, "jsonschema")); err != nil {
-		b.Skip("corpus fixtures not present")
+		b.Fatalf("the synesthetic corpus is missing: %v", err)
 	}
 	cat, err := schemas.Load(filepath.Join(root, "jsonschema"), filepath.Join(root, "examples"), schemas.Options{})
 	if err != nil {

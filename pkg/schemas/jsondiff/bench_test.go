@@ -13,8 +13,9 @@ import (
 	"github.com/hearth-mcp/hearth/pkg/jsonval"
 )
 
-// examplesDir is the synesthetic corpus beside the repository (CI has it).
-var examplesDir = filepath.Join("..", "..", "..", "..", "shared", "fixtures", "synesthetic-schemas", "examples")
+// examplesDir is the synesthetic corpus's examples: the embedded default
+// catalog's copy in pkg/schemas (synesthetic/SOURCE there says which release).
+var examplesDir = filepath.Join("..", "synesthetic", "examples")
 
 type benchPair struct {
 	name                string
@@ -30,10 +31,7 @@ func loadBenchPairs(tb testing.TB) []benchPair {
 	tb.Helper()
 	files, err := filepath.Glob(filepath.Join(examplesDir, "*.json"))
 	if err != nil || len(files) == 0 {
-		if os.Getenv("CI") == "true" {
-			tb.Fatalf("corpus examples missing in %s", examplesDir)
-		}
-		tb.Skipf("corpus examples not found in %s", examplesDir)
+		tb.Fatalf("corpus examples missing in %s", examplesDir)
 	}
 	slices.Sort(files)
 	r := rand.New(rand.NewPCG(42, 42))
