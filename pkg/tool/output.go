@@ -13,7 +13,8 @@ import (
 // OutputOf derives an output schema (Tool.OutputSchema) from a result type:
 // a struct's exported fields as properties named by their json tags
 // (embedded structs flattened, as encoding/json does), the fields without
-// omitempty required. A Go type says what JSON it becomes, so a typed result
+// omitempty required (but not those an embedded pointer brings, which a nil
+// pointer leaves out). A Go type says what JSON it becomes, so a typed result
 // and its schema cannot drift apart; For derives it for a handler that
 // returns a struct. A type with its own MarshalJSON constrains nothing it
 // cannot know, and any field whose type is any, neither.
@@ -57,8 +58,10 @@ func writeStruct(b *bytes.Buffer, t reflect.Type, seen map[reflect.Type]bool) {
 	}
 	var props []prop
 	var required []string
-	var collect func(t reflect.Type)
-	collect = func(t reflect.Type) {
+	// Fields promoted from an embedded pointer are absent when it is nil:
+	// none of them is required.
+	var collect func(t reflect.Type, optional bool)
+	collect = func(t reflect.Type, optional bool) {
 		for i := range t.NumField() {
 			f := t.Field(i)
 			tag := f.Tag.Get("json")
@@ -68,11 +71,12 @@ func writeStruct(b *bytes.Buffer, t reflect.Type, seen map[reflect.Type]bool) {
 			name, opts, _ := strings.Cut(tag, ",")
 			ft := f.Type
 			if f.Anonymous && name == "" {
+				viaPointer := optional
 				for ft.Kind() == reflect.Pointer {
-					ft = ft.Elem()
+					ft, viaPointer = ft.Elem(), true
 				}
 				if ft.Kind() == reflect.Struct {
-					collect(ft)
+					collect(ft, viaPointer)
 					continue
 				}
 			}
@@ -83,12 +87,12 @@ func writeStruct(b *bytes.Buffer, t reflect.Type, seen map[reflect.Type]bool) {
 				name = f.Name
 			}
 			props = append(props, prop{name, f.Type, f.Tag})
-			if !hasOption(opts, "omitempty") && !hasOption(opts, "omitzero") {
+			if !optional && !hasOption(opts, "omitempty") && !hasOption(opts, "omitzero") {
 				required = append(required, name)
 			}
 		}
 	}
-	collect(t)
+	collect(t, false)
 	b.WriteString(`"type":"object"`)
 	writeRequired(b, required)
 	b.WriteString(`,"properties":{`)

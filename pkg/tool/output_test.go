@@ -10,7 +10,11 @@ import (
 // TestOutputOfTags: a field's tags add the keywords its type cannot say, so
 // a derived schema equals the hand-written one it replaces.
 func TestOutputOfTags(t *testing.T) {
+	type counts struct {
+		N int `json:"n"`
+	}
 	type out struct {
+		*counts
 		Status string  `json:"status" enum:"ok,none" jsonschema:"How it went."`
 		Kind   string  `json:"kind" const:"success"`
 		Gone   bool    `json:"gone" const:"true"`
@@ -28,7 +32,8 @@ func TestOutputOfTags(t *testing.T) {
 		Prop("gone", `{"type":"boolean","const":true}`).Required(),
 		Prop("count", `{"type":"integer","minimum":0,"description":"How many."}`).Required(),
 		Prop("where", `{"anyOf":[{"type":"string"},{"type":"null"}],"description":"The place, or null."}`).Required(),
-		Prop("note", `{"type":"string"}`))
+		Prop("note", `{"type":"string"}`),
+		Prop("n", `{"type":"integer"}`))
 	if !sameJSON(t, got, want) {
 		t.Errorf("derived\n%s\nwant\n%s", got, want)
 	}
