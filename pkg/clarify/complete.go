@@ -13,7 +13,7 @@ import (
 // complete writes a finished session's artifacts: with an ADR, the ADR
 // (exclusively, never over another file), the projection and the task;
 // without, the task alone. The previous task is archived first.
-func (f *Family) complete(ctx context.Context, s *session) (map[string]any, error) {
+func (f *Family) complete(ctx context.Context, s *session) (*requireResult, error) {
 	clar := s.clarifications()
 	var decisions Snapshot
 	title, summary := s.intention, ""
@@ -36,7 +36,7 @@ func (f *Family) complete(ctx context.Context, s *session) (map[string]any, erro
 	}
 	defer d.close()
 	now := f.now()
-	var artifacts []map[string]any
+	var artifacts []artifactJSON
 	adrUID := ""
 	if s.plan.NeedsADR {
 		prev, snap, err := d.latest()
@@ -67,26 +67,26 @@ func (f *Family) complete(ctx context.Context, s *session) (map[string]any, erro
 			return nil, err
 		}
 		adrUID = doc.uid
-		artifacts = append(artifacts, map[string]any{"path": rel(name), "type": "adr", "uid": doc.uid})
+		artifacts = append(artifacts, artifactJSON{Path: rel(name), Type: "adr", UID: doc.uid})
 	}
 	archived, err := d.archiveTask(f.uids.next)
 	if err != nil {
 		return nil, err
 	}
 	if archived != "" {
-		artifacts = append(artifacts, map[string]any{"path": archived, "type": "task_archive", "uid": strings.SplitN(strings.TrimPrefix(archived, rel(archiveDir)+"/"), "_", 2)[0]})
+		artifacts = append(artifacts, artifactJSON{Path: archived, Type: "task_archive", UID: strings.SplitN(strings.TrimPrefix(archived, rel(archiveDir)+"/"), "_", 2)[0]})
 	}
 	task := taskDoc{uid: f.uids.next(), title: s.intention, created: stamp(now), adr: adrUID,
 		intention: s.intention, context: s.context, clarifications: clar, decisions: decisions}
 	if err := d.replace(taskFile, renderTask(task)); err != nil {
 		return nil, err
 	}
-	artifacts = append(artifacts, map[string]any{"path": rel(taskFile), "type": "task"})
+	artifacts = append(artifacts, artifactJSON{Path: rel(taskFile), Type: "task"})
 	if s.plan.NeedsADR {
 		if _, _, _, err := d.projection(); err != nil {
 			return nil, err
 		}
-		artifacts = append(artifacts, map[string]any{"path": rel(projectionFile), "type": "projection"})
+		artifacts = append(artifacts, artifactJSON{Path: rel(projectionFile), Type: "projection"})
 	}
 	if summary == "" {
 		if s.plan.NeedsADR {
@@ -95,7 +95,7 @@ func (f *Family) complete(ctx context.Context, s *session) (map[string]any, erro
 			summary = "Task created: " + oneLine(s.intention) + " (no ADR: " + s.plan.DecisionHint + ")."
 		}
 	}
-	return map[string]any{"status": "completed", "artifacts_created": artifacts, "summary": summary}, nil
+	return &requireResult{Status: "completed", Artifacts: artifacts, Summary: summary}, nil
 }
 
 // clarifications pairs each answered question with its answer, in the order

@@ -114,8 +114,7 @@ func (f *Family) Tools() []tool.Tool {
 				"questions over one or more turns, then an immutable ADR in docs/adr/, docs/CURRENT_TASK.md and docs/ARCHITECTURE_STATE.md. Bug fixes, refactors " +
 				"and config-only changes get docs/CURRENT_TASK.md at once. Reply status: needs_clarification (answer the questions with session_id), completed, or error." + repoNote,
 			InputSchema:   requireSchema,
-			OutputSchema:  requireOut,
-			SchemaVersion: 5, // 5: outputSchema; 2: the description says where the repository comes from without repo_path; 3: nullable arguments as anyOf branches, titles, the shared repo_path; 4: repo_path says a directory inside a repository stands for it
+			SchemaVersion: 6, // 6: outputSchema derived from the result (questions and artifacts say what they hold); 5: outputSchema; 2: the description says where the repository comes from without repo_path; 3: nullable arguments as anyOf branches, titles, the shared repo_path; 4: repo_path says a directory inside a repository stands for it
 			NeedsRoots:    repo.NeedsRoots,
 			Annotations:   tool.Annotations{},
 			Timeout:       3 * time.Minute, // an LLM may be tried three times
@@ -125,8 +124,7 @@ func (f *Family) Tools() []tool.Tool {
 			Title:         "Read the architecture snapshot",
 			Description:   "The repository's current architecture: the latest ADR's UID and its categories of decisions (from docs/ARCHITECTURE_STATE.md, regenerated from the latest ADR when missing or stale). No ADR yet: uid null, no categories." + repoNote,
 			InputSchema:   readSchema,
-			OutputSchema:  readOut,
-			SchemaVersion: 5, // 5: outputSchema; 2: the description says where the repository comes from without repo_path; 3: repo_path as anyOf branches, titled, the shared one; 4: repo_path says a directory inside a repository stands for it
+			SchemaVersion: 6, // 6: outputSchema derived from the result (categories say what they hold); 5: outputSchema; 2: the description says where the repository comes from without repo_path; 3: repo_path as anyOf branches, titled, the shared one; 4: repo_path says a directory inside a repository stands for it
 			NeedsRoots:    repo.NeedsRoots,
 			Annotations:   tool.Annotations{Idempotent: true},
 		}, f.readArchitecture),
@@ -161,18 +159,17 @@ type readArgs struct {
 	RepoPath *string `json:"repo_path,omitempty"`
 }
 
-func (f *Family) readArchitecture(ctx context.Context, call *tool.Call, a readArgs) (any, error) {
+func (f *Family) readArchitecture(ctx context.Context, call *tool.Call, a readArgs) (*readResult, error) {
 	root, serr := findRepo(a.RepoPath, call.Client)
 	if serr != nil {
 		return nil, serr.toolError()
 	}
-	result := func(uid string, snap Snapshot) map[string]any {
-		var u any
+	result := func(uid string, snap Snapshot) *readResult {
+		var u *string
 		if uid != "" {
-			u = uid
+			u = &uid
 		}
-		return map[string]any{"status": "success", "architecture": map[string]any{"uid": u, "categories": snap},
-			"source_file": rel(projectionFile)}
+		return &readResult{Status: "success", Architecture: architectureJSON{UID: u, Categories: snap}, SourceFile: rel(projectionFile)}
 	}
 	if _, err := os.Lstat(filepath.Join(root, docsDir)); errors.Is(err, fs.ErrNotExist) {
 		return result("", Snapshot{}), nil // no docs/ yet: no ADR
@@ -212,7 +209,7 @@ type requireArgs struct {
 	RepoPath *string `json:"repo_path,omitempty"`
 }
 
-func (f *Family) requireClarification(ctx context.Context, call *tool.Call, a requireArgs) (any, error) {
+func (f *Family) requireClarification(ctx context.Context, call *tool.Call, a requireArgs) (*requireResult, error) {
 	res, err := f.turn(ctx, a, call.Client)
 	if err != nil {
 		return nil, asToolError(err)
@@ -221,7 +218,7 @@ func (f *Family) requireClarification(ctx context.Context, call *tool.Call, a re
 }
 
 // turn runs one call of require_clarification.
-func (f *Family) turn(ctx context.Context, a requireArgs, client tool.Client) (map[string]any, error) {
+func (f *Family) turn(ctx context.Context, a requireArgs, client tool.Client) (*requireResult, error) {
 	intention := strings.TrimSpace(a.UserIntention)
 	if intention == "" {
 		return nil, &envelopeError{code: codeValidationFailed, message: "user_intention is empty", recoveryHint: "Say what should be done"}
@@ -276,12 +273,8 @@ func (f *Family) turn(ctx context.Context, a requireArgs, client tool.Client) (m
 				answered++
 			}
 		}
-		out := map[string]any{
-			"status":     "needs_clarification",
-			"session_id": sess.id,
-			"questions":  pending,
-			"progress":   map[string]any{"asked_so_far": len(sess.asked), "answered": answered},
-		}
+		out := &requireResult{Status: "needs_clarification", SessionID: sess.id, Questions: pending,
+			Progress: progress{AskedSoFar: len(sess.asked), Answered: answered}}
 		sess.warn(out)
 		return out, nil
 	}
@@ -296,10 +289,9 @@ func (f *Family) turn(ctx context.Context, a requireArgs, client tool.Client) (m
 
 // warn adds the LLM fallback warning ("llm_fallback") to a reply when the
 // deterministic planner stood in for an LLM that failed.
-func (s *session) warn(out map[string]any) {
+func (s *session) warn(out *requireResult) {
 	if s.fallback {
-		out["warning"] = llm.FallbackWarning
-		out["message"] = llm.FallbackMessage
+		out.Warning, out.Message = llm.FallbackWarning, llm.FallbackMessage
 	}
 }
 

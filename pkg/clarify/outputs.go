@@ -1,32 +1,42 @@
 package clarify
 
-import "github.com/hearth-mcp/hearth/pkg/tool"
-
-// The clarification tools' output schemas (tool.Tool.OutputSchema). Their
+// The clarification tools' results. Their output schemas are derived from
+// these types (tool.OutputOf: the jsonschema tag is a description); their
 // errors are isError results and are not described here.
 
-var warningOut = []tool.Property{
-	tool.Prop("warning", `{"type":"string","const":"llm_fallback","description":"The deterministic planner stood in for an LLM that failed."}`),
-	tool.Prop("message", `{"type":"string","description":"What the warning means."}`),
+// requireResult is require_clarification's result: questions to answer, or
+// the documents written.
+type requireResult struct {
+	Status    string         `json:"status" enum:"needs_clarification,completed" jsonschema:"needs_clarification: answer the questions with session_id; completed: the documents are written."`
+	SessionID string         `json:"session_id,omitempty" jsonschema:"The session to continue (needs_clarification)."`
+	Questions []Question     `json:"questions,omitempty" jsonschema:"The questions to answer next (needs_clarification)."`
+	Progress  progress       `json:"progress,omitzero" jsonschema:"How far the clarification has come (needs_clarification)."`
+	Artifacts []artifactJSON `json:"artifacts_created,omitempty" jsonschema:"The documents written (completed)."`
+	Summary   string         `json:"summary,omitempty" jsonschema:"What was decided and written (completed)."`
+	Warning   string         `json:"warning,omitempty" const:"llm_fallback" jsonschema:"The deterministic planner stood in for an LLM that failed."`
+	Message   string         `json:"message,omitempty" jsonschema:"What the warning means."`
 }
 
-// requireOut is require_clarification's result: questions to answer, or
-// the documents written.
-var requireOut = tool.Output(append([]tool.Property{
-	tool.Prop("status", `{"type":"string","enum":["needs_clarification","completed"],"description":"needs_clarification: answer the questions with session_id; completed: the documents are written."}`).Required(),
-	tool.Prop("session_id", `{"type":"string","description":"The session to continue (needs_clarification)."}`),
-	tool.Prop("questions", `{"type":"array","items":{"type":"object"},"description":"The questions to answer next (needs_clarification)."}`),
-	tool.Prop("progress", `{"type":"object","required":["asked_so_far","answered"],"description":"How far the clarification has come (needs_clarification).","properties":{
-		"asked_so_far":{"type":"integer","description":"Questions asked."},"answered":{"type":"integer","description":"Questions answered."}}}`),
-	tool.Prop("artifacts_created", `{"type":"array","description":"The documents written (completed).","items":{"type":"object","required":["path","type"],"properties":{
-		"path":{"type":"string","description":"The document, relative to the repository."},"type":{"type":"string","description":"What it is: adr, task or projection."}}}}`),
-	tool.Prop("summary", `{"type":"string","description":"What was decided and written (completed)."}`),
-}, warningOut...)...)
+type progress struct {
+	AskedSoFar int `json:"asked_so_far" jsonschema:"Questions asked."`
+	Answered   int `json:"answered" jsonschema:"Questions answered."`
+}
 
-// readOut is read_architecture's result.
-var readOut = tool.Output(
-	tool.Prop("status", `{"type":"string","const":"success","description":"Always success; errors are isError results."}`).Required(),
-	tool.Prop("architecture", `{"type":"object","required":["uid","categories"],"description":"The latest ADR's decisions.","properties":{
-		"uid":{"anyOf":[{"type":"string"},{"type":"null"}],"description":"The latest ADR's UID; null before the first."},
-		"categories":{"type":"object","description":"Its decisions by category."}}}`).Required(),
-	tool.Prop("source_file", `{"type":"string","description":"The projection file, relative to the repository."}`).Required())
+// artifactJSON is a document a completed clarification wrote.
+type artifactJSON struct {
+	Path string `json:"path" jsonschema:"The document, relative to the repository."`
+	Type string `json:"type" jsonschema:"What it is: adr, task_archive (the previous task, moved aside), task or projection."`
+	UID  string `json:"uid,omitempty" jsonschema:"The UID of an adr or a task_archive."`
+}
+
+// readResult is read_architecture's result.
+type readResult struct {
+	Status       string           `json:"status" const:"success" jsonschema:"Always success; errors are isError results."`
+	Architecture architectureJSON `json:"architecture" jsonschema:"The latest ADR's decisions."`
+	SourceFile   string           `json:"source_file" jsonschema:"The projection file, relative to the repository."`
+}
+
+type architectureJSON struct {
+	UID        *string  `json:"uid" jsonschema:"The latest ADR's UID; null before the first."`
+	Categories Snapshot `json:"categories" jsonschema:"Its decisions by category."`
+}

@@ -33,8 +33,9 @@ func openTest(t *testing.T, env tool.Env) *Family {
 }
 
 // call runs a tool the way the daemon does: arguments checked against the
-// schema by a registry, then the handler. It returns the result as JSON-decoded
-// map, or the error the client would see.
+// schema by a registry, then the handler, its result checked against the
+// output schema. It returns the result as JSON-decoded map, or the error the
+// client would see.
 func call(t *testing.T, f *Family, name string, args any) (map[string]any, error) {
 	t.Helper()
 	reg := tool.NewRegistry("test")
@@ -62,6 +63,11 @@ func call(t *testing.T, f *Family, name string, args any) (map[string]any, error
 	b, err := json.Marshal(res)
 	if err != nil {
 		t.Fatalf("result of %s does not marshal: %v", name, err)
+	}
+	// Every result is held to the output schema clients are told, as the
+	// end-to-end builds do (docs/decisions/0025-typed-results.md).
+	if err := e.CheckResult(b); err != nil {
+		t.Fatal(err)
 	}
 	var m map[string]any
 	if err := json.Unmarshal(b, &m); err != nil {

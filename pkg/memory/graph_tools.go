@@ -238,23 +238,25 @@ func (f *Family) graphTools() []tool.Tool {
 			InputSchema: deleteRelationsSchema, OutputSchema: successOut, SchemaVersion: 2, Annotations: destructive}, f.deleteRelations),
 		tool.For(tool.Tool{Name: "read_graph", Title: "Read graph",
 			Description: "Read the knowledge graph: entities in the order they were created, then relations. A large graph comes in pages: pass nextCursor back as cursor until there is none.",
-			InputSchema: readGraphSchema, OutputSchema: readGraphOut, SchemaVersion: 2, Annotations: readOnly}, f.readGraph),
+			InputSchema: readGraphSchema, SchemaVersion: 2, Annotations: readOnly}, f.readGraph),
 		tool.For(tool.Tool{Name: "search_nodes", Title: "Search nodes",
 			Description: "Search for nodes in the knowledge graph based on a query, ranked best first (BM25 over names, types and observations). Every entity containing the query (case-insensitive) is found, and entities holding its words apart too. Returns the entities, with scores, and the relations touching them.",
-			InputSchema: searchNodesSchema, OutputSchema: searchNodesOut, SchemaVersion: 2, Annotations: readOnly}, f.searchNodes),
+			InputSchema: searchNodesSchema, SchemaVersion: 2, Annotations: readOnly}, f.searchNodes),
 		tool.For(tool.Tool{Name: "open_nodes", Title: "Open nodes",
 			Description: "Open specific nodes in the knowledge graph by their names: the entities that exist and every relation touching one of them.",
 			InputSchema: openNodesSchema, OutputSchema: openNodesOut, SchemaVersion: 2, Annotations: readOnly}, f.openNodes),
 		tool.For(tool.Tool{Name: "build_graph", Title: "Build graph from memories",
 			Description: "Extract entities and relations from stored memories into the knowledge graph and link each memory to the entities it mentions: new memories only unless rebuild, optionally one workspace or memories since a time. Reports progress; cancelling keeps what was extracted (each memory whole) and leaves the rest pending.",
-			InputSchema: buildGraphSchema, OutputSchema: buildGraphOut, SchemaVersion: 2, Annotations: tool.Annotations{Idempotent: true},
+			InputSchema: buildGraphSchema, SchemaVersion: 2, Annotations: tool.Annotations{Idempotent: true},
 			Timeout: buildTimeout, TimeoutArg: "timeout_ms"}, f.buildGraph),
 		tool.For(tool.Tool{Name: "get_related", Title: "Related entities",
 			Description: "Walk the knowledge graph from an entity, up to 3 relations away, optionally only some relation types or one direction. Returns the entities reached, ranked (close and well-connected first), each with the relation that reached it and the memories that mention it.",
-			InputSchema: getRelatedSchema, OutputSchema: getRelatedOut, SchemaVersion: 2, Annotations: readOnly}, f.getRelated),
+			InputSchema: getRelatedSchema, SchemaVersion: 3, // 3: outputSchema derived from the result (entity and related say what they hold)
+			Annotations: readOnly}, f.getRelated),
 		tool.For(tool.Tool{Name: "graph_status", Title: "Graph status",
 			Description: "Counts of the knowledge graph (entities, relations, observations, links to memories), the memories extracted and pending, the last build, the most-mentioned entities and which extractors are available.",
-			InputSchema: graphStatusSchema, OutputSchema: graphStatusOut, SchemaVersion: 2, Annotations: readOnly}, f.graphStatus),
+			InputSchema: graphStatusSchema, SchemaVersion: 3, // 3: outputSchema derived from the result (last_build says what it holds)
+			Annotations: readOnly}, f.graphStatus),
 		tool.For(tool.Tool{Name: "import_graph", Title: "Import graph",
 			Description: "Import the official memory server's JSONL file (MEMORY_FILE_PATH) into the knowledge graph, all or nothing: new entities and relations created, missing observations added, the rest left as it is, so importing twice changes nothing. A bad line is refused naming its number.",
 			InputSchema: importGraphSchema, OutputSchema: importGraphOut, SchemaVersion: 2, Annotations: tool.Annotations{Idempotent: true},
@@ -266,15 +268,15 @@ func (f *Family) graphTools() []tool.Tool {
 // an entity and a relation, in the graph tools' arguments and results (and
 // so what `hearthd memory export` reads back).
 type EntityJSON struct {
-	Name         string   `json:"name"`
-	EntityType   string   `json:"entityType"`
-	Observations []string `json:"observations"`
+	Name         string   `json:"name" jsonschema:"The entity's name."`
+	EntityType   string   `json:"entityType" jsonschema:"Its type."`
+	Observations []string `json:"observations" jsonschema:"What is known of it."`
 }
 
 type RelationJSON struct {
-	From         string `json:"from"`
-	To           string `json:"to"`
-	RelationType string `json:"relationType"`
+	From         string `json:"from" jsonschema:"The entity the relation starts at."`
+	To           string `json:"to" jsonschema:"The entity it points to."`
+	RelationType string `json:"relationType" jsonschema:"The relation, in active voice."`
 }
 
 // Store is e as the store keeps it.
@@ -422,7 +424,7 @@ func (f *Family) deleteRelations(ctx context.Context, call *tool.Call, args rela
 	return deleted("Relations deleted successfully"), nil
 }
 
-func (f *Family) readGraph(ctx context.Context, call *tool.Call, args readGraphArgs) (any, error) {
+func (f *Family) readGraph(ctx context.Context, call *tool.Call, args readGraphArgs) (*readGraphResult, error) {
 	g, err := f.mem.Graph(ctx)
 	if err != nil {
 		return nil, f.graphFail(call, err)
@@ -431,14 +433,10 @@ func (f *Family) readGraph(ctx context.Context, call *tool.Call, args readGraphA
 	if err != nil {
 		return nil, f.graphFail(call, err)
 	}
-	out := map[string]any{"entities": entitiesJSON(page.Entities), "relations": relationsJSON(page.Relations)}
-	if page.Next != "" {
-		out["nextCursor"] = page.Next
-	}
-	return out, nil
+	return &readGraphResult{Entities: entitiesJSON(page.Entities), Relations: relationsJSON(page.Relations), NextCursor: page.Next}, nil
 }
 
-func (f *Family) searchNodes(ctx context.Context, call *tool.Call, args searchNodesArgs) (any, error) {
+func (f *Family) searchNodes(ctx context.Context, call *tool.Call, args searchNodesArgs) (*searchNodesResult, error) {
 	g, err := f.mem.Graph(ctx)
 	if err != nil {
 		return nil, f.graphFail(call, err)
@@ -447,15 +445,11 @@ func (f *Family) searchNodes(ctx context.Context, call *tool.Call, args searchNo
 	if err != nil {
 		return nil, f.graphFail(call, err)
 	}
-	type scored struct {
-		EntityJSON
-		Score float64 `json:"score"`
-	}
-	es := make([]scored, len(res.Entities))
+	es := make([]scoredEntity, len(res.Entities))
 	for i, e := range res.Entities {
-		es[i] = scored{toEntityJSON(e.Entity), e.Score}
+		es[i] = scoredEntity{toEntityJSON(e.Entity), e.Score}
 	}
-	return map[string]any{"entities": es, "relations": relationsJSON(res.Relations)}, nil
+	return &searchNodesResult{Entities: es, Relations: relationsJSON(res.Relations)}, nil
 }
 
 func (f *Family) openNodes(ctx context.Context, call *tool.Call, args openNodesArgs) (any, error) {
@@ -470,7 +464,7 @@ func (f *Family) openNodes(ctx context.Context, call *tool.Call, args openNodesA
 	return subgraphResult{Entities: entitiesJSON(sg.Entities), Relations: relationsJSON(sg.Relations)}, nil
 }
 
-func (f *Family) buildGraph(ctx context.Context, call *tool.Call, args buildGraphArgs) (any, error) {
+func (f *Family) buildGraph(ctx context.Context, call *tool.Call, args buildGraphArgs) (*buildResult, error) {
 	in := BuildInput{Scope: store.ExtractScope{Workspace: args.Workspace}, Rebuild: args.Rebuild, Extractor: args.Extractor}
 	if args.Since != "" {
 		t, err := parseTime(args.Since, false)
@@ -486,32 +480,16 @@ func (f *Family) buildGraph(ctx context.Context, call *tool.Call, args buildGrap
 		return nil, f.graphFail(call, err)
 	}
 	r := res.Record
-	out := map[string]any{
-		"status":            r.Status,
-		"extractor":         r.Extractor,
-		"memories":          r.Memories,
-		"entities_created":  r.EntitiesCreated,
-		"relations_created": r.RelationsCreated,
-		"links":             r.Links,
-		"pending":           res.Pending,
-		"workspace_id":      nullIfEmpty(args.Workspace),
-		"duration_ms":       r.Finished.Sub(r.Started).Milliseconds(),
-	}
+	out := &buildResult{Status: r.Status, Extractor: r.Extractor, Memories: r.Memories, EntitiesCreated: r.EntitiesCreated,
+		RelationsCreated: r.RelationsCreated, Links: r.Links, Pending: res.Pending, Workspace: nullIfEmpty(args.Workspace),
+		DurationMS: r.Finished.Sub(r.Started).Milliseconds()}
 	if res.Fallback {
-		out["warning"] = "llm_fallback"
-		out["message"] = "LLM unavailable, using deterministic mode"
+		out.Warning, out.Message = "llm_fallback", "LLM unavailable, using deterministic mode"
 	}
 	return out, nil
 }
 
-func nullIfEmpty(s string) any {
-	if s == "" {
-		return nil
-	}
-	return s
-}
-
-func (f *Family) getRelated(ctx context.Context, call *tool.Call, args getRelatedArgs) (any, error) {
+func (f *Family) getRelated(ctx context.Context, call *tool.Call, args getRelatedArgs) (*relatedResult, error) {
 	g, err := f.mem.Graph(ctx)
 	if err != nil {
 		return nil, f.graphFail(call, err)
@@ -547,42 +525,26 @@ func (f *Family) getRelated(ctx context.Context, call *tool.Call, args getRelate
 			return nil, f.graphFail(call, err)
 		}
 	}
-	type memoryJSON struct {
-		MemoryID  string `json:"memory_id"`
-		Text      string `json:"text"`
-		Timestamp string `json:"timestamp"`
-	}
-	memories := func(name string) []memoryJSON {
-		out := []memoryJSON{}
+	memories := func(name string) []mentioningJSON {
+		out := []mentioningJSON{}
 		for _, m := range mentioned[name] {
-			out = append(out, memoryJSON{m.ID, m.Text, m.Time.Format(time.RFC3339Nano)})
+			out = append(out, mentioningJSON{m.ID, m.Text, m.Time.Format(time.RFC3339Nano)})
 		}
 		return out
-	}
-	type relatedJSON struct {
-		EntityJSON
-		Exists   bool         `json:"exists"`
-		Depth    int          `json:"depth"`
-		Score    float64      `json:"score"`
-		Via      RelationJSON `json:"via"`
-		Memories []memoryJSON `json:"memories"`
 	}
 	out := make([]relatedJSON, len(related))
 	for i, r := range related {
 		out[i] = relatedJSON{toEntityJSON(r.Entity), r.Exists, r.Depth, r.Score,
 			RelationJSON{r.Via.From, r.Via.To, r.Via.Type}, memories(r.Name)}
 	}
-	var entity any
+	var entity *startEntity
 	if len(start.Entities) == 1 {
-		entity = struct {
-			EntityJSON
-			Memories []memoryJSON `json:"memories"`
-		}{toEntityJSON(start.Entities[0]), memories(args.Name)}
+		entity = &startEntity{toEntityJSON(start.Entities[0]), memories(args.Name)}
 	}
-	return map[string]any{"workspace_id": ws, "entity": entity, "related": out, "count": len(out)}, nil
+	return &relatedResult{Workspace: ws, Entity: entity, Related: out, Count: len(out)}, nil
 }
 
-func (f *Family) graphStatus(ctx context.Context, call *tool.Call, args graphStatusArgs) (any, error) {
+func (f *Family) graphStatus(ctx context.Context, call *tool.Call, args graphStatusArgs) (*graphStatusResult, error) {
 	g, err := f.mem.Graph(ctx)
 	if err != nil {
 		return nil, f.graphFail(call, err)
@@ -591,37 +553,24 @@ func (f *Family) graphStatus(ctx context.Context, call *tool.Call, args graphSta
 	if err != nil {
 		return nil, f.graphFail(call, err)
 	}
-	var last any
+	var last *buildJSON
 	if b := st.LastBuild; b != nil {
-		since := any(nil)
+		var since *string
 		if !b.Scope.Since.IsZero() {
-			since = b.Scope.Since.Format(time.RFC3339Nano)
+			since = nullIfEmpty(b.Scope.Since.Format(time.RFC3339Nano))
 		}
-		last = map[string]any{
-			"status": b.Status, "extractor": b.Extractor, "workspace_id": nullIfEmpty(b.Scope.Workspace), "since": since,
-			"started": b.Started.Format(time.RFC3339Nano), "finished": b.Finished.Format(time.RFC3339Nano),
-			"memories": b.Memories, "entities_created": b.EntitiesCreated, "relations_created": b.RelationsCreated, "links": b.Links,
-		}
+		last = &buildJSON{Status: b.Status, Extractor: b.Extractor, Workspace: nullIfEmpty(b.Scope.Workspace), Since: since,
+			Started: b.Started.Format(time.RFC3339Nano), Finished: b.Finished.Format(time.RFC3339Nano),
+			Memories: b.Memories, EntitiesCreated: b.EntitiesCreated, RelationsCreated: b.RelationsCreated, Links: b.Links}
 	}
-	return map[string]any{
-		"workspace_id":       nullIfEmpty(args.Workspace),
-		"entities":           st.Entities,
-		"relations":          st.Relations,
-		"observations":       st.Observations,
-		"links":              st.Links,
-		"memories_extracted": st.Extracted,
-		"memories_pending":   st.Pending,
-		"building":           len(f.mem.building) > 0,
-		"last_build":         last,
-		"most_mentioned":     mentionsJSON(st.MostMentioned),
-		"extractors":         map[string]any{"default": f.mem.defaultExtractor(), "llm": f.mem.llmState()},
-	}, nil
+	return &graphStatusResult{Workspace: nullIfEmpty(args.Workspace), graphCounts: countsOf(st), Building: len(f.mem.building) > 0,
+		LastBuild: last, Extractors: extractorsJSON{Default: f.mem.defaultExtractor(), LLM: f.mem.llmState()}}, nil
 }
 
-type mentionJSON struct {
-	Name      string `json:"name"`
-	Workspace string `json:"workspace_id"`
-	Memories  int64  `json:"memories"`
+// countsOf is the graph's counts as get_stats and graph_status give them.
+func countsOf(st store.GraphStats) graphCounts {
+	return graphCounts{Entities: st.Entities, Relations: st.Relations, Observations: st.Observations, Links: st.Links,
+		Extracted: st.Extracted, Pending: st.Pending, MostMentioned: mentionsJSON(st.MostMentioned)}
 }
 
 func mentionsJSON(ms []store.Mention) []mentionJSON {

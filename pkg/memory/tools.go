@@ -172,7 +172,6 @@ func (f *Family) memoryTools() []tool.Tool {
 			Title:         "Search memory",
 			Description:   "Find stored memories by relevance to a query, with optional filters on tags, source and date. Returns ranked memories with score, a highlighted snippet, metadata and the graph entities each mentions (build_graph links them).",
 			InputSchema:   searchMemorySchema,
-			OutputSchema:  searchMemoryOut,
 			SchemaVersion: 4, // 2: titles on the arguments; limit's description gives its maximum. 3: results name their entities. 4: outputSchema
 			Annotations:   tool.Annotations{ReadOnly: true, Idempotent: true},
 		}, f.searchMemory),
@@ -181,7 +180,6 @@ func (f *Family) memoryTools() []tool.Tool {
 			Title:         "Memory statistics",
 			Description:   "Counts and health of the memory store: memories, chunks, size, oldest/newest, embedder state, search latency, and the graph: entities, relations, links and the entities memories mention most.",
 			InputSchema:   tool.Object(),
-			OutputSchema:  getStatsOut,
 			SchemaVersion: 3, // 2: the graph's counts and most-mentioned entities. 3: outputSchema
 			Annotations:   tool.Annotations{ReadOnly: true, Idempotent: true},
 		}, f.getStats),
@@ -195,13 +193,6 @@ func (f *Family) memoryTools() []tool.Tool {
 			Annotations:   tool.Annotations{Destructive: true, Idempotent: true},
 		}, f.deleteMemory),
 	}
-}
-
-// metadataJSON is a memory's metadata as search_memory gives it.
-type metadataJSON struct {
-	Source    string   `json:"source"`
-	Tags      []string `json:"tags"`
-	Timestamp string   `json:"timestamp"`
 }
 
 func metadataOf(md store.Metadata) metadataJSON {
@@ -240,7 +231,7 @@ func (f *Family) addMemory(ctx context.Context, call *tool.Call, args addArgs) (
 	return addResult{MemoryID: res.ID, Chunks: res.Chunks, Workspace: ws, Embedding: res.Embedding}, nil
 }
 
-func (f *Family) searchMemory(ctx context.Context, call *tool.Call, args searchArgs) (any, error) {
+func (f *Family) searchMemory(ctx context.Context, call *tool.Call, args searchArgs) (*searchResult, error) {
 	filters := store.Filters{Tags: args.Filters.Tags, Source: args.Filters.Source}
 	var err error
 	if args.Filters.DateFrom != "" {
@@ -261,78 +252,62 @@ func (f *Family) searchMemory(ctx context.Context, call *tool.Call, args searchA
 	if err != nil {
 		return nil, f.fail(call, err)
 	}
-	type result struct {
-		MemoryID string       `json:"memory_id"`
-		Score    float64      `json:"score"`
-		Snippet  string       `json:"snippet"`
-		Text     string       `json:"text"`
-		Chunks   int          `json:"chunks"`
-		Metadata metadataJSON `json:"metadata"`
-		Entities []string     `json:"entities"`
-	}
 	mentions, err := f.mentions(ctx, res.Results)
 	if err != nil {
 		return nil, f.fail(call, err)
 	}
-	results := make([]result, len(res.Results))
+	results := make([]foundJSON, len(res.Results))
 	for i, r := range res.Results {
 		ents := mentions[r.Memory.ID]
 		if ents == nil {
 			ents = []string{}
 		}
-		results[i] = result{MemoryID: r.Memory.ID, Score: r.Score, Snippet: r.Snippet, Text: r.Memory.Text,
+		results[i] = foundJSON{MemoryID: r.Memory.ID, Score: r.Score, Snippet: r.Snippet, Text: r.Memory.Text,
 			Chunks: r.Memory.Chunks, Metadata: metadataOf(r.Memory.Metadata), Entities: ents}
 	}
-	out := map[string]any{"mode": res.Mode, "workspace_id": ws, "count": len(results), "results": results}
-	if res.Note != "" {
-		out["note"] = res.Note
-	}
-	return out, nil
+	return &searchResult{Mode: res.Mode, Workspace: ws, Count: len(results), Results: results, Note: res.Note}, nil
 }
 
-func (f *Family) getStats(ctx context.Context, call *tool.Call, _ struct{}) (any, error) {
+func (f *Family) getStats(ctx context.Context, call *tool.Call, _ struct{}) (*statsResult, error) {
 	st, err := f.mem.Stats(ctx)
 	if err != nil {
 		return nil, f.fail(call, err)
 	}
-	when := func(t time.Time) any {
+	when := func(t time.Time) *string {
 		if t.IsZero() {
 			return nil
 		}
-		return t.Format(time.RFC3339Nano)
+		s := t.Format(time.RFC3339Nano)
+		return &s
 	}
 	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-	embedder := map[string]any{"state": st.Embedder.State}
+	embedder := embedderJSON{State: st.Embedder.State, LastError: st.Embedder.LastError}
 	if st.Embedder.Model != "" {
-		embedder["model"] = st.Embedder.Model
-		embedder["pending_chunks"] = st.Store.Pending
+		embedder.embedderModel = &embedderModel{Model: st.Embedder.Model, PendingChunks: st.Store.Pending}
 	}
-	if st.Embedder.LastError != "" {
-		embedder["last_error"] = st.Embedder.LastError
-	}
-	graph := map[string]any{"state": "none"}
+	graph := graphState{State: "none"}
 	if g, err := f.mem.Graph(ctx); err == nil {
 		gs, err := g.GraphStats(ctx, "", 10)
 		if err != nil {
 			return nil, f.fail(call, err)
 		}
-		graph = map[string]any{"state": "ok", "entities": gs.Entities, "relations": gs.Relations, "observations": gs.Observations,
-			"links": gs.Links, "memories_extracted": gs.Extracted, "memories_pending": gs.Pending, "most_mentioned": mentionsJSON(gs.MostMentioned)}
+		counts := countsOf(gs)
+		graph = graphState{State: "ok", graphCounts: &counts}
 	} else if !errors.Is(err, ErrNoGraph) {
 		return nil, f.fail(call, err)
 	}
-	return map[string]any{
-		"graph":                 graph,
-		"store":                 "sqlite",
-		"memories":              st.Store.Memories,
-		"chunks":                st.Store.Chunks,
-		"workspaces":            st.Store.Workspaces,
-		"store_size_bytes":      st.Store.SizeBytes,
-		"avg_chunks_per_memory": st.AvgChunksPer,
-		"oldest_memory":         when(st.Store.Oldest),
-		"newest_memory":         when(st.Store.Newest),
-		"embedder":              embedder,
-		"search_latency_ms":     map[string]any{"count": st.SearchCount, "p50": ms(st.SearchP50), "p99": ms(st.SearchP99)},
+	return &statsResult{
+		Graph:          graph,
+		Store:          "sqlite",
+		Memories:       st.Store.Memories,
+		Chunks:         st.Store.Chunks,
+		Workspaces:     st.Store.Workspaces,
+		StoreSizeBytes: st.Store.SizeBytes,
+		AvgChunks:      st.AvgChunksPer,
+		Oldest:         when(st.Store.Oldest),
+		Newest:         when(st.Store.Newest),
+		Embedder:       embedder,
+		SearchLatency:  latencyJSON{Count: st.SearchCount, P50: ms(st.SearchP50), P99: ms(st.SearchP99)},
 	}, nil
 }
 

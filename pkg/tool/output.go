@@ -13,10 +13,17 @@ import (
 // OutputOf derives an output schema (Tool.OutputSchema) from a result type:
 // a struct's exported fields as properties named by their json tags
 // (embedded structs flattened, as encoding/json does), the fields without
-// omitempty required. A Go type says what JSON it becomes, so a typed result
+// omitempty required (but not those an embedded pointer brings, which a nil
+// pointer leaves out). A Go type says what JSON it becomes, so a typed result
 // and its schema cannot drift apart; For derives it for a handler that
 // returns a struct. A type with its own MarshalJSON constrains nothing it
 // cannot know, and any field whose type is any, neither.
+//
+// A field's tags add what its type cannot say, so a derived schema says as
+// much as a hand-written one: jsonschema is its description (the Go MCP
+// SDK's convention), enum the strings it may be (comma-separated), const
+// its one value (a string for a string field, else a JSON literal) and
+// minimum its least number.
 func OutputOf(t reflect.Type) (json.RawMessage, error) {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
@@ -47,11 +54,14 @@ func writeStruct(b *bytes.Buffer, t reflect.Type, seen map[reflect.Type]bool) {
 	type prop struct {
 		name string
 		t    reflect.Type
+		tag  reflect.StructTag
 	}
 	var props []prop
 	var required []string
-	var collect func(t reflect.Type)
-	collect = func(t reflect.Type) {
+	// Fields promoted from an embedded pointer are absent when it is nil:
+	// none of them is required.
+	var collect func(t reflect.Type, optional bool)
+	collect = func(t reflect.Type, optional bool) {
 		for i := range t.NumField() {
 			f := t.Field(i)
 			tag := f.Tag.Get("json")
@@ -61,11 +71,12 @@ func writeStruct(b *bytes.Buffer, t reflect.Type, seen map[reflect.Type]bool) {
 			name, opts, _ := strings.Cut(tag, ",")
 			ft := f.Type
 			if f.Anonymous && name == "" {
+				viaPointer := optional
 				for ft.Kind() == reflect.Pointer {
-					ft = ft.Elem()
+					ft, viaPointer = ft.Elem(), true
 				}
 				if ft.Kind() == reflect.Struct {
-					collect(ft)
+					collect(ft, viaPointer)
 					continue
 				}
 			}
@@ -75,13 +86,13 @@ func writeStruct(b *bytes.Buffer, t reflect.Type, seen map[reflect.Type]bool) {
 			if name == "" {
 				name = f.Name
 			}
-			props = append(props, prop{name, f.Type})
-			if !hasOption(opts, "omitempty") && !hasOption(opts, "omitzero") {
+			props = append(props, prop{name, f.Type, f.Tag})
+			if !optional && !hasOption(opts, "omitempty") && !hasOption(opts, "omitzero") {
 				required = append(required, name)
 			}
 		}
 	}
-	collect(t)
+	collect(t, false)
 	b.WriteString(`"type":"object"`)
 	writeRequired(b, required)
 	b.WriteString(`,"properties":{`)
@@ -92,9 +103,62 @@ func writeStruct(b *bytes.Buffer, t reflect.Type, seen map[reflect.Type]bool) {
 		n, _ := json.Marshal(p.name)
 		b.Write(n)
 		b.WriteByte(':')
-		writeType(b, p.t, seen)
+		writeField(b, p.t, p.tag, seen)
 	}
 	b.WriteByte('}')
+}
+
+// writeField writes the schema of a field: its type's, with the keywords
+// its tags add (see OutputOf).
+func writeField(b *bytes.Buffer, t reflect.Type, tag reflect.StructTag, seen map[reflect.Type]bool) {
+	var extra bytes.Buffer
+	if c, ok := tag.Lookup("const"); ok {
+		extra.WriteString(`,"const":`)
+		writeLiteral(&extra, t, c)
+	}
+	if e, ok := tag.Lookup("enum"); ok {
+		extra.WriteString(`,"enum":[`)
+		for i, v := range strings.Split(e, ",") {
+			if i > 0 {
+				extra.WriteByte(',')
+			}
+			q, _ := json.Marshal(v)
+			extra.Write(q)
+		}
+		extra.WriteByte(']')
+	}
+	if m, ok := tag.Lookup("minimum"); ok {
+		extra.WriteString(`,"minimum":`)
+		writeLiteral(&extra, reflect.TypeFor[float64](), m)
+	}
+	if d, ok := tag.Lookup("jsonschema"); ok {
+		q, _ := json.Marshal(d)
+		extra.WriteString(`,"description":`)
+		extra.Write(q)
+	}
+	if extra.Len() == 0 {
+		writeType(b, t, seen)
+		return
+	}
+	var own bytes.Buffer
+	writeType(&own, t, seen)
+	b.Write(own.Bytes()[:own.Len()-1]) // every type's schema is an object: open it again
+	b.Write(extra.Bytes())
+	b.WriteByte('}')
+}
+
+// writeLiteral writes v as a JSON value for a field of type t: a string for
+// a string field, else v itself when it is JSON (a string when it is not).
+func writeLiteral(b *bytes.Buffer, t reflect.Type, v string) {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.String && json.Valid([]byte(v)) {
+		b.WriteString(v)
+		return
+	}
+	q, _ := json.Marshal(v)
+	b.Write(q)
 }
 
 // writeType writes the schema of one value of type t.
