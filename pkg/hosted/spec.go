@@ -81,6 +81,9 @@ type Spec struct {
 	// IdleTimeout: how long an instance without clients stays (0: the default).
 	IdleTimeout time.Duration
 	InitTimeout time.Duration // 0: the default
+	// AnswerTimeout: how long a client has to answer the server's request
+	// of it (0: route.DefaultAnswerTimeout).
+	AnswerTimeout time.Duration
 	Restart     string        // RestartOnFailure (""), RestartNever
 	Grace       time.Duration // SIGTERM-to-SIGKILL grace (0: the supervisor's)
 }
