@@ -84,8 +84,8 @@ type Spec struct {
 	// AnswerTimeout: how long a client has to answer the server's request
 	// of it (0: route.DefaultAnswerTimeout).
 	AnswerTimeout time.Duration
-	Restart     string        // RestartOnFailure (""), RestartNever
-	Grace       time.Duration // SIGTERM-to-SIGKILL grace (0: the supervisor's)
+	Restart       string        // RestartOnFailure (""), RestartNever
+	Grace         time.Duration // SIGTERM-to-SIGKILL grace (0: the supervisor's)
 }
 
 // Label names the server for people: its config name, else its command and
