@@ -21,7 +21,10 @@ type Server struct {
 	Sharing     string        // "" (directory), "global", "directory" or "client"
 	IdleTimeout time.Duration // 0: the default
 	InitTimeout time.Duration // 0: the default
-	Restart     string        // "" (on-failure), "on-failure" or "never"
+	// AnswerTimeout bounds the wait for a client's answer to the server's
+	// sampling, elicitation or roots request (0: the default).
+	AnswerTimeout time.Duration
+	Restart       string // "" (on-failure), "on-failure" or "never"
 }
 
 // Servers are the config's [servers.NAME] tables, by name.
@@ -163,6 +166,8 @@ func parseServer(name string, t map[string]any, getenv func(string) string) (Ser
 			sv.IdleTimeout = dur(k)
 		case "init_timeout":
 			sv.InitTimeout = dur(k)
+		case "answer_timeout":
+			sv.AnswerTimeout = dur(k)
 		case "restart":
 			s, _ := str(k)
 			switch s {
@@ -172,7 +177,7 @@ func parseServer(name string, t map[string]any, getenv func(string) string) (Ser
 				problems = append(problems, fmt.Sprintf("restart: want on-failure or never, got %q", s))
 			}
 		default:
-			problems = append(problems, fmt.Sprintf("%s: unknown key (a server takes command, args, env, cwd, sharing, idle_timeout, init_timeout, restart)", k))
+			problems = append(problems, fmt.Sprintf("%s: unknown key (a server takes command, args, env, cwd, sharing, idle_timeout, init_timeout, answer_timeout, restart)", k))
 		}
 	}
 	if _, ok := t["command"]; !ok {

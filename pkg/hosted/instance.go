@@ -118,9 +118,10 @@ func (t *Table) newInstance(spec Spec, key, scope, clientDir string) *Instance {
 	}
 	in.r = route.New(route.Options{
 		Name: spec.Label(), LogPath: in.logPath, Mode: mode, RootDir: rootDir,
-		Wake:    func() { go in.start() },
-		Ready:   in.onReady,
-		Trouble: func(err error) { go in.kill(err) },
+		AnswerTimeout: spec.AnswerTimeout,
+		Wake:          func() { go in.start() },
+		Ready:         in.onReady,
+		Trouble:       func(err error) { go in.kill(err) },
 	})
 	return in
 }

@@ -81,8 +81,11 @@ type Spec struct {
 	// IdleTimeout: how long an instance without clients stays (0: the default).
 	IdleTimeout time.Duration
 	InitTimeout time.Duration // 0: the default
-	Restart     string        // RestartOnFailure (""), RestartNever
-	Grace       time.Duration // SIGTERM-to-SIGKILL grace (0: the supervisor's)
+	// AnswerTimeout: how long a client has to answer the server's request
+	// of it (0: route.DefaultAnswerTimeout).
+	AnswerTimeout time.Duration
+	Restart       string        // RestartOnFailure (""), RestartNever
+	Grace         time.Duration // SIGTERM-to-SIGKILL grace (0: the supervisor's)
 	// ClientEnv is what the client adds to every server it starts (a session
 	// id and such, decision 0036): passed only under client sharing, never
 	// part of the key.

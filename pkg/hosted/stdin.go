@@ -27,14 +27,15 @@ func newStdinPeer(w io.Writer) *stdinPeer {
 	return p
 }
 
-func (p *stdinPeer) Write(frame []byte) error {
+// Write writes a frame; the label is a client's (route.Peer).
+func (p *stdinPeer) Write(frame []byte, _ string) error {
 	_, err := p.w.Write(append(frame, '\n'))
 	return err
 }
 
 // TryWrite writes a frame that fits in one atomic pipe write if the pipe
 // has room for it now; otherwise it writes nothing and says so.
-func (p *stdinPeer) TryWrite(frame []byte) (bool, error) {
+func (p *stdinPeer) TryWrite(frame []byte, _ string) (bool, error) {
 	if p.rc == nil || len(frame)+1 > pipeBuf {
 		return false, nil
 	}

@@ -49,13 +49,18 @@ type Hosted interface {
 type HostFunc func(req HostRequest, w HostWriter, gone func(error)) (Hosted, error)
 
 // HostWriter sends a hosted session's client its frames (without their
-// newline), one call at a time.
+// newline), one call at a time. re labels a frame with the key
+// (jsonrpc.ID.Key) of the client's request it belongs to, "" for none; it
+// becomes the frame's FrameSink label, so that Streamable HTTP sends a
+// hosted server's progress, log messages and requests on the stream of
+// the request they are about (docs/protocol.md, "Hosted servers over
+// HTTP").
 type HostWriter interface {
 	// Write sends a frame, waiting for the client to make room if need be.
-	Write(frame []byte) error
+	Write(frame []byte, re string) error
 	// TryWrite sends a frame only if the client can take it now without
 	// waiting (Conn.WriteReady), and says whether it did.
-	TryWrite(frame []byte) (bool, error)
+	TryWrite(frame []byte, re string) (bool, error)
 }
 
 // hostWriter is a session's HostWriter.
@@ -64,8 +69,8 @@ type hostWriter struct {
 	ready func(n int) bool
 }
 
-func (w hostWriter) Write(f []byte) error {
-	w.s.out.write(f, "")
+func (w hostWriter) Write(f []byte, re string) error {
+	w.s.out.write(f, re)
 	w.s.out.flush()
 	if w.s.out.silenced.Load() {
 		return ErrWriteFailed
@@ -73,11 +78,11 @@ func (w hostWriter) Write(f []byte) error {
 	return nil
 }
 
-func (w hostWriter) TryWrite(f []byte) (bool, error) {
+func (w hostWriter) TryWrite(f []byte, re string) (bool, error) {
 	if w.ready == nil || !w.ready(len(f)+1) {
 		return false, nil
 	}
-	return true, w.Write(f)
+	return true, w.Write(f, re)
 }
 
 // errNoHosting is the refusal of a daemon that hosts no servers.
@@ -183,22 +188,22 @@ func (s *session) awaitHosted(h Hosted) {
 // be attached (an unknown name, a daemon that does not host).
 type refusedHost struct {
 	err   error
-	write func([]byte) error
+	write func(frame []byte, re string) error
 }
 
 func (r *refusedHost) Handle(msg *jsonrpc.Message, perr *jsonrpc.ParseError) {
 	if perr != nil {
-		r.write(jsonrpc.ErrorFrame(perr.ID, perr.Err))
+		r.write(jsonrpc.ErrorFrame(perr.ID, perr.Err), "")
 		return
 	}
 	if msg.Kind != jsonrpc.Request {
 		return
 	}
 	if msg.Method == "ping" {
-		r.write(jsonrpc.ResultFrame(msg.ID, []byte(`{}`)))
+		r.write(jsonrpc.ResultFrame(msg.ID, []byte(`{}`)), msg.ID.Key())
 		return
 	}
-	r.write(jsonrpc.ErrorFrame(msg.ID, &jsonrpc.Error{Code: CodeHostedRefused, Message: "hearth run: " + r.err.Error()}))
+	r.write(jsonrpc.ErrorFrame(msg.ID, &jsonrpc.Error{Code: CodeHostedRefused, Message: "hearth run: " + r.err.Error()}), msg.ID.Key())
 }
 
 func (r *refusedHost) Pending() int  { return 0 }

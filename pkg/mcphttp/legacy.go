@@ -96,8 +96,11 @@ func (s *legacySession) closeRead() error {
 func (s *legacySession) hangUp() { s.goneOnce.Do(func() { close(s.gone) }) }
 
 // Send is the session's FrameSink: a frame of a request whose POST is
-// waiting goes on that POST's stream (its reply ends it); anything else on
-// the session's own stream.
+// waiting goes on that POST's stream (its reply ends it), as the transport
+// says messages about a request go; anything else on the session's own
+// stream, and so does a request of the server's about a POST answered
+// with JSON, which carries nothing but its reply: the client must see it
+// to answer it (docs/protocol.md, "Hosted servers over HTTP").
 func (s *legacySession) Send(b []byte, re string) error {
 	data := append([]byte(nil), b...)
 	e, scanned := envelope.Scan(data)
@@ -109,6 +112,9 @@ func (s *legacySession) Send(b []byte, re string) error {
 	}
 	s.mu.Lock()
 	st := s.open[re]
+	if st != nil && st.plain && scanned && e.Kind() == envelope.Request {
+		st = nil
+	}
 	final := false
 	if st != nil && re != "" {
 		if isReply {
@@ -204,14 +210,14 @@ func (s *legacySession) Flush() error { return nil }
 // openStream registers the stream a request's frames go to, before the
 // request reaches the session; nil when a request with that id is still
 // waiting for its reply.
-func (s *legacySession) openStream(key string, req jsonrpc.ID) *stream {
+func (s *legacySession) openStream(key string, req jsonrpc.ID, plain bool) *stream {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, dup := s.open[key]; dup {
 		return nil
 	}
 	st := newStream(s.nextID, false)
-	st.req = req
+	st.req, st.plain = req, plain
 	s.nextID++
 	s.open[key] = st
 	s.streams[st.id] = st
@@ -343,7 +349,7 @@ func (h *Handler) postToSession(p post, id string) {
 // client takes one, else the reply alone as JSON.
 func (h *Handler) request(p post, s *legacySession, opening bool) {
 	key := p.msg.ID.Key()
-	st := s.openStream(key, p.msg.ID)
+	st := s.openStream(key, p.msg.ID, !p.sse)
 	if st == nil {
 		refuseID(p.w, http.StatusConflict, p.msg.ID, &jsonrpc.Error{Code: jsonrpc.CodeDuplicateID,
 			Message: "Invalid Request: a request with this id is still in flight in this session; this one was not run (ids must be unique among requests in flight)",

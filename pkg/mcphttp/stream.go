@@ -21,6 +21,9 @@ type stream struct {
 	id  int64
 	own bool       // the session's own stream (GET), never finished
 	req jsonrpc.ID // the request a POST's stream answers
+	// plain: the POST is answered with its reply alone, as JSON (the
+	// client takes no SSE); requests about it go on the session's stream.
+	plain bool
 
 	mu      sync.Mutex
 	events  [][]byte // event n (from 1) is events[n-1-dropped]

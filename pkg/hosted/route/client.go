@@ -72,11 +72,41 @@ func (c *Client) Pending() int {
 	return n
 }
 
-// push queues a frame to the client; r.mu is held.
-func (c *Client) push(frame []byte) {
-	if !c.gone && c.out.push(frame) {
+// push queues a frame to the client that belongs to none of its requests
+// in particular (replies are labelled by the id they carry); r.mu is held.
+func (c *Client) push(frame []byte) { c.pushFor(frame, "") }
+
+// pushFor queues a frame to the client that belongs to its request with
+// key re (Peer); r.mu is held.
+func (c *Client) pushFor(frame []byte, re string) {
+	if !c.gone && c.out.push(frame, re) {
 		c.r.claimed = append(c.r.claimed, c.out)
 	}
+}
+
+// aRequest is the key (jsonrpc.Key, as Peer labels frames) of one of the
+// client's requests in flight upstream, the one sent first; "" when none
+// is. A frame the upstream sends about "the client's request" when the
+// router cannot tell which (a server-to-client request, a log message)
+// goes with it, so that a transport that answers each request apart
+// delivers it where the client listens; r.mu is held.
+func (c *Client) aRequest() string {
+	var first *pend
+	firstN := int64(-1)
+	for _, upKey := range c.inflight {
+		p := c.r.pending[upKey]
+		if p == nil {
+			continue
+		}
+		n, _ := strconv.ParseInt(upKey[1:], 10, 64)
+		if first == nil || n < firstN {
+			first, firstN = p, n
+		}
+	}
+	if first == nil {
+		return ""
+	}
+	return jsonrpc.Key(first.id)
 }
 
 // Detach removes the client: its requests still in flight are cancelled
@@ -117,6 +147,7 @@ func (c *Client) Detach() {
 	for k, s := range r.s2c {
 		if s.c == c {
 			delete(r.s2c, k)
+			s.stop()
 			if s.round != nil {
 				continue // the round's request was the client's: it is cancelled above
 			}
@@ -146,7 +177,7 @@ func (c *Client) Detach() {
 
 // sendUp sends a frame to the upstream if there is one; r.mu is held.
 func (r *Router) sendUp(frame []byte) {
-	if r.up != nil && r.up.push(frame) {
+	if r.up != nil && r.up.push(frame, "") {
 		r.claimed = append(r.claimed, r.up)
 	}
 }
@@ -560,6 +591,7 @@ func (c *Client) response(msg *jsonrpc.Message) {
 		return // not a request hearth sent it (or its upstream is gone)
 	}
 	delete(r.s2c, k)
+	s.stop()
 	if s.round != nil {
 		r.inputAnswered(s, msg)
 		return

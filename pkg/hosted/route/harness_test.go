@@ -145,14 +145,15 @@ func (h *upstreamHarness) raw() *rawClient {
 }
 
 // chanPeer delivers frames into a channel: at once while it has room
-// (TryWrite), else waiting (Write), so tests take both ways out.
+// (TryWrite), else waiting (Write), so tests take both ways out. Each is
+// its label, a NUL, and the frame (next splits them).
 type chanPeer chan string
 
-func (p chanPeer) Write(f []byte) error { p <- string(f); return nil }
+func (p chanPeer) Write(f []byte, re string) error { p <- re + "\x00" + string(f); return nil }
 
-func (p chanPeer) TryWrite(f []byte) (bool, error) {
+func (p chanPeer) TryWrite(f []byte, re string) (bool, error) {
 	select {
-	case p <- string(f):
+	case p <- re + "\x00" + string(f):
 		return true, nil
 	default:
 		return false, nil
@@ -166,11 +167,12 @@ func (rc *rawClient) next() map[string]any {
 	rc.t.Helper()
 	select {
 	case f := <-rc.frames:
+		re, f, _ := strings.Cut(f, "\x00")
 		var m map[string]any
 		if err := json.Unmarshal([]byte(f), &m); err != nil {
 			rc.t.Fatalf("frame %q: %v", f, err)
 		}
-		m["_text"] = f
+		m["_text"], m["_re"] = f, re
 		return m
 	case <-time.After(10 * time.Second):
 		rc.t.Fatal("no frame within 10s")

@@ -105,8 +105,8 @@ func (c *Client) listen(msg *jsonrpc.Message) {
 		honored["resourceSubscriptions"] = mustJSON(f.URIs)
 	}
 	c.listens[idKey(l.id)] = l
-	c.push(notificationFrame("notifications/subscriptions/acknowledged", mustJSON(map[string]any{
-		"_meta": map[string]json.RawMessage{metaSubscription: l.id}, "notifications": honored})))
+	c.pushFor(notificationFrame("notifications/subscriptions/acknowledged", mustJSON(map[string]any{
+		"_meta": map[string]json.RawMessage{metaSubscription: l.id}, "notifications": honored})), jsonrpc.Key(l.id))
 	r.syncURIListens()
 }
 
@@ -210,7 +210,7 @@ func (r *Router) listChanged(msg *jsonrpc.Message) {
 			if (msg.Method == "notifications/tools/list_changed" && l.tools) ||
 				(msg.Method == "notifications/prompts/list_changed" && l.prompts) ||
 				(msg.Method == "notifications/resources/list_changed" && l.resLists) {
-				c.push(notificationFrame(msg.Method, withMeta(params, object{metaSubscription: l.id})))
+				c.pushFor(notificationFrame(msg.Method, withMeta(params, object{metaSubscription: l.id})), jsonrpc.Key(l.id))
 			}
 		}
 	}
@@ -229,7 +229,7 @@ func (r *Router) resourceUpdated(msg *jsonrpc.Message) {
 	for c := range r.clients {
 		for _, l := range c.listens {
 			if l.uris[uri] {
-				c.push(notificationFrame(msg.Method, withMeta(params, object{metaSubscription: l.id})))
+				c.pushFor(notificationFrame(msg.Method, withMeta(params, object{metaSubscription: l.id})), jsonrpc.Key(l.id))
 			}
 		}
 	}

@@ -79,9 +79,11 @@ func (r *Router) askForInput(upKey string, p *pend, result json.RawMessage) {
 		r.nextS2C++
 		cid := strconv.AppendInt(nil, r.nextS2C, 10)
 		k := idKey(cid)
-		r.s2c[k] = &s2cReq{c: c, round: round, key: in.key}
+		s := &s2cReq{c: c, round: round, key: in.key, method: in.Method, re: jsonrpc.Key(p.id)}
+		r.s2c[k] = s
 		round.s2c = append(round.s2c, k)
-		c.push(requestFrame(cid, in.Method, in.Params))
+		c.pushFor(requestFrame(cid, in.Method, in.Params), s.re) // it goes with the request it is for
+
 	}
 }
 

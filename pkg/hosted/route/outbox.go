@@ -5,21 +5,36 @@ import "sync"
 // Peer is how the router sends frames to one client or to the upstream.
 // Only the outbox's owner calls it, so never two calls at once, and frames
 // go out in the order they were queued.
+//
+// re labels a frame sent to a client with the key (jsonrpc.Key) of the
+// client's request it belongs to: its reply, its progress, a log message
+// or a server-to-client request it caused; "" for a frame of no request
+// of the client's (a list change, a request no request of its caused).
+// A transport that answers each request apart (Streamable HTTP) sends the
+// frame on that request's stream; a stream transport, and the upstream,
+// ignore it (docs/protocol.md, "Hosted servers over HTTP").
 type Peer interface {
 	// Write sends one frame (without its newline), waiting as long as the
 	// peer takes to make room.
-	Write(frame []byte) error
+	Write(frame []byte, re string) error
 	// TryWrite sends one frame only if the peer can take all of it now,
 	// without waiting, and says whether it did. A peer that cannot tell
 	// always says false: its frames are then written by Write.
-	TryWrite(frame []byte) (bool, error)
+	TryWrite(frame []byte, re string) (bool, error)
 }
 
-// WriteFunc is a Peer that is always written through Write.
+// WriteFunc is a Peer that is always written through Write, and has no use
+// for labels.
 type WriteFunc func(frame []byte) error
 
-func (f WriteFunc) Write(b []byte) error          { return f(b) }
-func (f WriteFunc) TryWrite([]byte) (bool, error) { return false, nil }
+func (f WriteFunc) Write(b []byte, _ string) error        { return f(b) }
+func (f WriteFunc) TryWrite([]byte, string) (bool, error) { return false, nil }
+
+// labelled is a queued frame and its label (Peer).
+type labelled struct {
+	f  []byte
+	re string
+}
 
 // Who may write an outbox's frames: nobody yet, the goroutine that queued
 // the first of them (it writes once it has released the router's lock), or
@@ -47,7 +62,7 @@ const (
 // does not read is cut at the limit and one frame, not at twice the limit.
 type outbox struct {
 	mu     sync.Mutex
-	q      [][]byte
+	q      []labelled
 	bytes  int
 	limit  int
 	closed bool
@@ -64,20 +79,21 @@ func newOutbox(limit int, peer Peer, fail func(error)) *outbox {
 	return o
 }
 
-// push queues a frame. It reports whether the caller now owns the outbox:
-// it must then call drain once it holds the router's lock no more.
-func (o *outbox) push(frame []byte) bool {
+// push queues a frame, labelled re (Peer). It reports whether the caller
+// now owns the outbox: it must then call drain once it holds the router's
+// lock no more.
+func (o *outbox) push(frame []byte, re string) bool {
 	o.mu.Lock()
 	if o.closed {
 		o.mu.Unlock()
 		return false
 	}
-	o.q = append(o.q, frame)
+	o.q = append(o.q, labelled{frame, re})
 	o.bytes += cap(frame)
 	if o.bytes > o.limit {
 		o.closed, o.gaveUp = true, true
 		for _, f := range o.q {
-			o.bytes -= cap(f) // dropped; what the goroutine writes now stays counted
+			o.bytes -= cap(f.f) // dropped; what the goroutine writes now stays counted
 		}
 		o.q = nil
 		o.mu.Unlock()
@@ -110,7 +126,7 @@ func (o *outbox) drain() {
 		}
 		f := o.q[0]
 		o.mu.Unlock()
-		ok, err := o.peer.TryWrite(f)
+		ok, err := o.peer.TryWrite(f.f, f.re)
 		if err != nil {
 			o.failed(err)
 			return
@@ -123,9 +139,9 @@ func (o *outbox) drain() {
 			return
 		}
 		if len(o.q) > 0 { // not emptied by an overflow meanwhile
-			o.q[0] = nil
+			o.q[0] = labelled{}
 			o.q = o.q[1:]
-			o.bytes -= cap(f)
+			o.bytes -= cap(f.f)
 		}
 		o.mu.Unlock()
 	}
@@ -194,13 +210,13 @@ func (o *outbox) run() {
 			o.q = nil
 			o.mu.Unlock()
 			for i, f := range batch {
-				if err := o.peer.Write(f); err != nil {
+				if err := o.peer.Write(f.f, f.re); err != nil {
 					o.failed(err)
 					return
 				}
-				batch[i] = nil
+				batch[i] = labelled{}
 				o.mu.Lock()
-				o.bytes -= cap(f)
+				o.bytes -= cap(f.f)
 				gaveUp := o.gaveUp // meanwhile: write no more
 				o.mu.Unlock()
 				if gaveUp {

@@ -36,7 +36,7 @@ func (p *fickle) leave() {
 	p.mu.Unlock()
 }
 
-func (p *fickle) Write(f []byte) error {
+func (p *fickle) Write(f []byte, _ string) error {
 	p.enter()
 	defer p.leave()
 	time.Sleep(time.Duration(p.rand(50)) * time.Microsecond)
@@ -46,7 +46,7 @@ func (p *fickle) Write(f []byte) error {
 	return nil
 }
 
-func (p *fickle) TryWrite(f []byte) (bool, error) {
+func (p *fickle) TryWrite(f []byte, _ string) (bool, error) {
 	p.enter()
 	defer p.leave()
 	p.mu.Lock()
@@ -84,7 +84,7 @@ func TestOutboxKeepsOrderAcrossBothWaysOut(t *testing.T) {
 				f := fmt.Sprintf("g%d-%d", g, i)
 				mu.Lock()
 				order = append(order, f)
-				mine := o.push([]byte(f))
+				mine := o.push([]byte(f), "")
 				mu.Unlock()
 				if mine {
 					o.drain()
@@ -129,14 +129,14 @@ type stuck struct {
 	wrote   chan string
 }
 
-func (s *stuck) Write(f []byte) error {
+func (s *stuck) Write(f []byte, _ string) error {
 	s.entered <- struct{}{}
 	<-s.release
 	s.wrote <- string(f)
 	return nil
 }
 
-func (s *stuck) TryWrite([]byte) (bool, error) { return false, nil }
+func (s *stuck) TryWrite([]byte, string) (bool, error) { return false, nil }
 
 // A peer that does not read never holds up the goroutine that queued its
 // frames: push and drain return while its Write waits, and what piles up
@@ -148,7 +148,7 @@ func TestOutboxNeverWaitsOnAStuckPeer(t *testing.T) {
 	returned := make(chan struct{})
 	go func() {
 		for _, f := range []string{"one", "two"} {
-			if o.push(exact(f)) {
+			if o.push(exact(f), "") {
 				o.drain()
 			}
 		}
@@ -166,7 +166,7 @@ func TestOutboxNeverWaitsOnAStuckPeer(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the outbox's goroutine never wrote")
 	}
-	if o.push(exact("three-and-more")) {
+	if o.push(exact("three-and-more"), "") {
 		t.Fatal("the caller was given an outbox its goroutine owns")
 	}
 	select {
@@ -195,8 +195,8 @@ func exact(s string) []byte { return append(make([]byte, 0, len(s)), s...) }
 // brokenTry fails its first TryWrite.
 type brokenTry struct{ writes int }
 
-func (b *brokenTry) Write([]byte) error { b.writes++; return nil }
-func (b *brokenTry) TryWrite([]byte) (bool, error) {
+func (b *brokenTry) Write([]byte, string) error { b.writes++; return nil }
+func (b *brokenTry) TryWrite([]byte, string) (bool, error) {
 	return false, errors.New("broken pipe")
 }
 
@@ -206,14 +206,14 @@ func TestOutboxFailedTryGivesThePeerUp(t *testing.T) {
 	b := &brokenTry{}
 	var fails []error
 	o := newOutbox(1<<20, b, func(err error) { fails = append(fails, err) })
-	if !o.push([]byte("a")) {
+	if !o.push([]byte("a"), "") {
 		t.Fatal("an idle outbox was not given to the caller")
 	}
 	o.drain()
 	if len(fails) != 1 || fails[0].Error() != "broken pipe" {
 		t.Fatalf("fails %v", fails)
 	}
-	if o.push([]byte("b")) {
+	if o.push([]byte("b"), "") {
 		t.Fatal("a failed outbox took a frame")
 	}
 	if b.writes != 0 {
@@ -230,7 +230,7 @@ type gatedPeer struct {
 	written int
 }
 
-func (p *gatedPeer) Write(f []byte) error {
+func (p *gatedPeer) Write(f []byte, _ string) error {
 	p.entered <- struct{}{}
 	<-p.gate
 	p.mu.Lock()
@@ -239,7 +239,7 @@ func (p *gatedPeer) Write(f []byte) error {
 	return nil
 }
 
-func (*gatedPeer) TryWrite([]byte) (bool, error) { return false, nil }
+func (*gatedPeer) TryWrite([]byte, string) (bool, error) { return false, nil }
 
 // A peer that stops reading is given up once the frames the outbox really
 // holds pass its limit: those queued and those its goroutine has taken to
@@ -253,7 +253,7 @@ func TestOutboxCountsWhatItHolds(t *testing.T) {
 	t.Cleanup(func() { close(p.gate) })
 	pushed := 0
 	push := func() bool {
-		if o.push(make([]byte, 10, size)) { // a frame holds its capacity
+		if o.push(make([]byte, 10, size), "") { // a frame holds its capacity
 			o.drain()
 		}
 		pushed++

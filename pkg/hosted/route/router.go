@@ -23,6 +23,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/hearth-mcp/hearth/pkg/envelope"
 	"github.com/hearth-mcp/hearth/pkg/jsonrpc"
@@ -49,7 +50,18 @@ const (
 	// CodeShared: a server-to-client request the router cannot route to one
 	// client with certainty (the upstream gets this error).
 	CodeShared = -32011
+	// CodeUnanswered: a server-to-client request its client did not answer
+	// within AnswerTimeout (the upstream gets this error). It is the code
+	// the MCP SDKs give a request that timed out.
+	CodeUnanswered = -32001
 )
+
+// DefaultAnswerTimeout is how long a client has to answer a request the
+// upstream made of it (sampling, elicitation, roots): the MCP SDKs' own
+// default request timeout. A request nobody answers would otherwise hold
+// the call that made it, and on a shared instance refuse every other
+// client's sampling (decision 0035), for as long as the client stays.
+const DefaultAnswerTimeout = 60 * time.Second
 
 // Options configure a router.
 type Options struct {
@@ -73,6 +85,9 @@ type Options struct {
 	// ClientLimit bounds the bytes queued to one client before it is given
 	// up (default 64 MiB); UpstreamLimit those queued to the upstream.
 	ClientLimit, UpstreamLimit int
+	// AnswerTimeout bounds the wait for a client's answer to a request the
+	// upstream made of it (0: DefaultAnswerTimeout).
+	AnswerTimeout time.Duration
 }
 
 // The upstream's states.
@@ -185,12 +200,25 @@ type pend struct {
 
 // s2cReq is a request of the upstream to one client.
 type s2cReq struct {
-	c    *Client
-	upID json.RawMessage
+	c      *Client
+	upID   json.RawMessage
+	method string
+	// re labels its frames (Peer): the client's request it went with.
+	re string
+	// timer ends it when the client does not answer (AnswerTimeout); nil
+	// for a round's request.
+	timer *time.Timer
 	// Set: a request hearth made of the client for a modern upstream's
 	// InputRequiredResult; the answer goes to the round, under key.
 	round *inputRound
 	key   string
+}
+
+// stop stops its timer, if any, once it is answered or given up.
+func (s *s2cReq) stop() {
+	if s.timer != nil {
+		s.timer.Stop()
+	}
 }
 
 type upstreamCaps struct {
@@ -205,6 +233,9 @@ func New(opts Options) *Router {
 	}
 	if opts.Wake == nil {
 		opts.Wake = func() {}
+	}
+	if opts.AnswerTimeout <= 0 {
+		opts.AnswerTimeout = DefaultAnswerTimeout
 	}
 	if opts.UpstreamLimit <= 0 {
 		opts.UpstreamLimit = 64 << 20
@@ -387,6 +418,9 @@ func (r *Router) Down(why error, failed bool) {
 	clear(r.progress)
 	// Requests the old upstream made of clients: their answers have nowhere
 	// to go.
+	for _, s := range r.s2c {
+		s.stop()
+	}
 	clear(r.s2c)
 	clear(r.s2cUp)
 	r.initID = ""

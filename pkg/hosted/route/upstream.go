@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/hearth-mcp/hearth/pkg/jsonrpc"
 )
@@ -138,9 +139,31 @@ func (r *Router) upstreamRequest(msg *jsonrpc.Message) {
 	r.nextS2C++
 	cid := strconv.AppendInt(nil, r.nextS2C, 10)
 	k := idKey(cid)
-	r.s2c[k] = &s2cReq{c: target, upID: append(json.RawMessage(nil), id...)}
+	s := &s2cReq{c: target, upID: append(json.RawMessage(nil), id...), re: target.aRequest(), method: msg.Method}
+	r.s2c[k] = s
 	r.s2cUp[idKey(id)] = k
-	target.push(requestFrame(cid, msg.Method, msg.Params))
+	s.timer = time.AfterFunc(r.opts.AnswerTimeout, func() { r.unanswered(k, s) })
+	target.pushFor(requestFrame(cid, msg.Method, msg.Params), s.re)
+}
+
+// unanswered ends a request the upstream made of a client that the client
+// did not answer within AnswerTimeout: the upstream gets CodeUnanswered for
+// it, so the call that asked finishes and the client's request stops
+// counting as in flight (which refused every other client's sampling,
+// decision 0035), and the client is told the request is cancelled.
+func (r *Router) unanswered(k string, s *s2cReq) {
+	r.mu.Lock()
+	defer r.unlock()
+	if r.s2c[k] != s {
+		return // answered, cancelled, or its client or upstream gone meanwhile
+	}
+	delete(r.s2c, k)
+	delete(r.s2cUp, idKey(s.upID))
+	why := "hearth: the client did not answer " + s.method + " within " + r.opts.AnswerTimeout.String() +
+		" (a client must answer a request the server makes of it; see answer_timeout)"
+	r.sendUp(responseFrame(s.upID, nil, rpcError(CodeUnanswered, why)))
+	s.c.pushFor(notificationFrame("notifications/cancelled",
+		mustJSON(map[string]any{"requestId": json.RawMessage(k[1:]), "reason": why})), s.re)
 }
 
 // causingClient is the client a server-to-client request is for when that
@@ -211,7 +234,7 @@ func (r *Router) upstreamNotification(msg *jsonrpc.Message) {
 			return // a token hearth never gave, or of a request already answered
 		}
 		p["progressToken"] = pd.clientT
-		pd.c.push(notificationFrame(msg.Method, p.encode()))
+		pd.c.pushFor(notificationFrame(msg.Method, p.encode()), jsonrpc.Key(pd.id))
 	case "notifications/cancelled":
 		// The upstream gave up a request it made of a client.
 		p, ok := decodeObject(msg.Params)
@@ -223,10 +246,11 @@ func (r *Router) upstreamNotification(msg *jsonrpc.Message) {
 			return
 		}
 		s := r.s2c[k]
+		s.stop()
 		delete(r.s2c, k)
 		delete(r.s2cUp, idKey(p["requestId"]))
 		p["requestId"] = json.RawMessage(k[1:])
-		s.c.push(notificationFrame(msg.Method, p.encode()))
+		s.c.pushFor(notificationFrame(msg.Method, p.encode()), s.re)
 	case "notifications/message":
 		r.logMessage(msg)
 	case "notifications/resources/updated":
@@ -271,21 +295,25 @@ func (r *Router) logMessage(msg *jsonrpc.Message) {
 	p, _ := decodeObject(msg.Params)
 	lvl := levelOf(p.str("level"))
 	f := notificationFrame(msg.Method, msg.Params)
-	deliver := func(c *Client) {
+	deliver := func(c *Client, re string) {
 		if r.era == eraModern && !c.modern && c.level < 0 {
 			return // it asked for no log: a modern upstream logs only for requests that set a level
 		}
 		if c.level < 0 || lvl < 0 || lvl >= c.level {
-			c.push(f)
+			c.pushFor(f, re)
 		}
 	}
 	if r.opts.Mode == Shared {
 		if c, _ := r.causingClient(); c != nil {
-			deliver(c)
+			deliver(c, c.aRequest()) // about its request: it goes with it
 			return
 		}
+		for c := range r.clients {
+			deliver(c, "") // whose it is is not certain: nobody's request
+		}
+		return
 	}
 	for c := range r.clients {
-		deliver(c)
+		deliver(c, c.aRequest())
 	}
 }
