@@ -10,8 +10,8 @@ import (
 // frames is a peer that hands every frame it is written to a channel.
 type frames chan []byte
 
-func (p frames) Write(f []byte) error          { p <- append([]byte(nil), f...); return nil }
-func (p frames) TryWrite([]byte) (bool, error) { return false, nil }
+func (p frames) Write(f []byte, _ string) error        { p <- append([]byte(nil), f...); return nil }
+func (p frames) TryWrite([]byte, string) (bool, error) { return false, nil }
 func (p frames) next() map[string]json.RawMessage {
 	var m map[string]json.RawMessage
 	json.Unmarshal(<-p, &m)
