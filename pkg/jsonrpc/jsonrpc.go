@@ -1,7 +1,8 @@
 // Package jsonrpc parses and builds JSON-RPC 2.0 messages for hearth's
 // connections. It answers every malformed frame with an error value instead of
-// failing the stream, keeps request ids verbatim so replies echo exactly what
-// the client sent, and compares ids as strings (1 and "1" are the same request).
+// failing the stream, and keeps request ids verbatim so replies echo exactly
+// what the client sent; ids are compared by JSON type and value (1 and "1"
+// are two requests: docs/decisions/0030-ids-keep-their-type.md).
 package jsonrpc
 
 import (
