@@ -22,6 +22,7 @@ import (
 	"github.com/hearth-mcp/hearth/pkg/config"
 	"github.com/hearth-mcp/hearth/pkg/endpoint"
 	"github.com/hearth-mcp/hearth/pkg/mcphttp"
+	"github.com/hearth-mcp/hearth/pkg/sessionkeep"
 )
 
 // httpEndpoint is Streamable HTTP on a loopback address
@@ -166,10 +167,11 @@ func (d *Daemon) startHTTP(listen string, authNone bool, tokenFile string) (*htt
 	// (decision 0027).
 	held := d.srv.HeldBudget()
 	replay := held.Share(held.Max() / 4)
-	h := mcphttp.New(mcphttp.Options{Serve: d.srv.Serve, Token: token, Log: d.log, Budget: held, Replay: replay})
+	keep := d.keptSessions()
+	h := mcphttp.New(mcphttp.Options{Serve: d.srv.Serve, Token: token, Log: d.log, Budget: held, Replay: replay, Keep: keep})
 	// The config's hosted servers, each at /servers/NAME/mcp: a session
 	// there names its server in a hello, as `hearth run NAME` does.
-	servers := mcphttp.New(mcphttp.Options{Serve: d.srv.Serve, Token: token, Log: d.log, Budget: held, Replay: replay, Hosted: d.hostedByPath})
+	servers := mcphttp.New(mcphttp.Options{Serve: d.srv.Serve, Token: token, Log: d.log, Budget: held, Replay: replay, Hosted: d.hostedByPath, Keep: keep})
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", h)
 	mux.Handle("/servers/", servers)
@@ -198,6 +200,22 @@ func (d *Daemon) startHTTP(listen string, authNone bool, tokenFile string) (*htt
 	}
 	d.log.Info("mcp:http url="+e.url+" auth="+auth, zap.String("url", e.url), zap.String("auth", auth), zap.String("token_file", tokenFile))
 	return e, nil
+}
+
+// keptSessions is where 2025 sessions are kept for the next daemon
+// (http-sessions/ in the state directory, private to the user); nil, and
+// sessions end with the daemon, when there is no state directory or it
+// cannot be made private.
+func (d *Daemon) keptSessions() *sessionkeep.Dir {
+	if d.cfg.StateDir == "" {
+		return nil
+	}
+	keep, err := sessionkeep.Open(filepath.Join(d.cfg.StateDir, "http-sessions"))
+	if err != nil {
+		d.log.Warn("HTTP sessions will not outlive this daemon", zap.Error(err))
+		return nil
+	}
+	return keep
 }
 
 // stop drains the HTTP sessions (as the socket's drain) and closes the

@@ -29,7 +29,13 @@ type httpDaemon struct {
 // mcp:http line.
 func startHTTPDaemon(t *testing.T, extraEnv ...string) *httpDaemon {
 	t.Helper()
-	d := startDaemon(t, append([]string{"HEARTH_HTTP_LISTEN=127.0.0.1:0"}, extraEnv...)...)
+	return httpOf(t, startDaemon(t, append([]string{"HEARTH_HTTP_LISTEN=127.0.0.1:0"}, extraEnv...)...))
+}
+
+// httpOf reads a daemon's HTTP endpoint and token file from its mcp:http
+// line.
+func httpOf(t *testing.T, d *daemonProc) *httpDaemon {
+	t.Helper()
 	h := &httpDaemon{daemonProc: d}
 	for _, line := range strings.Split(d.stderr.String(), "\n") {
 		if !strings.Contains(line, "mcp:http url=") {

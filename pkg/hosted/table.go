@@ -71,6 +71,10 @@ func (s *Session) Detach() {
 	})
 }
 
+// EndInput answers and cancels upstream what the client still has in
+// flight: its input ended (route.Client.EndInput).
+func (s *Session) EndInput(reason string) { s.c.EndInput(reason) }
+
 // Instance is the key of the instance the session is attached to.
 func (s *Session) Instance() string { return s.inst.key }
 

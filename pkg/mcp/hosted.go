@@ -39,6 +39,10 @@ type Hosted interface {
 	// Detach ends the attachment: what the client still has in flight is
 	// cancelled upstream.
 	Detach()
+	// EndInput: the client's input ended. What it still has in flight is
+	// answered with an error saying reason and cancelled upstream; the
+	// attachment stays, so the answers reach the client.
+	EndInput(reason string)
 	// Label names the hosted server, for status.
 	Label() string
 }
@@ -170,10 +174,18 @@ func (s *session) hostedFrame(h Hosted, msg *jsonrpc.Message, perr *jsonrpc.Pars
 	h.Handle(msg, perr)
 }
 
-// awaitHosted waits, once the client's input ended, until every request it
-// sent is answered (bounded by the drain timeout), as any session answers
-// what it read before its input ended.
-func (s *session) awaitHosted(h Hosted) {
+// endHosted serves the end of a hosted client's input. The client closing
+// its input ends what it asked of the server: a server spawned directly
+// would die with its stdin, so each request still in flight is cancelled
+// upstream and answered with an error (hearth's own sessions instead answer
+// every request read before the end: docs/architecture.md, "Hosted
+// servers"). A drain is no client's doing: what is in flight then is let
+// finish, bounded by the drain timeout. Either way the session waits until
+// every request is answered.
+func (s *session) endHosted(h Hosted) {
+	if !s.life.draining.Load() {
+		h.EndInput(inputClosedMessage)
+	}
 	deadline := time.Now().Add(s.srv.opts.DrainTimeout)
 	for h.Pending() > 0 && time.Now().Before(deadline) {
 		select {
@@ -183,6 +195,10 @@ func (s *session) awaitHosted(h Hosted) {
 		}
 	}
 }
+
+// inputClosedMessage answers a hosted client's requests cancelled because
+// its input ended.
+const inputClosedMessage = "cancelled: the client closed its input"
 
 // refusedHost answers every request with why the hosted server could not
 // be attached (an unknown name, a daemon that does not host).
@@ -206,9 +222,10 @@ func (r *refusedHost) Handle(msg *jsonrpc.Message, perr *jsonrpc.ParseError) {
 	r.write(jsonrpc.ErrorFrame(msg.ID, &jsonrpc.Error{Code: CodeHostedRefused, Message: "hearth run: " + r.err.Error()}), msg.ID.Key())
 }
 
-func (r *refusedHost) Pending() int  { return 0 }
-func (r *refusedHost) Detach()       {}
-func (r *refusedHost) Label() string { return "" }
+func (r *refusedHost) Pending() int    { return 0 }
+func (r *refusedHost) Detach()         {}
+func (r *refusedHost) EndInput(string) {}
+func (r *refusedHost) Label() string   { return "" }
 
 // CodeHostedRefused answers the requests of a client whose hosted server
 // could not be attached.

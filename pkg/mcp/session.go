@@ -215,7 +215,7 @@ func (s *session) read() error {
 		}
 		if err != nil {
 			if h := s.hosted.get(); h != nil && errors.Is(err, io.EOF) {
-				s.awaitHosted(h)
+				s.endHosted(h)
 			}
 			return err
 		}

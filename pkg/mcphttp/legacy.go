@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"io"
 	"net/http"
 	"sync"
@@ -40,6 +41,7 @@ type legacySession struct {
 	own     *stream
 	nextID  int64
 	used    time.Time // the last request, or now while a stream is followed
+	kept    *kept     // its record on disk (nil: none is kept)
 	follows int       // responses following a stream now
 
 	// What the streams keep for resumption: held bytes, of at most
@@ -275,36 +277,50 @@ func (s *legacySession) hand(ctx context.Context, b []byte) bool {
 func (h *Handler) openSession(p post) {
 	s := newLegacySession()
 	s.path = p.r.URL.Path
+	if e := h.start(s, p.run, true); e != nil {
+		refuseID(p.w, http.StatusServiceUnavailable, p.msg.ID, e)
+		return
+	}
+	h.keepNew(s, p.msg.Params)
+	h.request(p, s, true)
+}
+
+// start serves s, reachable at once when visible (otherwise once taken back,
+// see takeBack); the error says why it was refused.
+func (h *Handler) start(s *legacySession, run json.RawMessage, visible bool) *jsonrpc.Error {
 	s.maxHeld, s.replay, s.total = h.opts.MaxReplay, h.opts.Replay, &h.replayHeld
 	h.mu.Lock()
 	if h.closed {
 		h.mu.Unlock()
-		refuseID(p.w, http.StatusServiceUnavailable, p.msg.ID, &jsonrpc.Error{Code: jsonrpc.CodeShuttingDown, Message: "the daemon is shutting down; retry later"})
-		return
+		return &jsonrpc.Error{Code: jsonrpc.CodeShuttingDown, Message: "the daemon is shutting down; retry later"}
 	}
 	if len(h.sessions) >= h.opts.MaxSessions {
 		h.mu.Unlock()
-		refuseID(p.w, http.StatusServiceUnavailable, p.msg.ID, &jsonrpc.Error{Code: jsonrpc.CodeOverloaded,
-			Message: "too many MCP sessions are open over HTTP; end one (DELETE) or retry later"})
-		return
+		return &jsonrpc.Error{Code: jsonrpc.CodeOverloaded,
+			Message: "too many MCP sessions are open over HTTP; end one (DELETE) or retry later"}
 	}
-	h.sessions[s.id] = s
+	if visible {
+		h.sessions[s.id] = s
+	}
 	h.wg.Add(1)
 	h.mu.Unlock()
-	conn := mcp.Conn{Source: s, Sink: s, CloseRead: s.closeRead, Gone: s.gone, Transport: "http", Run: p.run}
+	conn := mcp.Conn{Source: s, Sink: s, CloseRead: s.closeRead, Gone: s.gone, Transport: "http", Run: run}
 	go func() {
 		defer h.wg.Done()
 		err := h.opts.Serve(h.base, conn)
 		close(s.ended)
 		s.release()
 		h.mu.Lock()
-		delete(h.sessions, s.id)
+		if h.sessions[s.id] == s {
+			delete(h.sessions, s.id)
+		}
 		h.mu.Unlock()
+		h.forget(s)
 		if err != nil {
 			h.log.Debug("HTTP session ended", zap.String("session", s.id), zap.Error(err))
 		}
 	}()
-	h.request(p, s, true)
+	return nil
 }
 
 // session is the open 2025 session id, or nil: a session is reached only
@@ -319,9 +335,22 @@ func (h *Handler) session(id, path string) *legacySession {
 	return s
 }
 
+// sessionOrKept is the open session id or, when there is none, the one an
+// earlier daemon kept a record of, taken back (nil: neither).
+func (h *Handler) sessionOrKept(ctx context.Context, id, path string) *legacySession {
+	if s := h.session(id, path); s != nil {
+		h.keepUsed(s, false)
+		return s
+	}
+	if s := h.takeBackOnce(ctx, id, path); s != nil && s.path == path {
+		return s
+	}
+	return nil
+}
+
 // postToSession serves a POST to an open 2025 session.
 func (h *Handler) postToSession(p post, id string) {
-	s := h.session(id, p.r.URL.Path)
+	s := h.sessionOrKept(p.r.Context(), id, p.r.URL.Path)
 	if s == nil {
 		refuseID(p.w, http.StatusNotFound, p.msg.ID, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
 			Message: "Not Found: no such session (it ended, or the daemon restarted); initialize a new one"})
@@ -340,6 +369,9 @@ func (h *Handler) postToSession(p post, id string) {
 		refuseID(p.w, http.StatusBadRequest, p.msg.ID, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
 			Message: "Bad Request: initialize opens a new session; send it without Mcp-Session-Id"})
 		return
+	}
+	if p.msg.Method == "logging/setLevel" {
+		h.keepLevel(s, p.msg.Params)
 	}
 	h.request(p, s, false)
 }
@@ -418,7 +450,7 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
 			"Method Not Allowed: GET opens a 2025 session's stream and needs its Mcp-Session-Id; a 2026-07-28 client listens with subscriptions/listen")
 		return
 	}
-	s := h.session(id, r.URL.Path)
+	s := h.sessionOrKept(r.Context(), id, r.URL.Path)
 	if s == nil {
 		refuse(w, http.StatusNotFound, jsonrpc.CodeInvalidRequest, "Not Found: no such session (it ended, or the daemon restarted); initialize a new one")
 		return
@@ -438,6 +470,12 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		seq = n
+		if st.own {
+			// An event id past what this stream has sent was sent in
+			// an earlier daemon's life of a session taken back: the
+			// client hears what is sent from now on.
+			seq = min(seq, st.last())
+		}
 	}
 	if st.own {
 		st.mu.Lock()
@@ -482,6 +520,11 @@ func (h *Handler) delete(w http.ResponseWriter, r *http.Request) {
 	}
 	s := h.session(id, r.URL.Path)
 	if s == nil {
+		if h.forgetKept(id, r.URL.Path) {
+			// Kept by an earlier daemon: ended without being taken back.
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
 		refuse(w, http.StatusNotFound, jsonrpc.CodeInvalidRequest, "Not Found: no such session")
 		return
 	}
@@ -500,13 +543,16 @@ func (h *Handler) expire() {
 			return
 		case now := <-t.C:
 			h.mu.Lock()
-			var idle []*legacySession
+			var idle, live []*legacySession
 			for _, s := range h.sessions {
 				if u := s.idleSince(); !u.IsZero() && now.Sub(u) > h.opts.SessionIdle {
 					idle = append(idle, s)
+				} else {
+					live = append(live, s)
 				}
 			}
 			h.mu.Unlock()
+			h.keepLive(live, now)
 			for _, s := range idle {
 				h.log.Info("ending an HTTP session unused for too long", zap.String("session", s.id), zap.Duration("idle", h.opts.SessionIdle))
 				s.hangUp()

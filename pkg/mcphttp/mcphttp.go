@@ -33,6 +33,7 @@ import (
 	"github.com/hearth-mcp/hearth/pkg/frame"
 	"github.com/hearth-mcp/hearth/pkg/jsonrpc"
 	"github.com/hearth-mcp/hearth/pkg/mcp"
+	"github.com/hearth-mcp/hearth/pkg/sessionkeep"
 )
 
 // ServeFunc serves one MCP connection until it ends: mcp.Server.Serve, or
@@ -92,6 +93,11 @@ type Options struct {
 	// `hearth run NAME` does. The client never names what runs. An error
 	// is a 404 that says why.
 	Hosted func(path string) (json.RawMessage, error)
+	// Keep, when set, keeps a record of every 2025 session (what it
+	// negotiated) so a daemon started later takes it back under the same
+	// Mcp-Session-Id (see keep.go). Records are removed when the session
+	// is deleted or expires, and kept when the handler closes (a restart).
+	Keep *sessionkeep.Dir
 }
 
 // Handler is the /mcp endpoint.
@@ -104,10 +110,11 @@ type Handler struct {
 	base   context.Context
 	cancel context.CancelFunc
 
-	mu       sync.Mutex
-	sessions map[string]*legacySession
-	closed   bool
-	wg       sync.WaitGroup // sessions' Serve goroutines
+	mu        sync.Mutex
+	sessions  map[string]*legacySession
+	restoring map[string]chan struct{} // sessions being taken back, by id
+	closed    bool
+	wg        sync.WaitGroup // sessions' Serve goroutines
 
 	replayHeld atomic.Int64 // bytes the sessions keep for resumption
 }
@@ -132,7 +139,7 @@ func New(opts Options) *Handler {
 	if opts.Log == nil {
 		opts.Log = zap.NewNop()
 	}
-	h := &Handler{opts: opts, log: opts.Log, sessions: map[string]*legacySession{}}
+	h := &Handler{opts: opts, log: opts.Log, sessions: map[string]*legacySession{}, restoring: map[string]chan struct{}{}}
 	h.base, h.cancel = context.WithCancel(context.Background())
 	go h.expire()
 	return h

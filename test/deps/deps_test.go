@@ -54,6 +54,9 @@ net/http < pkg/schemas/backend, pkg/llm, pkg/memory/embed;
 pkg/atomicfile, pkg/endpoint, golang.org/x/sys < pkg/guard, pkg/owner;
 pkg/config/keys, pkg/endpoint, github.com/pelletier/go-toml < pkg/config;
 
+# What a 2025 HTTP session negotiated, kept privately for the next daemon.
+pkg/atomicfile, pkg/endpoint < pkg/sessionkeep;
+
 # JSON, validation, JSON-RPC.
 pkg/jsonval < pkg/jsonrpc, pkg/repo, pkg/schemas/jsondiff;
 pkg/jsonval, github.com/santhosh-tekuri/jsonschema, golang.org/x/text < pkg/validate;
@@ -74,7 +77,7 @@ pkg/frame, pkg/jsonrpc, pkg/stats, pkg/tool, go.uber.org/zap < pkg/mcp;
 
 # Streamable HTTP: a transport plugging sessions into HTTP requests
 # (docs/architecture.md, "The session in parts"), serving loopback clients.
-pkg/mcp, pkg/envelope, net/http, go.uber.org/zap < pkg/mcphttp;
+pkg/mcp, pkg/envelope, pkg/sessionkeep, net/http, go.uber.org/zap < pkg/mcphttp;
 
 # Families and the packages under them. Nothing here imports pkg/mcp,
 # pkg/jsonrpc or pkg/frame (domain logic knows nothing of JSON-RPC), and the
@@ -118,7 +121,7 @@ pkg/handoff, pkg/owner, pkg/config/keys, pkg/version, golang.org/x/sys, os/exec 
 shim < shim/hearth;
 
 # The daemon wires everything together; hearthd adds the subcommands.
-pkg/mcp, pkg/mcphttp, net/http, pkg/schemas, pkg/memory, pkg/clarify, pkg/workspace, pkg/config,
+pkg/mcp, pkg/mcphttp, pkg/sessionkeep, net/http, pkg/schemas, pkg/memory, pkg/clarify, pkg/workspace, pkg/config,
 pkg/handoff, pkg/rawio, pkg/supervisor, pkg/hosted, pkg/version, github.com/coreos/go-systemd, go.uber.org/zap, golang.org/x/sys < daemon;
 daemon, shim, pkg/guard, pkg/owner, pkg/adopt, pkg/memory/jsonl, deploy/systemd, go.uber.org/zap, os/exec < daemon/hearthd;
 # hearthd reaches the memory store only through pkg/memory's Engine.

@@ -109,6 +109,65 @@ func (c *Client) aRequest() string {
 	return jsonrpc.Key(first.id)
 }
 
+// EndInput: the client's input ended (its stdin closed). Each of its
+// requests still unanswered is answered now with an error that says reason,
+// and those in flight are cancelled upstream (notifications/cancelled), as
+// a server spawned directly would stop with its stdin; their late answers
+// are dropped. The client stays attached, so the error replies are written
+// (docs/protocol.md, "Hosted servers").
+func (c *Client) EndInput(reason string) {
+	r := c.r
+	r.mu.Lock()
+	defer r.unlock()
+	if c.gone {
+		return
+	}
+	msg := rpcError(jsonrpc.CodeCancelled, reason)
+	for clientK, upKey := range c.inflight {
+		delete(c.inflight, clientK)
+		p := r.pending[upKey]
+		if p == nil {
+			continue
+		}
+		c.push(responseFrame(p.id, nil, msg))
+		p.c = nil
+		p.internal = func(json.RawMessage, json.RawMessage) {}
+		if p.token != "" {
+			delete(r.progress, p.token)
+		}
+		if p.round != nil {
+			r.dropRound(upKey, p) // answered already: nothing to cancel upstream
+			continue
+		}
+		if r.up != nil {
+			r.sendUp(notificationFrame("notifications/cancelled",
+				mustJSON(map[string]any{"requestId": json.RawMessage(upKey[1:]), "reason": reason})))
+		}
+	}
+	i := 0
+	for _, q := range r.queued {
+		if q.c == c {
+			c.push(responseFrame(q.msg.ID.Raw(), nil, msg))
+			continue
+		}
+		r.queued[i] = q
+		i++
+	}
+	clear(r.queued[i:])
+	r.queued = r.queued[:i]
+	i = 0
+	for _, w := range r.initWait {
+		if w.c == c {
+			c.push(responseFrame(w.id, nil, msg))
+			continue
+		}
+		r.initWait[i] = w
+		i++
+	}
+	clear(r.initWait[i:])
+	r.initWait = r.initWait[:i]
+}
+
 // Detach removes the client: its requests still in flight are cancelled
 // upstream (their answers are dropped), its subscriptions released, and
 // requests the upstream made of it answered with an error.

@@ -64,6 +64,26 @@ func main() {
 			return nil, nil, ctx.Err()
 		}
 	})
+	type blockArgs struct {
+		Record string `json:"record"`
+	}
+	mcp.AddTool(srv, &mcp.Tool{Name: "block", Description: "waits until cancelled or a minute has passed, writing to the file record what happened: started, then cancelled or completed"}, func(ctx context.Context, _ *mcp.CallToolRequest, a blockArgs) (*mcp.CallToolResult, any, error) {
+		note := func(what string) {
+			if f, err := os.OpenFile(a.Record, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600); err == nil {
+				fmt.Fprintln(f, what)
+				f.Close()
+			}
+		}
+		note("started")
+		select {
+		case <-time.After(time.Minute):
+			note("completed")
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "completed"}}}, nil, nil
+		case <-ctx.Done():
+			note("cancelled")
+			return nil, nil, ctx.Err()
+		}
+	})
 	if modern {
 		mcp.AddTool(srv, &mcp.Tool{Name: "sample", Description: "asks its client to sample, with an InputRequiredResult"}, sampleInput)
 	} else {
