@@ -339,8 +339,11 @@ func TestProgressCoalescedAndNeverAfterResponse(t *testing.T) {
 			t.Fatalf("progress not strictly increasing: %v", progress)
 		}
 	}
-	// At most one per 250 ms window, plus the first.
-	if limit := int(elapsed/progressInterval) + 1; len(progress) > limit {
+	// At most one per 250 ms window, plus the first. The windows are the
+	// sender's; the test sees them through two goroutines' scheduling, so
+	// a quarter of a window is allowed for the first frame's delay (a
+	// loaded machine received 5 spaced 250 ms apart within 982 ms).
+	if limit := int((elapsed+progressInterval/4)/progressInterval) + 1; len(progress) > limit {
 		t.Fatalf("%d notifications in %v (limit %d)", len(progress), elapsed, limit)
 	}
 }
