@@ -2,6 +2,7 @@ package test
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -88,7 +89,24 @@ func TestHostedDescendantsEndWithTheUpstream(t *testing.T) {
 				t.Fatalf("echo: %q", out)
 			}
 			awaitSleepers(t, marks, true, "")
-			stop := exec.Command(bin.hearthd, "servers", "stop", "sh")
+			// The instance is named after what it runs (hostedserver, as
+			// others here are): stopped by its key, found by its command line.
+			var st struct {
+				Hosted []struct{ Server, Key string } `json:"hosted"`
+			}
+			if err := json.Unmarshal(statusJSON(t, env), &st); err != nil {
+				t.Fatal(err)
+			}
+			key := ""
+			for _, h := range st.Hosted {
+				if strings.Contains(h.Server, "sleep "+marks[0]) {
+					key = h.Key
+				}
+			}
+			if key == "" {
+				t.Fatalf("no instance runs the escaping upstream: %+v", st.Hosted)
+			}
+			stop := exec.Command(bin.hearthd, "servers", "stop", key)
 			stop.Env = env
 			if o, err := stop.CombinedOutput(); err != nil || !strings.Contains(string(o), "stopped") || strings.Contains(string(o), "stopped 0") {
 				t.Fatalf("servers stop: %v %s", err, o)
