@@ -170,3 +170,63 @@ func TestClaudeCodeSharesAdoptedServers(t *testing.T) {
 		}
 	}
 }
+
+// TestClaudeCodeAddsHearthOverStdioAndHTTP follows the README with the
+// real Claude Code CLI: `claude mcp add -s user hearth -- hearth`, then the
+// HTTP line `hearthd status` prints; Claude Code accepts both (the HTTP
+// entry has a name of its own, not the stdio entry's) and `claude mcp list`
+// finds both connected.
+func TestClaudeCodeAddsHearthOverStdioAndHTTP(t *testing.T) {
+	claude := needClaude(t)
+	d := startHTTPDaemon(t)
+	home := shortTempDir(t)
+	var runtime, data string
+	for _, kv := range d.cmd.Env {
+		if v, ok := strings.CutPrefix(kv, "XDG_RUNTIME_DIR="); ok {
+			runtime = v
+		}
+		if v, ok := strings.CutPrefix(kv, "HEARTH_HOME="); ok {
+			data = v
+		}
+	}
+	env := claudeEnv(home, runtime)
+	for i, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			env[i] = "PATH=" + filepath.Dir(claude) + ":" + v // as for a user who installed it
+		}
+	}
+	env = append(env, "HEARTH_HOME="+data)
+
+	run := func(name string, args ...string) string {
+		t.Helper()
+		cmd := exec.Command(name, args...)
+		cmd.Dir, cmd.Env = home, env
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
+		}
+		return string(out)
+	}
+	run("bash", "-c", "claude mcp add -s user hearth -- hearth") // the README's line
+	status := run(bin.hearthd, "status")
+	var httpLine string
+	for _, l := range strings.Split(status, "\n") {
+		if l = strings.TrimSpace(l); strings.HasPrefix(l, "claude mcp add ") {
+			httpLine = l
+		}
+	}
+	if httpLine == "" {
+		t.Fatalf("hearthd status prints no claude mcp add line for HTTP:\n%s", status)
+	}
+	run("bash", "-c", httpLine)
+	got, raw := claudeMCPList(t, claude, home, env)
+	t.Logf("claude mcp list:\n%s", raw)
+	if len(got) != 2 {
+		t.Errorf("%d servers listed, want hearth over stdio and over HTTP", len(got))
+	}
+	for name, state := range got {
+		if state != "✔ Connected" {
+			t.Errorf("%s is %q", name, state)
+		}
+	}
+}
