@@ -326,6 +326,9 @@ func printHosted(out io.Writer, list []hosted.Status) {
 
 // printHTTPClients prints the lines that configure an HTTP client with the
 // endpoint, token included: hearthd status runs as the user who may read it.
+// The entry is named hearth-http, not hearth: a client that already runs
+// the shim under "hearth" (the README's first step) refuses a second entry
+// of that name (Claude Code: "MCP server hearth already exists").
 func (st *statusView) printHTTPClients(out io.Writer) {
 	if st.HTTP.URL == "" {
 		return
@@ -341,11 +344,11 @@ func (st *statusView) printHTTPClients(out io.Writer) {
 	}
 	fmt.Fprintf(out, "\nHTTP clients (the token is a password: keep these lines to yourself):\n")
 	if header == "" {
-		fmt.Fprintf(out, "  claude mcp add -s user --transport http hearth %s\n", st.HTTP.URL)
-		fmt.Fprintf(out, "  Cursor (mcpServers) / VS Code (servers): \"hearth\": {\"type\": \"http\", \"url\": %q}\n", st.HTTP.URL)
+		fmt.Fprintf(out, "  claude mcp add -s user --transport http hearth-http %s\n", st.HTTP.URL)
+		fmt.Fprintf(out, "  Cursor (mcpServers) / VS Code (servers): \"hearth-http\": {\"type\": \"http\", \"url\": %q}\n", st.HTTP.URL)
 		return
 	}
-	fmt.Fprintf(out, "  claude mcp add -s user --transport http hearth %s --header %q\n", st.HTTP.URL, header)
-	fmt.Fprintf(out, "  Cursor (mcpServers) / VS Code (servers): \"hearth\": {\"type\": \"http\", \"url\": %q, \"headers\": {\"Authorization\": %q}}\n",
+	fmt.Fprintf(out, "  claude mcp add -s user --transport http hearth-http %s --header %q\n", st.HTTP.URL, header)
+	fmt.Fprintf(out, "  Cursor (mcpServers) / VS Code (servers): \"hearth-http\": {\"type\": \"http\", \"url\": %q, \"headers\": {\"Authorization\": %q}}\n",
 		st.HTTP.URL, strings.TrimPrefix(header, "Authorization: "))
 }
