@@ -26,7 +26,9 @@ func Read(fd int, p []byte) (int, error) {
 	if unsupported(e) {
 		return read(fd, p, true)
 	}
-	return result(n, e)
+	k, err := result(n, e)
+	raceWrote(p, k)
+	return k, err
 }
 
 // Write writes to fd once; it may write less than p, and no room at all
@@ -37,6 +39,7 @@ func Write(fd int, p []byte) (int, error) {
 	if len(p) == 0 {
 		return write(fd, p, true)
 	}
+	raceReading(p)
 	iov := unix.Iovec{Base: &p[0]}
 	iov.SetLen(len(p))
 	n, _, e := unix.RawSyscall6(unix.SYS_PWRITEV2, uintptr(fd), uintptr(unsafe.Pointer(&iov)), 1, offCurrent, offCurrent, unix.RWF_NOWAIT)
@@ -57,15 +60,20 @@ func unsupported(e syscall.Errno) bool {
 }
 
 func read(fd int, p []byte, guard bool) (int, error) {
+	var n uintptr
+	var e syscall.Errno
 	if guard && !nonBlocking(fd) {
-		n, _, e := unix.Syscall(unix.SYS_READ, uintptr(fd), uintptr(bufPtr(p)), uintptr(len(p)))
-		return result(n, e)
+		n, _, e = unix.Syscall(unix.SYS_READ, uintptr(fd), uintptr(bufPtr(p)), uintptr(len(p)))
+	} else {
+		n, _, e = unix.RawSyscall(unix.SYS_READ, uintptr(fd), uintptr(bufPtr(p)), uintptr(len(p)))
 	}
-	n, _, e := unix.RawSyscall(unix.SYS_READ, uintptr(fd), uintptr(bufPtr(p)), uintptr(len(p)))
-	return result(n, e)
+	k, err := result(n, e)
+	raceWrote(p, k)
+	return k, err
 }
 
 func write(fd int, p []byte, guard bool) (int, error) {
+	raceReading(p)
 	if guard && !nonBlocking(fd) {
 		n, _, e := unix.Syscall(unix.SYS_WRITE, uintptr(fd), uintptr(bufPtr(p)), uintptr(len(p)))
 		return result(n, e)

@@ -394,3 +394,33 @@ func TestSpliceIntoASocketTurnedBlocking(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Where the kernel cannot read or write without waiting (no RWF_NOWAIT
+// for pipes), the call is guarded: raw while the descriptor is
+// non-blocking, ordinary once it is not, so that a wait holds a thread
+// but no P and the world still stops.
+func TestGuardedCallsOnABlockingPipe(t *testing.T) {
+	r, w := pipe(t)
+	if n, err := read(r, make([]byte, 4), true); n != 0 || err != syscall.EAGAIN {
+		t.Fatalf("guarded read of an empty non-blocking pipe: %d %v, want EAGAIN", n, err)
+	}
+	unix.SetNonblock(r, false)
+	got := make(chan string, 1)
+	go func() {
+		buf := make([]byte, 16)
+		n, err := read(r, buf, true)
+		if err != nil {
+			got <- err.Error()
+			return
+		}
+		got <- string(buf[:n])
+	}()
+	waitUntilParked(t, "rawio.read", "syscall")
+	runtime.GC()
+	if n, err := write(w, []byte("frame\n"), true); n != 6 || err != nil {
+		t.Fatalf("guarded write: %d %v", n, err)
+	}
+	if s := <-got; s != "frame\n" {
+		t.Fatalf("read %q", s)
+	}
+}
