@@ -8,6 +8,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -232,5 +234,193 @@ func TestDupReaderRefusesARegularFile(t *testing.T) {
 	}
 	if _, err := f.Stat(); err != nil {
 		t.Fatalf("the caller's descriptor: %v", err)
+	}
+}
+
+// blockingPipe makes a pipe in blocking mode, as another holder of a
+// client's stdio may turn it at any time, closed at the end of the test.
+func blockingPipe(t *testing.T) (r, w int) {
+	t.Helper()
+	var p [2]int
+	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { unix.Close(p[0]); unix.Close(p[1]) })
+	return p[0], p[1]
+}
+
+// A raw call on a blocking descriptor would hold its thread and P for as
+// long as it waited. Read and Write ask the kernel not to wait whatever
+// the descriptor's mode (RWF_NOWAIT), and Splice into a pipe says
+// SPLICE_F_NONBLOCK: an empty or full pipe is EAGAIN, as if non-blocking.
+func TestCallsDoNotWaitOnABlockingPipe(t *testing.T) {
+	r, w := blockingPipe(t)
+	buf := make([]byte, 16)
+	if _, _, e := unix.Syscall6(unix.SYS_PREADV2, uintptr(r), 0, 0, offCurrent, offCurrent, unix.RWF_NOWAIT); unsupported(e) {
+		t.Skipf("this kernel's pipes take no RWF_NOWAIT (%v): Read and Write are guarded instead (TestReaderOnADescriptorTurnedBlocking)", e)
+	}
+	if n, err := Read(r, buf); n != 0 || err != syscall.EAGAIN {
+		t.Fatalf("empty blocking pipe: %d %v, want EAGAIN", n, err)
+	}
+	big := bytes.Repeat([]byte("x"), 1<<20)
+	total := 0
+	for {
+		n, err := Write(w, big)
+		total += n
+		if err == syscall.EAGAIN {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, err := Write(w, []byte("y")); n != 0 || err != syscall.EAGAIN {
+		t.Fatalf("full blocking pipe: %d %v, want EAGAIN", n, err)
+	}
+	r2, w2 := pipe(t)
+	Write(w2, []byte("z"))
+	if n, err := Splice(r2, w, 1); n != 0 || err != syscall.EAGAIN {
+		t.Fatalf("splice into a full blocking pipe: %d %v, want EAGAIN", n, err)
+	}
+	if n, err := Read(r, buf); n != len(buf) || err != nil {
+		t.Fatalf("the blocking pipe's bytes: %d %v", n, err)
+	}
+	if fl, _ := unix.FcntlInt(uintptr(r), unix.F_GETFL, 0); fl&unix.O_NONBLOCK != 0 {
+		t.Fatal("the descriptor's mode was changed: it is its holders'")
+	}
+}
+
+// waitUntilParked waits until a goroutine running fn waits with one of
+// the states given ("IO wait": in the poller; "syscall": in an ordinary
+// system call, its P handed on). runtime.Stack stops the world: were the
+// goroutine in a raw system call that waits, it would never return.
+func waitUntilParked(t *testing.T, fn string, states ...string) {
+	t.Helper()
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		for _, g := range strings.Split(string(buf[:n]), "\n\n") {
+			if !strings.Contains(g, fn) {
+				continue
+			}
+			head, _, _ := strings.Cut(g, "\n")
+			for _, s := range states {
+				if strings.Contains(head, "["+s) {
+					return
+				}
+			}
+		}
+		runtime.Gosched()
+	}
+}
+
+// A client may turn its stdin back to blocking after the daemon's Reader
+// checked it (they share the open file description). The read waiting for
+// the next frame must not hold a P: every stop of the world (each GC)
+// would wait for it, and so would every other client of the daemon.
+// Before the Reader's reads asked the kernel not to wait, this test hung
+// in the world stop.
+func TestReaderOnADescriptorTurnedBlocking(t *testing.T) {
+	r, w := pipe(t)
+	rd, err := DupReader(r, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	if err := unix.SetNonblock(r, false); err != nil { // the duplicate shares the mode
+		t.Fatal(err)
+	}
+	got := make(chan string, 1)
+	go func() {
+		buf := make([]byte, 16)
+		n, err := rd.Read(buf)
+		if err != nil {
+			got <- err.Error()
+			return
+		}
+		got <- string(buf[:n])
+	}()
+	waitUntilParked(t, "rawio.(*Reader).Read", "IO wait", "syscall")
+	runtime.GC() // the world stops, and starts again
+	if _, err := unix.Write(w, []byte("frame\n")); err != nil {
+		t.Fatal(err)
+	}
+	if s := <-got; s != "frame\n" {
+		t.Fatalf("read %q", s)
+	}
+}
+
+// Splice into a socket turned back to blocking (SPLICE_F_NONBLOCK covers
+// only pipes) is an ordinary call: waiting for room, it holds a thread
+// but no P, and the world still stops. Before Splice checked the mode,
+// this test hung in the world stop.
+func TestSpliceIntoASocketTurnedBlocking(t *testing.T) {
+	s, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(s[0])
+	defer unix.Close(s[1])
+	chunk := bytes.Repeat([]byte("x"), 4096)
+	for {
+		if _, err := unix.SendmsgN(s[1], chunk, nil, nil, unix.MSG_DONTWAIT); err == syscall.EAGAIN {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, w := pipe(t)
+	Write(w, []byte("late\n"))
+	done := make(chan error, 1)
+	go func() {
+		n, err := Splice(r, s[1], 5)
+		if err == nil && n != 5 {
+			err = io.ErrShortWrite
+		}
+		done <- err
+	}()
+	waitUntilParked(t, "rawio.Splice", "syscall")
+	runtime.GC()
+	buf := make([]byte, 64<<10)
+	var all []byte
+	for !bytes.HasSuffix(all, []byte("late\n")) {
+		n, err := unix.Read(s[0], buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, buf[:n]...)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Where the kernel cannot read or write without waiting (no RWF_NOWAIT
+// for pipes), the call is guarded: raw while the descriptor is
+// non-blocking, ordinary once it is not, so that a wait holds a thread
+// but no P and the world still stops.
+func TestGuardedCallsOnABlockingPipe(t *testing.T) {
+	r, w := pipe(t)
+	if n, err := read(r, make([]byte, 4), true); n != 0 || err != syscall.EAGAIN {
+		t.Fatalf("guarded read of an empty non-blocking pipe: %d %v, want EAGAIN", n, err)
+	}
+	unix.SetNonblock(r, false)
+	got := make(chan string, 1)
+	go func() {
+		buf := make([]byte, 16)
+		n, err := read(r, buf, true)
+		if err != nil {
+			got <- err.Error()
+			return
+		}
+		got <- string(buf[:n])
+	}()
+	waitUntilParked(t, "rawio.read", "syscall")
+	runtime.GC()
+	if n, err := write(w, []byte("frame\n"), true); n != 6 || err != nil {
+		t.Fatalf("guarded write: %d %v", n, err)
+	}
+	if s := <-got; s != "frame\n" {
+		t.Fatalf("read %q", s)
 	}
 }

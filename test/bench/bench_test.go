@@ -34,15 +34,25 @@ var bins struct {
 func build(b *testing.B) {
 	b.Helper()
 	bins.once.Do(func() {
-		dir, err := os.MkdirTemp("", "hearth-bench")
-		if err != nil {
-			bins.err = err
-			return
+		// HEARTH_BENCH_BIN names a directory of binaries built before
+		// (hearthd, hearth, sdkserver, linerelay), so that two builds can
+		// be measured alternately in one session.
+		dir, prebuilt := os.Getenv("HEARTH_BENCH_BIN"), true
+		if dir == "" {
+			var err error
+			if dir, err = os.MkdirTemp("", "hearth-bench"); err != nil {
+				bins.err = err
+				return
+			}
+			prebuilt = false
 		}
 		bins.hearthd = filepath.Join(dir, "hearthd")
 		bins.sdkserver = filepath.Join(dir, "sdkserver")
 		bins.hearth = filepath.Join(dir, "hearth")
 		bins.linerelay = filepath.Join(dir, "linerelay")
+		if prebuilt {
+			return
+		}
 		for out, pkg := range map[string]string{
 			bins.hearthd:   "github.com/hearth-mcp/hearth/daemon/hearthd",
 			bins.hearth:    "github.com/hearth-mcp/hearth/shim/hearth",

@@ -27,12 +27,14 @@ func everything(b *testing.B) (node, script string) {
 	return node, script
 }
 
+const statusLine = `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"daemon_status","arguments":{}}}`
+
 const echoLine = `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"message":"hi"}}}`
 
-// hostedRun starts `hearth run -- node script` against the daemon serving
+// hostedRun starts `hearth run -- server...` against the daemon serving
 // runtime and returns an initialized connection, its stdin and process.
-func hostedRun(b *testing.B, runtime, node, script string) (*conn, io.WriteCloser, *exec.Cmd) {
-	cmd := exec.Command(bins.hearth, "run", "--", node, script)
+func hostedRun(b *testing.B, runtime string, server ...string) (*conn, io.WriteCloser, *exec.Cmd) {
+	cmd := exec.Command(bins.hearth, append([]string{"run", "--"}, server...)...)
 	cmd.Env = shimEnvFor(runtime)
 	c, in := spawnConn(b, cmd)
 	b.Cleanup(func() { in.Close(); cmd.Wait() })
@@ -40,20 +42,20 @@ func hostedRun(b *testing.B, runtime, node, script string) (*conn, io.WriteClose
 	return c, in, cmd
 }
 
-// relayRun spawns node script behind linerelay, a process that only copies
+// relayRun spawns server behind linerelay, a process that only copies
 // lines, and returns an initialized connection.
-func relayRun(b *testing.B, node, script string) *conn {
-	cmd := exec.Command(bins.linerelay, node, script)
+func relayRun(b *testing.B, server ...string) *conn {
+	cmd := exec.Command(bins.linerelay, server...)
 	c, in := spawnConn(b, cmd)
 	b.Cleanup(func() { in.Close(); cmd.Wait() })
 	c.initialize(b)
 	return c
 }
 
-// directRun spawns node script directly and returns an initialized
+// directRun spawns server directly and returns an initialized
 // connection and its process.
-func directRun(b *testing.B, node, script string) (*conn, *exec.Cmd) {
-	cmd := exec.Command(node, script)
+func directRun(b *testing.B, server ...string) (*conn, *exec.Cmd) {
+	cmd := exec.Command(server[0], server[1:]...)
 	cmd.Stderr = nil
 	c, in := spawnConn(b, cmd)
 	b.Cleanup(func() { in.Close(); cmd.Wait() })
@@ -241,35 +243,51 @@ func untilListed(b *testing.B, env []string, path string, args ...string) time.D
 // arrives, the reply arrives).
 func BenchmarkHostedCall(b *testing.B) {
 	node, script := everything(b)
+	hostedCall(b, []string{node, script}, "echo", echoLine, "Echo: hi")
+}
+
+// BenchmarkHostedCallGo: BenchmarkHostedCall with the go-sdk server
+// (sdkserver's daemon_status) as the upstream, so that it runs wherever Go
+// does, CI included: what decision 0041's choice between raw and ordinary
+// system calls is measured with.
+func BenchmarkHostedCallGo(b *testing.B) {
+	build(b)
+	hostedCall(b, []string{bins.sdkserver}, "status", statusLine, `"requests":`)
+}
+
+// hostedCall measures ping and the tool call line (reported as name)
+// through `hearth run -- server...` against server spawned directly and
+// behind linerelay; every reply to line contains want.
+func hostedCall(b *testing.B, server []string, name, line, want string) {
 	_, runtime := startSocketDaemonIn(b)
-	hosted, _, _ := hostedRun(b, runtime, node, script)
-	direct, _ := directRun(b, node, script)
-	relay := relayRun(b, node, script)
+	hosted, _, _ := hostedRun(b, runtime, server...)
+	direct, _ := directRun(b, server...)
+	relay := relayRun(b, server...)
 	all := []*conn{hosted, direct, relay}
-	warm(b, 300, all, pingLine, echoLine)
+	warm(b, 300, all, pingLine, line)
 	for _, c := range all {
-		if c.roundTrip(b, echoLine); !strings.Contains(string(c.reply()), "Echo: hi") {
-			b.Fatalf("echo: %.300s", c.reply())
+		if c.roundTrip(b, line); !strings.Contains(string(c.reply()), want) {
+			b.Fatalf("%s: %.300s", name, c.reply())
 		}
 	}
 	b.ResetTimer()
 	ping := interleave(rounds, perRound(b), block, contender{"hosted", rt(b, hosted, pingLine)}, contender{"direct", rt(b, direct, pingLine)})
 	dpid := daemonPID(b, runtime)
 	before := costOf(dpid)
-	call := interleave(rounds, perRound(b), block, contender{"hosted", rt(b, hosted, echoLine)}, contender{"direct", rt(b, direct, echoLine)},
-		contender{"relay", rt(b, relay, echoLine)})
+	call := interleave(rounds, perRound(b), block, contender{"hosted", rt(b, hosted, line)}, contender{"direct", rt(b, direct, line)},
+		contender{"relay", rt(b, relay, line)})
 	after := costOf(dpid)
 	b.StopTimer()
 	// The daemon is idle but for the hosted calls: what they cost it.
 	calls := float64(rounds * perRound(b))
-	b.ReportMetric(float64(after.switches-before.switches)/calls, "echo-daemon-switches/call")
-	b.ReportMetric(float64((after.cpu-before.cpu).Microseconds())/calls, "echo-daemon-cpu-µs/call")
+	b.ReportMetric(float64(after.switches-before.switches)/calls, name+"-daemon-switches/call")
+	b.ReportMetric(float64((after.cpu-before.cpu).Microseconds())/calls, name+"-daemon-cpu-µs/call")
 	roundQuantiles(b, "ping-hosted-", ping[0])
 	roundQuantiles(b, "ping-direct-", ping[1])
-	roundQuantiles(b, "echo-hosted-", call[0])
-	roundQuantiles(b, "echo-direct-", call[1])
-	roundQuantiles(b, "echo-relay-", call[2])
-	roundRatio(b, "echo-hosted-over-direct", call[0], call[1])
-	roundDelta(b, "echo-hosted-minus-direct", call[0], call[1])
-	roundDelta(b, "echo-relay-minus-direct", call[2], call[1])
+	roundQuantiles(b, name+"-hosted-", call[0])
+	roundQuantiles(b, name+"-direct-", call[1])
+	roundQuantiles(b, name+"-relay-", call[2])
+	roundRatio(b, name+"-hosted-over-direct", call[0], call[1])
+	roundDelta(b, name+"-hosted-minus-direct", call[0], call[1])
+	roundDelta(b, name+"-relay-minus-direct", call[2], call[1])
 }
