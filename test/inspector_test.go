@@ -284,3 +284,28 @@ func TestInspectorCLIHostsACommand(t *testing.T) {
 		}
 	}
 }
+
+// TestInspector015CLIHostsACommand: the Inspector 0.15 CLI, on the
+// machine's Node (20), always takes the `--` for its own; `hearth run
+// COMMAND` without it reaches the hosted server.
+func TestInspector015CLIHostsACommand(t *testing.T) {
+	node := needNode(t)
+	cli, _ := filepath.Abs(filepath.Join("ts", "node_modules", "inspector-0.15", "cli", "build", "cli.js"))
+	_, err := os.Stat(cli)
+	needOrSkip(t, err == nil, "test/ts/node_modules/inspector-0.15 (npm ci in test/ts)")
+	env, _ := startUserDaemon(t)
+	server := filepath.Join(bin.dir, "hostedserver")
+	for _, args := range [][]string{
+		{"--cli", "--method", "tools/list", "--", bin.hearth, "run", "--", server},
+		{"--cli", bin.hearth, "run", server, "--method", "tools/list"},
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		cmd := exec.CommandContext(ctx, node, append([]string{cli}, args...)...)
+		cmd.Env = env
+		out, err := cmd.CombinedOutput()
+		cancel()
+		if err != nil || !strings.Contains(string(out), `"echo"`) {
+			t.Fatalf("inspector 0.15 %v: %v\n%s", args, err, out)
+		}
+	}
+}
