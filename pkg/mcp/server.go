@@ -104,7 +104,8 @@ type Options struct {
 	// not checked.
 	Home string
 	// Host attaches a connection whose shim asks for a hosted server
-	// (hosted.go). Nil: such connections are refused.
+	// and returns its dispatcher (dispatcher.go). Nil: such connections
+	// are refused.
 	Host HostFunc
 	// Control answers hearth's own control requests by method
 	// ($/hearth/servers: hearthd servers), on a connection to the socket
