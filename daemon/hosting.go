@@ -25,7 +25,7 @@ type runRequest struct {
 }
 
 // host attaches a hosted session to its instance (mcp.Options.Host).
-func (d *Daemon) host(req mcp.HostRequest, w mcp.HostWriter, gone func(error)) (mcp.Hosted, error) {
+func (d *Daemon) host(req mcp.HostRequest, w mcp.Writer, gone func(error)) (mcp.Dispatcher, error) {
 	spec, err := d.hostedSpec(req.Run)
 	if err != nil {
 		return nil, err

@@ -3,16 +3,19 @@ package hosted
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
 	"sync"
+	"sync/atomic"
 
 	"go.uber.org/zap"
 
 	"github.com/hearth-mcp/hearth/pkg/hosted/route"
 	"github.com/hearth-mcp/hearth/pkg/jsonrpc"
+	"github.com/hearth-mcp/hearth/pkg/mcp"
 	"github.com/hearth-mcp/hearth/pkg/supervisor"
 )
 
@@ -51,29 +54,88 @@ func NewTable(o Options) *Table {
 // ErrClosed: the table is shutting down.
 var ErrClosed = errors.New("the daemon is shutting down")
 
-// Session is one client connection attached to an instance.
+// Session is one client connection attached to an instance: the
+// dispatcher of its mcp session (mcp.Dispatcher), which hands each frame
+// the session read to the instance's router (docs/architecture.md, "The
+// session in parts").
 type Session struct {
 	inst *Instance
 	c    *route.Client
-	once sync.Once
+	w    mcp.Writer
+
+	once     sync.Once
+	draining atomic.Bool
+	done     chan struct{}
+	doneOnce sync.Once
 }
+
+var _ mcp.Dispatcher = (*Session)(nil)
 
 // Handle routes one frame the client sent, as the session decoded it: msg,
 // or perr when it is not JSON-RPC.
 func (s *Session) Handle(msg *jsonrpc.Message, perr *jsonrpc.ParseError) { s.c.HandleParsed(msg, perr) }
 
-// Detach ends the client's attachment; the instance may stop after its idle
-// timeout.
+// Answer sends the client a reply its session decided (a frame too large,
+// an internal method refused). The session's writer takes it from any
+// goroutine.
+func (s *Session) Answer(frame []byte, re string) { _ = s.w.Write(frame, re) }
+
+// EndInput serves the end of the client's input. The client closing its
+// input ends what it asked of the server: a server spawned directly would
+// die with its stdin, so each request still in flight is answered now with
+// an error and cancelled upstream (route.Client.EndInput), while the
+// client stays attached, so the answers reach it (hearth's own sessions
+// instead answer every request read before the end: docs/architecture.md,
+// "Hosted servers"). A drain is no client's doing: nothing is cancelled
+// then.
+func (s *Session) EndInput(err error) {
+	if errors.Is(err, io.EOF) && !s.draining.Load() {
+		s.c.EndInput(inputClosedMessage)
+	}
+	s.finish()
+}
+
+// inputClosedMessage answers a hosted client's requests cancelled because
+// its input ended.
+const inputClosedMessage = "cancelled: the client closed its input"
+
+// Drain: the daemon stops. The session ends; Detach then cancels upstream
+// what the client still has in flight.
+func (s *Session) Drain() {
+	s.draining.Store(true)
+	s.finish()
+}
+
+// HangUp: the client is gone.
+func (s *Session) HangUp() { s.finish() }
+
+// Done is closed once the session may end (EndInput, Drain or HangUp).
+func (s *Session) Done() <-chan struct{} { return s.done }
+
+func (s *Session) finish() { s.doneOnce.Do(func() { close(s.done) }) }
+
+// Status names the hosted server, and who the client said it is in what
+// the router decoded (its initialize, or a modern probe).
+func (s *Session) Status(ci *mcp.ClientInfo) {
+	ci.Hosted = s.Label()
+	id, ok := s.c.Identity()
+	if !ok {
+		return
+	}
+	ci.ProtocolVersion = id.ProtocolVersion
+	if !id.Modern || id.Name != "" {
+		ci.Name, ci.Version = id.Name, id.Version
+	}
+}
+
+// Detach ends the client's attachment: what it still has in flight is
+// cancelled upstream. The instance may stop after its idle timeout.
 func (s *Session) Detach() {
 	s.once.Do(func() {
 		s.c.Detach()
 		s.inst.detached()
 	})
 }
-
-// EndInput answers and cancels upstream what the client still has in
-// flight: its input ended (route.Client.EndInput).
-func (s *Session) EndInput(reason string) { s.c.EndInput(reason) }
 
 // Instance is the key of the instance the session is attached to.
 func (s *Session) Instance() string { return s.inst.key }
@@ -104,7 +166,7 @@ func (t *Table) Attach(spec Spec, clientDir string, conn uint64, peer route.Peer
 		t.inst[key] = in
 	}
 	in.attached()
-	return &Session{inst: in, c: in.r.Attach(peer, gone)}, nil
+	return &Session{inst: in, c: in.r.Attach(peer, gone), w: peer, done: make(chan struct{})}, nil
 }
 
 // logPath is the file of an instance's log: its name (ServerName: the

@@ -20,7 +20,7 @@ type callQueue struct {
 // submit hands an admitted call to the queue: it starts now when a slot is
 // free and nobody waits, else it waits its turn. False: the queue is closed
 // and the call was not taken.
-func (s *session) submit(e *entry) bool {
+func (s *registry) submit(e *entry) bool {
 	q := &s.calls
 	q.mu.Lock()
 	if q.closed {
@@ -40,7 +40,7 @@ func (s *session) submit(e *entry) bool {
 
 // runCalls runs e, then each waiting call in turn, until none waits. Each
 // reply is written and flushed as soon as it is ready.
-func (s *session) runCalls(e *entry) {
+func (s *registry) runCalls(e *entry) {
 	for e != nil {
 		s.execute(e)
 		s.out.flush()

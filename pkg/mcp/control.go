@@ -19,7 +19,7 @@ type ControlFunc func(ctx context.Context, params json.RawMessage) (any, error)
 // connection, relayed or handed over, carries an MCP client's frames; a
 // stdio or HTTP connection is an MCP client's; none of them reaches it, so
 // what a model may ask for stays in tools/call.
-func (s *session) controlFor(method string) (ControlFunc, bool) {
+func (s *registry) controlFor(method string) (ControlFunc, bool) {
 	fn, ok := s.srv.opts.Control[method]
 	if !ok || s.transport() != "socket" {
 		return nil, false
@@ -28,7 +28,7 @@ func (s *session) controlFor(method string) (ControlFunc, bool) {
 }
 
 // control answers a control request.
-func (s *session) control(e *entry, fn ControlFunc) []byte {
+func (s *registry) control(e *entry, fn ControlFunc) []byte {
 	res, err := fn(s.life.base, e.params)
 	if err != nil {
 		var je *jsonrpc.Error

@@ -184,7 +184,7 @@ func (s *Server) serverInfoJSON() []byte {
 // modernResult adds what every modern result carries to a result object:
 // resultType "complete", the server's identity in _meta and, for a
 // cacheable result, its caching hints.
-func (s *session) modernResult(res []byte, cacheable bool) []byte {
+func (s *registry) modernResult(res []byte, cacheable bool) []byte {
 	if len(res) < 2 || res[0] != '{' {
 		return res
 	}
@@ -211,7 +211,7 @@ func cacheable(method string) bool {
 }
 
 // ok is the reply frame of a successful request, shaped for its era.
-func (s *session) ok(e *entry, res []byte) []byte {
+func (s *registry) ok(e *entry, res []byte) []byte {
 	if e.meta != nil {
 		res = s.modernResult(res, cacheable(e.method))
 	}
@@ -219,7 +219,7 @@ func (s *session) ok(e *entry, res []byte) []byte {
 }
 
 // discover serves server/discover.
-func (s *session) discover(e *entry) []byte {
+func (s *registry) discover(e *entry) []byte {
 	return s.result(e, map[string]any{
 		"supportedVersions": ModernVersions,
 		"capabilities":      s.srv.capabilities(),
@@ -242,7 +242,7 @@ func (s *Server) capabilities() map[string]any {
 // modernClient is what a modern tool call knows of its client: the
 // transport's (pid, and the shim's hello cwd) and what this request's _meta
 // says. Nothing comes from an earlier request.
-func (s *session) modernClient(m *reqMeta) tool.Client {
+func (s *registry) modernClient(m *reqMeta) tool.Client {
 	c := s.peer.whereabouts()
 	c.Name, c.Version = m.clientName, m.clientVersion
 	return c
@@ -251,7 +251,7 @@ func (s *session) modernClient(m *reqMeta) tool.Client {
 // noteModernClient records the latest modern request's client identity and
 // version for daemon_status and hearthd status (display only: no request
 // reads it).
-func (s *session) noteModernClient(m *reqMeta) {
+func (s *registry) noteModernClient(m *reqMeta) {
 	s.peer.identify(m.clientName, m.clientVersion, m.version, true)
 }
 
@@ -297,7 +297,7 @@ func inputRoots(d *jsonval.Doc) (roots []string, answered bool, err *jsonrpc.Err
 // roots: the retry carries them in inputResponses.roots. The request's
 // params are optional in the schema but sent (empty): some clients decode
 // them unconditionally.
-func (s *session) inputRequiredRoots(e *entry) []byte {
+func (s *registry) inputRequiredRoots(e *entry) []byte {
 	b := make([]byte, 0, 256)
 	b = append(b, `{"resultType":"input_required","inputRequests":{"`+rootsInputKey+`":{"method":"roots/list","params":{}}},"_meta":{"`+metaServerInfo+`":`...)
 	b = append(b, s.srv.serverInfoJSON()...)
@@ -311,7 +311,7 @@ func (s *session) inputRequiredRoots(e *entry) []byte {
 // answers; else, when this request declares the roots capability, the client
 // is asked for its roots with an InputRequiredResult (the reply is then
 // returned), and the retry's inputResponses carry them.
-func (s *session) modernCallClient(e *entry, t *tool.Entry, args tool.Args) (tool.Client, []byte) {
+func (s *registry) modernCallClient(e *entry, t *tool.Entry, args tool.Args) (tool.Client, []byte) {
 	client := s.modernClient(e.meta)
 	if t.NeedsRoots == nil {
 		return client, nil

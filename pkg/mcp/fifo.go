@@ -43,7 +43,7 @@ func (f *fifo) stopWork() { f.stopOnce.Do(func() { close(f.stop) }) }
 // are buffered and flushed when the queue runs dry or before a call that may
 // take time, so pipelined requests share system calls but no reply waits on
 // work.
-func (s *session) work() {
+func (s *registry) work() {
 	defer s.out.flush()
 	q := &s.fifo
 	for {
@@ -71,7 +71,7 @@ func (s *session) work() {
 	}
 }
 
-func (s *session) handle(e *entry) {
+func (s *registry) handle(e *entry) {
 	if e.answer != nil {
 		s.out.write(e.answer, e.key)
 	} else {

@@ -72,23 +72,15 @@ func (s *session) shuttingDown(id jsonrpc.ID) []byte {
 	return jsonrpc.ErrorFrame(id, &jsonrpc.Error{Code: jsonrpc.CodeShuttingDown, Message: shuttingDownMessage})
 }
 
-// drain stops reading and taking calls; calls waiting for a slot are refused
-// now, running ones are left to finish (watch bounds them).
+// drain stops reading: each dispatcher stops taking new work (the
+// registry refuses calls waiting for a slot now and lets running ones
+// finish; watch bounds them).
 func (s *session) drain() {
 	s.life.draining.Store(true)
-	// Subscriptions end first, while the session is surely still running:
-	// once the worker stops, Serve may return and the transport close
-	// before a later write.
-	s.endSubscriptions()
+	for _, d := range s.dispatchers() {
+		d.Drain()
+	}
 	s.stopReading()
-	s.fifo.stopWork()
-	waiting := s.calls.closeAndTake()
-	for _, e := range waiting {
-		s.execute(e) // draining: answered without running
-	}
-	if len(waiting) > 0 {
-		s.out.flush()
-	}
 }
 
 // clientGone ends the session because the transport says the peer has gone
@@ -100,7 +92,7 @@ func (s *session) clientGone() {
 
 // hangUp ends the session because the peer is gone: nothing more is written,
 // every call is cancelled (waiting ones never start, running ones see their
-// context cancelled) and reading stops.
+// context cancelled), reading stops and the dispatchers are told.
 func (s *session) hangUp(why error) {
 	s.life.hangOnce.Do(func() {
 		s.out.silence()
@@ -108,9 +100,8 @@ func (s *session) hangUp(why error) {
 		close(s.life.hungUp)
 		s.life.cancelAll()
 		s.stopReading()
-		s.fifo.stopWork()
-		for _, e := range s.calls.closeAndTake() {
-			s.release(e)
+		for _, d := range s.dispatchers() {
+			d.HangUp()
 		}
 	})
 }

@@ -17,9 +17,9 @@ import (
 // session goes on serving.
 func TestInternalMethodsOnlyFromTheShim(t *testing.T) {
 	var hosts atomic.Int32
-	host := func(req HostRequest, w HostWriter, gone func(error)) (Hosted, error) {
+	host := func(req HostRequest, w Writer, gone func(error)) (Dispatcher, error) {
 		hosts.Add(1)
-		return &refusedHost{err: errNoHosting, write: w.Write}, nil
+		return newRefused(errNoHosting, w.Write), nil
 	}
 	internal := []string{
 		`{"jsonrpc":"2.0","method":"$/hearth/hello","params":{"cwd":"/tmp/evil","pid":9,"run":{"command":"/bin/sh","args":["-c","id > /tmp/pwned"]}}}`,
@@ -80,9 +80,9 @@ func TestInternalMethodsOnlyFromTheShim(t *testing.T) {
 // hello and on a connection that is not a shim's.
 func TestConnRunAttaches(t *testing.T) {
 	var got atomic.Value
-	host := func(req HostRequest, w HostWriter, gone func(error)) (Hosted, error) {
+	host := func(req HostRequest, w Writer, gone func(error)) (Dispatcher, error) {
 		got.Store(string(req.Run))
-		return &refusedHost{err: errNoHosting, write: w.Write}, nil
+		return newRefused(errNoHosting, w.Write), nil
 	}
 	srv, _ := newTestServer(t, Options{Host: host})
 	c := startSessionConn(t, srv, func(conn *Conn) {

@@ -22,7 +22,7 @@ import (
 )
 
 // dispatch runs one request and returns its reply frame (nil: no reply).
-func (s *session) dispatch(e *entry) []byte {
+func (s *registry) dispatch(e *entry) []byte {
 	entryTool, plain := s.plainMethod(e.method)
 	if e.meta == nil && !s.nego.initialized.Load() && e.method != "initialize" && e.method != "ping" && !plain {
 		return s.fail(e, jsonrpc.CodeInvalidRequest, "Invalid Request: the session is not initialized; send initialize first, "+
@@ -68,7 +68,7 @@ func (s *session) dispatch(e *entry) []byte {
 	return s.fail(e, jsonrpc.CodeMethodNotFound, "Method not found: "+strconv.Quote(name), nil)
 }
 
-func (s *session) plainMethod(method string) (*tool.Entry, bool) {
+func (s *registry) plainMethod(method string) (*tool.Entry, bool) {
 	if s.srv.opts.Registry == nil {
 		return nil, false
 	}
@@ -79,12 +79,12 @@ func (s *session) plainMethod(method string) (*tool.Entry, bool) {
 	return t, true
 }
 
-func (s *session) fail(e *entry, code int, msg string, data any) []byte {
+func (s *registry) fail(e *entry, code int, msg string, data any) []byte {
 	s.srv.errors.Add(1)
 	return jsonrpc.ErrorFrame(e.id, &jsonrpc.Error{Code: code, Message: msg, Data: data})
 }
 
-func (s *session) result(e *entry, v any) []byte {
+func (s *registry) result(e *entry, v any) []byte {
 	b, err := frame.Marshal(v)
 	if err != nil {
 		return s.fail(e, jsonrpc.CodeInternalError, "Internal error: result did not marshal", nil)
@@ -116,7 +116,7 @@ type initializeParams struct {
 	} `json:"capabilities"`
 }
 
-func (s *session) initialize(e *entry) []byte {
+func (s *registry) initialize(e *entry) []byte {
 	var p initializeParams
 	if err := decodeParams(e.params, &p); err != nil {
 		return s.fail(e, jsonrpc.CodeInvalidParams, "Invalid params: "+err.Error(), nil)
@@ -158,7 +158,7 @@ func decodeCursor(c string) (int, bool) {
 	return n, err == nil && n >= 0
 }
 
-func (s *session) listTools(e *entry) []byte {
+func (s *registry) listTools(e *entry) []byte {
 	var p struct {
 		Cursor *string `json:"cursor"`
 	}
@@ -186,7 +186,7 @@ func (s *session) listTools(e *entry) []byte {
 	return s.result(e, res)
 }
 
-func (s *session) setLevel(e *entry) []byte {
+func (s *registry) setLevel(e *entry) []byte {
 	var p struct {
 		Level string `json:"level"`
 	}
@@ -215,7 +215,7 @@ type outcome struct {
 // invoke runs a handler under the call's timeout, turning a panic into an
 // outcome and not waiting past the abandon grace for a handler that ignores
 // its context.
-func (s *session) invoke(e *entry, t *tool.Entry, args tool.Args, client tool.Client, rep *reporter) (outcome, context.Context) {
+func (s *registry) invoke(e *entry, t *tool.Entry, args tool.Args, client tool.Client, rep *reporter) (outcome, context.Context) {
 	// Replies buffered ahead of this call (pipelined on a FIFO connection)
 	// must not wait for it.
 	s.out.flush()
@@ -299,7 +299,7 @@ func readToolCall(d *jsonval.Doc) (toolCall, error) {
 }
 
 // callTool serves tools/call.
-func (s *session) callTool(e *entry) []byte {
+func (s *registry) callTool(e *entry) []byte {
 	p, err := readToolCall(e.paramsDoc)
 	if err != nil {
 		return s.fail(e, jsonrpc.CodeInvalidParams, "Invalid params: "+shortErr(err), nil)
@@ -347,7 +347,7 @@ func (s *session) callTool(e *entry) []byte {
 
 // callPlain serves a tool as a plain JSON-RPC method: params are the
 // arguments and the result is the tool's result object itself.
-func (s *session) callPlain(e *entry, t *tool.Entry) []byte {
+func (s *registry) callPlain(e *entry, t *tool.Entry) []byte {
 	start := time.Now()
 	args, bad := t.CheckDoc(e.paramsDoc)
 	if bad != nil {
@@ -361,7 +361,7 @@ func (s *session) callPlain(e *entry, t *tool.Entry) []byte {
 }
 
 // toolReply turns an outcome into the reply the contract requires.
-func (s *session) toolReply(e *entry, t *tool.Entry, o outcome, ctx context.Context,
+func (s *registry) toolReply(e *entry, t *tool.Entry, o outcome, ctx context.Context,
 	success func(any) []byte, failure func(*entry, *tool.Error) []byte) ([]byte, bool) {
 	switch e.cancelMode.Load() {
 	case cancelSilently:
@@ -404,7 +404,7 @@ func (s *session) toolReply(e *entry, t *tool.Entry, o outcome, ctx context.Cont
 	return failure(e, tool.Errorf(tool.Internal, "%s failed unexpectedly; the daemon log has the details", t.Name)), true
 }
 
-func (s *session) toolError(e *entry, te *tool.Error) []byte {
+func (s *registry) toolError(e *entry, te *tool.Error) []byte {
 	s.srv.errors.Add(1)
 	res, err := toolResult(te.Object(), true)
 	if err != nil {
@@ -413,7 +413,7 @@ func (s *session) toolError(e *entry, te *tool.Error) []byte {
 	return s.ok(e, res)
 }
 
-func (s *session) plainError(e *entry, te *tool.Error) []byte {
+func (s *registry) plainError(e *entry, te *tool.Error) []byte {
 	code := jsonrpc.CodeToolError
 	if te.Code == tool.InvalidRequest {
 		code = jsonrpc.CodeInvalidParams
@@ -457,7 +457,7 @@ func shortErr(err error) string {
 
 // resources serves resources/list (paged like tools/list), resources/read
 // and resources/templates/list (hearth has no templates).
-func (s *session) resources(e *entry) []byte {
+func (s *registry) resources(e *entry) []byte {
 	switch e.method {
 	case "resources/templates/list":
 		return s.ok(e, []byte(`{"resourceTemplates":[]}`))

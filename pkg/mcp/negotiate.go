@@ -43,7 +43,7 @@ type negotiation struct {
 // request's own _meta (nil for ping and plain tool methods, which need
 // none); a request that does not belong to the connection's era, or whose
 // _meta is malformed, gets the error to answer it with.
-func (s *session) eraOf(msg *jsonrpc.Message) (*reqMeta, *jsonrpc.Error) {
+func (s *registry) eraOf(msg *jsonrpc.Message) (*reqMeta, *jsonrpc.Error) {
 	if _, plain := s.plainMethod(msg.Method); plain {
 		return nil, nil // plain JSON-RPC: outside both eras
 	}
@@ -96,7 +96,7 @@ const rootsIDPrefix = "hearth-roots-"
 
 // requestRoots asks the client for its roots (MCP roots/list). The answer
 // arrives as a response, handled by the reader.
-func (s *session) requestRoots() {
+func (s *registry) requestRoots() {
 	n := s.nego.rootsAsked.Add(1)
 	s.nego.rootsMu.Lock()
 	s.nego.rootsWait = make(chan struct{})
@@ -111,7 +111,7 @@ func (s *session) requestRoots() {
 
 // response handles a response from the client: only answers to the
 // session's own roots/list requests are expected; anything else is dropped.
-func (s *session) response(msg *jsonrpc.Message) {
+func (s *registry) response(msg *jsonrpc.Message) {
 	var id string
 	if json.Unmarshal(msg.ID.Raw(), &id) != nil || !strings.HasPrefix(id, rootsIDPrefix) {
 		s.log.Debug("dropped a response from the client", zap.String("id", msg.ID.Key()))
@@ -145,7 +145,7 @@ func (s *session) response(msg *jsonrpc.Message) {
 }
 
 // rootsAnswered releases calls waiting for the roots.
-func (s *session) rootsAnswered() {
+func (s *registry) rootsAnswered() {
 	n := &s.nego
 	n.rootsMu.Lock()
 	defer n.rootsMu.Unlock()
@@ -163,7 +163,7 @@ const rootsWaitMax = 2 * time.Second
 // awaitRoots lets a tool call that arrives right after initialization wait
 // until the client has said what its roots are, so the repository it works
 // on does not depend on a race.
-func (s *session) awaitRoots(ctx context.Context) {
+func (s *registry) awaitRoots(ctx context.Context) {
 	s.nego.rootsMu.Lock()
 	ch := s.nego.rootsWait
 	s.nego.rootsMu.Unlock()

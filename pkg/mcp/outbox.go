@@ -27,6 +27,17 @@ type FrameSource interface {
 	Close()
 }
 
+// MessageSource is a FrameSource that decodes each frame itself, as a
+// transport that must look into a message before the session sees it (an
+// HTTP POST's body) does: the session then takes the message as decoded
+// rather than decoding it again (docs/decisions/0011).
+type MessageSource interface {
+	FrameSource
+	// ReadMessage returns the next frame and its decoded message, with the
+	// errors Read has; a nil msg means the session decodes line itself.
+	ReadMessage() (msg *jsonrpc.Message, line []byte, err error)
+}
+
 // FrameSink is where a session sends frames to its client. It is called from
 // several goroutines at once and must keep each frame whole.
 type FrameSink interface {

@@ -134,15 +134,9 @@ func sameDir(a, b string) bool {
 }
 
 func (s *session) info() ClientInfo {
-	_, waiting := s.calls.counts()
-	hosted := ""
-	if h := s.hosted.get(); h != nil {
-		hosted = h.Label()
-	}
 	p := &s.peer
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	return ClientInfo{
+	ci := ClientInfo{
 		Name:            p.client.Name,
 		Version:         p.client.Version,
 		ProtocolVersion: p.protocolVersion,
@@ -152,11 +146,13 @@ func (s *session) info() ClientInfo {
 		Home:            p.home,
 		Transport:       s.transport(),
 		Since:           s.since,
-		Running:         int(s.running.Load()),
-		Waiting:         waiting,
 		Requests:        s.requests.Load(),
-		Hosted:          hosted,
 	}
+	p.mu.Unlock()
+	for _, d := range s.dispatchers() {
+		d.Status(&ci)
+	}
+	return ci
 }
 
 // transport is ClientInfo.Transport; s.peer.mu is held.

@@ -71,7 +71,7 @@ func (p *pending) remove(e *entry) (wasOpen bool) {
 // admit registers a request that will execute (it is then pending until
 // release), or returns the reply refusing it: the session is draining, the
 // connection holds too much, or its id is still pending.
-func (s *session) admit(e *entry) []byte {
+func (s *registry) admit(e *entry) []byte {
 	if s.life.draining.Load() {
 		e.params, e.paramsDoc = nil, nil
 		return s.shuttingDown(e.id)
@@ -109,7 +109,7 @@ func (s *session) admit(e *entry) []byte {
 // again and its frame no longer counts. It is called exactly once per
 // admitted entry, before its reply is written (a client that has the reply
 // may reuse the id at once).
-func (s *session) release(e *entry) {
+func (s *registry) release(e *entry) {
 	s.pend.remove(e)
 	e.cancel()
 	// The reply is all that is left to send: let the frame go.
@@ -128,20 +128,21 @@ func duplicateID(id jsonrpc.ID) []byte {
 		Data:    map[string]string{"code": "DUPLICATE_ID"}})
 }
 
-func (s *session) overloaded(e *entry) []byte {
+func (s *registry) overloaded(e *entry) []byte {
 	return s.overloadedReply(e, "the connection's queue is full; retry later or send fewer requests at once")
 }
 
-// daemonOverloaded refuses a request (or, e nil, a line read only in part)
-// because every connection's pending requests together hold the
+const daemonOverloadedMessage = "the daemon holds as many unanswered requests as it may; retry later"
+
+// daemonOverloaded refuses a request because every connection's pending requests together hold the
 // daemon-wide limit (Options.MaxHeldBytes).
-func (s *session) daemonOverloaded(e *entry) []byte {
-	return s.overloadedReply(e, "the daemon holds as many unanswered requests as it may; retry later")
+func (s *registry) daemonOverloaded(e *entry) []byte {
+	return s.overloadedReply(e, daemonOverloadedMessage)
 }
 
 // overloadedReply is QUEUE_OVERLOADED: an isError result for tools/call,
 // error -32001 otherwise (id null when e is nil).
-func (s *session) overloadedReply(e *entry, msg string) []byte {
+func (s *registry) overloadedReply(e *entry, msg string) []byte {
 	if e != nil && e.method == "tools/call" {
 		res, _ := toolResult((&tool.Error{Code: tool.QueueOverloaded, Message: msg}).Object(), true)
 		return s.ok(e, res)
@@ -150,5 +151,16 @@ func (s *session) overloadedReply(e *entry, msg string) []byte {
 	if e != nil {
 		id = e.id
 	}
+	return overloadedError(id, msg)
+}
+
+func overloadedError(id jsonrpc.ID, msg string) []byte {
 	return jsonrpc.ErrorFrame(id, &jsonrpc.Error{Code: jsonrpc.CodeOverloaded, Message: msg, Data: map[string]string{"code": string(tool.QueueOverloaded)}})
+}
+
+// daemonOverloadedLine refuses a line read only in part because every
+// connection's pending requests together hold the daemon-wide limit
+// (Options.MaxHeldBytes).
+func daemonOverloadedLine() []byte {
+	return overloadedError(jsonrpc.ID{}, daemonOverloadedMessage)
 }

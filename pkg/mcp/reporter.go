@@ -17,7 +17,7 @@ const progressInterval = 250 * time.Millisecond
 // finish is called before the response is written, and sends hold the same
 // lock, so no progress can follow the response.
 type reporter struct {
-	s     *session
+	s     *registry
 	re    string          // the key of the call's request: its side messages belong to it
 	token json.RawMessage // nil: the client asked for no progress
 	// meta is a modern call's _meta: its log level, not the session's,
@@ -40,7 +40,7 @@ type progressParams struct {
 	Message       string          `json:"message,omitempty"`
 }
 
-func newReporter(s *session, re string, token json.RawMessage, meta *reqMeta) *reporter {
+func newReporter(s *registry, re string, token json.RawMessage, meta *reqMeta) *reporter {
 	if len(token) == 0 || string(token) == "null" {
 		token = nil
 	}

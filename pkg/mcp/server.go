@@ -104,7 +104,8 @@ type Options struct {
 	// not checked.
 	Home string
 	// Host attaches a connection whose shim asks for a hosted server
-	// (hosted.go). Nil: such connections are refused.
+	// and returns its dispatcher (dispatcher.go). Nil: such connections
+	// are refused.
 	Host HostFunc
 	// Control answers hearth's own control requests by method
 	// ($/hearth/servers: hearthd servers), on a connection to the socket
@@ -216,8 +217,9 @@ type Conn struct {
 	// WriteReady, when set, reports whether a write of n bytes (a frame
 	// and its newline) to the client would complete now, without waiting
 	// for the client to read. A hosted session then writes a reply in the
-	// goroutine that has it instead of handing it to another (Hosted);
-	// nil means it cannot tell, and every frame is handed over.
+	// goroutine that has it instead of handing it to another
+	// (Writer.TryWrite); nil means it cannot tell, and every frame is
+	// handed over.
 	WriteReady func(n int) bool
 	// Transport says how the client is connected, for ClientInfo:
 	// "direct" (a shim handed over its client's stdio), "socket" or

@@ -21,7 +21,7 @@ type subscription struct {
 // served and are left out of the acknowledgement) and keeps the request open
 // until the client cancels it, the connection ends, or the daemon drains
 // (then it is answered: a graceful end).
-func (s *session) listen(msg *jsonrpc.Message, meta *reqMeta) {
+func (s *registry) listen(msg *jsonrpc.Message, meta *reqMeta) {
 	if s.out.silenced.Load() {
 		return
 	}
@@ -102,7 +102,7 @@ func (r rawID) MarshalJSON() ([]byte, error) { return jsonrpc.ID(r).Raw(), nil }
 
 // unlisten ends a subscription the client cancelled: notifications/cancelled
 // wants no reply; $/cancelRequest gets the graceful end.
-func (s *session) unlisten(e *entry, reply bool) {
+func (s *registry) unlisten(e *entry, reply bool) {
 	open := s.pend.remove(e)
 	e.cancel()
 	if open && reply {
@@ -112,7 +112,7 @@ func (s *session) unlisten(e *entry, reply bool) {
 }
 
 // listenEnded is the result that ends a subscription gracefully.
-func (s *session) listenEnded(id jsonrpc.ID) []byte {
+func (s *registry) listenEnded(id jsonrpc.ID) []byte {
 	b := make([]byte, 0, 192)
 	b = append(b, `{"resultType":"complete","_meta":{"`+metaSubscriptionID+`":`...)
 	b = append(b, id.Raw()...)
@@ -124,7 +124,7 @@ func (s *session) listenEnded(id jsonrpc.ID) []byte {
 
 // endSubscriptions answers every open subscription (the daemon drains), so
 // clients know they ended on purpose.
-func (s *session) endSubscriptions() {
+func (s *registry) endSubscriptions() {
 	p := &s.pend
 	p.mu.Lock()
 	var ended []jsonrpc.ID
@@ -149,7 +149,7 @@ func (s *session) endSubscriptions() {
 // changed: a modern connection on each subscription that asked (tagged with
 // its id), a legacy session unasked (its initialize result advertises
 // listChanged). A plain connection hears nothing.
-func (s *session) listChanged(tools, resources bool) {
+func (s *registry) listChanged(tools, resources bool) {
 	if s.out.silenced.Load() {
 		return
 	}
@@ -195,6 +195,8 @@ func (s *Server) ListChanged(tools, resources bool) {
 	}
 	s.liveMu.Unlock()
 	for _, sess := range sessions {
-		sess.listChanged(tools, resources)
+		if sess.reg != nil {
+			sess.reg.listChanged(tools, resources)
+		}
 	}
 }

@@ -215,7 +215,7 @@ func (h *Handler) takeBack(ctx context.Context, id, path string) *legacySession 
 	}
 	ok := h.replay(ctx, s, "initialize", rec.Initialize)
 	if ok {
-		ok = s.hand(ctx, []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`))
+		ok = s.hand(ctx, nil, []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`))
 	}
 	if ok && rec.LogLevel != "" {
 		level, _ := json.Marshal(map[string]string{"level": rec.LogLevel})
@@ -249,7 +249,7 @@ func (h *Handler) replay(ctx context.Context, s *legacySession, method string, p
 		return false
 	}
 	st := s.openStream(msg.ID.Key(), msg.ID, false)
-	if st == nil || !s.hand(ctx, frame) {
+	if st == nil || !s.hand(ctx, msg, frame) {
 		return false
 	}
 	defer func() {

@@ -26,7 +26,7 @@ type legacySession struct {
 	id   string
 	path string // the endpoint it was opened on: only that one reaches it
 
-	in       chan []byte   // the frames POSTs bring (the session's FrameSource)
+	in       chan inFrame  // the frames POSTs bring (the session's FrameSource)
 	stopRead chan struct{} // closed when the session stops reading
 	stopOnce sync.Once
 	gone     chan struct{} // closed when the client ended the session (DELETE) or it expired
@@ -62,7 +62,7 @@ func newLegacySession() *legacySession {
 	_, _ = rand.Read(b[:])
 	s := &legacySession{
 		id:       hex.EncodeToString(b[:]),
-		in:       make(chan []byte, 64),
+		in:       make(chan inFrame, 64),
 		stopRead: make(chan struct{}),
 		gone:     make(chan struct{}),
 		ended:    make(chan struct{}),
@@ -76,15 +76,29 @@ func newLegacySession() *legacySession {
 	return s
 }
 
-// Read is the session's FrameSource: the frames POSTs hand in.
-func (s *legacySession) Read() ([]byte, error) {
+// inFrame is a frame a POST hands in, with its message as the POST decoded
+// it (nil: the session decodes it).
+type inFrame struct {
+	msg *jsonrpc.Message
+	b   []byte
+}
+
+// ReadMessage is the session's MessageSource: the frames POSTs hand in,
+// decoded once, by the POST (docs/decisions/0011).
+func (s *legacySession) ReadMessage() (*jsonrpc.Message, []byte, error) {
 	select {
-	case b := <-s.in:
-		s.off += int64(len(b))
-		return b, nil
+	case f := <-s.in:
+		s.off += int64(len(f.b))
+		return f.msg, f.b, nil
 	case <-s.stopRead:
-		return nil, io.EOF
+		return nil, nil, io.EOF
 	}
+}
+
+// Read is the frames without their messages (FrameSource).
+func (s *legacySession) Read() ([]byte, error) {
+	_, b, err := s.ReadMessage()
+	return b, err
 }
 
 func (s *legacySession) Offset() int64 { return s.off }
@@ -258,10 +272,11 @@ func (s *legacySession) whileServed(parent context.Context) (context.Context, co
 	return ctx, cancel
 }
 
-// hand gives a frame to the session; false when it has ended.
-func (s *legacySession) hand(ctx context.Context, b []byte) bool {
+// hand gives a frame and its message (nil: not decoded) to the session;
+// false when it has ended.
+func (s *legacySession) hand(ctx context.Context, msg *jsonrpc.Message, b []byte) bool {
 	select {
-	case s.in <- b:
+	case s.in <- inFrame{msg, b}:
 		return true
 	case <-s.ended:
 		return false
@@ -358,7 +373,7 @@ func (h *Handler) postToSession(p post, id string) {
 	}
 	s.touch(0)
 	if p.msg.Kind != jsonrpc.Request {
-		if !s.hand(p.r.Context(), p.body) {
+		if !s.hand(p.r.Context(), p.msg, p.body) {
 			refuse(p.w, http.StatusNotFound, jsonrpc.CodeInvalidRequest, "Not Found: the session ended")
 			return
 		}
@@ -388,7 +403,7 @@ func (h *Handler) request(p post, s *legacySession, opening bool) {
 			Data:    map[string]string{"code": "DUPLICATE_ID"}})
 		return
 	}
-	if !s.hand(p.r.Context(), p.body) {
+	if !s.hand(p.r.Context(), p.msg, p.body) {
 		refuseID(p.w, http.StatusNotFound, p.msg.ID, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "Not Found: the session ended"})
 		return
 	}

@@ -39,7 +39,7 @@ func (h *Handler) serveModern(p post, modern bool, version string, bad *jsonrpc.
 			Message: "Method not found: " + p.msg.Method + " is not part of protocol " + version + " (2025 clients initialize without _meta)"})
 		return
 	}
-	src := &oneFrame{frame: p.body, replied: make(chan struct{}), stop: make(chan struct{})}
+	src := &oneFrame{frame: p.body, msg: p.msg, replied: make(chan struct{}), stop: make(chan struct{})}
 	sink := &postSink{p: p, replied: src.replied}
 	conn := mcp.Conn{Source: src, Sink: sink, CloseRead: src.closeRead, Gone: p.r.Context().Done(), Transport: "http", Run: p.run}
 	_ = h.opts.Serve(h.base, conn)
@@ -151,22 +151,28 @@ func decodeParamValue(v string) (string, bool) {
 // open until then).
 type oneFrame struct {
 	frame    []byte
+	msg      *jsonrpc.Message // the body as the POST decoded it (MessageSource)
 	read     bool
 	replied  chan struct{}
 	stop     chan struct{}
 	stopOnce sync.Once
 }
 
-func (o *oneFrame) Read() ([]byte, error) {
+func (o *oneFrame) ReadMessage() (*jsonrpc.Message, []byte, error) {
 	if !o.read {
 		o.read = true
-		return o.frame, nil
+		return o.msg, o.frame, nil
 	}
 	select {
 	case <-o.replied:
 	case <-o.stop:
 	}
-	return nil, io.EOF
+	return nil, nil, io.EOF
+}
+
+func (o *oneFrame) Read() ([]byte, error) {
+	_, b, err := o.ReadMessage()
+	return b, err
 }
 
 func (o *oneFrame) Offset() int64 { return int64(len(o.frame)) }

@@ -104,7 +104,13 @@ pkg/atomicfile, pkg/safefile < pkg/workspace/index;
 pkg/tool, pkg/repo, pkg/safefile, pkg/supervisor, pkg/workspace/index, go.uber.org/zap < pkg/workspace;
 
 # Hosted MCP servers: children of the supervisor, whose frames are routed.
-pkg/envelope, pkg/jsonrpc < pkg/hosted/route;
+# A hosted server is the other kind of dispatcher a session plugs in
+# (mcp.Dispatcher, docs/architecture.md, "The session in parts"): the
+# router writes to the session's mcp.Writer, the one writer interface of
+# both sides, and pkg/hosted's Session is the dispatcher. pkg/mcp knows
+# nothing of them.
+pkg/envelope, pkg/jsonrpc, pkg/mcp < pkg/hosted/route;
+pkg/hosted, pkg/hosted/route !< pkg/mcp;
 pkg/endpoint, pkg/frame, pkg/hosted/route, pkg/rawio, pkg/repo, pkg/supervisor, go.uber.org/zap < pkg/hosted;
 
 # Adopting an MCP client's configuration.

@@ -32,6 +32,10 @@ type Client struct {
 	// it hears of list changes only through its own listens (by id key).
 	modern  bool
 	listens map[string]*clientListen
+	// said is the params of its latest initialize, or of a server/discover
+	// with modern _meta (saidModern): who it says it is (identity.go).
+	said       json.RawMessage
+	saidModern bool
 }
 
 type clientCaps struct{ sampling, elicitation, roots bool }
@@ -282,6 +286,7 @@ func (c *Client) fail(id jsonrpc.ID, code int, message string) {
 // request routes a client request; r.mu is held.
 func (c *Client) request(msg *jsonrpc.Message) {
 	r := c.r
+	c.hear(msg)
 	_, listening := c.listens[idKey(msg.ID.Raw())]
 	if _, dup := c.inflight[idKey(msg.ID.Raw())]; dup || listening {
 		c.fail(msg.ID, jsonrpc.CodeDuplicateID, "Invalid Request: id "+string(msg.ID.Raw())+" is that of a request still in flight")

@@ -1,10 +1,16 @@
 package route
 
-import "sync"
+import (
+	"sync"
 
-// Peer is how the router sends frames to one client or to the upstream.
-// Only the outbox's owner calls it, so never two calls at once, and frames
-// go out in the order they were queued.
+	"github.com/hearth-mcp/hearth/pkg/mcp"
+)
+
+// Peer is how the router sends frames to one client or to the upstream:
+// the session's writer (mcp.Writer), one interface for both sides of the
+// dispatcher seam (docs/architecture.md, "The session in parts"). Only
+// the outbox's owner calls it, so never two calls at once, and frames go
+// out in the order they were queued.
 //
 // re labels a frame sent to a client with the key (jsonrpc.Key) of the
 // client's request it belongs to: its reply, its progress, a log message
@@ -13,15 +19,7 @@ import "sync"
 // A transport that answers each request apart (Streamable HTTP) sends the
 // frame on that request's stream; a stream transport, and the upstream,
 // ignore it (docs/protocol.md, "Hosted servers over HTTP").
-type Peer interface {
-	// Write sends one frame (without its newline), waiting as long as the
-	// peer takes to make room.
-	Write(frame []byte, re string) error
-	// TryWrite sends one frame only if the peer can take all of it now,
-	// without waiting, and says whether it did. A peer that cannot tell
-	// always says false: its frames are then written by Write.
-	TryWrite(frame []byte, re string) (bool, error)
-}
+type Peer = mcp.Writer
 
 // WriteFunc is a Peer that is always written through Write, and has no use
 // for labels.
