@@ -305,7 +305,7 @@ func (c *Client) request(msg *jsonrpc.Message) {
 			c.modern = true
 		}
 		if r.initParams == nil {
-			r.initParams = initParamsFromMeta(msg.Params)
+			r.initParams = upstreamInitParams(initParamsFromMeta(msg.Params), r.opts.Mode)
 		}
 	}
 	if msg.Method == "server/discover" && r.era == eraLegacy {

@@ -508,3 +508,29 @@ func TestSharedUpstreamCapabilitiesDoNotDependOnArrival(t *testing.T) {
 		t.Fatalf("initializes checked: %d", len(seen))
 	}
 }
+
+// A first client that probes with a modern server/discover (as the Go SDK
+// does) before falling back to initialize gives a shared legacy upstream
+// the same capabilities as any other first client (decision 0034).
+func TestSharedUpstreamCapabilitiesAfterAModernProbe(t *testing.T) {
+	ts := newTestServer()
+	h := newHarness(t, ts.srv, Options{})
+	a := h.raw()
+	a.send(`{"jsonrpc":"2.0","id":"d","method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"experimental":{"x":{}}},"io.modelcontextprotocol/clientInfo":{"name":"probe","version":"1"}}}}`)
+	a.response() // refused: the upstream speaks 2025
+	a.initialize()
+	h.settled()
+	frames := h.framesOf("initialize")
+	if len(frames) != 1 {
+		t.Fatalf("%d initialize sent upstream", len(frames))
+	}
+	var m struct {
+		Params struct {
+			Capabilities json.RawMessage `json:"capabilities"`
+		} `json:"params"`
+	}
+	json.Unmarshal([]byte(frames[0]), &m)
+	if string(m.Params.Capabilities) != SharedCapabilities {
+		t.Fatalf("after a modern probe the upstream was initialized with %s, want %s", m.Params.Capabilities, SharedCapabilities)
+	}
+}
