@@ -34,8 +34,10 @@ func (in *Instance) fromCatalog() {
 			case !e.Identity.Same(now):
 				in.t.log.Info("hosted server's catalog entry is stale: its code changed", zap.String("server", in.spec.Label()), zap.String("key", in.key))
 			case !e.Usable(time.Now()):
+				in.t.log.Info("hosted server's catalog entry is not answered from: its lists are older than their ttlMs", zap.String("server", in.spec.Label()), zap.String("key", in.key))
 			default:
-				in.r.Seed(route.Catalog{InitParams: e.InitParams, InitResult: e.InitResult, Lists: e.Lists})
+				seeded := in.r.Seed(route.Catalog{InitParams: e.InitParams, InitResult: e.InitResult, Lists: e.Lists})
+				in.t.log.Info("hosted server answered from its catalog until a request needs it", zap.String("server", in.spec.Label()), zap.String("key", in.key), zap.Bool("seeded", seeded))
 			}
 		}
 	}
@@ -65,7 +67,7 @@ func (in *Instance) recordCatalog(cat route.Catalog) {
 	e := &catalog.Entry{
 		Key: in.key, Server: in.spec.Label(), Name: in.spec.ServerName(), Identity: id,
 		InitParams: cat.InitParams, InitResult: cat.InitResult, Era: init.ProtocolVersion,
-		Lists: cat.Lists, Uncacheable: cat.Uncacheable, TTLMillis: cat.TTL.Milliseconds(),
+		Lists: cat.Lists, TTLMillis: cat.TTL.Milliseconds(),
 		Recorded: now, LastRan: now,
 	}
 	go func() {

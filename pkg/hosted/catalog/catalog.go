@@ -40,12 +40,9 @@ type Entry struct {
 	Era string `json:"era"`
 	// Lists holds each list method's pages, in order.
 	Lists map[string][]json.RawMessage `json:"lists"`
-	// Uncacheable: the server said its lists are stale at once (ttlMs 0):
-	// kept for status, never answered from. TTLMillis is the shortest
-	// positive ttlMs it gave (0: none): the entry is answered from only
-	// that long after Recorded.
-	Uncacheable bool  `json:"uncacheable,omitempty"`
-	TTLMillis   int64 `json:"ttlMs,omitempty"`
+	// TTLMillis is the shortest positive ttlMs its lists gave (0: none):
+	// the entry is answered from only that long after Recorded.
+	TTLMillis int64 `json:"ttlMs,omitempty"`
 	// Recorded is when the lists were fetched; LastRan when the upstream
 	// last ran (started or stopped).
 	Recorded time.Time `json:"recorded"`
@@ -53,12 +50,8 @@ type Entry struct {
 }
 
 // Usable reports whether clients may be answered from the entry at now:
-// the server did not call its lists stale, and their ttlMs, if any, has not
-// run out.
+// its lists' ttlMs, if any, has not run out.
 func (e *Entry) Usable(now time.Time) bool {
-	if e.Uncacheable {
-		return false
-	}
 	return e.TTLMillis <= 0 || now.Sub(e.Recorded) < time.Duration(e.TTLMillis)*time.Millisecond
 }
 

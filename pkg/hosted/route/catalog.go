@@ -23,11 +23,9 @@ type Catalog struct {
 	// Lists holds each list method's pages, in order (each page a whole
 	// result, nextCursor and all).
 	Lists map[string][]json.RawMessage
-	// Uncacheable: a page said ttlMs 0 (stale at once); such a catalog is
-	// recorded for status but not answered from. TTL is the shortest
-	// positive ttlMs of a page (0: none said).
-	Uncacheable bool
-	TTL         time.Duration
+	// TTL is the shortest positive ttlMs of a page (0: none said): the
+	// lists are answered from for that long after they were fetched.
+	TTL time.Duration
 }
 
 // catalogLists are the lists a catalog holds, and the notification that
@@ -192,18 +190,18 @@ func (r *Router) catalogFetched(f *catalogFetch) {
 		}
 	}
 	cat := Catalog{InitParams: r.initParams, InitResult: r.initResult, Lists: lists}
+	// ttlMs and cacheScope are 2026-07-28 fields, and the SDKs put them in
+	// a 2025 session's list results too with their defaults (the Go SDK:
+	// ttlMs 0, cacheScope "public"), which no server chose: a 0 there is
+	// no declaration. A positive ttlMs is one (no SDK's default), and
+	// bounds how long the lists are answered from. cacheScope "private" is
+	// kept to one authorization context already: an instance key has the
+	// entry's environment, its tokens, in it (decision 0045).
 	for _, pages := range lists {
 		for _, page := range pages {
 			o, _ := decodeObject(page)
-			raw, ok := o["ttlMs"]
-			if !ok {
-				continue
-			}
-			ms, err := strconv.ParseInt(string(bytes.TrimSpace(raw)), 10, 64)
-			switch {
-			case err != nil || ms <= 0:
-				cat.Uncacheable = true
-			case cat.TTL == 0 || time.Duration(ms)*time.Millisecond < cat.TTL:
+			ms, err := strconv.ParseInt(string(bytes.TrimSpace(o["ttlMs"])), 10, 64)
+			if err == nil && ms > 0 && (cat.TTL == 0 || time.Duration(ms)*time.Millisecond < cat.TTL) {
 				cat.TTL = time.Duration(ms) * time.Millisecond
 			}
 		}
@@ -224,7 +222,7 @@ func (r *Router) catalogFetched(f *catalogFetch) {
 			}
 		}
 	}
-	r.cat.lists, r.cat.answers = lists, !cat.Uncacheable
+	r.cat.lists, r.cat.answers = lists, true
 	r.opts.Record(cat)
 }
 

@@ -123,18 +123,26 @@ func TestCatalogSameListsNoChange(t *testing.T) {
 	rc.quiet(100 * time.Millisecond)
 }
 
-// A server whose list says ttlMs 0 is recorded as uncacheable, and the
-// router stops answering from its catalog.
-func TestCatalogTTLZeroIsUncacheable(t *testing.T) {
-	got := make(chan Catalog, 1)
-	page := json.RawMessage(`{"tools":[],"ttlMs":0,"cacheScope":"public"}`)
-	r := New(Options{Record: func(c Catalog) { got <- c }})
-	r.mu.Lock()
-	r.cat.answers = true
-	r.catalogFetched(&catalogFetch{pages: map[string][]json.RawMessage{"tools/list": {page}}, failed: map[string]bool{}})
-	answers := r.cat.answers
-	r.unlock()
-	if c := <-got; !c.Uncacheable || answers {
-		t.Fatalf("ttlMs 0: uncacheable %v, still answered from %v", c.Uncacheable, answers)
+// A positive ttlMs is recorded as the catalog's TTL; a 0 (the Go SDK's
+// default in every list result, chosen by no server) is no declaration.
+func TestCatalogTTL(t *testing.T) {
+	for _, tc := range []struct {
+		page string
+		want time.Duration
+	}{
+		{`{"tools":[],"ttlMs":0,"cacheScope":"public"}`, 0},
+		{`{"tools":[],"ttlMs":5000,"cacheScope":"private"}`, 5 * time.Second},
+		{`{"tools":[]}`, 0},
+		{`{"tools":[],"ttlMs":"soon"}`, 0},
+	} {
+		got := make(chan Catalog, 1)
+		r := New(Options{Record: func(c Catalog) { got <- c }})
+		r.mu.Lock()
+		r.catalogFetched(&catalogFetch{pages: map[string][]json.RawMessage{"tools/list": {json.RawMessage(tc.page)}}, failed: map[string]bool{}})
+		answers := r.cat.answers
+		r.unlock()
+		if c := <-got; c.TTL != tc.want || !answers {
+			t.Errorf("%s: ttl %v, answered from %v; want %v", tc.page, c.TTL, answers, tc.want)
+		}
 	}
 }
