@@ -198,7 +198,7 @@ func (t *Table) Stop(name string) (int, error) {
 // started server. It returns how many entries it dropped.
 func (t *Table) Forget(name string) (int, error) {
 	if t.cat == nil {
-		return 0, nil
+		return 0, errors.New("this daemon keeps no catalog of hosted servers (it has no state directory)")
 	}
 	n := 0
 	for _, e := range t.cat.All() {
