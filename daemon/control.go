@@ -46,8 +46,8 @@ func (d *Daemon) controls() map[string]mcp.ControlFunc {
 // serversControl answers $/hearth/servers.
 func (d *Daemon) serversControl(_ context.Context, params json.RawMessage) (any, error) {
 	var a hostedControlArgs
-	if err := json.Unmarshal(params, &a); err != nil || a.Name == "" || (a.Action != "restart" && a.Action != "stop") {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: ServersMethod + ` takes {"action":"restart"|"stop","name":NAME}`}
+	if err := json.Unmarshal(params, &a); err != nil || a.Name == "" || (a.Action != "restart" && a.Action != "stop" && a.Action != "forget") {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: ServersMethod + ` takes {"action":"restart"|"stop"|"forget","name":NAME}`}
 	}
 	n, err := d.controlServers(a)
 	if err != nil {
@@ -69,6 +69,11 @@ func (d *Daemon) controlServers(a hostedControlArgs) (int, error) {
 		return d.hosted.Restart(a.Name)
 	case "stop":
 		return d.hosted.Stop(a.Name)
+	case "forget":
+		// The catalog entry only (docs/decisions/0045-hosted-catalog.md):
+		// the user's, never a model's (hosted_servers offers restart and
+		// stop).
+		return d.hosted.Forget(a.Name)
 	}
 	return 0, fmt.Errorf("no action %q", a.Action)
 }

@@ -42,8 +42,11 @@ func TestHostedControlIsTheUsers(t *testing.T) {
 		} else if data, ok := je.Data.(map[string]any); !ok || data["ambiguous"] != false || data["matches"] == nil {
 			t.Errorf("restart of nothing: data %#v, want the instances that run", je.Data)
 		}
+		if _, err := fn(context.Background(), json.RawMessage(`{"action":"forget","name":"nosuch"}`)); err == nil || !strings.Contains(err.Error(), "catalog") {
+			t.Errorf("forget of nothing: %v", err)
+		}
 		for _, bad := range []string{`{"action":"kill","name":"x"}`, `{"action":"stop"}`, `[]`, `nope`} {
-			if _, err := fn(context.Background(), json.RawMessage(bad)); err == nil || !strings.Contains(err.Error(), `takes {"action":"restart"|"stop","name":NAME}`) {
+			if _, err := fn(context.Background(), json.RawMessage(bad)); err == nil || !strings.Contains(err.Error(), `takes {"action":"restart"|"stop"|"forget","name":NAME}`) {
 				t.Errorf("%s: %v", bad, err)
 			}
 		}

@@ -119,7 +119,11 @@ func New(cfg Config, log *zap.Logger, env tool.Env, children *supervisor.Supervi
 	if cfg.StateDir != "" {
 		logDir = filepath.Join(cfg.StateDir, "servers")
 	}
-	d.hosted = hosted.NewTable(hosted.Options{Supervisor: children, LogDir: logDir, Logger: log})
+	catalogDir := ""
+	if cfg.StateDir != "" {
+		catalogDir = filepath.Join(cfg.StateDir, "catalog")
+	}
+	d.hosted = hosted.NewTable(hosted.Options{Supervisor: children, LogDir: logDir, Logger: log, CatalogDir: catalogDir})
 	d.srv = mcp.New(mcp.Options{
 		Registry:     d.reg,
 		Name:         "hearth",

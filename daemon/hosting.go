@@ -113,7 +113,8 @@ func (d *Daemon) hostedSpec(raw json.RawMessage) (hosted.Spec, error) {
 			merged[k] = v
 		}
 		return hosted.Spec{Name: rr.Name, Command: resolveCommand(sv.Command), Args: sv.Args, Env: envList(merged), Dir: sv.Cwd,
-			Sharing: sharing, IdleTimeout: sv.IdleTimeout, InitTimeout: sv.InitTimeout, AnswerTimeout: sv.AnswerTimeout, Restart: sv.Restart}, nil
+			Sharing: sharing, IdleTimeout: sv.IdleTimeout, InitTimeout: sv.InitTimeout, AnswerTimeout: sv.AnswerTimeout, Restart: sv.Restart,
+			Prestart: sv.Prestart, NoCatalog: sv.NoCatalog}, nil
 	}
 	if strings.TrimSpace(rr.Command) == "" {
 		return hosted.Spec{}, errors.New("no command to run: use hearth run COMMAND ARGS... or hearth run NAME")

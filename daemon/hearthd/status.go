@@ -317,9 +317,21 @@ func printHosted(out io.Writer, list []hosted.Status) {
 		if h.Scope != "" {
 			fmt.Fprintf(out, ", for %s", h.Scope)
 		}
-		fmt.Fprintf(out, "; log %s\n", h.Log)
+		if h.Log != "" {
+			fmt.Fprintf(out, "; log %s", h.Log)
+		}
+		fmt.Fprintln(out)
 		if h.LastError != "" {
 			fmt.Fprintf(out, "  %s: last error: %s\n", h.Key, h.LastError)
+		}
+		if c := h.Catalog; c != nil {
+			answers := "answered from it while stopped"
+			if !c.Answers {
+				answers = "not answered from (its code changed, its lists are stale, or catalog = false)"
+			}
+			fmt.Fprintf(out, "  %s: catalog: %d tools, %d prompts, %d resources, %d templates, %s old, last ran %s ago; %s\n",
+				h.Key, c.Tools, c.Prompts, c.Resources, c.Templates, (time.Duration(c.AgeSeconds) * time.Second).String(),
+				time.Since(c.LastRan).Round(time.Second), answers)
 		}
 	}
 }

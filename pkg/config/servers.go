@@ -25,6 +25,12 @@ type Server struct {
 	// sampling, elicitation or roots request (0: the default).
 	AnswerTimeout time.Duration
 	Restart       string // "" (on-failure), "on-failure" or "never"
+	// Prestart starts the server with the daemon's first client of it even
+	// when its catalog could answer (docs/decisions/0045-hosted-catalog.md).
+	Prestart bool
+	// NoCatalog (catalog = false): never answer from the catalog; every
+	// client's initialize and lists wait for a started server.
+	NoCatalog bool
 }
 
 // Servers are the config's [servers.NAME] tables, by name.
@@ -176,8 +182,19 @@ func parseServer(name string, t map[string]any, getenv func(string) string) (Ser
 			default:
 				problems = append(problems, fmt.Sprintf("restart: want on-failure or never, got %q", s))
 			}
+		case "prestart", "catalog":
+			b, ok := t[k].(bool)
+			if !ok {
+				problems = append(problems, fmt.Sprintf("%s: want true or false, got %s", k, tomlType(t[k])))
+				continue
+			}
+			if k == "prestart" {
+				sv.Prestart = b
+			} else {
+				sv.NoCatalog = !b
+			}
 		default:
-			problems = append(problems, fmt.Sprintf("%s: unknown key (a server takes command, args, env, cwd, sharing, idle_timeout, init_timeout, answer_timeout, restart)", k))
+			problems = append(problems, fmt.Sprintf("%s: unknown key (a server takes command, args, env, cwd, sharing, idle_timeout, init_timeout, answer_timeout, restart, prestart, catalog)", k))
 		}
 	}
 	if _, ok := t["command"]; !ok {

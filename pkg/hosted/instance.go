@@ -11,6 +11,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/hearth-mcp/hearth/pkg/frame"
+	"github.com/hearth-mcp/hearth/pkg/hosted/catalog"
 	"github.com/hearth-mcp/hearth/pkg/hosted/route"
 	"github.com/hearth-mcp/hearth/pkg/supervisor"
 )
@@ -98,6 +99,9 @@ type Instance struct {
 	lastErr    string
 	idle       *time.Timer
 	initTimer  *time.Timer
+	// identity is what the running upstream's code was when it started
+	// (catalog.go).
+	identity catalog.Identity
 }
 
 func (t *Table) newInstance(spec Spec, key, scope, clientDir string) *Instance {
@@ -122,6 +126,7 @@ func (t *Table) newInstance(spec Spec, key, scope, clientDir string) *Instance {
 		Wake:          func() { go in.start() },
 		Ready:         in.onReady,
 		Trouble:       func(err error) { go in.kill(err) },
+		Record:        in.recordCatalog,
 	})
 	return in
 }
@@ -170,6 +175,7 @@ func (in *Instance) start() {
 	}
 	in.mu.Unlock()
 	in.slog.forget()
+	identity := catalog.Identify(in.spec.Command, in.spec.Args, in.workDir())
 	in.slog.mark(fmt.Sprintf("%s starting %s (sharing %s, key %s)", time.Now().UTC().Format(time.RFC3339), in.spec.Label(), in.spec.Sharing, in.key))
 	p, err := in.t.sup.Start(supervisor.ProcessSpec{
 		Path: in.spec.Command, Args: in.spec.Args, Dir: in.workDir(), Env: in.env(),
@@ -201,7 +207,7 @@ func (in *Instance) start() {
 		in.restarts++
 	}
 	in.everRan = true
-	in.proc, in.ready, in.killReason, in.startedAt = p, false, nil, time.Now()
+	in.proc, in.ready, in.killReason, in.startedAt, in.identity = p, false, nil, time.Now(), identity
 	in.initTimer = time.AfterFunc(in.spec.InitTimeout, func() {
 		in.kill(fmt.Errorf("%s never answered %s within %s", in.spec.Label(), in.r.Awaiting(), in.spec.InitTimeout))
 	})
@@ -333,6 +339,9 @@ func (in *Instance) watch(p *supervisor.Process, out *upstreamOut) {
 	}
 	in.mu.Unlock()
 	in.slog.mark(fmt.Sprintf("%s exited (%s)", time.Now().UTC().Format(time.RFC3339), p.ExitString()))
+	if in.catalogued() {
+		in.t.cat.Touch(in.key, time.Now().UTC()) // when it last ran, for status
+	}
 	if !intended && !gone {
 		in.t.log.Warn("hosted server exited", zap.String("server", in.spec.Label()), zap.String("key", in.key), zap.String("exit", p.ExitString()))
 	}

@@ -53,7 +53,10 @@ const (
 
 // Defaults.
 const (
-	DefaultIdleTimeout = 5 * time.Minute
+	// DefaultIdleTimeout is short: a server with a catalog entry costs a
+	// client nothing to attach to while it is stopped, so one nobody uses
+	// need not keep running (docs/decisions/0045-hosted-catalog.md).
+	DefaultIdleTimeout = time.Minute
 	DefaultInitTimeout = 30 * time.Second
 	// crashLoop consecutive failed starts mark an instance failed.
 	crashLoop = 5
@@ -90,6 +93,10 @@ type Spec struct {
 	// id and such, decision 0036): passed only under client sharing, never
 	// part of the key.
 	ClientEnv []string
+	// Prestart: start the upstream with the instance, even when the
+	// catalog answers its clients; NoCatalog: never answer from the
+	// catalog (docs/decisions/0045-hosted-catalog.md).
+	Prestart, NoCatalog bool
 }
 
 // Label names the server for people: its config name, else its command and

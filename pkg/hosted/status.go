@@ -2,6 +2,8 @@ package hosted
 
 import (
 	"os"
+
+	"github.com/hearth-mcp/hearth/pkg/hosted/catalog"
 	"strconv"
 	"strings"
 	"time"
@@ -26,6 +28,34 @@ type Status struct {
 	LastError     string   `json:"lastError,omitempty"`
 	Log           string   `json:"log"`
 	EnvNames      []string `json:"envNames,omitempty"`
+	// Catalog is what the catalog holds for the instance's key
+	// (docs/decisions/0045-hosted-catalog.md); a catalogued server with no
+	// instance is listed with state "stopped".
+	Catalog *CatalogStatus `json:"catalog,omitempty"`
+}
+
+// CatalogStatus describes a catalog entry.
+type CatalogStatus struct {
+	Tools     int       `json:"tools"`
+	Prompts   int       `json:"prompts"`
+	Resources int       `json:"resources"`
+	Templates int       `json:"resourceTemplates"`
+	Recorded  time.Time `json:"recorded"`
+	// AgeSeconds is how long ago the lists were fetched.
+	AgeSeconds float64   `json:"ageSeconds"`
+	LastRan    time.Time `json:"lastRan"`
+	// Version is what the server said it was (serverInfo.version).
+	Version string `json:"version,omitempty"`
+	// Answers: clients are answered from it (false: no longer the server's
+	// code, stale by its ttlMs, or catalog = false).
+	Answers bool `json:"answers"`
+}
+
+func catalogStatus(e *catalog.Entry, current bool) *CatalogStatus {
+	cs := &CatalogStatus{Recorded: e.Recorded, LastRan: e.LastRan, Version: e.Identity.Resolved,
+		AgeSeconds: time.Since(e.Recorded).Round(time.Second).Seconds(), Answers: current && e.Usable(time.Now())}
+	cs.Tools, cs.Prompts, cs.Resources, cs.Templates = e.Counts()
+	return cs
 }
 
 func (in *Instance) status() Status {
@@ -44,6 +74,11 @@ func (in *Instance) status() Status {
 	st.Era = in.r.ProtocolVersion()
 	if st.Pid > 0 {
 		st.RSSBytes = groupRSS(st.Pid)
+	}
+	if in.catalogued() {
+		if e, ok := in.t.cat.Load(in.key); ok {
+			st.Catalog = catalogStatus(e, e.Identity.Same(catalog.Identify(in.spec.Command, in.spec.Args, in.workDir())))
+		}
 	}
 	return st
 }

@@ -8,11 +8,13 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 
 	"go.uber.org/zap"
 
+	"github.com/hearth-mcp/hearth/pkg/hosted/catalog"
 	"github.com/hearth-mcp/hearth/pkg/hosted/route"
 	"github.com/hearth-mcp/hearth/pkg/jsonrpc"
 	"github.com/hearth-mcp/hearth/pkg/mcp"
@@ -25,6 +27,7 @@ type Table struct {
 	logDir string
 	log    *zap.Logger
 	logCap int64
+	cat    *catalog.Store // nil: no catalog
 
 	mu     sync.Mutex
 	inst   map[string]*Instance
@@ -38,6 +41,9 @@ type Options struct {
 	LogDir string
 	Logger *zap.Logger
 	LogCap int64 // bytes of one log before it is rotated (0: DefaultLogCap)
+	// CatalogDir holds the catalog of what each instance's server
+	// answered (catalog.go); "" keeps none.
+	CatalogDir string
 }
 
 // NewTable returns an empty table.
@@ -48,7 +54,11 @@ func NewTable(o Options) *Table {
 	if o.LogCap <= 0 {
 		o.LogCap = DefaultLogCap
 	}
-	return &Table{sup: o.Supervisor, logDir: o.LogDir, log: o.Logger, logCap: o.LogCap, inst: map[string]*Instance{}}
+	t := &Table{sup: o.Supervisor, logDir: o.LogDir, log: o.Logger, logCap: o.LogCap, inst: map[string]*Instance{}}
+	if o.CatalogDir != "" {
+		t.cat = catalog.Open(o.CatalogDir)
+	}
+	return t
 }
 
 // ErrClosed: the table is shutting down.
@@ -164,6 +174,7 @@ func (t *Table) Attach(spec Spec, clientDir string, conn uint64, peer route.Peer
 	if in == nil {
 		in = t.newInstance(spec, key, scope, clientDir)
 		t.inst[key] = in
+		in.fromCatalog()
 	}
 	in.attached()
 	return &Session{inst: in, c: in.r.Attach(peer, gone), w: peer, done: make(chan struct{})}, nil
@@ -195,8 +206,21 @@ func (t *Table) Statuses() []Status {
 	}
 	t.mu.Unlock()
 	out := make([]Status, 0, len(list))
+	seen := map[string]bool{}
 	for _, in := range list {
 		out = append(out, in.status())
+		seen[in.key] = true
+	}
+	if t.cat != nil {
+		// Catalogued servers no instance serves now: when they last ran and
+		// what a client attaching to them is answered with.
+		for _, e := range t.cat.All() {
+			if seen[e.Key] {
+				continue
+			}
+			out = append(out, Status{Server: e.Server, Name: e.Name, Command: e.Identity.Command, Key: e.Key,
+				State: "stopped", Era: e.Era, Catalog: catalogStatus(e, true)})
+		}
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Server != out[j].Server {
@@ -228,6 +252,36 @@ func (t *Table) Stop(name string) (int, error) {
 		in.stopForGood(fmt.Errorf("%s was stopped by hearthd servers stop", in.spec.Label()))
 	}
 	return len(list), err
+}
+
+// Forget drops the catalog entries of the servers name names (a server's
+// name or label, or a key prefix, as Restart takes it, among running
+// instances and catalogued servers alike): their next client waits for a
+// started server. It returns how many entries it dropped.
+func (t *Table) Forget(name string) (int, error) {
+	if t.cat == nil {
+		return 0, errors.New("this daemon keeps no catalog of hosted servers (it has no state directory)")
+	}
+	n := 0
+	for _, e := range t.cat.All() {
+		if e.Name == name || e.Server == name || (len(name) >= minKeyPrefix && hexDigits.MatchString(name) && strings.HasPrefix(e.Key, name)) {
+			if ok, err := t.cat.Forget(e.Key); err != nil {
+				return n, err
+			} else if ok {
+				n++
+			}
+			t.mu.Lock()
+			in := t.inst[e.Key]
+			t.mu.Unlock()
+			if in != nil {
+				in.r.ForgetCatalog()
+			}
+		}
+	}
+	if n == 0 {
+		return 0, fmt.Errorf("no hosted server named %q has a catalog entry, and no entry's key starts with it (hearthd status lists them)", name)
+	}
+	return n, nil
 }
 
 // Close stops every instance (daemon shutdown).

@@ -111,7 +111,9 @@ pkg/tool, pkg/repo, pkg/safefile, pkg/supervisor, pkg/workspace/index, go.uber.o
 # nothing of them.
 pkg/envelope, pkg/jsonrpc, pkg/mcp < pkg/hosted/route;
 pkg/hosted, pkg/hosted/route !< pkg/mcp;
-pkg/endpoint, pkg/frame, pkg/hosted/route, pkg/rawio, pkg/repo, pkg/supervisor, go.uber.org/zap < pkg/hosted;
+# The catalog's storage: what each server answered, kept across restarts.
+pkg/atomicfile < pkg/hosted/catalog;
+pkg/endpoint, pkg/frame, pkg/hosted/catalog, pkg/hosted/route, pkg/rawio, pkg/repo, pkg/supervisor, go.uber.org/zap < pkg/hosted;
 
 # Adopting an MCP client's configuration.
 pkg/atomicfile, pkg/jsonc, pkg/textedit < pkg/adopt;

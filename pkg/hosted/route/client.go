@@ -334,6 +334,9 @@ func (c *Client) request(msg *jsonrpc.Message) {
 			}
 		}
 	}
+	if c.fromCatalog(msg) {
+		return
+	}
 	if r.failure != nil {
 		c.fail(msg.ID, CodeUpstream, r.failure.Error())
 		return

@@ -88,6 +88,10 @@ type Options struct {
 	// AnswerTimeout bounds the wait for a client's answer to a request the
 	// upstream made of it (0: DefaultAnswerTimeout).
 	AnswerTimeout time.Duration
+	// Record, when set on a shared router, is given what each started
+	// 2025 upstream lists, once it has fetched every page (Catalog); it is
+	// called with the lock held and must not block.
+	Record func(Catalog)
 }
 
 // The upstream's states.
@@ -146,6 +150,10 @@ type Router struct {
 	// claimed are the outboxes the lock's holder queued the first frame
 	// to: it writes them once it has released the lock (unlock).
 	claimed []*outbox
+
+	// cat is the catalog answered from while no upstream is ready
+	// (catalog.go).
+	cat catalogState
 }
 
 // unlock releases r.mu and then writes what the holder queued to peers
@@ -371,6 +379,7 @@ func (r *Router) becomeReady() {
 		}
 		r.forward(q.c, q.msg, q.params)
 	}
+	r.fetchCatalog()
 	r.opts.Ready()
 }
 

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -39,6 +40,19 @@ func main() {
 	}
 	if refuse {
 		srv.AddReceivingMiddleware(refuseMethod("server/discover"))
+	}
+	// -extra-tools=FILE: one more tool for each line of FILE, so that a
+	// test changes the tool list between runs without changing the
+	// server's command line (what hearth's catalog compares).
+	for _, a := range os.Args[1:] {
+		if file, ok := strings.CutPrefix(a, "-extra-tools="); ok {
+			b, _ := os.ReadFile(file)
+			for _, name := range strings.Fields(string(b)) {
+				mcp.AddTool(srv, &mcp.Tool{Name: name, Description: "listed by -extra-tools"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+					return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: name}}}, nil, nil
+				})
+			}
+		}
 	}
 	mcp.AddTool(srv, &mcp.Tool{Name: "echo", Description: "echoes text with the server's pid"}, func(_ context.Context, _ *mcp.CallToolRequest, a textArgs) (*mcp.CallToolResult, any, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("%s pid=%d", a.Text, os.Getpid())}}}, nil, nil

@@ -1,0 +1,180 @@
+// Package catalog keeps, for each hosted server instance key, what the
+// server answered the last time it ran: its initialize result and its lists
+// (tools, prompts, resources, resource templates, every page), with what
+// identifies the server's code, so that a later daemon can answer a client
+// from it without starting the server (docs/decisions/0045-hosted-catalog.md).
+// Entries are files of their own, private to the user (a 0700 directory,
+// 0600 files), each written whole or not at all.
+package catalog
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hearth-mcp/hearth/pkg/atomicfile"
+)
+
+// Version is the entry format; an entry of another version is not used.
+const Version = 1
+
+// Entry is what hearth knows of one instance's server.
+type Entry struct {
+	Version  int    `json:"version"`
+	Key      string `json:"key"`
+	Server   string `json:"server"` // its label, as status shows it
+	Name     string `json:"name"`   // its name (config name, or what it runs)
+	Identity Identity
+	// InitParams are what hearth sent the upstream's initialize with (the
+	// capabilities hearth declared, decision 0034); InitResult its answer.
+	InitParams json.RawMessage `json:"initParams"`
+	InitResult json.RawMessage `json:"initResult"`
+	// Era is the protocol version the upstream answered initialize with.
+	Era string `json:"era"`
+	// Lists holds each list method's pages, in order.
+	Lists map[string][]json.RawMessage `json:"lists"`
+	// TTLMillis is the shortest positive ttlMs its lists gave (0: none):
+	// the entry is answered from only that long after Recorded.
+	TTLMillis int64 `json:"ttlMs,omitempty"`
+	// Recorded is when the lists were fetched; LastRan when the upstream
+	// last ran (started or stopped).
+	Recorded time.Time `json:"recorded"`
+	LastRan  time.Time `json:"lastRan"`
+}
+
+// Usable reports whether clients may be answered from the entry at now:
+// its lists' ttlMs, if any, has not run out.
+func (e *Entry) Usable(now time.Time) bool {
+	return e.TTLMillis <= 0 || now.Sub(e.Recorded) < time.Duration(e.TTLMillis)*time.Millisecond
+}
+
+// Counts are how many items each list holds.
+func (e *Entry) Counts() (tools, prompts, resources, templates int) {
+	n := func(method, member string) int {
+		total := 0
+		for _, page := range e.Lists[method] {
+			var m map[string][]json.RawMessage
+			_ = json.Unmarshal(page, &m)
+			total += len(m[member])
+		}
+		return total
+	}
+	return n("tools/list", "tools"), n("prompts/list", "prompts"), n("resources/list", "resources"), n("resources/templates/list", "resourceTemplates")
+}
+
+// Store is a directory of entries.
+type Store struct {
+	dir string
+	mu  sync.Mutex // one writer at a time, so that Touch keeps a newer Save
+}
+
+// Open returns the store in dir (created, 0700, when first written).
+func Open(dir string) *Store { return &Store{dir: dir} }
+
+// Dir is the store's directory.
+func (s *Store) Dir() string { return s.dir }
+
+var keyPattern = regexp.MustCompile(`^[0-9a-f]{4,64}$`)
+
+func (s *Store) path(key string) (string, error) {
+	if !keyPattern.MatchString(key) {
+		return "", fmt.Errorf("catalog: %q is not an instance key", key)
+	}
+	return filepath.Join(s.dir, key+".json"), nil
+}
+
+// Load reads the entry of key; ok is false when there is none usable (no
+// file, a file of another version or that does not parse).
+func (s *Store) Load(key string) (*Entry, bool) {
+	p, err := s.path(key)
+	if err != nil {
+		return nil, false
+	}
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return nil, false
+	}
+	var e Entry
+	if json.Unmarshal(b, &e) != nil || e.Version != Version || e.Key != key || e.InitResult == nil {
+		return nil, false
+	}
+	return &e, true
+}
+
+// Save writes an entry, replacing the key's former one atomically.
+func (s *Store) Save(e *Entry) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.save(e)
+}
+
+func (s *Store) save(e *Entry) error {
+	p, err := s.path(e.Key)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(s.dir, 0o700); err != nil {
+		return err
+	}
+	_ = os.Chmod(s.dir, 0o700)
+	e.Version = Version
+	b, err := json.Marshal(e)
+	if err != nil {
+		return err
+	}
+	return atomicfile.Write(p, b, 0o600)
+}
+
+// Touch records that the key's upstream ran at t, when it has an entry.
+func (s *Store) Touch(key string, t time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if e, ok := s.Load(key); ok {
+		e.LastRan = t
+		_ = s.save(e)
+	}
+}
+
+// Forget removes the key's entry; it reports whether there was one.
+func (s *Store) Forget(key string) (bool, error) {
+	p, err := s.path(key)
+	if err != nil {
+		return false, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	err = os.Remove(p)
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// All reads every usable entry, ordered by server then key.
+func (s *Store) All() []*Entry {
+	names, _ := os.ReadDir(s.dir)
+	var out []*Entry
+	for _, n := range names {
+		key, ok := strings.CutSuffix(n.Name(), ".json")
+		if !ok {
+			continue
+		}
+		if e, ok := s.Load(key); ok {
+			out = append(out, e)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Server != out[j].Server {
+			return out[i].Server < out[j].Server
+		}
+		return out[i].Key < out[j].Key
+	})
+	return out
+}
