@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"unicode/utf8"
 
+	"github.com/hearth-mcp/hearth/pkg/envelope"
 	"github.com/hearth-mcp/hearth/pkg/jsonval"
 )
 
@@ -58,47 +59,12 @@ func (id ID) Raw() []byte {
 	return id.raw
 }
 
-// Key is the id as a map key, keeping its JSON type: JSON-RPC compares ids
-// by type and value, so 77 and "77" are two requests, which may be in
-// flight together, and a cancellation names one of them. A string id's key
-// is its value between quotes (escapes resolved: "\u0037" and "7" are one
-// id), a number's its digits as written; no number starts with a quote, so
-// the two never collide.
-func (id ID) Key() string { return Key(id.raw) }
-
-// Key canonicalises raw id JSON (see ID.Key). Invalid text yields "".
-func Key(raw []byte) string {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 {
-		return ""
-	}
-	if raw[0] == '"' {
-		if plainString(raw) {
-			return string(raw) // no escapes: the text is the key
-		}
-		var s string
-		if json.Unmarshal(raw, &s) != nil {
-			return ""
-		}
-		return `"` + s + `"`
-	}
-	return string(raw)
-}
-
-// plainString reports whether raw is a JSON string without escapes: its
-// quotes, then valid UTF-8 with no quote, backslash or control character.
-func plainString(raw []byte) bool {
-	if len(raw) < 2 || raw[len(raw)-1] != '"' {
-		return false
-	}
-	s := raw[1 : len(raw)-1]
-	for _, c := range s {
-		if c < 0x20 || c == '"' || c == '\\' {
-			return false
-		}
-	}
-	return utf8.Valid(s)
-}
+// Key is the id as a map key, keeping its JSON type (envelope.Key, the one
+// id key every layer uses): JSON-RPC compares ids by type and value, so 77
+// and "77" are two requests, which may be in flight together, and a
+// cancellation names one of them; "\u0037" and "7" are one id
+// (docs/decisions/0030-ids-keep-their-type.md).
+func (id ID) Key() string { return envelope.Key(id.raw) }
 
 func (id ID) MarshalJSON() ([]byte, error) { return id.Raw(), nil }
 

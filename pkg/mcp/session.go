@@ -420,14 +420,14 @@ func (s *session) notify(msg *jsonrpc.Message) {
 			RequestID json.RawMessage `json:"requestId"`
 		}
 		if json.Unmarshal(msg.Params, &p) == nil {
-			s.cancelRequest(jsonrpc.Key(p.RequestID), cancelSilently)
+			s.cancelRequest(jsonrpc.RawID(p.RequestID).Key(), cancelSilently)
 		}
 	case "$/cancelRequest":
 		var p struct {
 			ID json.RawMessage `json:"id"`
 		}
 		if json.Unmarshal(msg.Params, &p) == nil {
-			s.cancelRequest(jsonrpc.Key(p.ID), cancelWithReply)
+			s.cancelRequest(jsonrpc.RawID(p.ID).Key(), cancelWithReply)
 		}
 	case "$/hearth/tooLarge":
 		// The shim read a line over the guard and discarded it; the client

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/hearth-mcp/hearth/pkg/envelope"
 	"github.com/hearth-mcp/hearth/pkg/jsonrpc"
 )
 
@@ -98,7 +99,7 @@ func (c *Client) aRequest() string {
 		if p == nil {
 			continue
 		}
-		n, _ := strconv.ParseInt(upKey[1:], 10, 64)
+		n, _ := strconv.ParseInt(upKey, 10, 64)
 		if first == nil || n < firstN {
 			first, firstN = p, n
 		}
@@ -106,7 +107,7 @@ func (c *Client) aRequest() string {
 	if first == nil {
 		return ""
 	}
-	return jsonrpc.Key(first.id)
+	return envelope.Key(first.id)
 }
 
 // EndInput: the client's input ended (its stdin closed). Each of its
@@ -141,7 +142,7 @@ func (c *Client) EndInput(reason string) {
 		}
 		if r.up != nil {
 			r.sendUp(notificationFrame("notifications/cancelled",
-				mustJSON(map[string]any{"requestId": json.RawMessage(upKey[1:]), "reason": reason})))
+				mustJSON(map[string]any{"requestId": json.RawMessage(upKey), "reason": reason})))
 		}
 	}
 	i := 0
@@ -197,7 +198,7 @@ func (c *Client) Detach() {
 		}
 		if r.up != nil {
 			r.sendUp(notificationFrame("notifications/cancelled",
-				mustJSON(map[string]any{"requestId": json.RawMessage(upKey[1:]), "reason": "the client went away"})))
+				mustJSON(map[string]any{"requestId": json.RawMessage(upKey), "reason": "the client went away"})))
 		}
 	}
 	for uri := range c.subs {
@@ -210,7 +211,7 @@ func (c *Client) Detach() {
 			if s.round != nil {
 				continue // the round's request was the client's: it is cancelled above
 			}
-			delete(r.s2cUp, idKey(s.upID))
+			delete(r.s2cUp, envelope.Key(s.upID))
 			r.sendUp(responseFrame(s.upID, nil, rpcError(jsonrpc.CodeInternalError, "the client this request was sent to went away")))
 		}
 	}
@@ -282,8 +283,8 @@ func (c *Client) fail(id jsonrpc.ID, code int, message string) {
 // request routes a client request; r.mu is held.
 func (c *Client) request(msg *jsonrpc.Message) {
 	r := c.r
-	_, listening := c.listens[idKey(msg.ID.Raw())]
-	if _, dup := c.inflight[idKey(msg.ID.Raw())]; dup || listening {
+	_, listening := c.listens[envelope.Key(msg.ID.Raw())]
+	if _, dup := c.inflight[envelope.Key(msg.ID.Raw())]; dup || listening {
 		c.fail(msg.ID, jsonrpc.CodeDuplicateID, "Invalid Request: id "+string(msg.ID.Raw())+" is that of a request still in flight")
 		return
 	}
@@ -388,8 +389,8 @@ func (r *Router) forward(c *Client, msg *jsonrpc.Message, params json.RawMessage
 	}
 	r.nextID++
 	id := strconv.AppendInt(nil, r.nextID, 10)
-	upKey := idKey(id)
-	p := &pend{c: c, id: msg.ID.Raw(), clientK: idKey(msg.ID.Raw()), method: msg.Method, translated: translated}
+	upKey := envelope.Key(id)
+	p := &pend{c: c, id: msg.ID.Raw(), clientK: envelope.Key(msg.ID.Raw()), method: msg.Method, translated: translated}
 	if tok := progressToken(params); tok != nil {
 		r.nextTok++
 		p.token = "hearth-" + strconv.FormatInt(r.nextTok, 10)
@@ -593,11 +594,11 @@ func (c *Client) notification(msg *jsonrpc.Message) {
 		if !ok {
 			return
 		}
-		k := idKey(p["requestId"])
+		k := envelope.Key(p["requestId"])
 		// A request still queued is dropped: it never reaches the upstream,
 		// and a cancelled request gets no answer.
 		for i, q := range r.queued {
-			if q.c == c && idKey(q.msg.ID.Raw()) == k {
+			if q.c == c && envelope.Key(q.msg.ID.Raw()) == k {
 				r.queued = append(r.queued[:i], r.queued[i+1:]...)
 				return
 			}
@@ -625,7 +626,7 @@ func (c *Client) notification(msg *jsonrpc.Message) {
 				return
 			}
 		}
-		p["requestId"] = json.RawMessage(upKey[1:])
+		p["requestId"] = json.RawMessage(upKey)
 		r.sendUp(notificationFrame(msg.Method, p.encode()))
 		return
 	case "notifications/roots/list_changed":
@@ -644,7 +645,7 @@ func (c *Client) notification(msg *jsonrpc.Message) {
 // r.mu is held.
 func (c *Client) response(msg *jsonrpc.Message) {
 	r := c.r
-	k := idKey(msg.ID.Raw())
+	k := envelope.Key(msg.ID.Raw())
 	s, ok := r.s2c[k]
 	if !ok || s.c != c {
 		return // not a request hearth sent it (or its upstream is gone)
@@ -655,6 +656,6 @@ func (c *Client) response(msg *jsonrpc.Message) {
 		r.inputAnswered(s, msg)
 		return
 	}
-	delete(r.s2cUp, idKey(s.upID))
+	delete(r.s2cUp, envelope.Key(s.upID))
 	r.sendUp(responseFrame(s.upID, msg.Result, msg.Error))
 }

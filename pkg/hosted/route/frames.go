@@ -6,20 +6,6 @@ import (
 	"strconv"
 )
 
-// idKey is a request id as a map key that keeps its JSON type: 77 and "77"
-// are different ids (JSON-RPC compares ids by value and type), so the
-// number's digits and the string's value never collide.
-func idKey(raw json.RawMessage) string {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) > 0 && raw[0] == '"' {
-		var s string
-		if json.Unmarshal(raw, &s) == nil {
-			return "s" + s
-		}
-	}
-	return "n" + string(raw)
-}
-
 func requestFrame(id []byte, method string, params json.RawMessage) []byte {
 	b := make([]byte, 0, len(params)+len(method)+48)
 	b = append(b, `{"jsonrpc":"2.0","id":`...)

@@ -309,7 +309,7 @@ func (r *Router) Up(peer Peer) {
 // sendInitialize sends the upstream its initialize; r.mu is held.
 func (r *Router) sendInitialize() {
 	r.nextID++
-	key := idKey(strconv.AppendInt(nil, r.nextID, 10))
+	key := envelope.Key(strconv.AppendInt(nil, r.nextID, 10))
 	r.initID = key
 	r.pending[key] = &pend{method: "initialize", internal: r.initialized}
 	r.sendUp(requestFrame(strconv.AppendInt(nil, r.nextID, 10), "initialize", r.initParams))
@@ -483,7 +483,7 @@ func (r *Router) answering(e envelope.Envelope) (string, bool) {
 	if r.up == nil || e.ID == nil || e.HasMethod() {
 		return "", false
 	}
-	k := idKey(e.ID)
+	k := envelope.Key(e.ID)
 	_, ok := r.pending[k]
 	return k, ok
 }
@@ -553,7 +553,7 @@ func (r *Router) internalRequest(method string, params json.RawMessage) {
 	}
 	r.nextID++
 	id := strconv.AppendInt(nil, r.nextID, 10)
-	r.pending[idKey(id)] = &pend{method: method, internal: func(json.RawMessage, json.RawMessage) {}}
+	r.pending[envelope.Key(id)] = &pend{method: method, internal: func(json.RawMessage, json.RawMessage) {}}
 	r.sendUp(requestFrame(id, method, params))
 }
 

@@ -8,13 +8,14 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/hearth-mcp/hearth/pkg/envelope"
 	"github.com/hearth-mcp/hearth/pkg/jsonrpc"
 )
 
 // upstreamResponse returns an answer to the client whose request it is,
 // under the client's own id; r.mu is held.
 func (r *Router) upstreamResponse(msg *jsonrpc.Message) error {
-	k := idKey(msg.ID.Raw())
+	k := envelope.Key(msg.ID.Raw())
 	if _, ok := r.pending[k]; !ok {
 		return nil // an answer to nothing in flight (or to a cancelled request of a gone client)
 	}
@@ -138,10 +139,10 @@ func (r *Router) upstreamRequest(msg *jsonrpc.Message) {
 	}
 	r.nextS2C++
 	cid := strconv.AppendInt(nil, r.nextS2C, 10)
-	k := idKey(cid)
+	k := envelope.Key(cid)
 	s := &s2cReq{c: target, upID: append(json.RawMessage(nil), id...), re: target.aRequest(), method: msg.Method}
 	r.s2c[k] = s
-	r.s2cUp[idKey(id)] = k
+	r.s2cUp[envelope.Key(id)] = k
 	s.timer = time.AfterFunc(r.opts.AnswerTimeout, func() { r.unanswered(k, s) })
 	target.pushFor(requestFrame(cid, msg.Method, msg.Params), s.re)
 }
@@ -158,12 +159,12 @@ func (r *Router) unanswered(k string, s *s2cReq) {
 		return // answered, cancelled, or its client or upstream gone meanwhile
 	}
 	delete(r.s2c, k)
-	delete(r.s2cUp, idKey(s.upID))
+	delete(r.s2cUp, envelope.Key(s.upID))
 	why := "hearth: the client did not answer " + s.method + " within " + r.opts.AnswerTimeout.String() +
 		" (a client must answer a request the server makes of it; see answer_timeout)"
 	r.sendUp(responseFrame(s.upID, nil, rpcError(CodeUnanswered, why)))
 	s.c.pushFor(notificationFrame("notifications/cancelled",
-		mustJSON(map[string]any{"requestId": json.RawMessage(k[1:]), "reason": why})), s.re)
+		mustJSON(map[string]any{"requestId": json.RawMessage(k), "reason": why})), s.re)
 }
 
 // causingClient is the client a server-to-client request is for when that
@@ -234,22 +235,22 @@ func (r *Router) upstreamNotification(msg *jsonrpc.Message) {
 			return // a token hearth never gave, or of a request already answered
 		}
 		p["progressToken"] = pd.clientT
-		pd.c.pushFor(notificationFrame(msg.Method, p.encode()), jsonrpc.Key(pd.id))
+		pd.c.pushFor(notificationFrame(msg.Method, p.encode()), envelope.Key(pd.id))
 	case "notifications/cancelled":
 		// The upstream gave up a request it made of a client.
 		p, ok := decodeObject(msg.Params)
 		if !ok {
 			return
 		}
-		k, ok := r.s2cUp[idKey(p["requestId"])]
+		k, ok := r.s2cUp[envelope.Key(p["requestId"])]
 		if !ok {
 			return
 		}
 		s := r.s2c[k]
 		s.stop()
 		delete(r.s2c, k)
-		delete(r.s2cUp, idKey(p["requestId"]))
-		p["requestId"] = json.RawMessage(k[1:])
+		delete(r.s2cUp, envelope.Key(p["requestId"]))
+		p["requestId"] = json.RawMessage(k)
 		s.c.pushFor(notificationFrame(msg.Method, p.encode()), s.re)
 	case "notifications/message":
 		r.logMessage(msg)
