@@ -579,14 +579,14 @@ func (s *Shim) replay() <-chan struct{} {
 	s.imu.Unlock()
 
 	if modern {
-		s.writeDaemonLocked([]byte(`{"jsonrpc":"2.0","id":` + string(id) + `,"method":"server/discover","params":{"_meta":{` +
-			`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},` +
-			`"io.modelcontextprotocol/clientInfo":{"name":"hearth-shim","version":` + strconv.Quote(version.Tooling()) + `}}}}`))
+		s.writeDaemonLocked(jsonrpc.RequestFrame(jsonrpc.RawID(id), "server/discover", []byte(`{"_meta":{`+
+			`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},`+
+			`"io.modelcontextprotocol/clientInfo":{"name":"hearth-shim","version":`+strconv.Quote(version.Tooling())+`}}}`)))
 		return ack
 	}
 	var fields map[string]json.RawMessage
 	if initFrame == nil || json.Unmarshal(initFrame, &fields) != nil {
-		s.writeDaemonLocked([]byte(`{"jsonrpc":"2.0","id":` + string(id) + `,"method":"ping"}`))
+		s.writeDaemonLocked(jsonrpc.RequestFrame(jsonrpc.RawID(id), "ping", nil))
 		return ack
 	}
 	fields["id"] = id

@@ -219,44 +219,95 @@ func InternalRefused(method string) *Error {
 // plain JSON-RPC clients of those tools already read.
 const TooLargeFrame = `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"payload_too_large","data":{"ok":false,"reason":"validation_failed","errors":[{"path":"","msg":"payload_too_large"}]}}}`
 
-// ResultFrame builds a response frame from a result's JSON text.
-func ResultFrame(id ID, result []byte) []byte {
-	b := make([]byte, 0, len(result)+48)
+// The frame builders below are the only ones: the daemon's sessions, the
+// shim and the hosted router all write frames with them, and the handoff's
+// frame writer relies on the prefix they begin with. A nil params writes no
+// params member; ids, params, results and error objects go in as their JSON
+// text, verbatim.
+
+// RequestFrame builds a request frame.
+func RequestFrame(id ID, method string, params []byte) []byte {
+	b := make([]byte, 0, len(params)+len(method)+48)
 	b = append(b, `{"jsonrpc":"2.0","id":`...)
 	b = append(b, id.Raw()...)
-	b = append(b, `,"result":`...)
-	b = append(b, result...)
-	return append(b, '}')
+	b = append(b, `,"method":`...)
+	b = appendString(b, method)
+	return appendParams(b, params)
 }
 
-// ErrorFrame builds an error response frame.
-func ErrorFrame(id ID, e *Error) []byte {
-	errJSON, err := json.Marshal(e)
-	if err != nil { // Data did not marshal: send the error without it
-		errJSON, _ = json.Marshal(&Error{Code: e.Code, Message: e.Message})
-	}
-	b := make([]byte, 0, len(errJSON)+48)
-	b = append(b, `{"jsonrpc":"2.0","id":`...)
-	b = append(b, id.Raw()...)
-	b = append(b, `,"error":`...)
-	b = append(b, errJSON...)
-	return append(b, '}')
+// RawNotificationFrame builds a notification frame from its params' JSON
+// text.
+func RawNotificationFrame(method string, params []byte) []byte {
+	b := make([]byte, 0, len(params)+len(method)+40)
+	b = append(b, `{"jsonrpc":"2.0","method":`...)
+	b = appendString(b, method)
+	return appendParams(b, params)
 }
 
-// NotificationFrame builds a notification frame.
+// NotificationFrame builds a notification frame, marshalling params.
 func NotificationFrame(method string, params any) ([]byte, error) {
 	p, err := json.Marshal(params)
 	if err != nil {
 		return nil, err
 	}
-	b := make([]byte, 0, len(p)+len(method)+40)
-	b = append(b, `{"jsonrpc":"2.0","method":`...)
-	name, err := json.Marshal(method)
-	if err != nil {
-		return nil, err
+	return RawNotificationFrame(method, p), nil
+}
+
+// ResponseFrame builds a response carrying errObj when it is set, else
+// result (each the member's JSON text).
+func ResponseFrame(id ID, result, errObj []byte) []byte {
+	b := make([]byte, 0, len(result)+len(errObj)+48)
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = append(b, id.Raw()...)
+	if errObj != nil {
+		b = append(b, `,"error":`...)
+		b = append(b, errObj...)
+	} else {
+		b = append(b, `,"result":`...)
+		b = append(b, result...)
 	}
-	b = append(b, name...)
-	b = append(b, `,"params":`...)
-	b = append(b, p...)
-	return append(b, '}'), nil
+	return append(b, '}')
+}
+
+// ResultFrame builds a response frame from a result's JSON text.
+func ResultFrame(id ID, result []byte) []byte { return ResponseFrame(id, result, nil) }
+
+// ErrorFrame builds an error response frame.
+func ErrorFrame(id ID, e *Error) []byte { return ResponseFrame(id, nil, e.JSON()) }
+
+// JSON is the error object's JSON text; Data that does not marshal is left
+// out.
+func (e *Error) JSON() []byte {
+	errJSON, err := json.Marshal(e)
+	if err != nil {
+		errJSON, _ = json.Marshal(&Error{Code: e.Code, Message: e.Message})
+	}
+	return errJSON
+}
+
+func appendParams(b, params []byte) []byte {
+	if params != nil {
+		b = append(b, `,"params":`...)
+		b = append(b, params...)
+	}
+	return append(b, '}')
+}
+
+// appendString appends s as a JSON string: as it is between quotes when it
+// needs no escape, else as encoding/json writes it (a control character
+// as \u00XX, which strconv.Quote would write as \xXX, no JSON escape).
+func appendString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' {
+			q, _ := json.Marshal(s)
+			return append(b, q...)
+		}
+	}
+	if !utf8.ValidString(s) {
+		q, _ := json.Marshal(s)
+		return append(b, q...)
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }

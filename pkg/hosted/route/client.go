@@ -130,7 +130,7 @@ func (c *Client) EndInput(reason string) {
 		if p == nil {
 			continue
 		}
-		c.push(responseFrame(p.id, nil, msg))
+		c.push(jsonrpc.ResponseFrame(jsonrpc.RawID(p.id), nil, msg))
 		p.c = nil
 		p.internal = func(json.RawMessage, json.RawMessage) {}
 		if p.token != "" {
@@ -141,14 +141,14 @@ func (c *Client) EndInput(reason string) {
 			continue
 		}
 		if r.up != nil {
-			r.sendUp(notificationFrame("notifications/cancelled",
+			r.sendUp(jsonrpc.RawNotificationFrame("notifications/cancelled",
 				mustJSON(map[string]any{"requestId": json.RawMessage(upKey), "reason": reason})))
 		}
 	}
 	i := 0
 	for _, q := range r.queued {
 		if q.c == c {
-			c.push(responseFrame(q.msg.ID.Raw(), nil, msg))
+			c.push(jsonrpc.ResponseFrame(q.msg.ID, nil, msg))
 			continue
 		}
 		r.queued[i] = q
@@ -159,7 +159,7 @@ func (c *Client) EndInput(reason string) {
 	i = 0
 	for _, w := range r.initWait {
 		if w.c == c {
-			c.push(responseFrame(w.id, nil, msg))
+			c.push(jsonrpc.ResponseFrame(jsonrpc.RawID(w.id), nil, msg))
 			continue
 		}
 		r.initWait[i] = w
@@ -197,7 +197,7 @@ func (c *Client) Detach() {
 			continue
 		}
 		if r.up != nil {
-			r.sendUp(notificationFrame("notifications/cancelled",
+			r.sendUp(jsonrpc.RawNotificationFrame("notifications/cancelled",
 				mustJSON(map[string]any{"requestId": json.RawMessage(upKey), "reason": "the client went away"})))
 		}
 	}
@@ -212,7 +212,7 @@ func (c *Client) Detach() {
 				continue // the round's request was the client's: it is cancelled above
 			}
 			delete(r.s2cUp, envelope.Key(s.upID))
-			r.sendUp(responseFrame(s.upID, nil, rpcError(jsonrpc.CodeInternalError, "the client this request was sent to went away")))
+			r.sendUp(jsonrpc.ResponseFrame(jsonrpc.RawID(s.upID), nil, rpcError(jsonrpc.CodeInternalError, "the client this request was sent to went away")))
 		}
 	}
 	if len(c.listens) > 0 {
@@ -273,11 +273,11 @@ func (c *Client) HandleParsed(msg *jsonrpc.Message, perr *jsonrpc.ParseError) {
 }
 
 func (c *Client) answer(id jsonrpc.ID, result json.RawMessage) {
-	c.push(responseFrame(id.Raw(), result, nil))
+	c.push(jsonrpc.ResponseFrame(id, result, nil))
 }
 
 func (c *Client) fail(id jsonrpc.ID, code int, message string) {
-	c.push(responseFrame(id.Raw(), nil, rpcError(code, message)))
+	c.push(jsonrpc.ResponseFrame(id, nil, rpcError(code, message)))
 }
 
 // request routes a client request; r.mu is held.
@@ -410,7 +410,7 @@ func (r *Router) forward(c *Client, msg *jsonrpc.Message, params json.RawMessage
 	}
 	r.pending[upKey] = p
 	c.inflight[p.clientK] = upKey
-	r.sendUp(requestFrame(id, msg.Method, params))
+	r.sendUp(jsonrpc.RequestFrame(jsonrpc.RawID(id), msg.Method, params))
 }
 
 // initialize answers a client's initialize: from the cached result when the
@@ -627,7 +627,7 @@ func (c *Client) notification(msg *jsonrpc.Message) {
 			}
 		}
 		p["requestId"] = json.RawMessage(upKey)
-		r.sendUp(notificationFrame(msg.Method, p.encode()))
+		r.sendUp(jsonrpc.RawNotificationFrame(msg.Method, p.encode()))
 		return
 	case "notifications/roots/list_changed":
 		if r.opts.Mode == Shared || r.era == eraModern {
@@ -637,7 +637,7 @@ func (c *Client) notification(msg *jsonrpc.Message) {
 		}
 	}
 	if r.state == ready {
-		r.sendUp(notificationFrame(msg.Method, msg.Params))
+		r.sendUp(jsonrpc.RawNotificationFrame(msg.Method, msg.Params))
 	}
 }
 
@@ -657,5 +657,5 @@ func (c *Client) response(msg *jsonrpc.Message) {
 		return
 	}
 	delete(r.s2cUp, envelope.Key(s.upID))
-	r.sendUp(responseFrame(s.upID, msg.Result, msg.Error))
+	r.sendUp(jsonrpc.ResponseFrame(jsonrpc.RawID(s.upID), msg.Result, msg.Error))
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/hearth-mcp/hearth/pkg/envelope"
+	"github.com/hearth-mcp/hearth/pkg/jsonrpc"
 )
 
 // The era of the upstream, learned once per upstream process
@@ -46,7 +47,7 @@ func (r *Router) probeDiscover() {
 	r.initID = envelope.Key(id)
 	r.pending[r.initID] = &pend{method: "server/discover", internal: r.discovered}
 	params := mustJSON(map[string]any{"_meta": metaFromInit(r.initParams, -1)})
-	r.sendUp(requestFrame(id, "server/discover", params))
+	r.sendUp(jsonrpc.RequestFrame(jsonrpc.RawID(id), "server/discover", params))
 }
 
 // discovered handles the probe's answer: a valid DiscoverResult naming

@@ -106,7 +106,7 @@ func (c *Client) listen(msg *jsonrpc.Message) {
 		honored["resourceSubscriptions"] = mustJSON(f.URIs)
 	}
 	c.listens[envelope.Key(l.id)] = l
-	c.pushFor(notificationFrame("notifications/subscriptions/acknowledged", mustJSON(map[string]any{
+	c.pushFor(jsonrpc.RawNotificationFrame("notifications/subscriptions/acknowledged", mustJSON(map[string]any{
 		"_meta": map[string]json.RawMessage{metaSubscription: l.id}, "notifications": honored})), envelope.Key(l.id))
 	r.syncURIListens()
 }
@@ -167,7 +167,7 @@ func (r *Router) syncURIListens() {
 		if !want[uri] {
 			delete(r.uriListens, uri)
 			delete(r.pending, key)
-			r.sendUp(notificationFrame("notifications/cancelled", mustJSON(map[string]any{
+			r.sendUp(jsonrpc.RawNotificationFrame("notifications/cancelled", mustJSON(map[string]any{
 				"requestId": json.RawMessage(key), "reason": "no client listens any more"})))
 		}
 	}
@@ -192,7 +192,7 @@ func (r *Router) openListen(notifications object) string {
 	}}
 	meta := object{metaVersion: quote(modernVersion), metaCapabilities: json.RawMessage(`{}`),
 		metaClientInfo: mustJSON(map[string]string{"name": "hearth", "version": "hosted"})}
-	r.sendUp(requestFrame(id, "subscriptions/listen", mustJSON(map[string]any{"_meta": meta, "notifications": notifications})))
+	r.sendUp(jsonrpc.RequestFrame(jsonrpc.RawID(id), "subscriptions/listen", mustJSON(map[string]any{"_meta": meta, "notifications": notifications})))
 	return key
 }
 
@@ -201,7 +201,7 @@ func (r *Router) openListen(notifications object) string {
 // asked for it, under that listen's id; r.mu is held.
 func (r *Router) listChanged(msg *jsonrpc.Message) {
 	params := withoutSubscription(msg.Params)
-	legacy := notificationFrame(msg.Method, params)
+	legacy := jsonrpc.RawNotificationFrame(msg.Method, params)
 	for c := range r.clients {
 		if !c.modern {
 			c.push(legacy)
@@ -211,7 +211,7 @@ func (r *Router) listChanged(msg *jsonrpc.Message) {
 			if (msg.Method == "notifications/tools/list_changed" && l.tools) ||
 				(msg.Method == "notifications/prompts/list_changed" && l.prompts) ||
 				(msg.Method == "notifications/resources/list_changed" && l.resLists) {
-				c.pushFor(notificationFrame(msg.Method, withMeta(params, object{metaSubscription: l.id})), envelope.Key(l.id))
+				c.pushFor(jsonrpc.RawNotificationFrame(msg.Method, withMeta(params, object{metaSubscription: l.id})), envelope.Key(l.id))
 			}
 		}
 	}
@@ -225,12 +225,12 @@ func (r *Router) resourceUpdated(msg *jsonrpc.Message) {
 	p, _ := decodeObject(params)
 	uri := p.str("uri")
 	for c := range r.subs[uri] {
-		c.push(notificationFrame(msg.Method, params))
+		c.push(jsonrpc.RawNotificationFrame(msg.Method, params))
 	}
 	for c := range r.clients {
 		for _, l := range c.listens {
 			if l.uris[uri] {
-				c.pushFor(notificationFrame(msg.Method, withMeta(params, object{metaSubscription: l.id})), envelope.Key(l.id))
+				c.pushFor(jsonrpc.RawNotificationFrame(msg.Method, withMeta(params, object{metaSubscription: l.id})), envelope.Key(l.id))
 			}
 		}
 	}

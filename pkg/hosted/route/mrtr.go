@@ -83,7 +83,7 @@ func (r *Router) askForInput(upKey string, p *pend, result json.RawMessage) {
 		s := &s2cReq{c: c, round: round, key: in.key, method: in.Method, re: envelope.Key(p.id)}
 		r.s2c[k] = s
 		round.s2c = append(round.s2c, k)
-		c.pushFor(requestFrame(cid, in.Method, in.Params), s.re) // it goes with the request it is for
+		c.pushFor(jsonrpc.RequestFrame(jsonrpc.RawID(cid), in.Method, in.Params), s.re) // it goes with the request it is for
 
 	}
 }
@@ -193,7 +193,7 @@ func (r *Router) retry(p *pend) {
 	upKey := envelope.Key(id)
 	r.pending[upKey] = p
 	p.c.inflight[p.clientK] = upKey
-	r.sendUp(requestFrame(id, p.method, params.encode()))
+	r.sendUp(jsonrpc.RequestFrame(jsonrpc.RawID(id), p.method, params.encode()))
 }
 
 // endRound answers the client's request with errObj and forgets it; r.mu
@@ -203,7 +203,7 @@ func (r *Router) endRound(upKey string, p *pend, errObj json.RawMessage) {
 	r.dropRound(upKey, p)
 	if c != nil && !c.gone {
 		delete(c.inflight, p.clientK)
-		c.push(responseFrame(p.id, nil, errObj))
+		c.push(jsonrpc.ResponseFrame(jsonrpc.RawID(p.id), nil, errObj))
 	}
 }
 

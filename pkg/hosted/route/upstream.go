@@ -62,7 +62,7 @@ func (r *Router) settle(k string, result, errObj json.RawMessage) {
 			}
 		}
 	}
-	p.c.push(responseFrame(p.id, result, errObj))
+	p.c.push(jsonrpc.ResponseFrame(jsonrpc.RawID(p.id), result, errObj))
 }
 
 // ErrInvalidResponse: a line of the upstream's stdout answered a request
@@ -121,19 +121,19 @@ func (r *Router) upstreamRequest(msg *jsonrpc.Message) {
 	id := msg.ID.Raw()
 	switch {
 	case msg.Method == "ping":
-		r.sendUp(responseFrame(id, json.RawMessage(`{}`), nil))
+		r.sendUp(jsonrpc.ResponseFrame(jsonrpc.RawID(id), json.RawMessage(`{}`), nil))
 		return
 	case msg.Method == "roots/list" && r.opts.RootDir != "":
-		r.sendUp(responseFrame(id, rootsResult(r.opts.RootDir), nil))
+		r.sendUp(jsonrpc.ResponseFrame(jsonrpc.RawID(id), rootsResult(r.opts.RootDir), nil))
 		return
 	}
 	target, why := r.causingClient()
 	if target == nil {
-		r.sendUp(responseFrame(id, nil, rpcError(CodeShared, why)))
+		r.sendUp(jsonrpc.ResponseFrame(jsonrpc.RawID(id), nil, rpcError(CodeShared, why)))
 		return
 	}
 	if missing := target.lacks(msg.Method); missing != "" {
-		r.sendUp(responseFrame(id, nil, rpcError(jsonrpc.CodeMethodNotFound,
+		r.sendUp(jsonrpc.ResponseFrame(jsonrpc.RawID(id), nil, rpcError(jsonrpc.CodeMethodNotFound,
 			"the client this "+msg.Method+" is for did not declare the "+missing+" capability")))
 		return
 	}
@@ -144,7 +144,7 @@ func (r *Router) upstreamRequest(msg *jsonrpc.Message) {
 	r.s2c[k] = s
 	r.s2cUp[envelope.Key(id)] = k
 	s.timer = time.AfterFunc(r.opts.AnswerTimeout, func() { r.unanswered(k, s) })
-	target.pushFor(requestFrame(cid, msg.Method, msg.Params), s.re)
+	target.pushFor(jsonrpc.RequestFrame(jsonrpc.RawID(cid), msg.Method, msg.Params), s.re)
 }
 
 // unanswered ends a request the upstream made of a client that the client
@@ -162,8 +162,8 @@ func (r *Router) unanswered(k string, s *s2cReq) {
 	delete(r.s2cUp, envelope.Key(s.upID))
 	why := "hearth: the client did not answer " + s.method + " within " + r.opts.AnswerTimeout.String() +
 		" (a client must answer a request the server makes of it; see answer_timeout)"
-	r.sendUp(responseFrame(s.upID, nil, rpcError(CodeUnanswered, why)))
-	s.c.pushFor(notificationFrame("notifications/cancelled",
+	r.sendUp(jsonrpc.ResponseFrame(jsonrpc.RawID(s.upID), nil, rpcError(CodeUnanswered, why)))
+	s.c.pushFor(jsonrpc.RawNotificationFrame("notifications/cancelled",
 		mustJSON(map[string]any{"requestId": json.RawMessage(k), "reason": why})), s.re)
 }
 
@@ -235,7 +235,7 @@ func (r *Router) upstreamNotification(msg *jsonrpc.Message) {
 			return // a token hearth never gave, or of a request already answered
 		}
 		p["progressToken"] = pd.clientT
-		pd.c.pushFor(notificationFrame(msg.Method, p.encode()), envelope.Key(pd.id))
+		pd.c.pushFor(jsonrpc.RawNotificationFrame(msg.Method, p.encode()), envelope.Key(pd.id))
 	case "notifications/cancelled":
 		// The upstream gave up a request it made of a client.
 		p, ok := decodeObject(msg.Params)
@@ -251,7 +251,7 @@ func (r *Router) upstreamNotification(msg *jsonrpc.Message) {
 		delete(r.s2c, k)
 		delete(r.s2cUp, envelope.Key(p["requestId"]))
 		p["requestId"] = json.RawMessage(k)
-		s.c.pushFor(notificationFrame(msg.Method, p.encode()), s.re)
+		s.c.pushFor(jsonrpc.RawNotificationFrame(msg.Method, p.encode()), s.re)
 	case "notifications/message":
 		r.logMessage(msg)
 	case "notifications/resources/updated":
@@ -265,7 +265,7 @@ func (r *Router) upstreamNotification(msg *jsonrpc.Message) {
 		}
 		p, _ := decodeObject(msg.Params)
 		for c := range r.subs[p.str("uri")] {
-			c.push(notificationFrame(msg.Method, msg.Params))
+			c.push(jsonrpc.RawNotificationFrame(msg.Method, msg.Params))
 		}
 	case "notifications/tools/list_changed", "notifications/prompts/list_changed", "notifications/resources/list_changed":
 		r.cacheGen++
@@ -283,7 +283,7 @@ func (r *Router) upstreamNotification(msg *jsonrpc.Message) {
 }
 
 func (r *Router) broadcast(msg *jsonrpc.Message) {
-	f := notificationFrame(msg.Method, msg.Params)
+	f := jsonrpc.RawNotificationFrame(msg.Method, msg.Params)
 	for c := range r.clients {
 		c.push(f)
 	}
@@ -295,7 +295,7 @@ func (r *Router) broadcast(msg *jsonrpc.Message) {
 func (r *Router) logMessage(msg *jsonrpc.Message) {
 	p, _ := decodeObject(msg.Params)
 	lvl := levelOf(p.str("level"))
-	f := notificationFrame(msg.Method, msg.Params)
+	f := jsonrpc.RawNotificationFrame(msg.Method, msg.Params)
 	deliver := func(c *Client, re string) {
 		if r.era == eraModern && !c.modern && c.level < 0 {
 			return // it asked for no log: a modern upstream logs only for requests that set a level
