@@ -22,6 +22,7 @@ import (
 	"github.com/hearth-mcp/hearth/pkg/endpoint"
 	"github.com/hearth-mcp/hearth/pkg/envelope"
 	"github.com/hearth-mcp/hearth/pkg/frame"
+	"github.com/hearth-mcp/hearth/pkg/hello"
 	"github.com/hearth-mcp/hearth/pkg/jsonrpc"
 	"github.com/hearth-mcp/hearth/pkg/version"
 )
@@ -49,7 +50,7 @@ type Options struct {
 	Getenv func(string) string
 	// Run, when set, asks the daemon to connect the client to a hosted
 	// server instead of hearth's own tools (`hearth run`).
-	Run *RunRequest
+	Run *hello.Run
 }
 
 // Shim relays one client's session.
