@@ -172,6 +172,31 @@ func Parse(line []byte) (*Message, *ParseError) {
 	return m, nil
 }
 
+// ParseResponse reads a response by its envelope alone (envelope.Scan):
+// the id, result and error are kept as text, and nothing inside them is
+// decoded, so a relay that only passes a reply on under another id does
+// not decode it at all. ok is false unless Parse would take the line as a
+// response with the same parts (FuzzParseResponseAgreesWithParse); the
+// caller then parses it with Parse, which says what is wrong.
+func ParseResponse(line []byte) (m *Message, ok bool) {
+	e, ok := envelope.Scan(line)
+	if !ok || e.Kind() != envelope.Response || string(e.Version) != `"2.0"` {
+		return nil, false
+	}
+	// The message owns its parts, as Parse's does: the caller may reuse line.
+	own := bytes.Clone(line)
+	at := func(part []byte) json.RawMessage {
+		if part == nil {
+			return nil
+		}
+		off := cap(line) - cap(part)
+		return own[off : off+len(part) : off+len(part)]
+	}
+	m = &Message{Kind: Response, ID: ID{raw: at(e.ID)}, Result: at(e.Result), Error: at(e.Error)}
+	m.size = len(own)
+	return m, true
+}
+
 // validID accepts a JSON string or an integer literal (no fraction, no
 // exponent). Null, booleans, objects, arrays and fractions are refused: MCP
 // says an id is a string or an integer, and a float id cannot be echoed and

@@ -154,3 +154,34 @@ func must(b []byte, err error) []byte {
 	}
 	return b
 }
+
+// FuzzParseResponseAgreesWithParse: ParseResponse takes a line exactly when
+// Parse takes it as a response, and reads the same id, result and error.
+func FuzzParseResponseAgreesWithParse(f *testing.F) {
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","id":1,"result":{"content":[]}}`,
+		`{"jsonrpc":"2.0","id":"\u0031","error":{"code":1,"message":"m"}}`,
+		`{"jsonrpc":"2\u002e0","id":1,"result":1}`,
+		`{"id":1,"result":1}`,
+		`{"jsonrpc":"2.0","id":1.5,"result":1}`,
+		`{"jsonrpc":"2.0","id":-0,"result":1,"error":null}`,
+		`{"jsonrpc":"2.0","id":1,"method":"m","result":1}`,
+		`{"jsonrpc":"2.0","\u0069d":1,"id":"x","result":[1,"\xff"]}`,
+		`{"jsonrpc":"2.0","id":1,"result":1} x`,
+		` {"jsonrpc":"2.0","id":null,"result":{}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		fast, ok := ParseResponse(in)
+		m, perr := Parse(in)
+		full := perr == nil && m.Kind == Response
+		if ok != full {
+			t.Fatalf("%q: ParseResponse %v, Parse as a response %v (%+v)", in, ok, full, perr)
+		}
+		if ok && (string(fast.ID.Raw()) != string(m.ID.Raw()) || string(fast.Result) != string(m.Result) ||
+			string(fast.Error) != string(m.Error) || (fast.Result == nil) != (m.Result == nil) || (fast.Error == nil) != (m.Error == nil)) {
+			t.Fatalf("%q: ParseResponse %+v, Parse %+v", in, fast, m)
+		}
+	})
+}

@@ -441,6 +441,16 @@ var ErrNotJSONRPC = errors.New("not a JSON-RPC message")
 // request is answered with an error saying so, and the returned error
 // (ErrInvalidResponse) is for the instance's log.
 func (r *Router) FromUpstream(line []byte) error {
+	if msg, ok := jsonrpc.ParseResponse(line); ok {
+		// A reply is passed on as it is, under its client's id: its
+		// envelope is all that is read (decision 0011).
+		r.mu.Lock()
+		defer r.unlock()
+		if r.up == nil {
+			return nil
+		}
+		return r.upstreamResponse(msg)
+	}
 	msg, perr := jsonrpc.Parse(line)
 	if perr != nil {
 		r.mu.Lock()
