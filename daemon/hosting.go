@@ -9,54 +9,35 @@ import (
 	"strings"
 
 	"github.com/hearth-mcp/hearth/pkg/config"
+	"github.com/hearth-mcp/hearth/pkg/hello"
 	"github.com/hearth-mcp/hearth/pkg/hosted"
 	"github.com/hearth-mcp/hearth/pkg/mcp"
 	"github.com/hearth-mcp/hearth/pkg/supervisor"
 )
 
-// runRequest is the "run" member of a shim's hello (docs/protocol.md,
-// "Hosted servers"): a server of the config by name, or a command.
-type runRequest struct {
-	Name    string            `json:"name"`
-	Command string            `json:"command"`
-	Args    []string          `json:"args"`
-	Env     map[string]string `json:"env"`
-	Sharing string            `json:"sharing"` // --share: overrides the config's or the default
-}
-
 // host attaches a hosted session to its instance (mcp.Options.Host).
 func (d *Daemon) host(req mcp.HostRequest, w mcp.Writer, gone func(error)) (mcp.Dispatcher, error) {
-	spec, err := d.hostedSpec(req.Run)
+	var rr hello.Run // the "run" member of the shim's hello, decoded once
+	if err := json.Unmarshal(req.Run, &rr); err != nil {
+		return nil, fmt.Errorf("the shim's run request is malformed: %v", err)
+	}
+	spec, err := d.hostedSpec(rr)
 	if err != nil {
 		return nil, err
 	}
 	if spec.Sharing == hosted.PerClient {
-		spec.ClientEnv = clientEnv(req.Run)
+		// What the client adds to every server it starts (a session id
+		// and such): only an instance that is the client's own is given
+		// it, and it is no part of the key (decision 0036).
+		spec.ClientEnv = envList(rr.ClientEnv)
 	}
 	return d.hosted.Attach(spec, req.Cwd, req.Conn, w, gone)
-}
-
-// clientEnv is the run request's clientEnv: what the client adds to every
-// server it starts (a session id and such). Only an instance that is the
-// client's own is given it, and it is no part of the key (decision 0036).
-func clientEnv(raw json.RawMessage) []string {
-	var rr struct {
-		ClientEnv map[string]string `json:"clientEnv"`
-	}
-	if json.Unmarshal(raw, &rr) != nil {
-		return nil
-	}
-	return envList(rr.ClientEnv)
 }
 
 // hostedSpec turns a hello's run into what to run: the config's [servers.NAME]
 // as the config stands now (a SIGHUP applies to the clients that come
 // after it), or the command as given, shared by directory.
-func (d *Daemon) hostedSpec(raw json.RawMessage) (hosted.Spec, error) {
-	var rr runRequest
-	if err := json.Unmarshal(raw, &rr); err != nil {
-		return hosted.Spec{}, fmt.Errorf("the shim's run request is malformed: %v", err)
-	}
+func (d *Daemon) hostedSpec(rr hello.Run) (hosted.Spec, error) {
 	env := envList(rr.Env)
 	share, err := hosted.ParseSharing(rr.Sharing)
 	if err != nil {

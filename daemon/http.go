@@ -21,6 +21,7 @@ import (
 	"github.com/hearth-mcp/hearth/pkg/atomicfile"
 	"github.com/hearth-mcp/hearth/pkg/config"
 	"github.com/hearth-mcp/hearth/pkg/endpoint"
+	"github.com/hearth-mcp/hearth/pkg/hello"
 	"github.com/hearth-mcp/hearth/pkg/mcphttp"
 	"github.com/hearth-mcp/hearth/pkg/sessionkeep"
 )
@@ -54,7 +55,7 @@ func (d *Daemon) hostedByPath(path string) (json.RawMessage, error) {
 	if _, ok := servers[name]; !ok {
 		return nil, fmt.Errorf("no server named %q in the config file's [servers] tables", name)
 	}
-	return json.Marshal(map[string]string{"name": name})
+	return json.Marshal(hello.Run{Name: name})
 }
 
 // webState is the HTTP endpoint a socket daemon serves, swapped on SIGHUP

@@ -163,7 +163,7 @@ func (s *Shim) attachDirect(c *conn, owed *[]owedReq) attachResult {
 		return refused
 	}
 	params, _ := json.Marshal(handoff.AttachParams{Version: handoff.AttachVersion, Swallow: swallow})
-	req := []byte(`{"jsonrpc":"2.0","id":"` + handoff.AttachID + `","method":"` + handoff.AttachMethod + `","params":` + string(params) + "}\n")
+	req := append(jsonrpc.RequestFrame(jsonrpc.RawID([]byte(`"`+handoff.AttachID+`"`)), handoff.AttachMethod, params), '\n')
 	if sendFDs(c, req, s.d.inFD, s.d.outFD, rawFD(s.d.file), s.d.stage[0], s.d.stage[1]) != nil {
 		s.setConn(nil)
 		return failed

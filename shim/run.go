@@ -7,26 +7,8 @@ import (
 	"strings"
 
 	"github.com/hearth-mcp/hearth/pkg/config/keys"
+	"github.com/hearth-mcp/hearth/pkg/hello"
 )
-
-// RunRequest is what `hearth run` asks the daemon to host, sent as the
-// "run" member of the shim's $/hearth/hello (docs/protocol.md, "Hosted
-// servers"): a server of the config file by name, or a command. Env holds
-// what the client's entry set for it (decision 0036); the shim never prints
-// it.
-type RunRequest struct {
-	Name    string            `json:"name,omitempty"`
-	Command string            `json:"command,omitempty"`
-	Args    []string          `json:"args,omitempty"`
-	Env     map[string]string `json:"env,omitempty"`
-	// Sharing, when set (--share), overrides the sharing mode: global,
-	// directory or client.
-	Sharing string `json:"sharing,omitempty"`
-	// ClientEnv holds the variables the client adds to every server it
-	// starts (ClientAdded): the daemon passes them only under client
-	// sharing, and they are no part of the key.
-	ClientEnv map[string]string `json:"clientEnv,omitempty"`
-}
 
 // RunEnvVar lists, comma-separated, the variables the shim passes to a
 // hosted server, as `hearth run --env` does.
@@ -37,8 +19,8 @@ const RunEnvVar = "HEARTH_RUN_ENV"
 // name and a command at once: the daemon chooses).
 // environ is the shim's environment, parent its parent's (the client's)
 // when known.
-func ParseRun(args, environ, parent []string, parentKnown bool) (*RunRequest, error) {
-	var r RunRequest
+func ParseRun(args, environ, parent []string, parentKnown bool) (*hello.Run, error) {
+	var r hello.Run
 	var named []string
 	explicit := false
 	for len(args) > 0 {

@@ -22,6 +22,7 @@ import (
 	"github.com/hearth-mcp/hearth/pkg/endpoint"
 	"github.com/hearth-mcp/hearth/pkg/envelope"
 	"github.com/hearth-mcp/hearth/pkg/frame"
+	"github.com/hearth-mcp/hearth/pkg/hello"
 	"github.com/hearth-mcp/hearth/pkg/jsonrpc"
 	"github.com/hearth-mcp/hearth/pkg/version"
 )
@@ -49,7 +50,7 @@ type Options struct {
 	Getenv func(string) string
 	// Run, when set, asks the daemon to connect the client to a hosted
 	// server instead of hearth's own tools (`hearth run`).
-	Run *RunRequest
+	Run *hello.Run
 }
 
 // Shim relays one client's session.
@@ -579,14 +580,14 @@ func (s *Shim) replay() <-chan struct{} {
 	s.imu.Unlock()
 
 	if modern {
-		s.writeDaemonLocked([]byte(`{"jsonrpc":"2.0","id":` + string(id) + `,"method":"server/discover","params":{"_meta":{` +
-			`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},` +
-			`"io.modelcontextprotocol/clientInfo":{"name":"hearth-shim","version":` + strconv.Quote(version.Tooling()) + `}}}}`))
+		s.writeDaemonLocked(jsonrpc.RequestFrame(jsonrpc.RawID(id), "server/discover", []byte(`{"_meta":{`+
+			`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},`+
+			`"io.modelcontextprotocol/clientInfo":{"name":"hearth-shim","version":`+strconv.Quote(version.Tooling())+`}}}`)))
 		return ack
 	}
 	var fields map[string]json.RawMessage
 	if initFrame == nil || json.Unmarshal(initFrame, &fields) != nil {
-		s.writeDaemonLocked([]byte(`{"jsonrpc":"2.0","id":` + string(id) + `,"method":"ping"}`))
+		s.writeDaemonLocked(jsonrpc.RequestFrame(jsonrpc.RawID(id), "ping", nil))
 		return ack
 	}
 	fields["id"] = id

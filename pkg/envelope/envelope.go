@@ -66,6 +66,10 @@ type Envelope struct {
 	HasResult, HasError bool
 	// Params is the params' JSON text as written, nil when absent.
 	Params []byte
+	// Result, Error and Version are the result's, the error's and the
+	// "jsonrpc" member's JSON text as written, nil when absent (Scan only:
+	// ScanHead sets HasResult and HasError alone).
+	Result, Error, Version []byte
 
 	method methodState
 }
@@ -167,9 +171,11 @@ func Scan(line []byte) (e Envelope, ok bool) {
 			case memberParams:
 				e.Params = val
 			case memberResult:
-				e.HasResult = true
+				e.HasResult, e.Result = true, val
 			case memberError:
-				e.HasError = true
+				e.HasError, e.Error = true, val
+			case memberVersion:
+				e.Version = val
 			}
 			if i = skipSpace(line, i); i >= len(line) {
 				return Envelope{}, false
@@ -225,15 +231,16 @@ const (
 	memberParams
 	memberResult
 	memberError
+	memberVersion
 )
 
 // memberOf names a member from its key's text between the quotes; plain
 // says the text has no escapes.
 func memberOf(key []byte, plain bool) int {
 	if !plain {
-		// Unescape into a small buffer: a name longer than "method" or
+		// Unescape into a small buffer: a name longer than "jsonrpc" or
 		// with a non-ASCII character is none of ours.
-		var buf [6]byte
+		var buf [7]byte
 		n := 0
 		for j := 0; j < len(key); {
 			c := key[j]
@@ -261,6 +268,8 @@ func memberOf(key []byte, plain bool) int {
 		return memberResult
 	case "error":
 		return memberError
+	case "jsonrpc":
+		return memberVersion
 	}
 	return memberOther
 }

@@ -367,7 +367,7 @@ func crashRun(t *testing.T, seed int64, n int, long bool, every int) {
 				RequestID json.RawMessage `json:"requestId"`
 			}
 			json.Unmarshal(msg.Params, &p)
-			key = jsonrpc.Key(p.RequestID)
+			key = envelope.Key(p.RequestID)
 			cancelled[key] = true
 		}
 		tr.Took(msg, line, fr.Offset())

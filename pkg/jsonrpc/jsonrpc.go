@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"unicode/utf8"
 
+	"github.com/hearth-mcp/hearth/pkg/envelope"
 	"github.com/hearth-mcp/hearth/pkg/jsonval"
 )
 
@@ -58,47 +59,12 @@ func (id ID) Raw() []byte {
 	return id.raw
 }
 
-// Key is the id as a map key, keeping its JSON type: JSON-RPC compares ids
-// by type and value, so 77 and "77" are two requests, which may be in
-// flight together, and a cancellation names one of them. A string id's key
-// is its value between quotes (escapes resolved: "\u0037" and "7" are one
-// id), a number's its digits as written; no number starts with a quote, so
-// the two never collide.
-func (id ID) Key() string { return Key(id.raw) }
-
-// Key canonicalises raw id JSON (see ID.Key). Invalid text yields "".
-func Key(raw []byte) string {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 {
-		return ""
-	}
-	if raw[0] == '"' {
-		if plainString(raw) {
-			return string(raw) // no escapes: the text is the key
-		}
-		var s string
-		if json.Unmarshal(raw, &s) != nil {
-			return ""
-		}
-		return `"` + s + `"`
-	}
-	return string(raw)
-}
-
-// plainString reports whether raw is a JSON string without escapes: its
-// quotes, then valid UTF-8 with no quote, backslash or control character.
-func plainString(raw []byte) bool {
-	if len(raw) < 2 || raw[len(raw)-1] != '"' {
-		return false
-	}
-	s := raw[1 : len(raw)-1]
-	for _, c := range s {
-		if c < 0x20 || c == '"' || c == '\\' {
-			return false
-		}
-	}
-	return utf8.Valid(s)
-}
+// Key is the id as a map key, keeping its JSON type (envelope.Key, the one
+// id key every layer uses): JSON-RPC compares ids by type and value, so 77
+// and "77" are two requests, which may be in flight together, and a
+// cancellation names one of them; "\u0037" and "7" are one id
+// (docs/decisions/0030-ids-keep-their-type.md).
+func (id ID) Key() string { return envelope.Key(id.raw) }
 
 func (id ID) MarshalJSON() ([]byte, error) { return id.Raw(), nil }
 
@@ -206,6 +172,31 @@ func Parse(line []byte) (*Message, *ParseError) {
 	return m, nil
 }
 
+// ParseResponse reads a response by its envelope alone (envelope.Scan):
+// the id, result and error are kept as text, and nothing inside them is
+// decoded, so a relay that only passes a reply on under another id does
+// not decode it at all. ok is false unless Parse would take the line as a
+// response with the same parts (FuzzParseResponseAgreesWithParse); the
+// caller then parses it with Parse, which says what is wrong.
+func ParseResponse(line []byte) (m *Message, ok bool) {
+	e, ok := envelope.Scan(line)
+	if !ok || e.Kind() != envelope.Response || string(e.Version) != `"2.0"` {
+		return nil, false
+	}
+	// The message owns its parts, as Parse's does: the caller may reuse line.
+	own := bytes.Clone(line)
+	at := func(part []byte) json.RawMessage {
+		if part == nil {
+			return nil
+		}
+		off := cap(line) - cap(part)
+		return own[off : off+len(part) : off+len(part)]
+	}
+	m = &Message{Kind: Response, ID: ID{raw: at(e.ID)}, Result: at(e.Result), Error: at(e.Error)}
+	m.size = len(own)
+	return m, true
+}
+
 // validID accepts a JSON string or an integer literal (no fraction, no
 // exponent). Null, booleans, objects, arrays and fractions are refused: MCP
 // says an id is a string or an integer, and a float id cannot be echoed and
@@ -253,44 +244,95 @@ func InternalRefused(method string) *Error {
 // plain JSON-RPC clients of those tools already read.
 const TooLargeFrame = `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"payload_too_large","data":{"ok":false,"reason":"validation_failed","errors":[{"path":"","msg":"payload_too_large"}]}}}`
 
-// ResultFrame builds a response frame from a result's JSON text.
-func ResultFrame(id ID, result []byte) []byte {
-	b := make([]byte, 0, len(result)+48)
+// The frame builders below are the only ones: the daemon's sessions, the
+// shim and the hosted router all write frames with them, and the handoff's
+// frame writer relies on the prefix they begin with. A nil params writes no
+// params member; ids, params, results and error objects go in as their JSON
+// text, verbatim.
+
+// RequestFrame builds a request frame.
+func RequestFrame(id ID, method string, params []byte) []byte {
+	b := make([]byte, 0, len(params)+len(method)+48)
 	b = append(b, `{"jsonrpc":"2.0","id":`...)
 	b = append(b, id.Raw()...)
-	b = append(b, `,"result":`...)
-	b = append(b, result...)
-	return append(b, '}')
+	b = append(b, `,"method":`...)
+	b = appendString(b, method)
+	return appendParams(b, params)
 }
 
-// ErrorFrame builds an error response frame.
-func ErrorFrame(id ID, e *Error) []byte {
-	errJSON, err := json.Marshal(e)
-	if err != nil { // Data did not marshal: send the error without it
-		errJSON, _ = json.Marshal(&Error{Code: e.Code, Message: e.Message})
-	}
-	b := make([]byte, 0, len(errJSON)+48)
-	b = append(b, `{"jsonrpc":"2.0","id":`...)
-	b = append(b, id.Raw()...)
-	b = append(b, `,"error":`...)
-	b = append(b, errJSON...)
-	return append(b, '}')
+// RawNotificationFrame builds a notification frame from its params' JSON
+// text.
+func RawNotificationFrame(method string, params []byte) []byte {
+	b := make([]byte, 0, len(params)+len(method)+40)
+	b = append(b, `{"jsonrpc":"2.0","method":`...)
+	b = appendString(b, method)
+	return appendParams(b, params)
 }
 
-// NotificationFrame builds a notification frame.
+// NotificationFrame builds a notification frame, marshalling params.
 func NotificationFrame(method string, params any) ([]byte, error) {
 	p, err := json.Marshal(params)
 	if err != nil {
 		return nil, err
 	}
-	b := make([]byte, 0, len(p)+len(method)+40)
-	b = append(b, `{"jsonrpc":"2.0","method":`...)
-	name, err := json.Marshal(method)
-	if err != nil {
-		return nil, err
+	return RawNotificationFrame(method, p), nil
+}
+
+// ResponseFrame builds a response carrying errObj when it is set, else
+// result (each the member's JSON text).
+func ResponseFrame(id ID, result, errObj []byte) []byte {
+	b := make([]byte, 0, len(result)+len(errObj)+48)
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = append(b, id.Raw()...)
+	if errObj != nil {
+		b = append(b, `,"error":`...)
+		b = append(b, errObj...)
+	} else {
+		b = append(b, `,"result":`...)
+		b = append(b, result...)
 	}
-	b = append(b, name...)
-	b = append(b, `,"params":`...)
-	b = append(b, p...)
-	return append(b, '}'), nil
+	return append(b, '}')
+}
+
+// ResultFrame builds a response frame from a result's JSON text.
+func ResultFrame(id ID, result []byte) []byte { return ResponseFrame(id, result, nil) }
+
+// ErrorFrame builds an error response frame.
+func ErrorFrame(id ID, e *Error) []byte { return ResponseFrame(id, nil, e.JSON()) }
+
+// JSON is the error object's JSON text; Data that does not marshal is left
+// out.
+func (e *Error) JSON() []byte {
+	errJSON, err := json.Marshal(e)
+	if err != nil {
+		errJSON, _ = json.Marshal(&Error{Code: e.Code, Message: e.Message})
+	}
+	return errJSON
+}
+
+func appendParams(b, params []byte) []byte {
+	if params != nil {
+		b = append(b, `,"params":`...)
+		b = append(b, params...)
+	}
+	return append(b, '}')
+}
+
+// appendString appends s as a JSON string: as it is between quotes when it
+// needs no escape, else as encoding/json writes it (a control character
+// as \u00XX, which strconv.Quote would write as \xXX, no JSON escape).
+func appendString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' {
+			q, _ := json.Marshal(s)
+			return append(b, q...)
+		}
+	}
+	if !utf8.ValidString(s) {
+		q, _ := json.Marshal(s)
+		return append(b, q...)
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }

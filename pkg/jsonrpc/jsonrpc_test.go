@@ -119,3 +119,69 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// The frame builders write these bytes exactly: ids, params, results and
+// error objects verbatim, no params member when params is nil, and every
+// frame valid JSON whatever the method's characters.
+func TestFrameBuilders(t *testing.T) {
+	id := RawID([]byte(`"\u0031"`))
+	for _, c := range []struct{ got, want string }{
+		{string(RequestFrame(id, "tools/call", []byte(`{"name":"a"}`))), `{"jsonrpc":"2.0","id":"\u0031","method":"tools/call","params":{"name":"a"}}`},
+		{string(RequestFrame(RawID([]byte(`7`)), "ping", nil)), `{"jsonrpc":"2.0","id":7,"method":"ping"}`},
+		{string(RequestFrame(ID{}, "a<b>&é", nil)), `{"jsonrpc":"2.0","id":null,"method":"a<b>&é"}`},
+		{string(RequestFrame(id, "x\x01\"\\y", nil)), `{"jsonrpc":"2.0","id":"\u0031","method":"x\u0001\"\\y"}`},
+		{string(RawNotificationFrame("notifications/initialized", nil)), `{"jsonrpc":"2.0","method":"notifications/initialized"}`},
+		{string(RawNotificationFrame("m", []byte(`[1]`))), `{"jsonrpc":"2.0","method":"m","params":[1]}`},
+		{string(must(NotificationFrame("m", map[string]any{}))), `{"jsonrpc":"2.0","method":"m","params":{}}`},
+		{string(ResponseFrame(id, []byte(`{}`), nil)), `{"jsonrpc":"2.0","id":"\u0031","result":{}}`},
+		{string(ResponseFrame(id, nil, []byte(`{"code":1,"message":"m"}`))), `{"jsonrpc":"2.0","id":"\u0031","error":{"code":1,"message":"m"}}`},
+		{string(ResultFrame(RawID([]byte(`-3`)), []byte(`null`))), `{"jsonrpc":"2.0","id":-3,"result":null}`},
+		{string(ErrorFrame(id, &Error{Code: -32600, Message: "no"})), `{"jsonrpc":"2.0","id":"\u0031","error":{"code":-32600,"message":"no"}}`},
+		{string(ErrorFrame(id, &Error{Code: 1, Message: "m", Data: func() {}})), `{"jsonrpc":"2.0","id":"\u0031","error":{"code":1,"message":"m"}}`},
+	} {
+		if c.got != c.want {
+			t.Errorf("got  %s\nwant %s", c.got, c.want)
+		}
+		if !json.Valid([]byte(c.got)) {
+			t.Errorf("invalid JSON: %s", c.got)
+		}
+	}
+}
+
+func must(b []byte, err error) []byte {
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// FuzzParseResponseAgreesWithParse: ParseResponse takes a line exactly when
+// Parse takes it as a response, and reads the same id, result and error.
+func FuzzParseResponseAgreesWithParse(f *testing.F) {
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","id":1,"result":{"content":[]}}`,
+		`{"jsonrpc":"2.0","id":"\u0031","error":{"code":1,"message":"m"}}`,
+		`{"jsonrpc":"2\u002e0","id":1,"result":1}`,
+		`{"id":1,"result":1}`,
+		`{"jsonrpc":"2.0","id":1.5,"result":1}`,
+		`{"jsonrpc":"2.0","id":-0,"result":1,"error":null}`,
+		`{"jsonrpc":"2.0","id":1,"method":"m","result":1}`,
+		`{"jsonrpc":"2.0","\u0069d":1,"id":"x","result":[1,"\xff"]}`,
+		`{"jsonrpc":"2.0","id":1,"result":1} x`,
+		` {"jsonrpc":"2.0","id":null,"result":{}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		fast, ok := ParseResponse(in)
+		m, perr := Parse(in)
+		full := perr == nil && m.Kind == Response
+		if ok != full {
+			t.Fatalf("%q: ParseResponse %v, Parse as a response %v (%+v)", in, ok, full, perr)
+		}
+		if ok && (string(fast.ID.Raw()) != string(m.ID.Raw()) || string(fast.Result) != string(m.Result) ||
+			string(fast.Error) != string(m.Error) || (fast.Result == nil) != (m.Result == nil) || (fast.Error == nil) != (m.Error == nil)) {
+			t.Fatalf("%q: ParseResponse %+v, Parse %+v", in, fast, m)
+		}
+	})
+}

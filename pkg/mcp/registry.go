@@ -324,14 +324,14 @@ func (s *registry) notify(msg *jsonrpc.Message) {
 			RequestID json.RawMessage `json:"requestId"`
 		}
 		if json.Unmarshal(msg.Params, &p) == nil {
-			s.cancelRequest(jsonrpc.Key(p.RequestID), cancelSilently)
+			s.cancelRequest(jsonrpc.RawID(p.RequestID).Key(), cancelSilently)
 		}
 	case "$/cancelRequest":
 		var p struct {
 			ID json.RawMessage `json:"id"`
 		}
 		if json.Unmarshal(msg.Params, &p) == nil {
-			s.cancelRequest(jsonrpc.Key(p.ID), cancelWithReply)
+			s.cancelRequest(jsonrpc.RawID(p.ID).Key(), cancelWithReply)
 		}
 	case "notifications/initialized", "notifications/roots/list_changed":
 		// Requests are served once initialize has been answered; what is

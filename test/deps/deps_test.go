@@ -35,7 +35,7 @@ const module = "github.com/hearth-mcp/hearth"
 // fails the test until it is placed here, in the layer it belongs to.
 const rules = `
 # Standard library only.
-NONE < pkg/version, pkg/stats, pkg/envelope, pkg/frame, pkg/jsonval,
+NONE < pkg/version, pkg/stats, pkg/envelope, pkg/hello, pkg/frame, pkg/jsonval,
        pkg/config/keys, pkg/endpoint, pkg/safefile, pkg/jsonc, pkg/textedit,
        pkg/memory/store, pkg/memory/chunk, deploy/systemd;
 
@@ -58,7 +58,10 @@ pkg/config/keys, pkg/endpoint, github.com/pelletier/go-toml < pkg/config;
 pkg/atomicfile, pkg/endpoint < pkg/sessionkeep;
 
 # JSON, validation, JSON-RPC.
-pkg/jsonval < pkg/jsonrpc, pkg/repo, pkg/schemas/jsondiff;
+pkg/jsonval < pkg/repo, pkg/schemas/jsondiff;
+# The id key and the envelope scan are pkg/envelope's, which the shim links
+# without a JSON decoder.
+pkg/jsonval, pkg/envelope < pkg/jsonrpc;
 pkg/jsonval, github.com/santhosh-tekuri/jsonschema, golang.org/x/text < pkg/validate;
 
 # Non-blocking system calls that need not tell the scheduler.
@@ -125,12 +128,12 @@ golang.org/x/sys, testing < pkg/safefile/safefiletest;
 
 # The shim: no store, no schema library, no config parser (pkg/config/keys
 # names the setting variables). It starts hearthd serve, which outlives it.
-pkg/handoff, pkg/owner, pkg/config/keys, pkg/version, golang.org/x/sys, os/exec < shim;
+pkg/handoff, pkg/hello, pkg/owner, pkg/config/keys, pkg/version, golang.org/x/sys, os/exec < shim;
 shim < shim/hearth;
 
 # The daemon wires everything together; hearthd adds the subcommands.
 pkg/mcp, pkg/mcphttp, pkg/sessionkeep, net/http, pkg/schemas, pkg/memory, pkg/clarify, pkg/workspace, pkg/config,
-pkg/handoff, pkg/rawio, pkg/supervisor, pkg/hosted, pkg/version, github.com/coreos/go-systemd, go.uber.org/zap, golang.org/x/sys < daemon;
+pkg/handoff, pkg/hello, pkg/rawio, pkg/supervisor, pkg/hosted, pkg/version, github.com/coreos/go-systemd, go.uber.org/zap, golang.org/x/sys < daemon;
 daemon, shim, pkg/guard, pkg/owner, pkg/adopt, pkg/memory/jsonl, deploy/systemd, go.uber.org/zap, os/exec < daemon/hearthd;
 # hearthd reaches the memory store only through pkg/memory's Engine.
 pkg/memory/pgstore, pkg/memory/sqlitestore !< daemon/hearthd;

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/hearth-mcp/hearth/pkg/envelope"
 	"github.com/hearth-mcp/hearth/pkg/jsonrpc"
 )
 
@@ -155,7 +156,7 @@ func (r *Router) fetchPage(f *catalogFetch, method, cursor string) {
 	}
 	r.nextID++
 	id := strconv.AppendInt(nil, r.nextID, 10)
-	r.pending[idKey(id)] = &pend{method: method, internal: func(result, errObj json.RawMessage) {
+	r.pending[envelope.Key(id)] = &pend{method: method, internal: func(result, errObj json.RawMessage) {
 		if r.cat.fetch != f || r.up != f.up {
 			return // another upstream's
 		}
@@ -173,7 +174,7 @@ func (r *Router) fetchPage(f *catalogFetch, method, cursor string) {
 			r.catalogFetched(f)
 		}
 	}}
-	r.sendUp(requestFrame(id, method, params))
+	r.sendUp(jsonrpc.RequestFrame(jsonrpc.RawID(id), method, params))
 }
 
 // maxCatalogPages bounds the pages of one list a catalog holds (a server
@@ -216,7 +217,7 @@ func (r *Router) catalogFetched(f *catalogFetch) {
 			sent[l.changed] = true
 			r.cacheGen++
 			clear(r.cache)
-			f := notificationFrame(l.changed, nil)
+			f := jsonrpc.RawNotificationFrame(l.changed, nil)
 			for c := range r.clients {
 				c.push(f)
 			}

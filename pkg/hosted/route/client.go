@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/hearth-mcp/hearth/pkg/envelope"
 	"github.com/hearth-mcp/hearth/pkg/jsonrpc"
 )
 
@@ -102,7 +103,7 @@ func (c *Client) aRequest() string {
 		if p == nil {
 			continue
 		}
-		n, _ := strconv.ParseInt(upKey[1:], 10, 64)
+		n, _ := strconv.ParseInt(upKey, 10, 64)
 		if first == nil || n < firstN {
 			first, firstN = p, n
 		}
@@ -110,7 +111,7 @@ func (c *Client) aRequest() string {
 	if first == nil {
 		return ""
 	}
-	return jsonrpc.Key(first.id)
+	return envelope.Key(first.id)
 }
 
 // EndInput: the client's input ended (its stdin closed). Each of its
@@ -133,7 +134,7 @@ func (c *Client) EndInput(reason string) {
 		if p == nil {
 			continue
 		}
-		c.push(responseFrame(p.id, nil, msg))
+		c.push(jsonrpc.ResponseFrame(jsonrpc.RawID(p.id), nil, msg))
 		p.c = nil
 		p.internal = func(json.RawMessage, json.RawMessage) {}
 		if p.token != "" {
@@ -144,14 +145,14 @@ func (c *Client) EndInput(reason string) {
 			continue
 		}
 		if r.up != nil {
-			r.sendUp(notificationFrame("notifications/cancelled",
-				mustJSON(map[string]any{"requestId": json.RawMessage(upKey[1:]), "reason": reason})))
+			r.sendUp(jsonrpc.RawNotificationFrame("notifications/cancelled",
+				mustJSON(map[string]any{"requestId": json.RawMessage(upKey), "reason": reason})))
 		}
 	}
 	i := 0
 	for _, q := range r.queued {
 		if q.c == c {
-			c.push(responseFrame(q.msg.ID.Raw(), nil, msg))
+			c.push(jsonrpc.ResponseFrame(q.msg.ID, nil, msg))
 			continue
 		}
 		r.queued[i] = q
@@ -162,7 +163,7 @@ func (c *Client) EndInput(reason string) {
 	i = 0
 	for _, w := range r.initWait {
 		if w.c == c {
-			c.push(responseFrame(w.id, nil, msg))
+			c.push(jsonrpc.ResponseFrame(jsonrpc.RawID(w.id), nil, msg))
 			continue
 		}
 		r.initWait[i] = w
@@ -200,8 +201,8 @@ func (c *Client) Detach() {
 			continue
 		}
 		if r.up != nil {
-			r.sendUp(notificationFrame("notifications/cancelled",
-				mustJSON(map[string]any{"requestId": json.RawMessage(upKey[1:]), "reason": "the client went away"})))
+			r.sendUp(jsonrpc.RawNotificationFrame("notifications/cancelled",
+				mustJSON(map[string]any{"requestId": json.RawMessage(upKey), "reason": "the client went away"})))
 		}
 	}
 	for uri := range c.subs {
@@ -214,8 +215,8 @@ func (c *Client) Detach() {
 			if s.round != nil {
 				continue // the round's request was the client's: it is cancelled above
 			}
-			delete(r.s2cUp, idKey(s.upID))
-			r.sendUp(responseFrame(s.upID, nil, rpcError(jsonrpc.CodeInternalError, "the client this request was sent to went away")))
+			delete(r.s2cUp, envelope.Key(s.upID))
+			r.sendUp(jsonrpc.ResponseFrame(jsonrpc.RawID(s.upID), nil, rpcError(jsonrpc.CodeInternalError, "the client this request was sent to went away")))
 		}
 	}
 	if len(c.listens) > 0 {
@@ -276,19 +277,19 @@ func (c *Client) HandleParsed(msg *jsonrpc.Message, perr *jsonrpc.ParseError) {
 }
 
 func (c *Client) answer(id jsonrpc.ID, result json.RawMessage) {
-	c.push(responseFrame(id.Raw(), result, nil))
+	c.push(jsonrpc.ResponseFrame(id, result, nil))
 }
 
 func (c *Client) fail(id jsonrpc.ID, code int, message string) {
-	c.push(responseFrame(id.Raw(), nil, rpcError(code, message)))
+	c.push(jsonrpc.ResponseFrame(id, nil, rpcError(code, message)))
 }
 
 // request routes a client request; r.mu is held.
 func (c *Client) request(msg *jsonrpc.Message) {
 	r := c.r
 	c.hear(msg)
-	_, listening := c.listens[idKey(msg.ID.Raw())]
-	if _, dup := c.inflight[idKey(msg.ID.Raw())]; dup || listening {
+	_, listening := c.listens[envelope.Key(msg.ID.Raw())]
+	if _, dup := c.inflight[envelope.Key(msg.ID.Raw())]; dup || listening {
 		c.fail(msg.ID, jsonrpc.CodeDuplicateID, "Invalid Request: id "+string(msg.ID.Raw())+" is that of a request still in flight")
 		return
 	}
@@ -396,8 +397,8 @@ func (r *Router) forward(c *Client, msg *jsonrpc.Message, params json.RawMessage
 	}
 	r.nextID++
 	id := strconv.AppendInt(nil, r.nextID, 10)
-	upKey := idKey(id)
-	p := &pend{c: c, id: msg.ID.Raw(), clientK: idKey(msg.ID.Raw()), method: msg.Method, translated: translated}
+	upKey := envelope.Key(id)
+	p := &pend{c: c, id: msg.ID.Raw(), clientK: envelope.Key(msg.ID.Raw()), method: msg.Method, translated: translated}
 	if tok := progressToken(params); tok != nil {
 		r.nextTok++
 		p.token = "hearth-" + strconv.FormatInt(r.nextTok, 10)
@@ -417,7 +418,7 @@ func (r *Router) forward(c *Client, msg *jsonrpc.Message, params json.RawMessage
 	}
 	r.pending[upKey] = p
 	c.inflight[p.clientK] = upKey
-	r.sendUp(requestFrame(id, msg.Method, params))
+	r.sendUp(jsonrpc.RequestFrame(jsonrpc.RawID(id), msg.Method, params))
 }
 
 // initialize answers a client's initialize: from the cached result when the
@@ -601,11 +602,11 @@ func (c *Client) notification(msg *jsonrpc.Message) {
 		if !ok {
 			return
 		}
-		k := idKey(p["requestId"])
+		k := envelope.Key(p["requestId"])
 		// A request still queued is dropped: it never reaches the upstream,
 		// and a cancelled request gets no answer.
 		for i, q := range r.queued {
-			if q.c == c && idKey(q.msg.ID.Raw()) == k {
+			if q.c == c && envelope.Key(q.msg.ID.Raw()) == k {
 				r.queued = append(r.queued[:i], r.queued[i+1:]...)
 				return
 			}
@@ -633,8 +634,8 @@ func (c *Client) notification(msg *jsonrpc.Message) {
 				return
 			}
 		}
-		p["requestId"] = json.RawMessage(upKey[1:])
-		r.sendUp(notificationFrame(msg.Method, p.encode()))
+		p["requestId"] = json.RawMessage(upKey)
+		r.sendUp(jsonrpc.RawNotificationFrame(msg.Method, p.encode()))
 		return
 	case "notifications/roots/list_changed":
 		if r.opts.Mode == Shared || r.era == eraModern {
@@ -644,7 +645,7 @@ func (c *Client) notification(msg *jsonrpc.Message) {
 		}
 	}
 	if r.state == ready {
-		r.sendUp(notificationFrame(msg.Method, msg.Params))
+		r.sendUp(jsonrpc.RawNotificationFrame(msg.Method, msg.Params))
 	}
 }
 
@@ -652,7 +653,7 @@ func (c *Client) notification(msg *jsonrpc.Message) {
 // r.mu is held.
 func (c *Client) response(msg *jsonrpc.Message) {
 	r := c.r
-	k := idKey(msg.ID.Raw())
+	k := envelope.Key(msg.ID.Raw())
 	s, ok := r.s2c[k]
 	if !ok || s.c != c {
 		return // not a request hearth sent it (or its upstream is gone)
@@ -663,6 +664,6 @@ func (c *Client) response(msg *jsonrpc.Message) {
 		r.inputAnswered(s, msg)
 		return
 	}
-	delete(r.s2cUp, idKey(s.upID))
-	r.sendUp(responseFrame(s.upID, msg.Result, msg.Error))
+	delete(r.s2cUp, envelope.Key(s.upID))
+	r.sendUp(jsonrpc.ResponseFrame(jsonrpc.RawID(s.upID), msg.Result, msg.Error))
 }

@@ -7,6 +7,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/hearth-mcp/hearth/pkg/envelope"
+	"github.com/hearth-mcp/hearth/pkg/jsonrpc"
 )
 
 // The era of the upstream, learned once per upstream process
@@ -41,10 +44,10 @@ const (
 func (r *Router) probeDiscover() {
 	r.nextID++
 	id := strconv.AppendInt(nil, r.nextID, 10)
-	r.initID = idKey(id)
+	r.initID = envelope.Key(id)
 	r.pending[r.initID] = &pend{method: "server/discover", internal: r.discovered}
 	params := mustJSON(map[string]any{"_meta": metaFromInit(r.initParams, -1)})
-	r.sendUp(requestFrame(id, "server/discover", params))
+	r.sendUp(jsonrpc.RequestFrame(jsonrpc.RawID(id), "server/discover", params))
 }
 
 // discovered handles the probe's answer: a valid DiscoverResult naming

@@ -4,68 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"strconv"
+
+	"github.com/hearth-mcp/hearth/pkg/jsonrpc"
 )
-
-// idKey is a request id as a map key that keeps its JSON type: 77 and "77"
-// are different ids (JSON-RPC compares ids by value and type), so the
-// number's digits and the string's value never collide.
-func idKey(raw json.RawMessage) string {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) > 0 && raw[0] == '"' {
-		var s string
-		if json.Unmarshal(raw, &s) == nil {
-			return "s" + s
-		}
-	}
-	return "n" + string(raw)
-}
-
-func requestFrame(id []byte, method string, params json.RawMessage) []byte {
-	b := make([]byte, 0, len(params)+len(method)+48)
-	b = append(b, `{"jsonrpc":"2.0","id":`...)
-	b = append(b, id...)
-	b = append(b, `,"method":`...)
-	b = strconv.AppendQuote(b, method)
-	if params != nil {
-		b = append(b, `,"params":`...)
-		b = append(b, params...)
-	}
-	return append(b, '}')
-}
-
-func notificationFrame(method string, params json.RawMessage) []byte {
-	b := make([]byte, 0, len(params)+len(method)+40)
-	b = append(b, `{"jsonrpc":"2.0","method":`...)
-	b = strconv.AppendQuote(b, method)
-	if params != nil {
-		b = append(b, `,"params":`...)
-		b = append(b, params...)
-	}
-	return append(b, '}')
-}
-
-// responseFrame is a response carrying result or errObj (exactly one is set).
-func responseFrame(id []byte, result, errObj json.RawMessage) []byte {
-	b := make([]byte, 0, len(result)+len(errObj)+48)
-	b = append(b, `{"jsonrpc":"2.0","id":`...)
-	b = append(b, id...)
-	if errObj != nil {
-		b = append(b, `,"error":`...)
-		b = append(b, errObj...)
-	} else {
-		b = append(b, `,"result":`...)
-		b = append(b, result...)
-	}
-	return append(b, '}')
-}
 
 // rpcError is a JSON-RPC error object's JSON text.
 func rpcError(code int, message string) json.RawMessage {
-	b, _ := json.Marshal(struct {
-		Code    int    `json:"code"`
-		Message string `json:"message"`
-	}{code, message})
-	return b
+	return (&jsonrpc.Error{Code: code, Message: message}).JSON()
 }
 
 // object is a JSON object decoded one level deep, each member kept as text,

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strconv"
 
+	"github.com/hearth-mcp/hearth/pkg/envelope"
 	"github.com/hearth-mcp/hearth/pkg/jsonrpc"
 )
 
@@ -104,9 +105,9 @@ func (c *Client) listen(msg *jsonrpc.Message) {
 		}
 		honored["resourceSubscriptions"] = mustJSON(f.URIs)
 	}
-	c.listens[idKey(l.id)] = l
-	c.pushFor(notificationFrame("notifications/subscriptions/acknowledged", mustJSON(map[string]any{
-		"_meta": map[string]json.RawMessage{metaSubscription: l.id}, "notifications": honored})), jsonrpc.Key(l.id))
+	c.listens[envelope.Key(l.id)] = l
+	c.pushFor(jsonrpc.RawNotificationFrame("notifications/subscriptions/acknowledged", mustJSON(map[string]any{
+		"_meta": map[string]json.RawMessage{metaSubscription: l.id}, "notifications": honored})), envelope.Key(l.id))
 	r.syncURIListens()
 }
 
@@ -166,8 +167,8 @@ func (r *Router) syncURIListens() {
 		if !want[uri] {
 			delete(r.uriListens, uri)
 			delete(r.pending, key)
-			r.sendUp(notificationFrame("notifications/cancelled", mustJSON(map[string]any{
-				"requestId": json.RawMessage(key[1:]), "reason": "no client listens any more"})))
+			r.sendUp(jsonrpc.RawNotificationFrame("notifications/cancelled", mustJSON(map[string]any{
+				"requestId": json.RawMessage(key), "reason": "no client listens any more"})))
 		}
 	}
 }
@@ -177,7 +178,7 @@ func (r *Router) syncURIListens() {
 func (r *Router) openListen(notifications object) string {
 	r.nextID++
 	id := strconv.AppendInt(nil, r.nextID, 10)
-	key := idKey(id)
+	key := envelope.Key(id)
 	r.pending[key] = &pend{method: "subscriptions/listen", internal: func(json.RawMessage, json.RawMessage) {
 		// The upstream ended it (or refused it): nothing more comes on it.
 		if r.listListen == key {
@@ -191,7 +192,7 @@ func (r *Router) openListen(notifications object) string {
 	}}
 	meta := object{metaVersion: quote(modernVersion), metaCapabilities: json.RawMessage(`{}`),
 		metaClientInfo: mustJSON(map[string]string{"name": "hearth", "version": "hosted"})}
-	r.sendUp(requestFrame(id, "subscriptions/listen", mustJSON(map[string]any{"_meta": meta, "notifications": notifications})))
+	r.sendUp(jsonrpc.RequestFrame(jsonrpc.RawID(id), "subscriptions/listen", mustJSON(map[string]any{"_meta": meta, "notifications": notifications})))
 	return key
 }
 
@@ -200,7 +201,7 @@ func (r *Router) openListen(notifications object) string {
 // asked for it, under that listen's id; r.mu is held.
 func (r *Router) listChanged(msg *jsonrpc.Message) {
 	params := withoutSubscription(msg.Params)
-	legacy := notificationFrame(msg.Method, params)
+	legacy := jsonrpc.RawNotificationFrame(msg.Method, params)
 	for c := range r.clients {
 		if !c.modern {
 			c.push(legacy)
@@ -210,7 +211,7 @@ func (r *Router) listChanged(msg *jsonrpc.Message) {
 			if (msg.Method == "notifications/tools/list_changed" && l.tools) ||
 				(msg.Method == "notifications/prompts/list_changed" && l.prompts) ||
 				(msg.Method == "notifications/resources/list_changed" && l.resLists) {
-				c.pushFor(notificationFrame(msg.Method, withMeta(params, object{metaSubscription: l.id})), jsonrpc.Key(l.id))
+				c.pushFor(jsonrpc.RawNotificationFrame(msg.Method, withMeta(params, object{metaSubscription: l.id})), envelope.Key(l.id))
 			}
 		}
 	}
@@ -224,12 +225,12 @@ func (r *Router) resourceUpdated(msg *jsonrpc.Message) {
 	p, _ := decodeObject(params)
 	uri := p.str("uri")
 	for c := range r.subs[uri] {
-		c.push(notificationFrame(msg.Method, params))
+		c.push(jsonrpc.RawNotificationFrame(msg.Method, params))
 	}
 	for c := range r.clients {
 		for _, l := range c.listens {
 			if l.uris[uri] {
-				c.pushFor(notificationFrame(msg.Method, withMeta(params, object{metaSubscription: l.id})), jsonrpc.Key(l.id))
+				c.pushFor(jsonrpc.RawNotificationFrame(msg.Method, withMeta(params, object{metaSubscription: l.id})), envelope.Key(l.id))
 			}
 		}
 	}

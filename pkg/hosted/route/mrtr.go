@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 
+	"github.com/hearth-mcp/hearth/pkg/envelope"
 	"github.com/hearth-mcp/hearth/pkg/jsonrpc"
 )
 
@@ -78,11 +79,11 @@ func (r *Router) askForInput(upKey string, p *pend, result json.RawMessage) {
 	for _, in := range reqs {
 		r.nextS2C++
 		cid := strconv.AppendInt(nil, r.nextS2C, 10)
-		k := idKey(cid)
-		s := &s2cReq{c: c, round: round, key: in.key, method: in.Method, re: jsonrpc.Key(p.id)}
+		k := envelope.Key(cid)
+		s := &s2cReq{c: c, round: round, key: in.key, method: in.Method, re: envelope.Key(p.id)}
 		r.s2c[k] = s
 		round.s2c = append(round.s2c, k)
-		c.pushFor(requestFrame(cid, in.Method, in.Params), s.re) // it goes with the request it is for
+		c.pushFor(jsonrpc.RequestFrame(jsonrpc.RawID(cid), in.Method, in.Params), s.re) // it goes with the request it is for
 
 	}
 }
@@ -189,10 +190,10 @@ func (r *Router) retry(p *pend) {
 	}
 	r.nextID++
 	id := strconv.AppendInt(nil, r.nextID, 10)
-	upKey := idKey(id)
+	upKey := envelope.Key(id)
 	r.pending[upKey] = p
 	p.c.inflight[p.clientK] = upKey
-	r.sendUp(requestFrame(id, p.method, params.encode()))
+	r.sendUp(jsonrpc.RequestFrame(jsonrpc.RawID(id), p.method, params.encode()))
 }
 
 // endRound answers the client's request with errObj and forgets it; r.mu
@@ -202,7 +203,7 @@ func (r *Router) endRound(upKey string, p *pend, errObj json.RawMessage) {
 	r.dropRound(upKey, p)
 	if c != nil && !c.gone {
 		delete(c.inflight, p.clientK)
-		c.push(responseFrame(p.id, nil, errObj))
+		c.push(jsonrpc.ResponseFrame(jsonrpc.RawID(p.id), nil, errObj))
 	}
 }
 

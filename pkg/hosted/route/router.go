@@ -317,10 +317,10 @@ func (r *Router) Up(peer Peer) {
 // sendInitialize sends the upstream its initialize; r.mu is held.
 func (r *Router) sendInitialize() {
 	r.nextID++
-	key := idKey(strconv.AppendInt(nil, r.nextID, 10))
+	key := envelope.Key(strconv.AppendInt(nil, r.nextID, 10))
 	r.initID = key
 	r.pending[key] = &pend{method: "initialize", internal: r.initialized}
-	r.sendUp(requestFrame(strconv.AppendInt(nil, r.nextID, 10), "initialize", r.initParams))
+	r.sendUp(jsonrpc.RequestFrame(jsonrpc.RawID(strconv.AppendInt(nil, r.nextID, 10)), "initialize", r.initParams))
 }
 
 // initialized handles the upstream's answer to initialize; r.mu is held.
@@ -336,7 +336,7 @@ func (r *Router) initialized(result, errObj json.RawMessage) {
 	r.era = eraLegacy
 	r.initResult, r.discover = result, nil
 	r.upCaps = parseUpstreamCaps(result)
-	r.sendUp(notificationFrame("notifications/initialized", nil))
+	r.sendUp(jsonrpc.RawNotificationFrame("notifications/initialized", nil))
 	r.becomeReady()
 }
 
@@ -344,7 +344,7 @@ func (r *Router) initialized(result, errObj json.RawMessage) {
 // errObj and has the upstream stopped (why); r.mu is held.
 func (r *Router) failStart(errObj json.RawMessage, why error) {
 	for _, w := range r.initWait {
-		w.c.push(responseFrame(w.id, nil, errObj))
+		w.c.push(jsonrpc.ResponseFrame(jsonrpc.RawID(w.id), nil, errObj))
 	}
 	r.initWait = nil
 	r.opts.Trouble(why)
@@ -357,7 +357,7 @@ func (r *Router) failStart(errObj json.RawMessage, why error) {
 func (r *Router) becomeReady() {
 	r.state = ready
 	for _, w := range r.initWait {
-		w.c.push(responseFrame(w.id, r.initAnswer(w.c), nil))
+		w.c.push(jsonrpc.ResponseFrame(jsonrpc.RawID(w.id), r.initAnswer(w.c), nil))
 	}
 	r.initWait = nil
 	if r.era == eraModern {
@@ -410,16 +410,16 @@ func (r *Router) Down(why error, failed bool) {
 	}
 	msg := rpcError(CodeUpstream, why.Error())
 	for _, w := range r.initWait {
-		w.c.push(responseFrame(w.id, nil, msg))
+		w.c.push(jsonrpc.ResponseFrame(jsonrpc.RawID(w.id), nil, msg))
 	}
 	r.initWait = nil
 	for _, q := range r.queued {
-		q.c.push(responseFrame(q.msg.ID.Raw(), nil, msg))
+		q.c.push(jsonrpc.ResponseFrame(q.msg.ID, nil, msg))
 	}
 	r.queued = nil
 	for k, p := range r.pending {
 		if p.c != nil && !p.c.gone {
-			p.c.push(responseFrame(p.id, nil, msg))
+			p.c.push(jsonrpc.ResponseFrame(jsonrpc.RawID(p.id), nil, msg))
 			delete(p.c.inflight, p.clientK)
 		}
 		delete(r.pending, k)
@@ -450,6 +450,16 @@ var ErrNotJSONRPC = errors.New("not a JSON-RPC message")
 // request is answered with an error saying so, and the returned error
 // (ErrInvalidResponse) is for the instance's log.
 func (r *Router) FromUpstream(line []byte) error {
+	if msg, ok := jsonrpc.ParseResponse(line); ok {
+		// A reply is passed on as it is, under its client's id: its
+		// envelope is all that is read (decision 0011).
+		r.mu.Lock()
+		defer r.unlock()
+		if r.up == nil {
+			return nil
+		}
+		return r.upstreamResponse(msg)
+	}
 	msg, perr := jsonrpc.Parse(line)
 	if perr != nil {
 		r.mu.Lock()
@@ -492,7 +502,7 @@ func (r *Router) answering(e envelope.Envelope) (string, bool) {
 	if r.up == nil || e.ID == nil || e.HasMethod() {
 		return "", false
 	}
-	k := idKey(e.ID)
+	k := envelope.Key(e.ID)
 	_, ok := r.pending[k]
 	return k, ok
 }
@@ -562,8 +572,8 @@ func (r *Router) internalRequest(method string, params json.RawMessage) {
 	}
 	r.nextID++
 	id := strconv.AppendInt(nil, r.nextID, 10)
-	r.pending[idKey(id)] = &pend{method: method, internal: func(json.RawMessage, json.RawMessage) {}}
-	r.sendUp(requestFrame(id, method, params))
+	r.pending[envelope.Key(id)] = &pend{method: method, internal: func(json.RawMessage, json.RawMessage) {}}
+	r.sendUp(jsonrpc.RequestFrame(jsonrpc.RawID(id), method, params))
 }
 
 // UpstreamError words a failure for a client: it names the server and

@@ -3,6 +3,7 @@ package route
 //lint:file-ignore SA1019 the router must route the 2025-era requests (sampling, roots, logging) that 2026-07-28 deprecates
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"strings"
@@ -532,5 +533,37 @@ func TestSharedUpstreamCapabilitiesAfterAModernProbe(t *testing.T) {
 	json.Unmarshal([]byte(frames[0]), &m)
 	if string(m.Params.Capabilities) != SharedCapabilities {
 		t.Fatalf("after a modern probe the upstream was initialized with %s, want %s", m.Params.Capabilities, SharedCapabilities)
+	}
+}
+
+// A method name with a character JSON must escape is forwarded as valid
+// JSON: the frame builder writes \u0001, where strconv.Quote wrote \x01.
+func TestOddMethodNamesAreForwardedAsJSON(t *testing.T) {
+	var r *Router
+	sent := make(chan []byte, 16)
+	echo := echoUpstream(&r, false)
+	r = New(Options{Name: "odd", Wake: func() {
+		go r.Up(WriteFunc(func(f []byte) error {
+			sent <- append([]byte(nil), f...)
+			return echo.Write(f, "")
+		}))
+	}})
+	frames := make(chan string, 16)
+	c := r.Attach(chanPeer(frames), nil)
+	c.Handle([]byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"odd","version":"1"}}}`))
+	<-frames
+	c.Handle([]byte(`{"jsonrpc":"2.0","id":7,"method":"x/\u0001\"y"}`))
+	for f := range sent {
+		if bytes.Contains(f, []byte(`"method":"initialize"`)) || bytes.Contains(f, []byte(`"method":"notifications/initialized"`)) {
+			continue
+		}
+		var m struct{ Method string }
+		if err := json.Unmarshal(f, &m); err != nil {
+			t.Fatalf("the router sent the upstream invalid JSON: %s: %v", f, err)
+		}
+		if m.Method != "x/\u0001\"y" {
+			t.Fatalf("forwarded method %q", m.Method)
+		}
+		return
 	}
 }

@@ -8,13 +8,14 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/hearth-mcp/hearth/pkg/envelope"
 	"github.com/hearth-mcp/hearth/pkg/jsonrpc"
 )
 
 // upstreamResponse returns an answer to the client whose request it is,
 // under the client's own id; r.mu is held.
 func (r *Router) upstreamResponse(msg *jsonrpc.Message) error {
-	k := idKey(msg.ID.Raw())
+	k := envelope.Key(msg.ID.Raw())
 	if _, ok := r.pending[k]; !ok {
 		return nil // an answer to nothing in flight (or to a cancelled request of a gone client)
 	}
@@ -61,7 +62,7 @@ func (r *Router) settle(k string, result, errObj json.RawMessage) {
 			}
 		}
 	}
-	p.c.push(responseFrame(p.id, result, errObj))
+	p.c.push(jsonrpc.ResponseFrame(jsonrpc.RawID(p.id), result, errObj))
 }
 
 // ErrInvalidResponse: a line of the upstream's stdout answered a request
@@ -120,30 +121,30 @@ func (r *Router) upstreamRequest(msg *jsonrpc.Message) {
 	id := msg.ID.Raw()
 	switch {
 	case msg.Method == "ping":
-		r.sendUp(responseFrame(id, json.RawMessage(`{}`), nil))
+		r.sendUp(jsonrpc.ResponseFrame(jsonrpc.RawID(id), json.RawMessage(`{}`), nil))
 		return
 	case msg.Method == "roots/list" && r.opts.RootDir != "":
-		r.sendUp(responseFrame(id, rootsResult(r.opts.RootDir), nil))
+		r.sendUp(jsonrpc.ResponseFrame(jsonrpc.RawID(id), rootsResult(r.opts.RootDir), nil))
 		return
 	}
 	target, why := r.causingClient()
 	if target == nil {
-		r.sendUp(responseFrame(id, nil, rpcError(CodeShared, why)))
+		r.sendUp(jsonrpc.ResponseFrame(jsonrpc.RawID(id), nil, rpcError(CodeShared, why)))
 		return
 	}
 	if missing := target.lacks(msg.Method); missing != "" {
-		r.sendUp(responseFrame(id, nil, rpcError(jsonrpc.CodeMethodNotFound,
+		r.sendUp(jsonrpc.ResponseFrame(jsonrpc.RawID(id), nil, rpcError(jsonrpc.CodeMethodNotFound,
 			"the client this "+msg.Method+" is for did not declare the "+missing+" capability")))
 		return
 	}
 	r.nextS2C++
 	cid := strconv.AppendInt(nil, r.nextS2C, 10)
-	k := idKey(cid)
+	k := envelope.Key(cid)
 	s := &s2cReq{c: target, upID: append(json.RawMessage(nil), id...), re: target.aRequest(), method: msg.Method}
 	r.s2c[k] = s
-	r.s2cUp[idKey(id)] = k
+	r.s2cUp[envelope.Key(id)] = k
 	s.timer = time.AfterFunc(r.opts.AnswerTimeout, func() { r.unanswered(k, s) })
-	target.pushFor(requestFrame(cid, msg.Method, msg.Params), s.re)
+	target.pushFor(jsonrpc.RequestFrame(jsonrpc.RawID(cid), msg.Method, msg.Params), s.re)
 }
 
 // unanswered ends a request the upstream made of a client that the client
@@ -158,12 +159,12 @@ func (r *Router) unanswered(k string, s *s2cReq) {
 		return // answered, cancelled, or its client or upstream gone meanwhile
 	}
 	delete(r.s2c, k)
-	delete(r.s2cUp, idKey(s.upID))
+	delete(r.s2cUp, envelope.Key(s.upID))
 	why := "hearth: the client did not answer " + s.method + " within " + r.opts.AnswerTimeout.String() +
 		" (a client must answer a request the server makes of it; see answer_timeout)"
-	r.sendUp(responseFrame(s.upID, nil, rpcError(CodeUnanswered, why)))
-	s.c.pushFor(notificationFrame("notifications/cancelled",
-		mustJSON(map[string]any{"requestId": json.RawMessage(k[1:]), "reason": why})), s.re)
+	r.sendUp(jsonrpc.ResponseFrame(jsonrpc.RawID(s.upID), nil, rpcError(CodeUnanswered, why)))
+	s.c.pushFor(jsonrpc.RawNotificationFrame("notifications/cancelled",
+		mustJSON(map[string]any{"requestId": json.RawMessage(k), "reason": why})), s.re)
 }
 
 // causingClient is the client a server-to-client request is for when that
@@ -234,23 +235,23 @@ func (r *Router) upstreamNotification(msg *jsonrpc.Message) {
 			return // a token hearth never gave, or of a request already answered
 		}
 		p["progressToken"] = pd.clientT
-		pd.c.pushFor(notificationFrame(msg.Method, p.encode()), jsonrpc.Key(pd.id))
+		pd.c.pushFor(jsonrpc.RawNotificationFrame(msg.Method, p.encode()), envelope.Key(pd.id))
 	case "notifications/cancelled":
 		// The upstream gave up a request it made of a client.
 		p, ok := decodeObject(msg.Params)
 		if !ok {
 			return
 		}
-		k, ok := r.s2cUp[idKey(p["requestId"])]
+		k, ok := r.s2cUp[envelope.Key(p["requestId"])]
 		if !ok {
 			return
 		}
 		s := r.s2c[k]
 		s.stop()
 		delete(r.s2c, k)
-		delete(r.s2cUp, idKey(p["requestId"]))
-		p["requestId"] = json.RawMessage(k[1:])
-		s.c.pushFor(notificationFrame(msg.Method, p.encode()), s.re)
+		delete(r.s2cUp, envelope.Key(p["requestId"]))
+		p["requestId"] = json.RawMessage(k)
+		s.c.pushFor(jsonrpc.RawNotificationFrame(msg.Method, p.encode()), s.re)
 	case "notifications/message":
 		r.logMessage(msg)
 	case "notifications/resources/updated":
@@ -264,7 +265,7 @@ func (r *Router) upstreamNotification(msg *jsonrpc.Message) {
 		}
 		p, _ := decodeObject(msg.Params)
 		for c := range r.subs[p.str("uri")] {
-			c.push(notificationFrame(msg.Method, msg.Params))
+			c.push(jsonrpc.RawNotificationFrame(msg.Method, msg.Params))
 		}
 	case "notifications/tools/list_changed", "notifications/prompts/list_changed", "notifications/resources/list_changed":
 		r.cacheGen++
@@ -282,7 +283,7 @@ func (r *Router) upstreamNotification(msg *jsonrpc.Message) {
 }
 
 func (r *Router) broadcast(msg *jsonrpc.Message) {
-	f := notificationFrame(msg.Method, msg.Params)
+	f := jsonrpc.RawNotificationFrame(msg.Method, msg.Params)
 	for c := range r.clients {
 		c.push(f)
 	}
@@ -294,7 +295,7 @@ func (r *Router) broadcast(msg *jsonrpc.Message) {
 func (r *Router) logMessage(msg *jsonrpc.Message) {
 	p, _ := decodeObject(msg.Params)
 	lvl := levelOf(p.str("level"))
-	f := notificationFrame(msg.Method, msg.Params)
+	f := jsonrpc.RawNotificationFrame(msg.Method, msg.Params)
 	deliver := func(c *Client, re string) {
 		if r.era == eraModern && !c.modern && c.level < 0 {
 			return // it asked for no log: a modern upstream logs only for requests that set a level
