@@ -3,12 +3,14 @@ package test
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // needClaude is the Claude Code CLI installed in test/ts (npm ci there),
@@ -62,16 +64,17 @@ func claudeMCPList(t *testing.T, claude, dir string, env []string) (map[string]s
 	return got, out.String()
 }
 
-// TestClaudeCodeSharesAdoptedServers: a ~/.claude.json with three stdio
-// servers (server-everything; server-memory with its MEMORY_FILE_PATH in
-// the entry's env; server-filesystem on a directory), moved behind hearth
-// by `hearthd adopt --write`, then `claude mcp list` three at once and
-// three more one after another, from one project directory. Claude Code
-// starts each server of each run with variables of its own session
-// (CLAUDE_CODE_SESSION_ID, ...): every server answers in every run, and
-// hearth hosts exactly one instance per entry, not one per session
-// (decisions 0036 and 0042).
-func TestClaudeCodeSharesAdoptedServers(t *testing.T) {
+// claudeHome is a Claude Code user whose ~/.claude.json lists
+// server-everything, server-memory and server-filesystem, moved behind
+// hearth by `hearthd adopt --write`.
+type claudeHome struct {
+	claude, home, runtime, project string
+	env                            []string
+	scripts                        map[string]string // entry name: the server's script
+}
+
+func adoptClaudeHome(t *testing.T) claudeHome {
+	t.Helper()
 	claude := needClaude(t)
 	everything := npmServer(t, "server-everything")
 	memory := npmServer(t, "server-memory")
@@ -111,13 +114,27 @@ func TestClaudeCodeSharesAdoptedServers(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "Wrote ") {
 		t.Fatalf("adopt --write exit %d:\n%s", code, out)
 	}
+	scripts := map[string]string{"everything": everything, "memory": memory, "files": filesystem}
 	for name := range servers {
 		if e := readEntry(t, filepath.Join(home, ".claude.json"), "mcpServers", name); e.Command != "hearth" {
 			t.Fatalf("%s was not moved behind hearth: %+v", name, e)
 		}
 	}
+	return claudeHome{claude, home, runtime, project, claudeEnv(home, runtime), scripts}
+}
 
-	env := claudeEnv(home, runtime)
+// TestClaudeCodeSharesAdoptedServers: a ~/.claude.json with three stdio
+// servers (server-everything; server-memory with its MEMORY_FILE_PATH in
+// the entry's env; server-filesystem on a directory), moved behind hearth
+// by `hearthd adopt --write`, then `claude mcp list` three at once and
+// three more one after another, from one project directory. Claude Code
+// starts each server of each run with variables of its own session
+// (CLAUDE_CODE_SESSION_ID, ...): every server answers in every run, and
+// hearth hosts exactly one instance per entry, not one per session
+// (decisions 0036 and 0042).
+func TestClaudeCodeSharesAdoptedServers(t *testing.T) {
+	a := adoptClaudeHome(t)
+	claude, project, servers, env := a.claude, a.project, a.scripts, a.env
 	check := func(run string, got map[string]string, raw string) {
 		t.Helper()
 		for name := range servers {
@@ -169,6 +186,67 @@ func TestClaudeCodeSharesAdoptedServers(t *testing.T) {
 			t.Errorf("  %s %s %s env %v", h.Server, h.Key, h.State, h.EnvNames)
 		}
 	}
+}
+
+// TestClaudeCodeListsCataloguedServersWithoutStarting: after one
+// `claude mcp list` of the three adopted servers, `hearthd stop`; the next
+// `claude mcp list` (its shims autostart a new daemon) finds all three
+// connected, answered from the catalog, and no server process is started
+// for it, neither while it runs nor after (decision 0045).
+func TestClaudeCodeListsCataloguedServersWithoutStarting(t *testing.T) {
+	a := adoptClaudeHome(t)
+	check := func(run string, got map[string]string, raw string) {
+		t.Helper()
+		for name := range a.scripts {
+			if got[name] != "✔ Connected" {
+				t.Errorf("%s: %s is %q\n%s", run, name, got[name], raw)
+			}
+		}
+	}
+	running := func() map[int]string {
+		pids := map[int]string{}
+		for name, script := range a.scripts {
+			for _, pid := range upstreamsRunning(script, a.home) {
+				pids[pid] = name
+			}
+		}
+		return pids
+	}
+	got, raw := claudeMCPList(t, a.claude, a.project, a.env)
+	check("first run", got, raw)
+	if len(running()) != len(a.scripts) {
+		t.Fatalf("the first run left %v running, want one upstream per entry", running())
+	}
+	waitCatalogued(t, a.env, len(a.scripts))
+	stopDaemon(t, a.env)
+	for deadline := time.Now().Add(20 * time.Second); len(running()) > 0; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("servers still run after hearthd stop: %v", running())
+		}
+	}
+
+	// Every server process seen while the second run goes on, and after.
+	seen := map[int]string{}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		got, raw = claudeMCPList(t, a.claude, a.project, a.env)
+	}()
+	for waiting := true; waiting; {
+		select {
+		case <-done:
+			waiting = false
+		case <-time.After(10 * time.Millisecond):
+		}
+		maps.Copy(seen, running())
+	}
+	t.Logf("claude mcp list after the restart:\n%s", raw)
+	check("after the restart", got, raw)
+	if len(seen) > 0 {
+		t.Errorf("server processes started for claude mcp list after the restart (pid: entry): %v", seen)
+	}
+	status, _ := runHearthdCmd(t, a.env, "status")
+	t.Logf("hearthd status:\n%s", status)
 }
 
 // TestClaudeCodeAddsHearthOverStdioAndHTTP follows the README with the

@@ -154,26 +154,18 @@ func sampleSide(roots []int, scripts []string, daemon, daemonBase int) claudeSam
 	return s
 }
 
-// BenchmarkClaudeCodeHosting: `claude mcp list` (the Claude Code CLI,
-// which starts every server of ~/.claude.json and checks it answers) three
-// at once, with ten stdio servers (server-memory on four files,
-// server-filesystem on four directories, server-everything twice), through
-// `hearth run` as `hearthd adopt --write` writes them against the same
-// entries spawned directly; three rounds, the sides alternating. Reported:
-// the servers' processes and PSS at the peak while the three run and once
-// they have ended (hearth's shims, keepers and the daemon's growth apart),
-// and how long the hosted servers stayed after. Goal: ten upstreams against
-// thirty; none left by direct, the ten idle ones by hearth, stopped at
-// their idle timeout (5 minutes: the benchmark waits for it).
-func BenchmarkClaudeCodeHosting(b *testing.B) {
-	claude := claudeCLI(b)
+// tenServers are the ten stdio servers of the Claude Code benchmarks as
+// ~/.claude.json entries (server-memory on four files, server-filesystem on
+// four directories, server-everything twice), their names in order, and
+// the scripts their processes run.
+func tenServers(b *testing.B) (servers map[string]any, names, scripts []string) {
 	_, everything := everything(b)
 	mod := filepath.Dir(filepath.Dir(filepath.Dir(everything)))
 	memory := filepath.Join(mod, "server-memory", "dist", "index.js")
 	filesystem := filepath.Join(mod, "server-filesystem", "dist", "index.js")
-	scripts := []string{everything, memory, filesystem}
+	scripts = []string{everything, memory, filesystem}
 	data := b.TempDir()
-	servers := map[string]any{
+	servers = map[string]any{
 		"everything":  map[string]any{"type": "stdio", "command": "node", "args": []string{everything}},
 		"everything2": map[string]any{"type": "stdio", "command": "node", "args": []string{everything, "stdio"}},
 	}
@@ -184,11 +176,27 @@ func BenchmarkClaudeCodeHosting(b *testing.B) {
 			"env": map[string]string{"MEMORY_FILE_PATH": filepath.Join(data, fmt.Sprintf("memory%d.jsonl", i))}}
 		servers[fmt.Sprintf("files%d", i)] = map[string]any{"type": "stdio", "command": "node", "args": []string{filesystem, dir}}
 	}
-	var names []string
 	for n := range servers {
 		names = append(names, n)
 	}
 	sort.Strings(names)
+	return servers, names, scripts
+}
+
+// BenchmarkClaudeCodeHosting: `claude mcp list` (the Claude Code CLI,
+// which starts every server of ~/.claude.json and checks it answers) three
+// at once, with ten stdio servers (server-memory on four files,
+// server-filesystem on four directories, server-everything twice), through
+// `hearth run` as `hearthd adopt --write` writes them against the same
+// entries spawned directly; three rounds, the sides alternating. Reported:
+// the servers' processes and PSS at the peak while the three run and once
+// they have ended (hearth's shims, keepers and the daemon's growth apart),
+// and how long the hosted servers stayed after. Goal: ten upstreams against
+// thirty; none left by direct, the ten idle ones by hearth, stopped at
+// their idle timeout (1 minute by default: the benchmark waits for it).
+func BenchmarkClaudeCodeHosting(b *testing.B) {
+	claude := claudeCLI(b)
+	servers, names, scripts := tenServers(b)
 
 	_, runtime := startSocketDaemonIn(b)
 	dpid := daemonPID(b, runtime)
@@ -333,7 +341,7 @@ func BenchmarkClaudeCodeHosting(b *testing.B) {
 	peakTotal := median(hr, func(r round) int { return r.peak.serverPSS + r.peak.overheadPSS })
 	b.ReportMetric(peakTotal/median(dr, func(r round) int { return r.peak.serverPSS }), "hearth-with-overhead-over-direct-peak-PSS")
 
-	// The idle upstreams stop at their idle timeout (5 minutes without a
+	// The idle upstreams stop at their idle timeout (a minute without a
 	// client): wait for it, and report when they went.
 	for deadline := hearthEnded.Add(6 * time.Minute); time.Now().Before(deadline); time.Sleep(time.Second) {
 		if sampleSide([]int{dpid}, scripts, 0, 0).servers == 0 {
