@@ -12,7 +12,7 @@ func TestStoreRoundTripAndPrivacy(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "catalog")
 	s := Open(dir)
 	e := &Entry{Key: "0123abcd", Server: "memory", InitResult: json.RawMessage(`{"serverInfo":{"name":"m"}}`),
-		Lists: map[string][]json.RawMessage{"tools/list": {json.RawMessage(`{"tools":[{"name":"a"},{"name":"b"}]}`), json.RawMessage(`{"tools":[{"name":"c"}]}`)}},
+		Lists:    map[string][]json.RawMessage{"tools/list": {json.RawMessage(`{"tools":[{"name":"a"},{"name":"b"}]}`), json.RawMessage(`{"tools":[{"name":"c"}]}`)}},
 		Recorded: time.Now().UTC()}
 	if err := s.Save(e); err != nil {
 		t.Fatal(err)
