@@ -73,6 +73,49 @@ func serversOf(home string, scripts []string) []int {
 	return pids
 }
 
+// waitServersGone waits for the servers a side (its HOME) runs to end.
+func waitServersGone(b *testing.B, home string, scripts []string) {
+	b.Helper()
+	for deadline := time.Now().Add(20 * time.Second); len(serversOf(home, scripts)) > 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			b.Fatalf("servers still run: %v", serversOf(home, scripts))
+		}
+	}
+}
+
+// catalogSetup is what the catalog benchmarks share: tenServers in the
+// ~/.claude.json of two sides, the hearth side's rewritten by `hearthd
+// adopt --write` to run them through `hearth run`, its daemon's places
+// (XDG_RUNTIME_DIR, HEARTH_HOME) under runtime.
+type catalogSetup struct {
+	servers        map[string]any
+	names, scripts []string
+	runtime        string
+	direct, hearth claudeSide
+}
+
+// newCatalogSetup builds the binaries and both sides; hearthEnv is added to
+// the hearth side's environment.
+func newCatalogSetup(b *testing.B, hearthEnv ...string) catalogSetup {
+	build(b)
+	var c catalogSetup
+	c.servers, c.names, c.scripts = tenServers(b)
+	runtime, err := os.MkdirTemp("", "hb")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { os.RemoveAll(runtime) })
+	c.runtime = runtime
+	c.direct = newClaudeSide(b, c.servers)
+	c.hearth = newClaudeSide(b, c.servers, append([]string{"XDG_RUNTIME_DIR=" + runtime, "HEARTH_HOME=" + filepath.Join(runtime, "home")}, hearthEnv...)...)
+	adopt := exec.Command(bins.hearthd, "adopt", "--write")
+	adopt.Env = c.hearth.env
+	if out, err := adopt.CombinedOutput(); err != nil || !strings.Contains(string(out), "Wrote ") {
+		b.Fatalf("hearthd adopt --write: %v\n%s", err, out)
+	}
+	return c
+}
+
 // BenchmarkClaudeCodeCatalog: ten stdio servers (tenServers) in a
 // ~/.claude.json, through `hearth run` as `hearthd adopt --write` writes
 // them against the same entries spawned directly, after one run through
@@ -91,24 +134,12 @@ func serversOf(home string, scripts []string) []int {
 //     the daemon's growth). Goal: one upstream, not ten.
 func BenchmarkClaudeCodeCatalog(b *testing.B) {
 	claude := claudeCLI(b)
-	build(b)
-	servers, names, scripts := tenServers(b)
-	runtime, err := os.MkdirTemp("", "hb")
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { os.RemoveAll(runtime) })
-	direct := newClaudeSide(b, servers)
-	hearth := newClaudeSide(b, servers, "XDG_RUNTIME_DIR="+runtime, "HEARTH_HOME="+filepath.Join(runtime, "home"), "HEARTH_NO_AUTOSTART=1")
+	cs := newCatalogSetup(b, "HEARTH_NO_AUTOSTART=1")
+	servers, names, scripts, runtime, direct, hearth := cs.servers, cs.names, cs.scripts, cs.runtime, cs.direct, cs.hearth
 	d := &catalogDaemon{b: b, runtime: runtime, env: append(os.Environ(), "HOME="+hearth.home, "XDG_RUNTIME_DIR="+runtime,
 		"HEARTH_HOME="+filepath.Join(runtime, "home"), "MCP_SOCKET_PATH="+filepath.Join(runtime, "hearth", "hearthd.sock"),
 		"MCP_READY_FILE=", "HEARTH_LOG_LEVEL=warn")}
 	b.Cleanup(d.stop)
-	adopt := exec.Command(bins.hearthd, "adopt", "--write")
-	adopt.Env = hearth.env
-	if out, err := adopt.CombinedOutput(); err != nil || !strings.Contains(string(out), "Wrote ") {
-		b.Fatalf("hearthd adopt --write: %v\n%s", err, out)
-	}
 
 	// list runs `claude mcp list` on side s, checks that every server is
 	// connected, and returns its wall time and the server processes of s
@@ -147,14 +178,7 @@ func BenchmarkClaudeCodeCatalog(b *testing.B) {
 		}
 		return elapsed, len(seen)
 	}
-	// waitGone waits for the servers of side s to end.
-	waitGone := func(s claudeSide) {
-		for deadline := time.Now().Add(20 * time.Second); len(serversOf(s.home, scripts)) > 0; time.Sleep(20 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				b.Fatalf("servers still run: %v", serversOf(s.home, scripts))
-			}
-		}
-	}
+	waitGone := func(s claudeSide) { waitServersGone(b, s.home, scripts) }
 
 	// Fill the catalog: one run through hearth starts the ten and records
 	// their answers; then a warm-up run of the direct side.
@@ -409,4 +433,209 @@ func TestCatalogSessionClient(t *testing.T) {
 	}
 	fmt.Println("ready")
 	io.ReadAll(os.Stdin)
+}
+
+// daemonsOf lists the live `hearthd serve` processes with HOME=home in their
+// environment: the daemon a shim of that side autostarted.
+func daemonsOf(home string) []int {
+	var pids []int
+	for pid, p := range procTable() {
+		if len(p.argv) < 2 || filepath.Base(p.argv[0]) != "hearthd" || p.argv[1] != "serve" {
+			continue
+		}
+		env, _ := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+		if slices.Contains(strings.Split(string(env), "\x00"), "HOME="+home) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// stopAutostarted stops the daemon side home's shims started (SIGTERM, as
+// `hearthd stop` does) and waits for it and its servers to end.
+func stopAutostarted(b *testing.B, home string, scripts []string) {
+	b.Helper()
+	for _, pid := range daemonsOf(home) {
+		syscall.Kill(pid, syscall.SIGTERM)
+	}
+	for deadline := time.Now().Add(20 * time.Second); len(daemonsOf(home)) > 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			b.Fatalf("hearthd still runs: %v", daemonsOf(home))
+		}
+	}
+	waitServersGone(b, home, scripts)
+}
+
+// connectAllResult is what test/ts/connect_all.mjs prints.
+type connectAllResult struct {
+	TotalMs float64
+	Servers []struct {
+		Name  string
+		Ms    float64
+		Tools int
+	}
+}
+
+// BenchmarkTSClientCatalog: BenchmarkClaudeCodeCatalog's ten servers and
+// warm catalog with a client that starts fast: the TypeScript SDK v1 client
+// (test/ts/connect_all.mjs) connects to the ten at once, as a client
+// starting up does, and runs tools/list on each; timed from its first
+// connect to its last list, the node process's own start left out. Through
+// hearth each round begins with no daemon at all: the first shim autostarts
+// it (its start is in the time) and it answers from the catalog that one
+// run before the rounds filled. Against the same entries spawned directly;
+// six rounds alternating the sides. Reported: the median wall time of each
+// side, the spread of their ratio over the rounds, the slowest server's
+// median time, the server processes seen during each run, and (not timed
+// with the rest) a second run through hearth on the daemon the first
+// started, still with no upstream: what the daemon's start adds. Goals:
+// hearth at least 20× faster, and no server process started through it.
+func BenchmarkTSClientCatalog(b *testing.B) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		b.Skip("node is missing")
+	}
+	script, _ := filepath.Abs(filepath.Join("..", "ts", "connect_all.mjs"))
+	if _, err := os.Stat(filepath.Join("..", "ts", "node_modules", "@modelcontextprotocol", "sdk")); err != nil {
+		b.Skip("test/ts/node_modules is missing (npm ci in test/ts)")
+	}
+	// The hearth side may autostart its daemon: its shims find none.
+	cs := newCatalogSetup(b)
+	names, scripts, direct, hearth := cs.names, cs.scripts, cs.direct, cs.hearth
+	b.Cleanup(func() {
+		for _, pid := range daemonsOf(hearth.home) {
+			syscall.Kill(pid, syscall.SIGTERM)
+		}
+	})
+	adopted := claudeEntries(b, hearth.home)
+	type server struct {
+		Name    string            `json:"name"`
+		Command string            `json:"command"`
+		Args    []string          `json:"args"`
+		Env     map[string]string `json:"env,omitempty"`
+	}
+	var hearthSpec, directSpec []server
+	for _, n := range names {
+		h, d := adopted[n], directEntry(cs.servers[n])
+		hearthSpec = append(hearthSpec, server{n, h.Command, h.Args, h.Env})
+		directSpec = append(directSpec, server{n, d.Command, d.Args, d.Env})
+	}
+	if hearthSpec[0].Command == directSpec[0].Command {
+		b.Fatalf("the hearth side's entries were not adopted: %+v", hearthSpec[0])
+	}
+
+	// connectAll runs connect_all.mjs on side s with its entries, checks
+	// that every server listed tools, and returns what it measured and the
+	// server processes of s seen while it ran.
+	connectAll := func(s claudeSide, spec []server) (connectAllResult, int) {
+		raw, _ := json.Marshal(spec)
+		cmd := exec.Command(node, script)
+		cmd.Dir, cmd.Env = s.project, s.env
+		cmd.Stdin = bytes.NewReader(raw)
+		var out, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &stderr
+		if err := cmd.Start(); err != nil {
+			b.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		seen := map[int]bool{}
+		for running := true; running; {
+			select {
+			case err := <-done:
+				if err != nil {
+					b.Fatalf("connect_all.mjs: %v\n%s%s", err, out.String(), stderr.String())
+				}
+				running = false
+			case <-time.After(10 * time.Millisecond):
+			}
+			for _, p := range serversOf(s.home, scripts) {
+				seen[p] = true
+			}
+		}
+		var r connectAllResult
+		if err := json.Unmarshal(out.Bytes(), &r); err != nil || len(r.Servers) != len(names) {
+			b.Fatalf("connect_all.mjs printed %q (%v)\n%s", out.String(), err, stderr.String())
+		}
+		for i, sv := range r.Servers {
+			if sv.Name != names[i] || sv.Tools == 0 {
+				b.Fatalf("connect_all.mjs: %s listed %d tools", sv.Name, sv.Tools)
+			}
+		}
+		return r, len(seen)
+	}
+
+	// Fill the catalog: one run through hearth (which autostarts the
+	// daemon) starts the ten and records their answers; then a warm-up
+	// run of the direct side.
+	if _, n := connectAll(hearth, hearthSpec); n != len(names) {
+		b.Fatalf("the first run through hearth started %d servers, want %d", n, len(names))
+	}
+	for deadline := time.Now().Add(30 * time.Second); catalogued(b, hearth.env) < len(names); time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			b.Fatalf("%d of %d servers catalogued", catalogued(b, hearth.env), len(names))
+		}
+	}
+	stopAutostarted(b, hearth.home, scripts)
+	connectAll(direct, directSpec)
+	waitServersGone(b, direct.home, scripts)
+
+	b.ResetTimer()
+	const rounds = 6
+	var ht, dt, hSlow, dSlow, hw []float64
+	var hs, ds []int
+	slowest := func(r connectAllResult) float64 {
+		m := 0.0
+		for _, s := range r.Servers {
+			m = max(m, s.Ms)
+		}
+		return m
+	}
+	for i := range rounds {
+		sides := []bool{true, false}
+		if i%2 == 1 {
+			sides = []bool{false, true}
+		}
+		for _, viaHearth := range sides {
+			if viaHearth {
+				if pids := daemonsOf(hearth.home); len(pids) > 0 {
+					b.Fatalf("a daemon runs before a hearth round: %v", pids)
+				}
+				r, n := connectAll(hearth, hearthSpec)
+				ht, hSlow, hs = append(ht, r.TotalMs), append(hSlow, slowest(r)), append(hs, n)
+				b.StopTimer()
+				// Once more on the daemon just started (still no upstream):
+				// what the daemon's start costs in the time above.
+				r, n = connectAll(hearth, hearthSpec)
+				hw, hs = append(hw, r.TotalMs), append(hs, n)
+				stopAutostarted(b, hearth.home, scripts)
+				b.StartTimer()
+			} else {
+				r, n := connectAll(direct, directSpec)
+				dt, dSlow, ds = append(dt, r.TotalMs), append(dSlow, slowest(r)), append(ds, n)
+				waitServersGone(b, direct.home, scripts)
+			}
+		}
+	}
+	for range b.N {
+	}
+	b.StopTimer()
+	ratios := make([]float64, rounds)
+	for i := range rounds {
+		ratios[i] = dt[i] / ht[i]
+	}
+	median := func(v []float64) float64 {
+		v = slices.Clone(v)
+		slices.Sort(v)
+		return v[len(v)/2]
+	}
+	b.ReportMetric(median(ht), "hearth-connect-all-ms")
+	b.ReportMetric(median(dt), "direct-connect-all-ms")
+	b.ReportMetric(median(hw), "hearth-running-daemon-connect-all-ms")
+	b.ReportMetric(median(hSlow), "hearth-slowest-server-ms")
+	b.ReportMetric(median(dSlow), "direct-slowest-server-ms")
+	reportSpread(b, "direct-over-hearth-x", spreadOf(ratios))
+	b.ReportMetric(float64(slices.Max(hs)), "hearth-servers-started-max")
+	b.ReportMetric(float64(slices.Min(ds)), "direct-servers-started-min")
+	b.Logf("connect + tools/list of ten, ms: hearth %.0f (then on the running daemon %.0f), direct %.0f", ht, hw, dt)
 }
