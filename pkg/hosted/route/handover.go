@@ -21,7 +21,7 @@ type Carried struct {
 }
 
 // ErrNotCarried: the router's upstream cannot be handed over as it is.
-var ErrNotCarried = errors.New("only a ready 2025 upstream with nothing in flight can be handed over")
+var ErrNotCarried = errors.New("only a ready 2025 upstream with no client's request in flight can be handed over")
 
 // Carry returns what the successor's router needs to serve the upstream
 // without initializing it again. Only a shared router whose 2025 upstream
@@ -35,7 +35,9 @@ func (r *Router) Carry() (Carried, error) {
 		return Carried{}, ErrNotCarried
 	}
 	for _, p := range r.pending {
-		if p.c != nil {
+		// A detached client's request was cancelled upstream; a late
+		// answer to it finds no request of the successor's (NextID).
+		if p.c != nil && !p.c.gone {
 			return Carried{}, ErrNotCarried
 		}
 	}
