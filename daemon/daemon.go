@@ -37,16 +37,19 @@ type Daemon struct {
 	// StartSuccessor starts the daemon a planned restart hands over to
 	// (handover.go); nil: this daemon does not hand over.
 	StartSuccessor Successor
-	handover       handOverState
-	activated      bool // systemd passed the socket
-	cfg            Config
-	log            *zap.Logger
-	reg            *tool.Registry
-	srv            *mcp.Server
-	children       *supervisor.Supervisor
-	families       []tool.Family
-	started        time.Time
-	running        atomic.Bool
+	// OwnerLock is the data directory's owner lock file, handed to the
+	// successor with the upstreams (nil: none).
+	OwnerLock *os.File
+	handover  handOverState
+	activated bool // systemd passed the socket
+	cfg       Config
+	log       *zap.Logger
+	reg       *tool.Registry
+	srv       *mcp.Server
+	children  *supervisor.Supervisor
+	families  []tool.Family
+	started   time.Time
+	running   atomic.Bool
 	// acceptHealthy is false while accept keeps failing; the systemd
 	// watchdog is only fed while it is true.
 	acceptHealthy atomic.Bool

@@ -88,7 +88,7 @@ func (d *Daemon) closeHosted() {
 	d.handover.mu.Unlock()
 	if conn != nil {
 		list := d.hosted.HandOver()
-		n, err := SendHanded(conn, list)
+		n, err := SendHanded(conn, list, d.OwnerLock)
 		if err != nil {
 			d.log.Warn("the hand-over broke off; the upstreams not sent end with this daemon", zap.Error(err))
 		}
@@ -101,9 +101,10 @@ func (d *Daemon) closeHosted() {
 
 // SendHanded writes each handed instance to conn: a 4-byte length and its
 // record as JSON, sent with its four descriptors (SCM_RIGHTS), then a zero
-// length. The descriptors are closed here, sent or not (a keeper whose
+// length, sent with the owner lock's file when there is one: the
+// successor holds the lock from then on, without a gap. The descriptors are closed here, sent or not (a keeper whose
 // every daemon end is closed ends its tree). It returns how many were sent.
-func SendHanded(conn *os.File, list []hosted.Handed) (int, error) {
+func SendHanded(conn *os.File, list []hosted.Handed, lock *os.File) (int, error) {
 	defer func() {
 		for _, h := range list {
 			h.Files.Close()
@@ -128,22 +129,26 @@ func SendHanded(conn *os.File, list []hosted.Handed) (int, error) {
 		}
 		sent++
 	}
-	_, err := conn.Write([]byte{0, 0, 0, 0})
-	return sent, err
+	var rights []byte
+	if lock != nil {
+		rights = unix.UnixRights(int(lock.Fd()))
+	}
+	return sent, unix.Sendmsg(fd, []byte{0, 0, 0, 0}, rights, nil, 0)
 }
 
 // maxHandedRecord bounds one record (a cached initialize result is small).
 const maxHandedRecord = 16 << 20
 
-// ReceiveHanded reads what SendHanded wrote, until its zero length.
-func ReceiveHanded(conn *os.File) ([]hosted.Handed, error) {
+// ReceiveHanded reads what SendHanded wrote, until its zero length, and
+// returns the instances and the owner lock's file (nil: none came).
+func ReceiveHanded(conn *os.File) ([]hosted.Handed, *os.File, error) {
 	fd := int(conn.Fd())
 	var out []hosted.Handed
-	fail := func(err error) ([]hosted.Handed, error) {
+	fail := func(err error) ([]hosted.Handed, *os.File, error) {
 		for _, h := range out {
 			h.Files.Close()
 		}
-		return nil, err
+		return nil, nil, err
 	}
 	for {
 		head := make([]byte, 4)
@@ -175,10 +180,15 @@ func ReceiveHanded(conn *os.File) ([]hosted.Handed, error) {
 		}
 		size := binary.BigEndian.Uint32(head)
 		if size == 0 {
-			for _, f := range fds {
-				unix.Close(f)
+			var lock *os.File
+			for i, f := range fds {
+				if i == 0 {
+					lock = os.NewFile(uintptr(f), "owner-lock")
+				} else {
+					unix.Close(f)
+				}
 			}
-			return out, nil
+			return out, lock, nil
 		}
 		if len(fds) != 4 || size > maxHandedRecord {
 			for _, f := range fds {

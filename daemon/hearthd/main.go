@@ -37,6 +37,7 @@ import (
 	"github.com/hearth-mcp/hearth/pkg/guard"
 	"github.com/hearth-mcp/hearth/pkg/hosted"
 	"github.com/hearth-mcp/hearth/pkg/memory"
+	"github.com/hearth-mcp/hearth/pkg/owner"
 	"github.com/hearth-mcp/hearth/pkg/supervisor"
 	"github.com/hearth-mcp/hearth/pkg/tool"
 	"github.com/hearth-mcp/hearth/pkg/version"
@@ -215,8 +216,9 @@ func serve(mode daemon.Mode) int {
 	// (docs/decisions/0046-upstream-handover.md). Should this process end
 	// before it adopts them, their keepers see their daemon gone.
 	var handed []hosted.Handed
+	var handedLock *os.File
 	if mode == daemon.ModeSocket {
-		if handed, err = receiveHandOver(log); err != nil {
+		if handed, handedLock, err = receiveHandOver(log); err != nil {
 			log.Error("the hand-over from the previous daemon failed; its hosted servers ended with it", zap.Error(err))
 		}
 	}
@@ -238,9 +240,20 @@ func serve(mode daemon.Mode) int {
 	}
 	// Claimed after the guard, which leaves a refused directory as it was,
 	// and before any store is opened.
-	lock, relayed, code := claim(mode, home, log)
-	if relayed || lock == nil {
-		return code
+	var lock *owner.Lock
+	if handedLock != nil {
+		// The predecessor's lock, held without a gap.
+		if lock, err = owner.Adopt(home, handedLock); err != nil {
+			log.Error("hearthd could not start", zap.Error(err))
+			return 1
+		}
+	} else {
+		var relayed bool
+		var code int
+		lock, relayed, code = claim(mode, home, log)
+		if relayed || lock == nil {
+			return code
+		}
 	}
 	defer lock.Release()
 	if prev := lock.Previous; prev.PID != 0 {
@@ -266,7 +279,7 @@ func serve(mode daemon.Mode) int {
 		return 1
 	}
 	d.OnServing = publish(lock, started, d)
-	d.StartSuccessor = startSuccessor
+	d.StartSuccessor, d.OwnerLock = startSuccessor, lock.File()
 	d.HostedServers().Adopt(handed)
 	d.HomeWhy, d.Unfollowed = place.Why, unfollowed
 	d.StdioListens = mode == daemon.ModeStdio

@@ -128,29 +128,32 @@ func startSuccessor(exe string) (*os.File, int, error) {
 // receiveHandOver, in a successor, reads the upstreams handed over and
 // waits for the predecessor to exit; nothing when this daemon is no
 // successor.
-func receiveHandOver(log *zap.Logger) ([]hosted.Handed, error) {
+func receiveHandOver(log *zap.Logger) ([]hosted.Handed, *os.File, error) {
 	v := os.Getenv(handOverEnv)
 	if v == "" {
-		return nil, nil
+		return nil, nil, nil
 	}
 	os.Unsetenv(handOverEnv)
 	fd, err := strconv.Atoi(v)
 	if err != nil || fd < 3 {
-		return nil, fmt.Errorf("%s=%q", handOverEnv, v)
+		return nil, nil, fmt.Errorf("%s=%q", handOverEnv, v)
 	}
 	syscall.CloseOnExec(fd)
 	conn := os.NewFile(uintptr(fd), "handover")
 	defer conn.Close()
-	handed, err := daemon.ReceiveHanded(conn)
+	handed, lock, err := daemon.ReceiveHanded(conn)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := daemon.AwaitPredecessor(conn); err != nil {
 		for _, h := range handed {
 			h.Files.Close()
 		}
-		return nil, fmt.Errorf("the previous daemon did not exit: %w", err)
+		if lock != nil {
+			lock.Close()
+		}
+		return nil, nil, fmt.Errorf("the previous daemon did not exit: %w", err)
 	}
-	log.Info("the previous daemon handed over its hosted servers", zap.Int("handed", len(handed)))
-	return handed, nil
+	log.Info("the previous daemon handed over its hosted servers", zap.Int("handed", len(handed)), zap.Bool("owner_lock", lock != nil))
+	return handed, lock, nil
 }
