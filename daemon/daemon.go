@@ -298,7 +298,9 @@ func (d *Daemon) runSocket(ctx context.Context) error {
 		return err
 	}
 	defer ln.close()
+	d.handover.mu.Lock()
 	d.activated = ln.activated
+	d.handover.mu.Unlock()
 	why := "the default for this data directory; clients find it through the data directory's owner record, whatever XDG_RUNTIME_DIR they have"
 	switch {
 	case ln.activated:

@@ -54,6 +54,8 @@ func (d *Daemon) handOverControl(_ context.Context, params json.RawMessage) (any
 	refuse := func(msg string) (any, error) {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: msg}
 	}
+	d.handover.mu.Lock()
+	defer d.handover.mu.Unlock()
 	switch {
 	case d.StartSuccessor == nil:
 		return refuse("this daemon cannot start a successor")
@@ -62,8 +64,6 @@ func (d *Daemon) handOverControl(_ context.Context, params json.RawMessage) (any
 	case d.activated:
 		return refuse("systemd started this daemon: restart it with systemctl --user restart hearthd")
 	}
-	d.handover.mu.Lock()
-	defer d.handover.mu.Unlock()
 	if d.handover.conn != nil {
 		return refuse("a hand-over is under way")
 	}
