@@ -153,7 +153,7 @@ func ReceiveHanded(conn *os.File) ([]hosted.Handed, *os.File, error) {
 	for {
 		head := make([]byte, 4)
 		oob := make([]byte, unix.CmsgSpace(4*4))
-		n, oobn, _, _, err := unix.Recvmsg(fd, head, oob, unix.MSG_CMSG_CLOEXEC)
+		n, oobn, _, _, err := unix.Recvmsg(fd, head, oob, 0)
 		if err != nil {
 			return fail(err)
 		}
@@ -174,6 +174,11 @@ func ReceiveHanded(conn *os.File) ([]hosted.Handed, *os.File, error) {
 			for _, m := range msgs {
 				got, err := unix.ParseUnixRights(&m)
 				if err == nil {
+					for _, f := range got {
+						// Close-on-exec at once (MSG_CMSG_CLOEXEC is not
+						// everywhere): this daemon starts no child yet.
+						unix.CloseOnExec(f)
+					}
 					fds = append(fds, got...)
 				}
 			}
