@@ -34,14 +34,22 @@ const instructions = "hearth is one shared MCP backend for every editor and agen
 
 // Daemon is one hearthd process's server.
 type Daemon struct {
-	cfg      Config
-	log      *zap.Logger
-	reg      *tool.Registry
-	srv      *mcp.Server
-	children *supervisor.Supervisor
-	families []tool.Family
-	started  time.Time
-	running  atomic.Bool
+	// StartSuccessor starts the daemon a planned restart hands over to
+	// (handover.go); nil: this daemon does not hand over.
+	StartSuccessor Successor
+	// OwnerLock is the data directory's owner lock file, handed to the
+	// successor with the upstreams (nil: none).
+	OwnerLock *os.File
+	handover  handOverState
+	activated bool // systemd passed the socket
+	cfg       Config
+	log       *zap.Logger
+	reg       *tool.Registry
+	srv       *mcp.Server
+	children  *supervisor.Supervisor
+	families  []tool.Family
+	started   time.Time
+	running   atomic.Bool
 	// acceptHealthy is false while accept keeps failing; the systemd
 	// watchdog is only fed while it is true.
 	acceptHealthy atomic.Bool
@@ -87,7 +95,8 @@ func New(cfg Config, log *zap.Logger, env tool.Env, children *supervisor.Supervi
 	if children == nil {
 		children = supervisor.New(supervisor.Options{Grace: cfg.KillGrace, MaxChildren: cfg.MaxChildren})
 	}
-	d := &Daemon{cfg: cfg, log: log, reg: tool.NewRegistry(version.Tooling()), Stdin: os.Stdin, Stdout: os.Stdout, children: children, home: env.Home}
+	d := &Daemon{cfg: cfg, log: log, reg: tool.NewRegistry(version.Tooling()), Stdin: os.Stdin, Stdout: os.Stdout, children: children, home: env.Home,
+		handover: handOverState{now: make(chan struct{})}}
 	d.acceptHealthy.Store(true)
 	if err := d.reg.Add(d.statusTool()); err != nil {
 		return nil, err
@@ -187,7 +196,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	defer d.running.Store(false)
 	defer d.closeFamilies()
 	defer d.stopChildren()
-	defer d.hosted.Close() // before the supervisor's sweep: each upstream is stopped politely first
+	defer d.closeHosted() // before the supervisor's sweep: each upstream is handed over or stopped politely first
 	d.started = time.Now()
 	memCtx, stopMem := context.WithCancel(ctx)
 	defer stopMem()
@@ -289,6 +298,9 @@ func (d *Daemon) runSocket(ctx context.Context) error {
 		return err
 	}
 	defer ln.close()
+	d.handover.mu.Lock()
+	d.activated = ln.activated
+	d.handover.mu.Unlock()
 	why := "the default for this data directory; clients find it through the data directory's owner record, whatever XDG_RUNTIME_DIR they have"
 	switch {
 	case ln.activated:
@@ -332,6 +344,8 @@ func (d *Daemon) runSocket(ctx context.Context) error {
 	reason := "signal"
 	select {
 	case <-ctx.Done():
+	case <-d.handingOver():
+		reason = "hand-over to a new daemon"
 	case <-idle.expired():
 		reason = "idle"
 		d.log.Info("no client for the idle timeout; stopping", zap.Duration("idle_timeout", d.cfg.IdleTimeout))

@@ -4,6 +4,7 @@
 //	hearthd serve           serve on the Unix socket
 //	hearthd stdio           serve one client on stdin/stdout
 //	hearthd status          show the serving daemon, its clients and hosted servers
+//	hearthd restart         replace the serving daemon, handing over its hosted servers
 //	hearthd servers restart|stop NAME
 //	                        restart or stop a hosted server (hearth run)
 //	hearthd memory import FILE.jsonl | export
@@ -34,7 +35,9 @@ import (
 	"github.com/hearth-mcp/hearth/pkg/config"
 	"github.com/hearth-mcp/hearth/pkg/endpoint"
 	"github.com/hearth-mcp/hearth/pkg/guard"
+	"github.com/hearth-mcp/hearth/pkg/hosted"
 	"github.com/hearth-mcp/hearth/pkg/memory"
+	"github.com/hearth-mcp/hearth/pkg/owner"
 	"github.com/hearth-mcp/hearth/pkg/supervisor"
 	"github.com/hearth-mcp/hearth/pkg/tool"
 	"github.com/hearth-mcp/hearth/pkg/version"
@@ -67,6 +70,8 @@ commands:
             servers (hearth run): sharing, key, state, pid, clients, memory
   stop      stop the daemon serving this user's data directory, as SIGTERM does
             (in-flight calls drain), and wait for it to exit
+  restart   start a new daemon (this hearthd, e.g. one just installed) in place
+            of the serving one, which hands it its running hosted servers
   servers restart|stop NAME
             restart a hosted server (clearing a failure) or stop it for good;
             NAME is its [servers.NAME], its command's base name, or its key
@@ -136,6 +141,8 @@ func run(args []string) int {
 		return serversCmd(args[1:], os.Stdout, os.Stderr, os.Getenv)
 	case "stop":
 		return stopCmd(args[1:], os.Stdout, os.Stderr, os.Getenv)
+	case "restart":
+		return restartCmd(args[1:], os.Stdout, os.Stderr, os.Getenv)
 	case "adopt":
 		return adoptCmd(args[1:], os.Stdout, os.Stderr, os.Getenv, time.Now)
 	case "install-service":
@@ -204,6 +211,17 @@ func serve(mode daemon.Mode) int {
 			return code
 		}
 	}
+	// A successor of a planned restart: the upstreams its predecessor
+	// hands over, once it drained; then the predecessor's end, as it exits
+	// (docs/decisions/0046-upstream-handover.md). Should this process end
+	// before it adopts them, their keepers see their daemon gone.
+	var handed []hosted.Handed
+	var handedLock *os.File
+	if mode == daemon.ModeSocket {
+		if handed, handedLock, err = receiveHandOver(log); err != nil {
+			log.Error("the hand-over from the previous daemon failed; its hosted servers ended with it", zap.Error(err))
+		}
+	}
 	started := time.Now()
 	checked, err := guard.Check(home, version.Tooling())
 	var refusal *guard.Error
@@ -222,9 +240,20 @@ func serve(mode daemon.Mode) int {
 	}
 	// Claimed after the guard, which leaves a refused directory as it was,
 	// and before any store is opened.
-	lock, relayed, code := claim(mode, home, log)
-	if relayed || lock == nil {
-		return code
+	var lock *owner.Lock
+	if handedLock != nil {
+		// The predecessor's lock, held without a gap.
+		if lock, err = owner.Adopt(home, handedLock); err != nil {
+			log.Error("hearthd could not start", zap.Error(err))
+			return 1
+		}
+	} else {
+		var relayed bool
+		var code int
+		lock, relayed, code = claim(mode, home, log)
+		if relayed || lock == nil {
+			return code
+		}
 	}
 	defer lock.Release()
 	if prev := lock.Previous; prev.PID != 0 {
@@ -250,6 +279,8 @@ func serve(mode daemon.Mode) int {
 		return 1
 	}
 	d.OnServing = publish(lock, started, d)
+	d.StartSuccessor, d.OwnerLock = startSuccessor, lock.File()
+	d.HostedServers().Adopt(handed)
 	d.HomeWhy, d.Unfollowed = place.Why, unfollowed
 	d.StdioListens = mode == daemon.ModeStdio
 	hup := make(chan os.Signal, 1)

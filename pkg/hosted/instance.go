@@ -85,6 +85,7 @@ type Instance struct {
 	mu         sync.Mutex
 	clients    int
 	proc       *supervisor.Process
+	out        *upstreamOut // the running upstream's stdout
 	starting   bool
 	ready      bool
 	stopping   bool  // the running process is being stopped on purpose
@@ -214,6 +215,9 @@ func (in *Instance) start() {
 	in.mu.Unlock()
 	in.t.log.Info("hosted server started", zap.String("server", in.spec.Label()), zap.String("key", in.key), zap.Int("pid", p.Pid))
 	out := &upstreamOut{r: upstreamStdout(p.Stdout), finished: make(chan struct{})}
+	in.mu.Lock()
+	in.out = out
+	in.mu.Unlock()
 	in.r.Up(newStdinPeer(p.Stdin))
 	go in.read(out)
 	go in.watch(p, out)

@@ -33,3 +33,9 @@ func Stale(home string) (Record, bool) { return Record{}, false }
 
 // Find is not supported here.
 func Find(home string) (Record, State, error) { return Record{}, None, errUnsupported }
+
+// File: no lock file here.
+func (l *Lock) File() *os.File { return nil }
+
+// Adopt: no hand-over here.
+func Adopt(home string, f *os.File) (*Lock, error) { return nil, errUnsupported }

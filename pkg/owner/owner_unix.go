@@ -181,3 +181,28 @@ func alive(pid int) bool {
 	err := syscall.Kill(pid, 0)
 	return err == nil || errors.Is(err, syscall.EPERM)
 }
+
+// File is the lock's open file: a daemon handing over
+// (docs/decisions/0046-upstream-handover.md) sends it to its successor, so
+// that the lock is held without a gap, in which a shim would start a
+// daemon of its own.
+func (l *Lock) File() *os.File { return l.f }
+
+// Adopt makes f, the owner lock's file a predecessor handed over (File),
+// this process's lock of home: it must hold the lock (the predecessor's
+// flock, which the shared open file carries), and gets this pid written.
+func Adopt(home string, f *os.File) (*Lock, error) {
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("the owner lock handed over is not held: %w", err)
+	}
+	err := f.Truncate(0)
+	if err == nil {
+		_, err = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+	}
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("write the owner lock: %w", err)
+	}
+	return &Lock{f: f, home: home}, nil
+}

@@ -19,3 +19,11 @@ const (
 // keepers learn of the daemon's death through the pipe, as they do where
 // there is no parent-death signal, so that both ways can be tested on Linux.
 const PortableKeeperEnv = "HEARTH_KEEPER_PORTABLE"
+
+// The bytes of the hand-over on a keeper's death socket
+// (docs/decisions/0046-upstream-handover.md): the daemon writes handOver,
+// the keeper disarms its parent-death signal and answers handedOver.
+const (
+	handOver   = 'h'
+	handedOver = 'k'
+)

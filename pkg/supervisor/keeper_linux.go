@@ -25,6 +25,13 @@ func setSubreaper() {
 // keepers to act on its death.
 func nameKeeper() { os.WriteFile("/proc/self/comm", []byte("hearth-keeper"), 0) }
 
+// prSetPdeathsig is prctl's PR_SET_PDEATHSIG.
+const prSetPdeathsig = 1
+
+// disarmDeathSignal clears the calling thread's parent-death signal: a
+// keeper handed to another daemon must outlive the daemon that started it.
+func disarmDeathSignal() { syscall.RawSyscall(syscall.SYS_PRCTL, prSetPdeathsig, 0, 0) }
+
 // setKeeperSignal: the daemon's death sends the keeper keeperStop.
 func setKeeperSignal(a *syscall.SysProcAttr) { a.Pdeathsig = keeperStop }
 

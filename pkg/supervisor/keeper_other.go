@@ -21,3 +21,6 @@ func setKeeperSignal(*syscall.SysProcAttr) {}
 // descendants: without /proc the keeper knows only its own children, whom
 // its reaper waits for.
 func descendants(int) []int { return nil }
+
+// disarmDeathSignal: there is none to disarm here.
+func disarmDeathSignal() {}

@@ -20,15 +20,36 @@ import (
 // upstream did, and waits to be killed.
 const testDaemonEnv = "SUPERVISOR_TEST_DAEMON"
 
+// testHandOverEnv makes the test daemon hand its upstream over and exit.
+const testHandOverEnv = "SUPERVISOR_TEST_HANDOVER"
+
 func testDaemon() int {
 	exe, _ := os.Executable()
 	s := New(Options{KeeperPath: exe})
-	p, err := s.Start(ProcessSpec{Path: "/bin/sh", Args: []string{"-c", os.Getenv(testDaemonEnv)}, Keeper: true})
+	p, err := s.Start(ProcessSpec{Path: "/bin/sh", Args: []string{"-c", os.Getenv(testDaemonEnv)}, Keeper: true, Stderr: os.Stderr})
 	if err != nil {
 		fmt.Println(err)
 		return 1
 	}
 	line, _ := bufio.NewReader(p.Stdout).ReadString('\n')
+	if os.Getenv(testHandOverEnv) != "" {
+		// Hand the upstream to a successor (a sleep holding the death
+		// socket's end, started with it) and exit, as a daemon handing
+		// over does.
+		h, err := p.Release()
+		if err != nil {
+			fmt.Println(err)
+			return 1
+		}
+		heir := exec.Command("/bin/sleep", "300")
+		heir.ExtraFiles = []*os.File{h.Death}
+		if err := heir.Start(); err != nil {
+			fmt.Println(err)
+			return 1
+		}
+		fmt.Printf("%d %s", heir.Process.Pid, line)
+		return 0
+	}
 	fmt.Print(line)
 	select {}
 }

@@ -46,20 +46,35 @@ func keep(mode string, argv []string) int {
 	nameKeeper()
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, keeperStop)
+	// fd 3 is the death socket: its end (EOF) means every daemon holding
+	// the other end is gone. A handOver byte on it says the daemon hands
+	// this keeper to its successor, which holds that end from now on
+	// (docs/decisions/0046-upstream-handover.md): the keeper disarms its
+	// parent-death signal (only the thread it is set on can, the one this
+	// function is locked to) and answers handedOver.
 	daemonGone := make(chan struct{})
-	if mode == keeperByPipe {
-		death := os.NewFile(3, "hearth-daemon")
-		syscall.CloseOnExec(3)
-		go func() {
-			var b [64]byte
-			for {
-				if _, err := death.Read(b[:]); err != nil {
-					break // EOF: the daemon's write end closed, the daemon with it
+	handover := make(chan struct{}, 1)
+	death := os.NewFile(3, "hearth-daemon")
+	syscall.CloseOnExec(3)
+	go func() {
+		var b [64]byte
+		for {
+			n, err := death.Read(b[:])
+			if err != nil {
+				break // EOF: every daemon's end closed, the daemons with them
+			}
+			for _, c := range b[:n] {
+				if c == handOver {
+					select {
+					case handover <- struct{}{}:
+					default:
+					}
 				}
 			}
-			close(daemonGone)
-		}()
-	}
+		}
+		close(daemonGone)
+	}()
+	_ = mode // both modes watch the socket; keeperBySignal also has the parent-death signal
 	if len(argv) == 0 {
 		fmt.Fprintln(os.Stderr, "hearth-keeper: no command")
 		return 2
@@ -107,6 +122,9 @@ wait:
 				sig = syscall.SIGKILL
 			}
 			syscall.Kill(-child, sig)
+		case <-handover:
+			disarmDeathSignal()
+			death.Write([]byte{handedOver})
 		case <-daemonGone:
 			daemonGone = nil
 			syscall.Kill(-child, syscall.SIGKILL)

@@ -1,6 +1,10 @@
 package supervisor
 
-import "syscall"
+import (
+	"errors"
+	"os"
+	"syscall"
+)
 
 // No keeper on Windows (ProcessSpec.Keeper is ignored): taskkill /T ends
 // the tree.
@@ -17,3 +21,8 @@ func setKeeperSignal(*syscall.SysProcAttr) {}
 func signalKeeper(pid int) { kill(pid) }
 
 func clearDeathSignal(*syscall.SysProcAttr) {}
+
+// deathSocket: no keeper here.
+func deathSocket() (keeperEnd, daemonEnd *os.File, err error) {
+	return nil, nil, errors.New("no keeper on Windows")
+}

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -46,6 +47,10 @@ type Process struct {
 	exited   chan struct{} // closed when the child (or its keeper) has exited
 	done     chan struct{}
 	stopOnce sync.Once
+	stderr   *os.File      // the read end of the child's stderr (nil: discarded)
+	released atomic.Bool   // handed to another daemon (Release)
+	adopted  bool          // handed over by another daemon (Adopt): not this process's child
+	acks     chan struct{} // an adopted keeper's answers to handOver
 	// Set before done is closed.
 	exitCode int
 	signal   string
@@ -77,19 +82,23 @@ func (s *Supervisor) Start(spec ProcessSpec) (*Process, error) {
 	prepare(cmd)
 	var death *os.File
 	if keeper {
+		// Every keeper has the death socket (fd 3): its end is how a
+		// keeper handed to another daemon learns of that daemon's death
+		// (docs/decisions/0046-upstream-handover.md), and the only way
+		// where there is no parent-death signal.
+		r, w, err := deathSocket()
+		if err != nil {
+			return nil, err
+		}
+		defer r.Close() // the keeper's copy is its own once it started
+		death = w
+		cmd.ExtraFiles = []*os.File{r}
 		if nativeKeeperDeath && os.Getenv(PortableKeeperEnv) != "1" {
 			cmd.Env = append(cmd.Env, keeperEnv+"="+keeperBySignal)
 			setKeeperSignal(cmd.SysProcAttr)
 		} else {
-			r, w, err := os.Pipe()
-			if err != nil {
-				return nil, err
-			}
-			defer r.Close() // the keeper's copy is its own once it started
-			death = w
-			cmd.ExtraFiles = []*os.File{r}
 			cmd.Env = append(cmd.Env, keeperEnv+"="+keeperByPipe)
-			clearDeathSignal(cmd.SysProcAttr) // the pipe alone tells it
+			clearDeathSignal(cmd.SysProcAttr) // the socket alone tells it
 		}
 	}
 	closeDeath := func() {
@@ -138,7 +147,7 @@ func (s *Supervisor) Start(spec ProcessSpec) (*Process, error) {
 		return nil, fmt.Errorf("start %s: %w", spec.Path, err)
 	}
 	p := &Process{Stdin: inW, Stdout: outR, Pid: cmd.Process.Pid, s: s, cmd: cmd, grace: grace, exited: make(chan struct{}), done: make(chan struct{}),
-		keeper: keeper, death: death}
+		keeper: keeper, death: death, stderr: errR}
 	s.mu.Lock()
 	s.live[p.Pid] = keeper
 	s.mu.Unlock()
@@ -149,6 +158,9 @@ func (s *Supervisor) Start(spec ProcessSpec) (*Process, error) {
 	}
 	go func() {
 		p.waitErr = cmd.Wait()
+		if p.released.Load() {
+			return // another daemon serves it now; this one ends without it
+		}
 		close(p.exited)
 		kill(p.Pid) // the group goes with its leader (a keeper ended its tree before it exited)
 		awaitGroupGone(p.Pid, drainAfterKill)
@@ -191,6 +203,9 @@ func (p *Process) Exit() (code int, signal string) { return p.exitCode, p.signal
 
 // ExitString words Exit for an error message.
 func (p *Process) ExitString() string {
+	if p.adopted {
+		return "exited (its status went to the daemon that started it)"
+	}
 	if p.signal != "" {
 		return "killed by " + p.signal
 	}

@@ -292,6 +292,19 @@ func (r *Router) Up(peer Peer) {
 	if r.up != nil {
 		r.up.close()
 	}
+	r.up = r.upstreamBox(peer)
+	r.state = starting
+	r.failure = nil
+	r.upLevel = -1
+	r.era = eraUnknown
+	if r.initParams == nil {
+		return // nobody asked yet; the first initialize will
+	}
+	r.sendInitialize()
+}
+
+// upstreamBox is the outbox to a new upstream; r.mu is held.
+func (r *Router) upstreamBox(peer Peer) *outbox {
 	var box *outbox
 	box = newOutbox(r.opts.UpstreamLimit, peer, func(err error) {
 		if errors.Is(err, errOverflow) {
@@ -303,15 +316,7 @@ func (r *Router) Up(peer Peer) {
 		}
 		// A failed write: the upstream is gone, and its exit says so.
 	})
-	r.up = box
-	r.state = starting
-	r.failure = nil
-	r.upLevel = -1
-	r.era = eraUnknown
-	if r.initParams == nil {
-		return // nobody asked yet; the first initialize will
-	}
-	r.sendInitialize()
+	return box
 }
 
 // sendInitialize sends the upstream its initialize; r.mu is held.

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -56,6 +57,21 @@ func main() {
 	}
 	mcp.AddTool(srv, &mcp.Tool{Name: "echo", Description: "echoes text with the server's pid"}, func(_ context.Context, _ *mcp.CallToolRequest, a textArgs) (*mcp.CallToolResult, any, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("%s pid=%d", a.Text, os.Getpid())}}}, nil, nil
+	})
+	// count counts its calls in memory and says how many initialize
+	// requests the server got: state that a hand-over of the upstream
+	// keeps and a restart of it loses.
+	var calls, inits atomic.Int64
+	srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "initialize" {
+				inits.Add(1)
+			}
+			return next(ctx, method, req)
+		}
+	})
+	mcp.AddTool(srv, &mcp.Tool{Name: "count", Description: "counts its calls in memory: calls=N inits=M pid=P"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("calls=%d inits=%d pid=%d", calls.Add(1), inits.Load(), os.Getpid())}}}, nil, nil
 	})
 	mcp.AddTool(srv, &mcp.Tool{Name: "cwd", Description: "says the directory the server runs in"}, func(_ context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
 		dir, err := os.Getwd()

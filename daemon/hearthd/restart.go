@@ -1,0 +1,159 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"syscall"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/hearth-mcp/hearth/daemon"
+	"github.com/hearth-mcp/hearth/pkg/endpoint"
+	"github.com/hearth-mcp/hearth/pkg/hosted"
+)
+
+// handOverEnv names the descriptor of a successor's end of the hand-over
+// socket (docs/decisions/0046-upstream-handover.md).
+const handOverEnv = "HEARTH_HANDOVER_FD"
+
+// restartCmd is `hearthd restart`: the serving daemon starts this hearthd
+// (the executable now installed) as its successor, drains, hands it its
+// running hosted servers and exits; the successor then serves the data
+// directory and the socket, and the shims reconnect to it.
+func restartCmd(args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+	if len(args) != 0 {
+		fmt.Fprintln(stderr, "usage: hearthd restart")
+		return 2
+	}
+	home, err := endpoint.Home(getenv)
+	if err != nil {
+		fmt.Fprintln(stderr, "hearthd restart:", err)
+		return 1
+	}
+	socket, owned, err := statusSocket(home, getenv)
+	if err != nil {
+		fmt.Fprintln(stderr, "hearthd restart:", err)
+		return 1
+	}
+	raw, err := queryStatus(socket)
+	if err != nil {
+		fmt.Fprintln(stderr, "hearthd restart:", noneServes(home, socket, owned, err))
+		return 1
+	}
+	var st struct {
+		PID int `json:"pid"`
+	}
+	if err := json.Unmarshal(raw, &st); err != nil || st.PID <= 0 {
+		fmt.Fprintln(stderr, "hearthd restart: the daemon's status names no pid")
+		return 1
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		fmt.Fprintln(stderr, "hearthd restart:", err)
+		return 1
+	}
+	var res struct {
+		PID int `json:"pid"`
+	}
+	raw, err = daemonRequest(socket, statusClientName, daemon.HandOverMethod, map[string]any{"exe": exe}, 30*time.Second)
+	if err == nil {
+		err = json.Unmarshal(raw, &res)
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "hearthd restart:", err)
+		return 1
+	}
+	old, _ := os.FindProcess(st.PID)
+	deadline := time.Now().Add(stopTimeout)
+	for alive(old) {
+		if time.Now().After(deadline) {
+			fmt.Fprintf(stderr, "hearthd restart: hearthd (pid %d) is still draining after %s\n", st.PID, stopTimeout)
+			return 1
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	// Served once the successor answers on the socket.
+	for {
+		raw, err := queryStatus(socket)
+		var now struct {
+			PID int `json:"pid"`
+		}
+		if err == nil && json.Unmarshal(raw, &now) == nil && now.PID == res.PID {
+			break
+		}
+		if time.Now().After(deadline) {
+			fmt.Fprintf(stderr, "hearthd restart: the new hearthd (pid %d) does not serve %s\n", res.PID, socket)
+			return 1
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	fmt.Fprintf(stdout, "restarted hearthd serving %s: pid %d, was %d\n", home, res.PID, st.PID)
+	return 0
+}
+
+// startSuccessor starts exe as the daemon a hand-over goes to, in a session
+// of its own, with its end of a private socket pair as descriptor 3 and
+// this daemon's stderr (its log).
+func startSuccessor(exe string) (*os.File, int, error) {
+	syscall.ForkLock.RLock()
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
+	if err == nil {
+		syscall.CloseOnExec(fds[0])
+		syscall.CloseOnExec(fds[1])
+	}
+	syscall.ForkLock.RUnlock()
+	if err != nil {
+		return nil, 0, err
+	}
+	ours, theirs := os.NewFile(uintptr(fds[0]), "handover"), os.NewFile(uintptr(fds[1]), "handover-successor")
+	defer theirs.Close()
+	cmd := exec.Command(exe, "serve")
+	cmd.Env = append(os.Environ(), handOverEnv+"=3")
+	cmd.ExtraFiles = []*os.File{theirs}
+	cmd.Stderr = os.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		ours.Close()
+		return nil, 0, err
+	}
+	go cmd.Wait() // reaped should it end before this daemon
+	return ours, cmd.Process.Pid, nil
+}
+
+// receiveHandOver, in a successor, reads the upstreams handed over and
+// waits for the predecessor to exit; nothing when this daemon is no
+// successor.
+func receiveHandOver(log *zap.Logger) ([]hosted.Handed, *os.File, error) {
+	v := os.Getenv(handOverEnv)
+	if v == "" {
+		return nil, nil, nil
+	}
+	os.Unsetenv(handOverEnv)
+	fd, err := strconv.Atoi(v)
+	if err != nil || fd < 3 {
+		return nil, nil, fmt.Errorf("%s=%q", handOverEnv, v)
+	}
+	syscall.CloseOnExec(fd)
+	conn := os.NewFile(uintptr(fd), "handover")
+	defer conn.Close()
+	handed, lock, err := daemon.ReceiveHanded(conn)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := daemon.AwaitPredecessor(conn); err != nil {
+		for _, h := range handed {
+			h.Files.Close()
+		}
+		if lock != nil {
+			lock.Close()
+		}
+		return nil, nil, fmt.Errorf("the previous daemon did not exit: %w", err)
+	}
+	log.Info("the previous daemon handed over its hosted servers", zap.Int("handed", len(handed)), zap.Bool("owner_lock", lock != nil))
+	return handed, lock, nil
+}

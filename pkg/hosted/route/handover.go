@@ -1,0 +1,75 @@
+package route
+
+import (
+	"encoding/json"
+	"errors"
+)
+
+// Carried is what a router hands the router of the daemon that takes its
+// upstream over (docs/decisions/0046-upstream-handover.md): the
+// initialize done once, so that it is not done again, the ids hearth gave
+// the upstream, so that a late reply to one is never taken for a new
+// request's, and the state of the upstream that clients set on it.
+type Carried struct {
+	InitParams json.RawMessage `json:"initParams"`
+	InitResult json.RawMessage `json:"initResult"`
+	NextID     int64           `json:"nextId"`
+	// Level is the log level the upstream was last set to ("": never);
+	// Subscribed, the resource URIs it is subscribed to.
+	Level      string   `json:"level,omitempty"`
+	Subscribed []string `json:"subscribed,omitempty"`
+}
+
+// ErrNotCarried: the router's upstream cannot be handed over as it is.
+var ErrNotCarried = errors.New("only a ready 2025 upstream with no client's request in flight can be handed over")
+
+// Carry returns what the successor's router needs to serve the upstream
+// without initializing it again. Only a shared router whose 2025 upstream
+// is ready and has no client's request in flight can be carried (a
+// 2026-07-28 upstream holds listens open for hearth; it is stopped as
+// before).
+func (r *Router) Carry() (Carried, error) {
+	r.mu.Lock()
+	defer r.unlock()
+	if r.opts.Mode != Shared || r.state != ready || r.era != eraLegacy || r.initResult == nil {
+		return Carried{}, ErrNotCarried
+	}
+	for _, p := range r.pending {
+		// A detached client's request was cancelled upstream; a late
+		// answer to it finds no request of the successor's (NextID).
+		if p.c != nil && !p.c.gone {
+			return Carried{}, ErrNotCarried
+		}
+	}
+	c := Carried{InitParams: r.initParams, InitResult: r.initResult, NextID: r.nextID}
+	if r.upLevel >= 0 {
+		c.Level = levelNames[r.upLevel]
+	}
+	for uri := range r.subs {
+		c.Subscribed = append(c.Subscribed, uri)
+	}
+	return c, nil
+}
+
+// Adopt gives the router an upstream that another daemon's router served
+// (Carry): it is ready at once, with that initialize, and is not sent
+// another. The clients attach anew; what they subscribe to and the level
+// they ask for are set on it as for any ready upstream. It stays
+// subscribed to what its earlier clients subscribed to until it restarts
+// (an update nobody subscribed to reaches nobody).
+func (r *Router) Adopt(peer Peer, c Carried) {
+	r.mu.Lock()
+	defer r.unlock()
+	if r.up != nil {
+		r.up.close()
+	}
+	r.up = r.upstreamBox(peer)
+	r.state = ready
+	r.failure = nil
+	r.era = eraLegacy
+	r.discover = nil
+	r.initParams, r.initResult = c.InitParams, c.InitResult
+	r.upCaps = parseUpstreamCaps(c.InitResult)
+	r.nextID = max(r.nextID, c.NextID)
+	r.upLevel = levelOf(c.Level)
+}
