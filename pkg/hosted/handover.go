@@ -127,7 +127,7 @@ func (t *Table) Adopt(list []Handed) {
 		in.proc, in.ready, in.everRan, in.startedAt, in.restarts, in.identity = p, true, true, r.Started, r.Restarts, r.Identity
 		in.idle = time.AfterFunc(in.spec.IdleTimeout, in.idleStop) // until a client attaches
 		in.mu.Unlock()
-		out := &upstreamOut{r: upstreamStdout(p.Stdout), finished: make(chan struct{})}
+		out := newUpstreamOut(p)
 		in.mu.Lock()
 		in.out = out
 		in.mu.Unlock()

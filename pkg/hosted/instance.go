@@ -34,6 +34,11 @@ type upstreamOut struct {
 	mu       sync.Mutex // held while a frame is delivered, so shut waits for it
 	shut     bool
 	finished chan struct{} // closed when the reader returned
+	told     chan struct{} // closed once the router has been told the upstream is down
+}
+
+func newUpstreamOut(p *supervisor.Process) *upstreamOut {
+	return &upstreamOut{r: upstreamStdout(p.Stdout), finished: make(chan struct{}), told: make(chan struct{})}
 }
 
 // deliver hands a frame to the router unless the upstream is dead.
@@ -214,7 +219,7 @@ func (in *Instance) start() {
 	})
 	in.mu.Unlock()
 	in.t.log.Info("hosted server started", zap.String("server", in.spec.Label()), zap.String("key", in.key), zap.Int("pid", p.Pid))
-	out := &upstreamOut{r: upstreamStdout(p.Stdout), finished: make(chan struct{})}
+	out := newUpstreamOut(p)
 	in.mu.Lock()
 	in.out = out
 	in.mu.Unlock()
@@ -350,6 +355,7 @@ func (in *Instance) watch(p *supervisor.Process, out *upstreamOut) {
 		in.t.log.Warn("hosted server exited", zap.String("server", in.spec.Label()), zap.String("key", in.key), zap.String("exit", p.ExitString()))
 	}
 	in.r.Down(why, failed)
+	close(out.told)
 	if dropNow {
 		in.stopForGood(why)
 	}
@@ -467,7 +473,7 @@ func (in *Instance) stopForGood(why error) {
 func (in *Instance) restart() {
 	in.mu.Lock()
 	in.failed, in.fails, in.lastErr = nil, 0, ""
-	p := in.proc
+	p, out := in.proc, in.out
 	if p != nil {
 		in.stopping = true
 	}
@@ -475,5 +481,11 @@ func (in *Instance) restart() {
 	in.r.ClearFailure()
 	if p != nil {
 		p.Stop()
+		// Returned once the router knows: a request sent after the
+		// restart then starts the new upstream instead of reaching the
+		// old one as it dies.
+		if out != nil {
+			<-out.told
+		}
 	}
 }
