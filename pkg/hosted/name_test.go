@@ -3,6 +3,7 @@ package hosted
 import (
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // An inline server is named after what it runs, not the launcher that runs
@@ -68,5 +69,18 @@ func TestRunName(t *testing.T) {
 	}
 	if got := (Spec{Name: "github", Command: "/usr/bin/npx", Args: []string{"-y", "x"}}).ServerName(); got != "github" {
 		t.Errorf("a config server: %q, want its config name", got)
+	}
+}
+
+// A long label keeps its command and its end (the script or package that
+// tells servers apart), and never cuts a character in two.
+func TestLabelElidesTheMiddle(t *testing.T) {
+	long := Spec{Command: "/usr/bin/node", Args: []string{"/home/someone/" + strings.Repeat("très-long/", 12) + "server-memory/dist/index.js"}}
+	l := long.Label()
+	if n := len([]rune(l)); n != 80 || !strings.HasPrefix(l, "node /home/") || !strings.HasSuffix(l, "server-memory/dist/index.js") || !utf8.ValidString(l) || !strings.Contains(l, "…") {
+		t.Fatalf("label %q (%d runes)", l, n)
+	}
+	if short := (Spec{Command: "/bin/srv", Args: []string{"-x"}}).Label(); short != "srv -x" {
+		t.Fatalf("short label %q", short)
 	}
 }

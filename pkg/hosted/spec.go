@@ -106,11 +106,20 @@ func (s Spec) Label() string {
 		return s.Name
 	}
 	parts := append([]string{filepath.Base(s.Command)}, RedactArgs(s.Args)...)
-	label := strings.Join(parts, " ")
-	if len(label) > 80 {
-		label = label[:77] + "..."
+	return elide(strings.Join(parts, " "), 80)
+}
+
+// elide shortens s to at most max runes by cutting out its middle: the
+// command at the start and the script or package at the end are what tell
+// servers apart (a long directory in between is not).
+func elide(s string, max int) string {
+	r := []rune(s)
+	if len(r) <= max {
+		return s
 	}
-	return label
+	head := (max - 1) / 3
+	tail := max - 1 - head
+	return string(r[:head]) + "…" + string(r[len(r)-tail:])
 }
 
 // EnvNames are the names of the variables the spec sets (no values).
