@@ -1,0 +1,14 @@
+package shim
+
+import "io"
+
+// Options configure a shim run.
+type Options struct {
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+	Getenv func(string) string
+	// Run, when set, asks the daemon to connect the client to a hosted
+	// server instead of hearth's own tools (`hearth run`).
+	Run *RunRequest
+}
