@@ -124,6 +124,9 @@ shim < shim/hearth;
 pkg/mcp, pkg/mcphttp, pkg/sessionkeep, net/http, pkg/schemas, pkg/memory, pkg/clarify, pkg/workspace, pkg/config,
 pkg/handoff, pkg/rawio, pkg/supervisor, pkg/hosted, pkg/version, github.com/coreos/go-systemd, go.uber.org/zap, golang.org/x/sys < daemon;
 daemon, shim, pkg/guard, pkg/owner, pkg/adopt, pkg/memory/jsonl, deploy/systemd, deploy/launchd, go.uber.org/zap, os/exec < daemon/hearthd;
+
+# The release builder: it runs go build and git.
+pkg/version, os/exec < tools/release;
 # hearthd reaches the memory store only through pkg/memory's Engine.
 pkg/memory/pgstore, pkg/memory/sqlitestore !< daemon/hearthd;
 
