@@ -16,8 +16,8 @@ var ErrAlreadyRunning = errors.New("another hearthd is already serving this sock
 // errNoSocket is why a daemon off Unix does not serve its socket: the
 // listener needs a peer check the system offers (decision 0044: on Windows
 // an AF_UNIX socket in the profile, protected by its ACL, which is not
-// written yet). stdio and HTTP serving do not need it.
-var errNoSocket = fmt.Errorf("hearthd serve: not supported on %s yet: the daemon's socket and its peer check are implemented for Unix only (docs/decisions/0044-platforms.md); use hearthd stdio or the HTTP endpoint", runtime.GOOS)
+// written yet). hearthd stdio does not need it.
+var errNoSocket = fmt.Errorf("hearthd serve: not supported on %s yet: the daemon's socket and its peer check are implemented for Unix only (docs/decisions/0044-platforms.md); use hearthd stdio", runtime.GOOS)
 
 // socketListener is the Unix listener's shape, so the serving code is one;
 // it is never made off Unix.
