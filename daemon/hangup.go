@@ -1,5 +1,3 @@
-//go:build unix
-
 package daemon
 
 import (
@@ -8,8 +6,6 @@ import (
 	"sync"
 	"syscall"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // hangupPoll is how often a half-closed connection is checked for the
@@ -67,18 +63,6 @@ func (h *hangupWatch) watch() {
 		case <-t.C:
 		}
 	}
-}
-
-// hungUp polls fd without waiting: POLLHUP (the peer closed both
-// directions) or POLLERR (a pipe whose reader is gone). Events 0 asks for
-// nothing but those, which poll always reports.
-func hungUp(fd int) bool {
-	pfd := []unix.PollFd{{Fd: int32(fd), Events: 0}}
-	n, err := unix.Poll(pfd, 0)
-	if err != nil || n == 0 {
-		return false
-	}
-	return pfd[0].Revents&(unix.POLLHUP|unix.POLLERR|unix.POLLNVAL) != 0
 }
 
 // connFD returns the socket's descriptor for hangupWatch.

@@ -1,4 +1,4 @@
-//go:build unix && !linux
+//go:build unix && !linux && !darwin
 
 package daemon
 
@@ -12,8 +12,9 @@ type peer struct {
 	PID int
 }
 
-// peerOf is not implemented off Linux yet; refusing every connection is the
-// safe failure (the daemon logs why).
+// peerOf is implemented for Linux (SO_PEERCRED) and macOS
+// (LOCAL_PEERCRED); on another Unix refusing every connection is the safe
+// failure (the daemon logs why).
 func peerOf(c *net.UnixConn) (peer, error) {
-	return peer{}, errors.New("peer credential check is only implemented on Linux")
+	return peer{}, errors.New("peer credential check is only implemented on Linux and macOS")
 }

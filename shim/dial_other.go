@@ -1,4 +1,4 @@
-//go:build unix && !linux
+//go:build unix && !linux && !darwin
 
 package shim
 
@@ -17,10 +17,10 @@ type conn struct {
 
 func (c *conn) CloseWrite() error { return errors.New("unsupported") }
 
-// dial refuses off Linux: without a peer-credential check the shim cannot
+// dial refuses off Linux and macOS: without a peer-credential check the shim cannot
 // know the daemon is the user's own, and it never sends a byte unchecked.
 func dial(path string) (*conn, error) {
-	return nil, errors.New("the daemon's credentials can only be checked on Linux so far; refusing to connect")
+	return nil, errors.New("the daemon's credentials can only be checked on Linux and macOS so far; refusing to connect")
 }
 
 func absent(err error) bool {

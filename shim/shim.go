@@ -22,7 +22,6 @@ import (
 	"github.com/hearth-mcp/hearth/pkg/endpoint"
 	"github.com/hearth-mcp/hearth/pkg/envelope"
 	"github.com/hearth-mcp/hearth/pkg/frame"
-	"github.com/hearth-mcp/hearth/pkg/hello"
 	"github.com/hearth-mcp/hearth/pkg/jsonrpc"
 	"github.com/hearth-mcp/hearth/pkg/version"
 )
@@ -41,17 +40,6 @@ const (
 
 // CodeLost is the JSON-RPC error for a request the daemon never answered.
 const CodeLost = jsonrpc.CodeLost
-
-// Options configure a shim run.
-type Options struct {
-	Stdin  io.Reader
-	Stdout io.Writer
-	Stderr io.Writer
-	Getenv func(string) string
-	// Run, when set, asks the daemon to connect the client to a hosted
-	// server instead of hearth's own tools (`hearth run`).
-	Run *hello.Run
-}
 
 // Shim relays one client's session.
 type Shim struct {

@@ -1,3 +1,5 @@
+//go:build unix
+
 package test
 
 import (
@@ -44,7 +46,15 @@ func TestShimAnswersEachRequestOnceAcrossKills(t *testing.T) {
 func startShimOnSockets(t *testing.T, env []string) *shimProc {
 	t.Helper()
 	pair := func() (ours, theirs *os.File) {
-		fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+		// SOCK_CLOEXEC is Linux's; ForkLock and CloseOnExec are what the
+		// standard library does where it is missing (macOS).
+		syscall.ForkLock.RLock()
+		fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
+		if err == nil {
+			syscall.CloseOnExec(fds[0])
+			syscall.CloseOnExec(fds[1])
+		}
+		syscall.ForkLock.RUnlock()
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,3 +1,5 @@
+//go:build unix
+
 package test
 
 //lint:file-ignore SA1019 a 2025 client of a modern upstream answers its sampling requests (deprecated in 2026-07-28), which hearth turns into inputResponses

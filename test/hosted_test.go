@@ -1,3 +1,5 @@
+//go:build unix
+
 package test
 
 //lint:file-ignore SA1019 hosted servers of the 2025 era ask for roots, sampling and logging, which 2026-07-28 deprecates; hearth must route them

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -71,6 +72,13 @@ func adoptCmd(args []string, stdout, stderr io.Writer, getenv func(string) strin
 	if *undo && len(only)+len(except)+len(share) > 0 {
 		fmt.Fprintln(stderr, "hearthd adopt: --undo restores whole files; --only, --except and --share do not apply")
 		return adoptUsage
+	}
+	if why := adoptUnsupported(runtime.GOOS); why != "" && !*undo {
+		// The moved entries would run `hearth run`, which does not serve
+		// here: writing them would break the user's servers. --undo stays
+		// allowed: restoring a file is always safe.
+		fmt.Fprintln(stderr, "hearthd adopt:", why)
+		return adoptRefused
 	}
 	env, err := adoptEnv(getenv)
 	if err != nil {
@@ -172,6 +180,17 @@ func adoptCmd(args []string, stdout, stderr io.Writer, getenv func(string) strin
 		fmt.Fprintln(stdout, "Restart your clients (or reload their MCP servers) to start the servers through hearth; `hearthd adopt --undo` puts the files back.")
 	}
 	return code
+}
+
+// adoptUnsupported says why adopt must not move entries on goos, or "":
+// the moved entries run `hearth run`, which serves only where the shim
+// reaches a daemon (Linux and macOS; docs/decisions/0044-platforms.md).
+func adoptUnsupported(goos string) string {
+	switch goos {
+	case "linux", "darwin":
+		return ""
+	}
+	return fmt.Sprintf("not supported on %s yet: the entries it moves would run `hearth run`, and the shim does not serve on %s, so your MCP servers would stop working; nothing was changed", goos, goos)
 }
 
 func adoptEnv(getenv func(string) string) (adopt.Env, error) {

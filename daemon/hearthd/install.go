@@ -8,19 +8,35 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 
 	"github.com/hearth-mcp/hearth/deploy/systemd"
 	"github.com/hearth-mcp/hearth/pkg/atomicfile"
 )
 
-// installService writes hearth's systemd user units with this binary's
-// absolute path and, where `systemctl --user` works, enables the socket.
-// (It runs systemctl itself: a one-shot CLI step, not a tool's child, so it
-// does not go through the tool supervisor.)
+// serviceManager is what starts hearthd as a service on goos: systemd's
+// user manager on Linux, launchd on macOS, "" where install-service is not
+// implemented (docs/decisions/0044-platforms.md).
+func serviceManager(goos string) string {
+	switch goos {
+	case "linux":
+		return "systemd"
+	case "darwin":
+		return "launchd"
+	}
+	return ""
+}
+
+// installService writes hearth's service definition for this system with
+// this binary's absolute path and starts using it where it can: systemd
+// user units (the socket enabled through `systemctl --user`), or a macOS
+// LaunchAgent (launchd.go). (It runs systemctl or launchctl itself: a
+// one-shot CLI step, not a tool's child, so it does not go through the tool
+// supervisor.)
 func installService(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("install-service", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	dryRun := fs.Bool("dry-run", false, "print the units instead of writing them")
+	dryRun := fs.Bool("dry-run", false, "print the service definition instead of writing it")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -34,6 +50,13 @@ func installService(args []string, stdout, stderr io.Writer) int {
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, "hearthd install-service: cannot find this binary's path:", err)
+		return 1
+	}
+	switch serviceManager(runtime.GOOS) {
+	case "launchd":
+		return installLaunchAgent(self, *dryRun, stdout, stderr)
+	case "":
+		fmt.Fprintf(stderr, "hearthd install-service: not supported on %s yet: hearth installs a systemd user service on Linux and a LaunchAgent on macOS (docs/decisions/0044-platforms.md)\n", runtime.GOOS)
 		return 1
 	}
 	units, err := systemd.Render(self)

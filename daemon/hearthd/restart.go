@@ -5,9 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"strconv"
-	"syscall"
 	"time"
 
 	"go.uber.org/zap"
@@ -96,35 +94,6 @@ func restartCmd(args []string, stdout, stderr io.Writer, getenv func(string) str
 	return 0
 }
 
-// startSuccessor starts exe as the daemon a hand-over goes to, in a session
-// of its own, with its end of a private socket pair as descriptor 3 and
-// this daemon's stderr (its log).
-func startSuccessor(exe string) (*os.File, int, error) {
-	syscall.ForkLock.RLock()
-	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
-	if err == nil {
-		syscall.CloseOnExec(fds[0])
-		syscall.CloseOnExec(fds[1])
-	}
-	syscall.ForkLock.RUnlock()
-	if err != nil {
-		return nil, 0, err
-	}
-	ours, theirs := os.NewFile(uintptr(fds[0]), "handover"), os.NewFile(uintptr(fds[1]), "handover-successor")
-	defer theirs.Close()
-	cmd := exec.Command(exe, "serve")
-	cmd.Env = append(os.Environ(), handOverEnv+"=3")
-	cmd.ExtraFiles = []*os.File{theirs}
-	cmd.Stderr = os.Stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := cmd.Start(); err != nil {
-		ours.Close()
-		return nil, 0, err
-	}
-	go cmd.Wait() // reaped should it end before this daemon
-	return ours, cmd.Process.Pid, nil
-}
-
 // receiveHandOver, in a successor, reads the upstreams handed over and
 // waits for the predecessor to exit; nothing when this daemon is no
 // successor.
@@ -138,7 +107,7 @@ func receiveHandOver(log *zap.Logger) ([]hosted.Handed, *os.File, error) {
 	if err != nil || fd < 3 {
 		return nil, nil, fmt.Errorf("%s=%q", handOverEnv, v)
 	}
-	syscall.CloseOnExec(fd)
+	closeOnExec(fd)
 	conn := os.NewFile(uintptr(fd), "handover")
 	defer conn.Close()
 	handed, lock, err := daemon.ReceiveHanded(conn)

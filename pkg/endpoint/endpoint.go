@@ -11,11 +11,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
-// MaxSocketPath is sun_path's size on Linux minus the terminating NUL (macOS
-// allows 104): a longer path would be silently truncated by bind/connect.
-const MaxSocketPath = 107
+// MaxSocketPath is this system's sun_path size minus the terminating NUL
+// (107 bytes on Linux, 103 on macOS): a longer path would be refused or
+// silently truncated by bind/connect.
+const MaxSocketPath = len(syscall.RawSockaddrUnix{}.Path) - 1
 
 // Getenv reads one variable (os.Getenv, or a map's lookup in tests).
 type Getenv func(string) string

@@ -3,6 +3,7 @@
 package endpoint
 
 import (
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -119,9 +120,9 @@ func TestUserHomeFromPasswd(t *testing.T) {
 	f := filepath.Join(t.TempDir(), "passwd")
 	uid := strconv.Itoa(os.Getuid())
 	os.WriteFile(f, []byte("other:x:12345:1::/home/other:/bin/sh\nme:x:"+uid+":"+uid+"::/home/me:/bin/zsh\n"), 0o644)
-	old := passwdFile
-	passwdFile = f
-	defer func() { passwdFile = old }()
+	old, oldDir := passwdFile, directoryAccount
+	passwdFile, directoryAccount = f, nil
+	defer func() { passwdFile, directoryAccount = old, oldDir }()
 	t.Setenv("HOME", "/elsewhere")
 	if got := userHome(); got != "/home/me" {
 		t.Fatalf("userHome = %q", got)
@@ -290,5 +291,35 @@ func TestOwnFile(t *testing.T) {
 				t.Fatalf("got %v, want %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// A socket path of MaxSocketPath bytes binds and connects on this system
+// (on macOS a path of Linux's 107 bytes would not), and SocketPath refuses
+// one byte more rather than let bind truncate or refuse it.
+func TestMaxSocketPathBinds(t *testing.T) {
+	dir := t.TempDir()
+	if len(dir)+2 > MaxSocketPath {
+		t.Skipf("temporary directory %s is too long to build the path in", dir)
+	}
+	path := filepath.Join(dir, strings.Repeat("s", MaxSocketPath-len(dir)-1))
+	if len(path) != MaxSocketPath {
+		t.Fatalf("built a path of %d bytes, want %d", len(path), MaxSocketPath)
+	}
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatalf("bind a %d-byte path: %v", len(path), err)
+	}
+	defer ln.Close()
+	c, err := net.Dial("unix", path)
+	if err != nil {
+		t.Fatalf("connect to a %d-byte path: %v", len(path), err)
+	}
+	c.Close()
+	if got, _, err := SocketPath(envOf(map[string]string{"MCP_SOCKET_PATH": path})); err != nil || got != path {
+		t.Fatalf("SocketPath(%d bytes) = %q, %v", len(path), got, err)
+	}
+	if _, _, err := SocketPath(envOf(map[string]string{"MCP_SOCKET_PATH": path + "x"})); err == nil {
+		t.Fatalf("SocketPath accepted %d bytes", len(path)+1)
 	}
 }

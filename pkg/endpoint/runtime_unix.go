@@ -31,12 +31,18 @@ func userRuntimeDir() string {
 // passwdFile is the account database userHome reads; a variable for tests.
 var passwdFile = "/etc/passwd"
 
+// directoryAccount, when set, is asked before passwdFile: macOS keeps its
+// users' accounts in Directory Services, not in /etc/passwd
+// (account_darwin.go). It returns passwd's seven fields, or nil.
+var directoryAccount func() []string
+
 // userHome is the home directory of the account running this process, from
 // the account database rather than $HOME (which a test or a client may have
 // changed), or "" when it cannot be read. It reads /etc/passwd itself:
-// os/user would link the C library into the shim.
+// os/user would link the C library into the shim (on macOS every program
+// links it anyway, and os/user is what reads Directory Services there).
 func userHome() string {
-	if f := passwdEntry(); f != nil && filepath.IsAbs(f[5]) {
+	if f := accountEntry(); f != nil && filepath.IsAbs(f[5]) {
 		return filepath.Clean(f[5])
 	}
 	return ""
@@ -48,7 +54,7 @@ func userHome() string {
 // the client that started the daemon
 // (docs/decisions/0042-upstream-environment.md).
 func Account() (name, shell string) {
-	f := passwdEntry()
+	f := accountEntry()
 	if f == nil {
 		return "", ""
 	}
@@ -58,8 +64,19 @@ func Account() (name, shell string) {
 	return f[0], shell
 }
 
-// passwdEntry is the account database's line for this process's uid, split
-// into its seven fields, or nil.
+// accountEntry is the account database's record for this process's uid, as
+// passwd's seven fields, or nil.
+func accountEntry() []string {
+	if directoryAccount != nil {
+		if f := directoryAccount(); f != nil {
+			return f
+		}
+	}
+	return passwdEntry()
+}
+
+// passwdEntry is passwdFile's line for this process's uid, split into its
+// seven fields, or nil.
 func passwdEntry() []string {
 	b, err := os.ReadFile(passwdFile)
 	if err != nil {

@@ -5,11 +5,6 @@ import (
 	"syscall"
 )
 
-// pipeBuf is how much one write to a pipe puts in whole or not at all
-// (POSIX PIPE_BUF; Linux's): a frame up to this size (with its newline)
-// written without waiting never leaves half a line in the pipe.
-const pipeBuf = 4096
-
 // stdinPeer writes frames, one line each, to an upstream's stdin (the
 // router's route.Peer for it).
 type stdinPeer struct {

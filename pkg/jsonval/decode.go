@@ -2,6 +2,7 @@ package jsonval
 
 import (
 	"fmt"
+	"math"
 	"sync"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -18,8 +19,9 @@ type SyntaxError struct {
 
 func (e *SyntaxError) Error() string { return fmt.Sprintf("%s at offset %d", e.Msg, e.Offset) }
 
-// MaxSize is the largest input Parse takes: offsets are 32-bit.
-const MaxSize = 1<<32 - 1
+// MaxSize is the largest input Parse takes: offsets are 32-bit (and on a
+// 32-bit system no input can be longer than an int counts anyway).
+const MaxSize = min(1<<32-1, math.MaxInt)
 
 // Parse decodes one JSON value that fills data (surrounding whitespace
 // allowed). data is copied once; the document's strings share that copy.

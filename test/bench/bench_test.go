@@ -1,3 +1,5 @@
+//go:build unix
+
 // Package bench measures hearth and its peers in one run (README.md's
 // Development section lists each benchmark and its latest figures): ping
 // round trip p50/p99 over the socket, aggregate requests/s with 64

@@ -37,7 +37,7 @@ const rules = `
 # Standard library only.
 NONE < pkg/version, pkg/stats, pkg/envelope, pkg/hello, pkg/frame, pkg/jsonval,
        pkg/config/keys, pkg/endpoint, pkg/safefile, pkg/jsonc, pkg/textedit,
-       pkg/memory/store, pkg/memory/chunk, deploy/systemd;
+       pkg/memory/store, pkg/memory/chunk, deploy/systemd, deploy/launchd;
 
 # Replacing a file all at once: renameat2 and renamex_np to exchange two.
 golang.org/x/sys < pkg/atomicfile;
@@ -134,7 +134,10 @@ shim < shim/hearth;
 # The daemon wires everything together; hearthd adds the subcommands.
 pkg/mcp, pkg/mcphttp, pkg/sessionkeep, net/http, pkg/schemas, pkg/memory, pkg/clarify, pkg/workspace, pkg/config,
 pkg/handoff, pkg/hello, pkg/rawio, pkg/supervisor, pkg/hosted, pkg/version, github.com/coreos/go-systemd, go.uber.org/zap, golang.org/x/sys < daemon;
-daemon, shim, pkg/guard, pkg/owner, pkg/adopt, pkg/memory/jsonl, deploy/systemd, go.uber.org/zap, os/exec < daemon/hearthd;
+daemon, shim, pkg/guard, pkg/owner, pkg/adopt, pkg/memory/jsonl, deploy/systemd, deploy/launchd, go.uber.org/zap, os/exec < daemon/hearthd;
+
+# The release builder: it runs go build and git.
+pkg/version, os/exec < tools/release;
 # hearthd reaches the memory store only through pkg/memory's Engine.
 pkg/memory/pgstore, pkg/memory/sqlitestore !< daemon/hearthd;
 
@@ -332,8 +335,8 @@ func modulePackages(t *testing.T, root, goos string) map[string][]string {
 	return pkgs
 }
 
-// TestImportRules checks every package of the module, as built for Linux
-// and for Windows, against the table.
+// TestImportRules checks every package of the module, as built for Linux,
+// macOS and Windows, against the table.
 func TestImportRules(t *testing.T) {
 	p, err := parseRules(rules)
 	if err != nil {
@@ -344,7 +347,7 @@ func TestImportRules(t *testing.T) {
 		t.Fatal(err)
 	}
 	seen, said := map[string]bool{}, map[string]bool{}
-	for _, goos := range []string{"linux", "windows"} {
+	for _, goos := range []string{"linux", "darwin", "windows"} {
 		pkgs := modulePackages(t, root, goos)
 		if len(pkgs) < 30 || pkgs["pkg/mcp"] == nil {
 			t.Fatalf("implausible package list for %s: %d packages", goos, len(pkgs))

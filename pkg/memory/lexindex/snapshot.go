@@ -129,7 +129,7 @@ func Decode(b []byte) (*Index, error) {
 		len(ix.memTime) != nmems || len(ix.memTagOff) != nmems+1 || len(ix.dead) != (nmems+63)/64 {
 		return bad("per-chunk or per-memory arrays disagree")
 	}
-	if ndocs > math.MaxUint32 || nmems > math.MaxUint32 {
+	if uint64(ndocs) > math.MaxUint32 || uint64(nmems) > math.MaxUint32 { // uint64: an int is 32 bits on some systems
 		return bad("too many chunks")
 	}
 	// Everything a search or an add indexes with must be in range.

@@ -11,7 +11,6 @@ package pgtest
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -22,7 +21,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -141,17 +139,16 @@ func reap(bin string) {
 			continue // not started by this package, or still starting
 		}
 		pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-		if err != nil || pid <= 0 || !errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) {
+		if err != nil || pid <= 0 || !processGone(pid) {
 			continue // its test process still runs
 		}
 		fi, err := os.Stat(dir)
 		if err != nil {
 			continue
 		}
-		st, _ := fi.Sys().(*syscall.Stat_t)
 		s := &Server{Dir: dir, bin: bin, uid: -1, gid: -1}
-		if st != nil && os.Geteuid() == 0 && st.Uid != 0 {
-			s.uid, s.gid = int(st.Uid), int(st.Gid)
+		if uid, gid, ok := fileOwner(fi); ok && os.Geteuid() == 0 && uid != 0 {
+			s.uid, s.gid = uid, gid
 		}
 		s.Remove()
 	}

@@ -1,4 +1,4 @@
-//go:build linux
+//go:build linux || darwin
 
 package shim
 
@@ -29,7 +29,7 @@ type conn struct {
 func (c *conn) CloseWrite() error { return unix.Shutdown(c.fd, unix.SHUT_WR) }
 
 // dial connects to the daemon's socket after checking the file is ours, then
-// checks that the process that accepted is ours too (SO_PEERCRED). Another
+// checks that the process that accepted is ours too (peerUID). Another
 // user's socket could otherwise receive every frame the editor sends.
 func dial(path string) (*conn, error) {
 	var st syscall.Stat_t
@@ -40,7 +40,7 @@ func dial(path string) (*conn, error) {
 	if int(st.Uid) != uid {
 		return nil, fmt.Errorf("%w: socket %s belongs to uid %d, not to you (uid %d); refusing to connect", errNotOurs, path, st.Uid, uid)
 	}
-	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	fd, err := unixSocket()
 	if err != nil {
 		return nil, os.NewSyscallError("socket", err)
 	}
@@ -50,14 +50,14 @@ func dial(path string) (*conn, error) {
 		unix.Close(fd)
 		return nil, os.NewSyscallError("connect", err)
 	}
-	cred, err := unix.GetsockoptUcred(fd, unix.SOL_SOCKET, unix.SO_PEERCRED)
+	peer, err := peerUID(fd)
 	if err != nil {
 		unix.Close(fd)
 		return nil, fmt.Errorf("reading the daemon's credentials: %w", err)
 	}
-	if int(cred.Uid) != uid {
+	if peer != uid {
 		unix.Close(fd)
-		return nil, fmt.Errorf("%w: the process serving %s runs as uid %d, not as you (uid %d); refusing to talk to it", errNotOurs, path, cred.Uid, uid)
+		return nil, fmt.Errorf("%w: the process serving %s runs as uid %d, not as you (uid %d); refusing to talk to it", errNotOurs, path, peer, uid)
 	}
 	// Non-blocking, so the runtime poller owns it and Close interrupts a Read.
 	if err := unix.SetNonblock(fd, true); err != nil {

@@ -1,0 +1,19 @@
+//go:build !unix
+
+package daemon
+
+import (
+	"errors"
+	"net"
+)
+
+type peer struct {
+	UID int
+	PID int
+}
+
+// peerOf: no socket is served off Unix (listen_other.go); were one
+// accepted, refusing it is the safe failure.
+func peerOf(c *net.UnixConn) (peer, error) {
+	return peer{}, errors.New("peer credentials are not implemented on this system")
+}

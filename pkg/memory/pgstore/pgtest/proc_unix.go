@@ -1,0 +1,21 @@
+//go:build unix
+
+package pgtest
+
+import (
+	"errors"
+	"io/fs"
+	"syscall"
+)
+
+// processGone reports whether no process has the id pid.
+func processGone(pid int) bool { return errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) }
+
+// fileOwner is the user and group that own a file.
+func fileOwner(fi fs.FileInfo) (uid, gid int, ok bool) {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return 0, 0, false
+	}
+	return int(st.Uid), int(st.Gid), true
+}

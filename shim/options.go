@@ -1,0 +1,18 @@
+package shim
+
+import (
+	"io"
+
+	"github.com/hearth-mcp/hearth/pkg/hello"
+)
+
+// Options configure a shim run.
+type Options struct {
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+	Getenv func(string) string
+	// Run, when set, asks the daemon to connect the client to a hosted
+	// server instead of hearth's own tools (`hearth run`).
+	Run *hello.Run
+}

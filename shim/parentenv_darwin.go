@@ -1,0 +1,19 @@
+package shim
+
+import (
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// ParentEnv is the environment the shim's parent (the client) started
+// with, from sysctl kern.procargs2 (macOS's /proc/PID/environ, readable for
+// a process of the same user). As on Linux, a parent that changed its
+// environment after it started shows the change as set by the entry.
+func ParentEnv() ([]string, bool) {
+	raw, err := unix.SysctlRaw("kern.procargs2", os.Getppid())
+	if err != nil {
+		return nil, false
+	}
+	return parseProcArgs(raw)
+}
