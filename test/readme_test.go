@@ -35,9 +35,10 @@ type readmeStep struct {
 	skip string
 }
 
-// readmeSteps are the README's sh commands, top to bottom. A change to the
-// README's commands must change this list: the test fails on any command it
-// does not know, so no command reaches the README unchecked.
+// readmeSteps are the sh commands of readmeFiles, file after file, top to
+// bottom. A change to their commands must change this list: the test fails
+// on any command it does not know, so no command reaches the README or a
+// doc unchecked.
 var readmeSteps = []readmeStep{
 	{cmd: "go install ./daemon/hearthd ./shim/hearth"},
 	{cmd: `export PATH="$(go env GOPATH)/bin:$PATH"`},
@@ -56,18 +57,25 @@ var readmeSteps = []readmeStep{
 	{cmd: "hearthd migrate", skip: "needs the PostgreSQL cluster above; test/postgres_test.go runs it"},
 }
 
-// readmeBlock is one fenced block of the README.
+// readmeFiles are the README and the docs its reference moved to, in the
+// order a reader follows them: their commands are readmeSteps in this
+// order, and their config examples are checked as the README's own.
+var readmeFiles = []string{"README.md", "docs/hosting.md", "docs/reference.md", "docs/behaviour.md", "docs/tools.md", "docs/development.md"}
+
+// readmeBlock is one fenced block of readmeFiles.
 type readmeBlock struct{ lang, text string }
 
 func readmeBlocks(t *testing.T) []readmeBlock {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join("..", "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var out []readmeBlock
-	for _, m := range regexp.MustCompile("(?ms)^```([a-z]*)\n(.*?)^```").FindAllStringSubmatch(string(raw), -1) {
-		out = append(out, readmeBlock{m[1], m[2]})
+	for _, f := range readmeFiles {
+		raw, err := os.ReadFile(filepath.Join("..", filepath.FromSlash(f)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range regexp.MustCompile("(?ms)^```([a-z]*)\n(.*?)^```").FindAllStringSubmatch(string(raw), -1) {
+			out = append(out, readmeBlock{m[1], m[2]})
+		}
 	}
 	return out
 }
@@ -80,9 +88,9 @@ func readmeCommand(line string) string {
 	return strings.TrimSpace(line)
 }
 
-// TestREADMETopToBottom follows the README as a new user does, in a fresh
-// home directory: it installs the binaries with go install, runs every
-// command of its sh blocks in order (those it cannot run here are listed
+// TestREADMETopToBottom follows the README (and the docs of readmeFiles) as
+// a new user does, in a fresh home directory: it installs the binaries with
+// go install, runs every command of their sh blocks in order (those it cannot run here are listed
 // with the reason and what checks them instead), pastes its config example
 // into a fresh config file, and connects an MCP client the way the client
 // configs say, through `hearth` found on the PATH: validate_asset works

@@ -1,0 +1,177 @@
+//go:build unix
+
+package test
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"unicode"
+)
+
+// docFiles are README.md and every Markdown file under docs/, as paths
+// relative to the repository root, with slashes.
+func docFiles(t *testing.T) []string {
+	t.Helper()
+	files := []string{"README.md"}
+	err := filepath.WalkDir(filepath.Join("..", "docs"), func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() && strings.HasSuffix(p, ".md") {
+			rel, _ := filepath.Rel("..", p)
+			files = append(files, filepath.ToSlash(rel))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+var (
+	fenceLine  = regexp.MustCompile("^\\s*(```|~~~)")
+	codeSpan   = regexp.MustCompile("`+[^`]*`+")
+	mdLink     = regexp.MustCompile(`\]\(([^)\s]+)(?:\s+"[^"]*")?\)`)
+	headingRE  = regexp.MustCompile(`^#{1,6}\s+(.*?)\s*#*\s*$`)
+	inlineLink = regexp.MustCompile(`\[([^\]]*)\]\([^)]*\)`)
+)
+
+// proseLines are a Markdown file's lines outside fenced blocks (which hold
+// neither links nor headings).
+func proseLines(text string) []string {
+	var out []string
+	inFence := false
+	for _, l := range strings.Split(text, "\n") {
+		if fenceLine.MatchString(l) {
+			inFence = !inFence
+			continue
+		}
+		if inFence {
+			continue
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+// githubAnchor is the anchor GitHub gives a heading: its text (a link's
+// label for a link) lower-cased, every character but letters, digits,
+// spaces, '-' and '_' dropped, spaces turned to '-'.
+func githubAnchor(heading string) string {
+	heading = inlineLink.ReplaceAllString(heading, "$1")
+	var b strings.Builder
+	for _, r := range strings.ToLower(heading) {
+		switch {
+		case unicode.IsLetter(r), unicode.IsDigit(r), r == '-', r == '_':
+			b.WriteRune(r)
+		case r == ' ':
+			b.WriteByte('-')
+		}
+	}
+	return b.String()
+}
+
+// anchorsOf are the anchors of a Markdown file's headings; a repeated
+// heading gets -1, -2, ... as on GitHub.
+func anchorsOf(text string) map[string]bool {
+	anchors := map[string]bool{}
+	seen := map[string]int{}
+	for _, l := range proseLines(text) {
+		m := headingRE.FindStringSubmatch(l)
+		if m == nil {
+			continue
+		}
+		a := githubAnchor(m[1])
+		if n := seen[a]; n > 0 {
+			anchors[fmt.Sprintf("%s-%d", a, n)] = true
+		} else {
+			anchors[a] = true
+		}
+		seen[a]++
+	}
+	return anchors
+}
+
+// TestDocsLinks: every relative link of README.md and docs/**/*.md names a
+// file or directory of the repository, and a link to #anchor in a Markdown
+// file names one of its headings, so moving a section cannot leave a link
+// behind.
+func TestDocsLinks(t *testing.T) {
+	root := mustAbs(t, "..")
+	texts := map[string]string{}
+	read := func(rel string) (string, bool) {
+		if s, ok := texts[rel]; ok {
+			return s, true
+		}
+		b, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(rel)))
+		if err != nil {
+			return "", false
+		}
+		texts[rel] = string(b)
+		return string(b), true
+	}
+	files := docFiles(t)
+	links := 0
+	for _, f := range files {
+		text, _ := read(f)
+		for n, l := range proseLines(text) {
+			for _, m := range mdLink.FindAllStringSubmatch(codeSpan.ReplaceAllString(l, "``"), -1) {
+				target := m[1]
+				if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+					continue
+				}
+				links++
+				file, anchor, _ := strings.Cut(target, "#")
+				where := fmt.Sprintf("%s (prose line %d): %s", f, n+1, target)
+				rel := f
+				if file != "" {
+					rel = path.Clean(path.Join(path.Dir(f), file))
+					if strings.HasPrefix(rel, "../") {
+						t.Errorf("%s leaves the repository", where)
+						continue
+					}
+					if _, err := os.Stat(filepath.Join(root, filepath.FromSlash(rel))); err != nil {
+						t.Errorf("%s: no such file", where)
+						continue
+					}
+				}
+				if anchor == "" || !strings.HasSuffix(rel, ".md") {
+					continue
+				}
+				targetText, _ := read(rel)
+				if !anchorsOf(targetText)[anchor] {
+					t.Errorf("%s: %s has no heading with the anchor #%s", where, rel, anchor)
+				}
+			}
+		}
+	}
+	if links == 0 {
+		t.Fatalf("no relative links found in %v: the link pattern no longer matches", files)
+	}
+}
+
+// TestDocsGithubAnchor pins the anchor rule TestDocsLinks relies on.
+func TestDocsGithubAnchor(t *testing.T) {
+	for heading, want := range map[string]string{
+		"Over HTTP, without the shim":                 "over-http-without-the-shim",
+		"Tool results and errors (the tool contract)": "tool-results-and-errors-the-tool-contract",
+		"Moving from server-memory":                   "moving-from-server-memory",
+		"`hearthd adopt` and [its plan](x.md)":        "hearthd-adopt-and-its-plan",
+		"Set up per system":                           "set-up-per-system",
+		"snake_case stays":                            "snake_case-stays",
+	} {
+		if got := githubAnchor(heading); got != want {
+			t.Errorf("githubAnchor(%q) = %q, want %q", heading, got, want)
+		}
+	}
+	if a := anchorsOf("# A\n\n## Names\n\n```\n# not a heading\n```\n\n## Names\n"); !a["names"] || !a["names-1"] || a["not-a-heading"] {
+		t.Errorf("anchorsOf: %v", a)
+	}
+}
