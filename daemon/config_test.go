@@ -102,7 +102,7 @@ func TestLoadConfig(t *testing.T) {
 }
 
 // TestSettingDefaultsAgree: the defaults pkg/config reports (daemon_status,
-// README) are the ones the code applies.
+// docs/reference.md) are the ones the code applies.
 func TestSettingDefaultsAgree(t *testing.T) {
 	s, err := config.Load(env(map[string]string{"HOME": t.TempDir()}))
 	if err != nil {

@@ -290,7 +290,7 @@ func (s *Shim) openDaemonLog() (string, *os.File, error) {
 //     the XDG directories the daemon reports as not followed.
 //
 // No setting variable passes (its settings come from its config file,
-// never from whichever client happened to start it: the README's
+// never from whichever client happened to start it: docs/reference.md's
 // Configuration section; the shim says which it did not pass on), nor what
 // systemd hands a service. The daemon learns it was autostarted
 // (HEARTH_AUTOSTARTED) and then exits after an idle time.

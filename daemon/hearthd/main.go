@@ -16,7 +16,7 @@
 //
 // Settings come from the config file ($HEARTH_CONFIG, else
 // ~/.config/hearth/config.toml), read at start and on SIGHUP, and the
-// daemon's own environment, which overrides it; README.md lists them.
+// daemon's own environment, which overrides it; docs/reference.md lists them.
 package main
 
 import (
@@ -93,7 +93,7 @@ A new daemon listens on hearthd.sock in $XDG_RUNTIME_DIR/hearth (else /run/user/
 else /tmp/hearth-<uid>) unless MCP_SOCKET_PATH is set; for any other data directory (a
 HEARTH_HOME, or a HOME that is not your account's home directory) the name is
 hearthd-<hash>.sock. Clients find a running daemon through the data directory, whatever
-socket their own environment names. See README.md for every variable.
+socket their own environment names. See docs/reference.md for every variable.
 `
 
 func main() {

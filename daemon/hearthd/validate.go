@@ -11,7 +11,7 @@ import (
 	"github.com/hearth-mcp/hearth/pkg/schemas"
 )
 
-// Exit codes of hearthd validate (README.md, Commands).
+// Exit codes of hearthd validate (docs/reference.md, Commands).
 const (
 	exitValid   = 0
 	exitInvalid = 1

@@ -2,7 +2,7 @@
 // and on SIGHUP, overridden by the daemon's own environment. Every key maps
 // onto one environment variable (package keys lists them), so the rest of
 // the daemon reads settings by variable name through Settings.Getenv, as it
-// would read the environment. README.md's Configuration section documents
+// would read the environment. docs/reference.md's Configuration section documents
 // the keys; docs/decisions/0014-config-file.md says why.
 package config
 

@@ -10,7 +10,7 @@ import (
 )
 
 // Server is a [servers.NAME] table: a stdio MCP server hearth hosts for
-// `hearth run NAME` (README, "Hosting your other MCP servers"). Env values
+// `hearth run NAME` (docs/hosting.md, "Servers in the config file"). Env values
 // may be secrets: they are never logged or shown.
 type Server struct {
 	Name        string

@@ -19,8 +19,8 @@ import (
 	"time"
 )
 
-// The settings, as the Preflights CLI names them (README's configuration
-// table; pkg/config/keys lists them as llm_*).
+// The settings, as the Preflights CLI names them (docs/reference.md's
+// configuration table; pkg/config/keys lists them as llm_*).
 const (
 	EnvProvider = "PREFLIGHTS_LLM_PROVIDER" // "ollama", "openai", or an OpenAI-compatible base URL
 	EnvURL      = "PREFLIGHTS_LLM_URL"      // the server (ollama: http://localhost:11434; openai: https://api.openai.com/v1)

@@ -16,7 +16,7 @@ import (
 // The memory graph's tools. The first nine are the official MCP memory
 // server's (@modelcontextprotocol/server-memory), with its names, argument
 // shapes and results, so a prompt or an agent written for it works
-// unchanged; README.md's "Moving from server-memory" lists where they differ.
+// unchanged; docs/tools.md's "Moving from server-memory" lists where they differ.
 
 // graphWorkspace is the workspace_id argument of the graph tools.
 var graphWorkspace = tool.Prop("workspace_id", `{"type": "string", "pattern": "^[A-Za-z0-9._-]{1,64}$", "title": "Workspace",

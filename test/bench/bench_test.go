@@ -1,7 +1,7 @@
 //go:build unix
 
-// Package bench measures hearth and its peers in one run (README.md's
-// Development section lists each benchmark and its latest figures): ping
+// Package bench measures hearth and its peers in one run (docs/development.md
+// lists each benchmark and its latest figures): ping
 // round trip p50/p99 over the socket, aggregate requests/s with 64
 // connections, and the same trivial tool served by hearthd and by a go-sdk
 // stdio server in one run, as a ratio. Run with: go test ./test/bench -run '^$' -bench . -benchtime 20000x

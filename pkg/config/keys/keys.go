@@ -14,7 +14,7 @@ type Setting struct {
 	Var string // the environment variable that overrides it
 }
 
-// Settings lists every setting, in the order the README documents them.
+// Settings lists every setting, in the order docs/reference.md documents them.
 // Location variables (HEARTH_HOME, MCP_SOCKET_PATH, MCP_READY_FILE,
 // MCP_ENDPOINT, HEARTH_CONFIG, XDG_*, HOME) and the shim's own variables
 // (HEARTH_DAEMON, HEARTH_NO_AUTOSTART) are not settings.

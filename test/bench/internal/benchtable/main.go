@@ -1,5 +1,5 @@
-// Command benchtable runs hearth's benchmarks and prints README.md's
-// performance table from that one run (`just bench`). Each row names the
+// Command benchtable runs hearth's benchmarks and prints
+// docs/development.md's performance table from that one run (`just bench`). Each row names the
 // benchmark, what it measures and its figures; a comparison with a peer
 // gives the range over the run's rounds, the two having taken turns.
 //
