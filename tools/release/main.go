@@ -1,5 +1,5 @@
 // Command release cross-builds hearth's release archives from a clean
-// tree: for each target both binaries, README.md and LICENSE in a .tar.gz
+// tree: for each target both binaries, README.md, docs/*.md and LICENSE in a .tar.gz
 // (a .zip for Windows), and SHA256SUMS over them. The archives are
 // reproducible: static binaries built with -trimpath and no build id, and
 // archive entries in a fixed order with the commit's time, root's owner
@@ -79,8 +79,14 @@ func run(out string, dirtyOK bool) error {
 	defer os.RemoveAll(build)
 	ldflags := fmt.Sprintf("-s -w -buildid= -X %s.Version=%s -X %s.Commit=%s", versionPkg, version.Version, versionPkg, commit)
 	extra := map[string][]byte{}
-	for _, f := range []string{"README.md", "LICENSE"} {
-		if extra[f], err = os.ReadFile(f); err != nil {
+	// The README links into docs/: its guides go with it (the decisions
+	// and the rest stay in the repository).
+	docs, err := filepath.Glob(filepath.Join("docs", "*.md"))
+	if err != nil {
+		return err
+	}
+	for _, f := range append([]string{"README.md", "LICENSE"}, docs...) {
+		if extra[filepath.ToSlash(f)], err = os.ReadFile(f); err != nil {
 			return err
 		}
 	}
