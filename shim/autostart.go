@@ -21,6 +21,7 @@ import (
 	"github.com/hearth-mcp/hearth/pkg/config/keys"
 	"github.com/hearth-mcp/hearth/pkg/endpoint"
 	"github.com/hearth-mcp/hearth/pkg/owner"
+	"github.com/hearth-mcp/hearth/pkg/portable"
 	"github.com/hearth-mcp/hearth/pkg/version"
 )
 
@@ -287,7 +288,11 @@ func (s *Shim) openDaemonLog() (string, *os.File, error) {
 //     the proxies and certificate variables (pkg/hosted.FromDaemon);
 //   - the places decision 0029 lets the environment choose (HEARTH_HOME,
 //     HEARTH_CONFIG, MCP_SOCKET_PATH, MCP_READY_FILE, XDG_RUNTIME_DIR) and
-//     the XDG directories the daemon reports as not followed.
+//     the XDG directories the daemon reports as not followed;
+//   - the switches that choose which of the daemon's own mechanisms run
+//     (daemonMechanismVar), neither a setting nor a secret: without them a
+//     client run over the portable mechanisms autostarts a daemon that
+//     runs Linux's own (docs/decisions/0044-platforms.md).
 //
 // No setting variable passes (its settings come from its config file,
 // never from whichever client happened to start it: docs/reference.md's
@@ -298,7 +303,7 @@ func daemonEnv(environ []string) []string {
 	out := make([]string, 0, 16)
 	for _, kv := range environ {
 		name, _, _ := strings.Cut(kv, "=")
-		if daemonBaseVar(name) || daemonPlaceVar(name) {
+		if daemonBaseVar(name) || daemonPlaceVar(name) || daemonMechanismVar(name) {
 			out = append(out, kv)
 		}
 	}
@@ -338,4 +343,11 @@ func ignoredSettings(getenv func(string) string) []string {
 		}
 	}
 	return out
+}
+
+// daemonMechanismVar: HEARTH_PORTABLE (pkg/portable) and
+// HEARTH_KEEPER_PORTABLE (pkg/supervisor), which select the portable
+// mechanisms on Linux.
+func daemonMechanismVar(name string) bool {
+	return name == portable.Env || name == "HEARTH_KEEPER_PORTABLE"
 }

@@ -6,10 +6,10 @@ import (
 	"strconv"
 )
 
-// ParentEnv is the environment the shim's parent (the client) started with,
+// parentEnv is the environment the shim's parent (the client) started with,
 // from /proc. A parent that changed its environment after it started shows
 // the change as set by the entry; the only cost is a separate instance.
-func ParentEnv() ([]string, bool) {
+func parentEnv() ([]string, bool) {
 	raw, err := os.ReadFile("/proc/" + strconv.Itoa(os.Getppid()) + "/environ")
 	if err != nil {
 		return nil, false

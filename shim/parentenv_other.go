@@ -2,6 +2,6 @@
 
 package shim
 
-// ParentEnv is unknown without /proc or kern.procargs2: only
+// parentEnv is unknown without /proc or kern.procargs2: only
 // HEARTH_RUN_ENV names what the entry set.
-func ParentEnv() ([]string, bool) { return nil, false }
+func parentEnv() ([]string, bool) { return nil, false }

@@ -23,6 +23,7 @@ import (
 	"github.com/hearth-mcp/hearth/pkg/envelope"
 	"github.com/hearth-mcp/hearth/pkg/frame"
 	"github.com/hearth-mcp/hearth/pkg/jsonrpc"
+	"github.com/hearth-mcp/hearth/pkg/portable"
 	"github.com/hearth-mcp/hearth/pkg/version"
 )
 
@@ -131,8 +132,9 @@ func Run(opts Options) int {
 	// so that a shim under load stays well under 4 MB resident.
 	debug.SetGCPercent(25)
 	// Hand the client's stdio to the daemon when it is pipes or sockets,
-	// unless told to relay (HEARTH_SHIM_RELAY).
-	s.direct = s.getenv("HEARTH_SHIM_RELAY") == "" && s.prepareDirect()
+	// unless told to relay (HEARTH_SHIM_RELAY, or HEARTH_PORTABLE: the
+	// relay is what a system without the hand-over's calls runs).
+	s.direct = s.getenv("HEARTH_SHIM_RELAY") == "" && !portable.Selected(s.getenv) && s.prepareDirect()
 	s.out = frame.NewWriter(s.raw)
 	stopSignals := s.handleSignals()
 	defer stopSignals()

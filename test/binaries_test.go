@@ -241,3 +241,13 @@ func defaultSocket(t *testing.T, env []string) string {
 	}
 	return path
 }
+
+// portableEnv is the switch that selects on Linux the mechanisms other
+// systems use (pkg/portable, docs/decisions/0044-platforms.md). CI runs the
+// end-to-end tests that carry hearth's promises a second time with it set
+// (.ci/run, docs/development.md); every environment the tests build keeps
+// it, so the daemons and shims they start run the portable path.
+const portableEnv = "HEARTH_PORTABLE"
+
+// portableRun reports whether this run selected the portable mechanisms.
+func portableRun() bool { return os.Getenv(portableEnv) == "1" }

@@ -81,6 +81,7 @@ func TestHostedDescendantsEndWithTheUpstream(t *testing.T) {
 				t.Fatalf("echo: %q", out)
 			}
 			awaitSleepers(t, marks, true, "")
+			checkMechanisms(t, env, runtime, mode.portable == "1")
 			killDaemonsIn(runtime)
 			awaitSleepers(t, marks, false, "kill -9 of the daemon")
 			cs.Close()
@@ -116,4 +117,57 @@ func TestHostedDescendantsEndWithTheUpstream(t *testing.T) {
 			awaitSleepers(t, marks, false, "hearthd servers stop")
 		})
 	}
+}
+
+// checkMechanisms checks that the daemon in runtime runs the mechanisms
+// this run selected: its keepers learn of its death by the parent-death
+// signal, or by their death socket alone ("pipe": keeperPortable, or
+// HEARTH_PORTABLE for the whole run); its clients' shims hand their stdio
+// over ("direct"), or relay under HEARTH_PORTABLE.
+func checkMechanisms(t *testing.T, env []string, runtime string, keeperPortable bool) {
+	t.Helper()
+	wantKeeper := "HEARTH_KEEPER=signal"
+	if keeperPortable || portableRun() {
+		wantKeeper = "HEARTH_KEEPER=pipe"
+	}
+	daemons := daemonsIn(runtime)
+	if len(daemons) != 1 {
+		t.Fatalf("want one daemon in %s, found %v", runtime, daemons)
+	}
+	parent := fmt.Sprint(daemons[0])
+	var modes []string
+	for _, pid := range liveProcesses(func(dir string, stat []string) bool {
+		comm, _ := os.ReadFile(filepath.Join(dir, "comm"))
+		return stat[1] == parent && strings.TrimSpace(string(comm)) == "hearth-keeper"
+	}) {
+		environ, _ := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+		for _, kv := range strings.Split(string(environ), "\x00") {
+			if strings.HasPrefix(kv, "HEARTH_KEEPER=") {
+				modes = append(modes, kv)
+			}
+		}
+	}
+	if len(modes) == 0 {
+		t.Fatalf("no keeper is the daemon's child")
+	}
+	for _, m := range modes {
+		if m != wantKeeper {
+			t.Fatalf("keepers %v, want %s", modes, wantKeeper)
+		}
+	}
+	var st struct {
+		Clients []struct{ Transport string } `json:"clients"`
+	}
+	if err := json.Unmarshal(statusJSON(t, env), &st); err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Clients) == 0 {
+		t.Fatal("hearthd status lists no client")
+	}
+	for _, c := range st.Clients {
+		if c.Transport != "socket" && c.Transport != shimTransport() { // "socket": hearthd status itself
+			t.Fatalf("clients %+v, want transport %s", st.Clients, shimTransport())
+		}
+	}
+	t.Logf("keepers %v, %d clients over %s", modes, len(st.Clients), shimTransport())
 }

@@ -27,6 +27,9 @@ func cleanEnv(home string) []string {
 	for _, kv := range os.Environ() {
 		name, _, _ := strings.Cut(kv, "=")
 		switch {
+		case name == portableEnv:
+			// Not a location or a setting: the run's choice of mechanisms
+			// (docs/development.md), kept for every process a test starts.
 		case name == "HOME", strings.HasPrefix(name, "XDG_"), strings.HasPrefix(name, "HEARTH_"),
 			strings.HasPrefix(name, "MCP_"), strings.HasPrefix(name, "SYN_"), strings.HasPrefix(name, "PREFLIGHTS_"):
 			continue

@@ -185,10 +185,11 @@ func TestTenShimsOneDaemon(t *testing.T) {
 }
 
 // shimTransport is how this run's shims serve their clients: "relay" when
-// HEARTH_SHIM_RELAY makes them copy frames (the tests run both ways), else
-// "direct", the client's pipes handed to the daemon.
+// HEARTH_SHIM_RELAY or HEARTH_PORTABLE makes them copy frames (the tests
+// run both ways; docs/development.md), else "direct", the client's pipes
+// handed to the daemon.
 func shimTransport() string {
-	if os.Getenv("HEARTH_SHIM_RELAY") != "" {
+	if os.Getenv("HEARTH_SHIM_RELAY") != "" || portableRun() {
 		return "relay"
 	}
 	return "direct"

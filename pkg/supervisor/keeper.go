@@ -18,6 +18,8 @@ const (
 // PortableKeeperEnv, set to 1 in the daemon's environment, makes Linux
 // keepers learn of the daemon's death through the pipe, as they do where
 // there is no parent-death signal, so that both ways can be tested on Linux.
+// HEARTH_PORTABLE=1 (package portable) selects it too, with the other
+// portable mechanisms.
 const PortableKeeperEnv = "HEARTH_KEEPER_PORTABLE"
 
 // The bytes of the hand-over on a keeper's death socket

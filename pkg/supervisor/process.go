@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/hearth-mcp/hearth/pkg/portable"
 )
 
 // ProcessSpec describes a long-lived child that talks over its stdin and
@@ -93,7 +95,7 @@ func (s *Supervisor) Start(spec ProcessSpec) (*Process, error) {
 		defer r.Close() // the keeper's copy is its own once it started
 		death = w
 		cmd.ExtraFiles = []*os.File{r}
-		if nativeKeeperDeath && os.Getenv(PortableKeeperEnv) != "1" {
+		if nativeKeeperDeath && os.Getenv(PortableKeeperEnv) != "1" && !portable.Selected(os.Getenv) {
 			cmd.Env = append(cmd.Env, keeperEnv+"="+keeperBySignal)
 			setKeeperSignal(cmd.SysProcAttr)
 		} else {

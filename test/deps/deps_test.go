@@ -37,13 +37,13 @@ const rules = `
 # Standard library only.
 NONE < pkg/version, pkg/stats, pkg/envelope, pkg/hello, pkg/frame, pkg/jsonval,
        pkg/config/keys, pkg/endpoint, pkg/safefile, pkg/jsonc, pkg/textedit,
-       pkg/memory/store, pkg/memory/chunk, deploy/systemd, deploy/launchd;
+       pkg/memory/store, pkg/memory/chunk, deploy/systemd, deploy/launchd, pkg/portable;
 
 # Replacing a file all at once: renameat2 and renamex_np to exchange two.
 golang.org/x/sys < pkg/atomicfile;
 
 # The one place that starts the daemon's child processes.
-os/exec < pkg/supervisor;
+os/exec, pkg/portable < pkg/supervisor;
 
 # Talking HTTP to a service the user configured: the schema backend, the LLM
 # provider, the embedding service.
@@ -128,7 +128,7 @@ golang.org/x/sys, testing < pkg/safefile/safefiletest;
 
 # The shim: no store, no schema library, no config parser (pkg/config/keys
 # names the setting variables). It starts hearthd serve, which outlives it.
-pkg/handoff, pkg/hello, pkg/owner, pkg/config/keys, pkg/version, golang.org/x/sys, os/exec < shim;
+pkg/handoff, pkg/hello, pkg/owner, pkg/config/keys, pkg/portable, pkg/version, golang.org/x/sys, os/exec < shim;
 shim < shim/hearth;
 
 # The daemon wires everything together; hearthd adds the subcommands.

@@ -40,8 +40,10 @@ async function connect(name, sampling) {
       return { model: "m", role: "assistant", content: { type: "text", text: `answer of ${name}` } };
     });
   }
-  // No env: the SDK passes its default environment (HOME, PATH, ...).
-  await client.connect(new StdioClientTransport({ command: hearth, args: ["run", "--", process.execPath, serverJS], stderr: "inherit" }));
+  // No env: the SDK passes its default environment (HOME, PATH, ...); a run
+  // over the portable mechanisms adds its switch, which the SDK merges in.
+  const env = process.env.HEARTH_PORTABLE ? { HEARTH_PORTABLE: process.env.HEARTH_PORTABLE } : undefined;
+  await client.connect(new StdioClientTransport({ command: hearth, args: ["run", "--", process.execPath, serverJS], env, stderr: "inherit" }));
   return client;
 }
 
