@@ -26,6 +26,7 @@ the frames. Run it from your MCP client's config with no arguments.
   HEARTH_NO_AUTOSTART=1  never start a daemon; fail if none serves
   HEARTH_DAEMON=PATH     the hearthd to start (default: beside hearth, else on PATH)
   HEARTH_SHIM_RELAY=1    relay frames instead of handing stdin and stdout over
+  HEARTH_PORTABLE=1      run the mechanisms other systems run (relay; no client environment from /proc)
 
 hearth run [--share MODE] [--env A,B] COMMAND ARGS (or NAME) connects the
 client to another stdio MCP server, which the daemon runs once for every client
