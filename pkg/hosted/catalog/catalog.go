@@ -47,6 +47,10 @@ type Entry struct {
 	// last ran (started or stopped).
 	Recorded time.Time `json:"recorded"`
 	LastRan  time.Time `json:"lastRan"`
+
+	// counts are Counts, taken once when the entry is read or written:
+	// status asks for them on every call.
+	counts [4]int
 }
 
 // Usable reports whether clients may be answered from the entry at now:
@@ -57,6 +61,11 @@ func (e *Entry) Usable(now time.Time) bool {
 
 // Counts are how many items each list holds.
 func (e *Entry) Counts() (tools, prompts, resources, templates int) {
+	return e.counts[0], e.counts[1], e.counts[2], e.counts[3]
+}
+
+// count takes the entry's counts from its lists.
+func (e *Entry) count() {
 	n := func(method, member string) int {
 		total := 0
 		for _, page := range e.Lists[method] {
@@ -66,13 +75,17 @@ func (e *Entry) Counts() (tools, prompts, resources, templates int) {
 		}
 		return total
 	}
-	return n("tools/list", "tools"), n("prompts/list", "prompts"), n("resources/list", "resources"), n("resources/templates/list", "resourceTemplates")
+	e.counts = [4]int{n("tools/list", "tools"), n("prompts/list", "prompts"), n("resources/list", "resources"), n("resources/templates/list", "resourceTemplates")}
 }
 
-// Store is a directory of entries.
+// Store is a directory of entries. The daemon that owns the data directory
+// is its only writer, so what it read or wrote is kept in memory and read
+// from the disk once: status lists the entries on every call.
 type Store struct {
-	dir string
-	mu  sync.Mutex // one writer at a time, so that Touch keeps a newer Save
+	dir   string
+	mu    sync.Mutex        // one writer at a time, so that Touch keeps a newer Save; guards the cache
+	cache map[string]*Entry // entries read or written, by key (never changed once cached: replaced)
+	whole bool              // the directory has been read whole into cache
 }
 
 // Open returns the store in dir (created, 0700, when first written).
@@ -93,6 +106,33 @@ func (s *Store) path(key string) (string, error) {
 // Load reads the entry of key; ok is false when there is none usable (no
 // file, a file of another version or that does not parse).
 func (s *Store) Load(key string) (*Entry, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.load(key)
+}
+
+// load is Load with s.mu held. The entry returned is shared: never change it.
+func (s *Store) load(key string) (*Entry, bool) {
+	if e, ok := s.cache[key]; ok {
+		return e, e != nil
+	}
+	if s.whole || !keyPattern.MatchString(key) {
+		return nil, false
+	}
+	e, ok := s.read(key)
+	s.remember(key, e)
+	return e, ok
+}
+
+func (s *Store) remember(key string, e *Entry) {
+	if s.cache == nil {
+		s.cache = map[string]*Entry{}
+	}
+	s.cache[key] = e
+}
+
+// read reads the entry of key from its file.
+func (s *Store) read(key string) (*Entry, bool) {
 	p, err := s.path(key)
 	if err != nil {
 		return nil, false
@@ -105,6 +145,7 @@ func (s *Store) Load(key string) (*Entry, bool) {
 	if json.Unmarshal(b, &e) != nil || e.Version != Version || e.Key != key || e.InitResult == nil {
 		return nil, false
 	}
+	e.count()
 	return &e, true
 }
 
@@ -129,16 +170,22 @@ func (s *Store) save(e *Entry) error {
 	if err != nil {
 		return err
 	}
-	return atomicfile.Write(p, b, 0o600)
+	if err := atomicfile.Write(p, b, 0o600); err != nil {
+		return err
+	}
+	e.count()
+	s.remember(e.Key, e)
+	return nil
 }
 
 // Touch records that the key's upstream ran at t, when it has an entry.
 func (s *Store) Touch(key string, t time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if e, ok := s.Load(key); ok {
-		e.LastRan = t
-		_ = s.save(e)
+	if e, ok := s.load(key); ok {
+		c := *e // cached entries are shared: a new one replaces it
+		c.LastRan = t
+		_ = s.save(&c)
 	}
 }
 
@@ -152,24 +199,34 @@ func (s *Store) Forget(key string) (bool, error) {
 	defer s.mu.Unlock()
 	err = os.Remove(p)
 	if errors.Is(err, os.ErrNotExist) {
+		s.remember(key, nil)
 		return false, nil
+	}
+	if err == nil {
+		s.remember(key, nil)
 	}
 	return err == nil, err
 }
 
 // All reads every usable entry, ordered by server then key.
 func (s *Store) All() []*Entry {
-	names, _ := os.ReadDir(s.dir)
-	var out []*Entry
-	for _, n := range names {
-		key, ok := strings.CutSuffix(n.Name(), ".json")
-		if !ok {
-			continue
+	s.mu.Lock()
+	if !s.whole {
+		names, _ := os.ReadDir(s.dir)
+		for _, n := range names {
+			if key, ok := strings.CutSuffix(n.Name(), ".json"); ok {
+				s.load(key)
+			}
 		}
-		if e, ok := s.Load(key); ok {
+		s.whole = true
+	}
+	var out []*Entry
+	for _, e := range s.cache {
+		if e != nil {
 			out = append(out, e)
 		}
 	}
+	s.mu.Unlock()
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Server != out[j].Server {
 			return out[i].Server < out[j].Server
