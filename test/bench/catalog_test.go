@@ -26,10 +26,10 @@ import (
 // outlives each process: restart gives a cold daemon, no upstream running,
 // with the catalog the previous ones wrote.
 type catalogDaemon struct {
-	b            *testing.B
-	env          []string
-	runtime, dir string
-	cmd          *exec.Cmd
+	b       *testing.B
+	env     []string
+	runtime string
+	cmd     *exec.Cmd
 }
 
 func (d *catalogDaemon) start() int {
