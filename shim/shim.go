@@ -362,6 +362,10 @@ func (s *Shim) forward(line []byte) {
 // readDaemon relays the daemon's frames to the client until the connection ends.
 func (s *Shim) readDaemon(c *conn, gen int, dead chan struct{}) {
 	r := frame.NewReaderSize(c, maxDaemonLine)
+	// The daemon ends every frame with a newline: a tail without one is a
+	// frame its death cut off, never given to the client (its request is
+	// owed, and answered as lost).
+	r.WholeLines()
 	for {
 		line, err := r.Read()
 		if errors.Is(err, frame.ErrTooLarge) {

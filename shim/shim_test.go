@@ -391,3 +391,26 @@ func TestInflightKeepsIDTypes(t *testing.T) {
 		t.Fatalf("after the reply to \"77\": %v", s.inflight)
 	}
 }
+
+// A daemon killed in the middle of writing a frame leaves a cut line on the
+// relay's connection: the client gets the whole frames before it, never the
+// cut one (the request it answered stays owed, to be answered as lost).
+func TestCutFrameFromADyingDaemonIsNotForwarded(t *testing.T) {
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	daemonEnd := os.NewFile(uintptr(fds[1]), "daemon")
+	c := &conn{File: os.NewFile(uintptr(fds[0]), "shim"), fd: fds[0]}
+	defer c.Close()
+	s, out := newTestShim(nil)
+	s.gen = 1 // the connection read is an older one: lost() leaves the shim as it is
+	daemonEnd.Write([]byte(`{"jsonrpc":"2.0","id":1,"result":{}}` + "\n" + `{"jsonrpc":"2.0","id":2,"resu`))
+	daemonEnd.Close()
+	dead := make(chan struct{})
+	s.readDaemon(c, 0, dead)
+	<-dead
+	if got := out.String(); got != `{"jsonrpc":"2.0","id":1,"result":{}}`+"\n" {
+		t.Fatalf("the client got %q", got)
+	}
+}

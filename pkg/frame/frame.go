@@ -100,7 +100,20 @@ type Reader struct {
 	off int64 // bytes taken from the stream so far (Offset)
 
 	head []byte // the first HeadSize bytes of the last line over the limit
+
+	// whole: a final line without its newline is not a line (WholeLines).
+	whole bool
 }
+
+// ErrCut reports a final line the stream ended in the middle of (WholeLines).
+var ErrCut = errors.New("frame: the stream ended in the middle of a line")
+
+// WholeLines makes a final line without its newline an error (ErrCut)
+// rather than a line: for a stream whose writer ends every frame with a
+// newline (the daemon's, to the shim), such a tail is a frame cut off by
+// the writer's death, never one to deliver. A client's own stream keeps
+// the default, where a last line may lack its newline.
+func (r *Reader) WholeLines() { r.whole = true }
 
 // HeadSize is how much of a line over the limit the reader keeps (Head): a
 // JSON-RPC envelope's id and the names of its members come first.
@@ -169,7 +182,8 @@ func NewReaderSize(r io.Reader, limit int) *Reader {
 // is kept: JSON treats it as whitespace). The slice is valid until the next
 // call. It returns ErrTooLarge for an over-long line (and can be called again),
 // io.EOF at the end of the stream, or the underlying read error. A final line
-// without a newline is returned as a line; EOF follows.
+// without a newline is returned as a line, EOF following, unless WholeLines
+// was called: then it is ErrCut.
 func (r *Reader) Read() ([]byte, error) {
 	for {
 		line, err := r.readLine()
@@ -229,6 +243,9 @@ func (r *Reader) readLine() ([]byte, error) {
 				return nil, ErrOverloaded
 			}
 			if len(r.buf) > 0 {
+				if r.whole {
+					return nil, ErrCut
+				}
 				return r.buf, nil
 			}
 			return nil, io.EOF

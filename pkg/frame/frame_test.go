@@ -259,3 +259,38 @@ func TestHeadOfTooLargeLine(t *testing.T) {
 		}
 	}
 }
+
+// With WholeLines a stream that ends inside a line reports ErrCut instead
+// of handing the cut line over; without it the last line may lack its
+// newline, as a client's may.
+func TestWholeLines(t *testing.T) {
+	for _, tc := range []struct {
+		in    string
+		whole bool
+		want  []string
+		end   error
+	}{
+		{"a\nb", false, []string{"a", "b"}, io.EOF},
+		{"a\nb", true, []string{"a"}, ErrCut},
+		{"a\nb\n", true, []string{"a", "b"}, io.EOF},
+		{"a\n\n", true, []string{"a"}, io.EOF},
+		{"", true, nil, io.EOF},
+	} {
+		r := NewReader(strings.NewReader(tc.in))
+		if tc.whole {
+			r.WholeLines()
+		}
+		var got []string
+		var err error
+		for {
+			var line []byte
+			if line, err = r.Read(); err != nil {
+				break
+			}
+			got = append(got, string(line))
+		}
+		if strings.Join(got, "|") != strings.Join(tc.want, "|") || !errors.Is(err, tc.end) {
+			t.Errorf("%q whole=%v: %q then %v, want %q then %v", tc.in, tc.whole, got, err, tc.want, tc.end)
+		}
+	}
+}
