@@ -136,16 +136,26 @@ func TestClientCloseMidBuildLeavesNothing(t *testing.T) {
 	if m := ts.next(); m["started"] != true {
 		t.Fatalf("build did not start: %v", m)
 	}
-	time.Sleep(300 * time.Millisecond)
-	if workers := processesMentioning(index); len(workers) == 0 {
-		t.Fatal("no index worker running: the build ended too soon to test anything")
+	// The worker starts after the call's answer to "start": wait for it.
+	for deadline := time.Now().Add(10 * time.Second); len(processesMentioning(index)) == 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no index worker running: the build ended too soon to test anything")
+		}
 	}
 	closed := time.Now()
 	ts.send(map[string]any{"close": true})
 	if m := ts.next(); m["closed"] != true {
 		t.Fatalf("close: %v", m)
 	}
-	time.Sleep(time.Until(closed.Add(5 * time.Second)))
+	// Within 5 s of the close the workers and their temporary files are
+	// gone: wait for that, not the whole 5 s.
+	for time.Since(closed) < 5*time.Second {
+		tmps, _ := filepath.Glob(filepath.Join(index, "*.tmp-*"))
+		if len(processesMentioning(index)) == 0 && len(tmps) == 0 {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 	if workers := processesMentioning(index); len(workers) != 0 {
 		t.Fatalf("5 s after the client closed, index workers are alive: %v", workers)
 	}
