@@ -39,6 +39,12 @@ func startHTTPDaemon(t *testing.T, extraEnv ...string) *httpDaemon {
 func httpOf(t *testing.T, d *daemonProc) *httpDaemon {
 	t.Helper()
 	h := &httpDaemon{daemonProc: d}
+	// The daemon logs mcp:http before its readiness file, but its stderr
+	// reaches d.stderr through a goroutine of exec that may not have
+	// copied the line yet: wait for it.
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(d.stderr.String(), "mcp:http url=") && time.Now().Before(deadline); {
+		time.Sleep(5 * time.Millisecond)
+	}
 	for _, line := range strings.Split(d.stderr.String(), "\n") {
 		if !strings.Contains(line, "mcp:http url=") {
 			continue
