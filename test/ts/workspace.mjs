@@ -22,9 +22,19 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 try {
   await client.connect(transport);
   const progress = [];
+  // The SDK runs a notification's handler in a microtask but a response's
+  // at once: a progress notification read in the same chunk as its call's
+  // response (a slow client, a 3-file build) reaches onprogress after the
+  // handler is gone. The progress the daemon sent is taken off the wire.
+  const deliver = transport.onmessage;
+  transport.onmessage = (m, extra) => {
+    if (m.method === "notifications/progress") progress.push(m.params.progress);
+    deliver(m, extra);
+  };
   const build = await client.callTool({ name: "index_build", arguments: {} }, undefined, {
-    onprogress: (p) => progress.push(p.progress),
+    onprogress: () => {}, // asks for progress (a progressToken)
   });
+  transport.onmessage = deliver;
   const search = await client.callTool({ name: "search", arguments: { query: "greeting", limit: 5 } });
   const show = await client.callTool({ name: "show_file", arguments: { path: "greet.go", start_line: 3, end_line: 3 } });
 
