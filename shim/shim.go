@@ -22,6 +22,7 @@ import (
 	"github.com/hearth-mcp/hearth/pkg/endpoint"
 	"github.com/hearth-mcp/hearth/pkg/envelope"
 	"github.com/hearth-mcp/hearth/pkg/frame"
+	"github.com/hearth-mcp/hearth/pkg/hello"
 	"github.com/hearth-mcp/hearth/pkg/jsonrpc"
 	"github.com/hearth-mcp/hearth/pkg/portable"
 	"github.com/hearth-mcp/hearth/pkg/version"
@@ -233,14 +234,12 @@ func (s *Shim) attach(c *conn) <-chan struct{} {
 // helloFrame is the $/hearth/hello that opens every connection.
 func (s *Shim) helloFrame() []byte {
 	cwd, _ := os.Getwd()
-	params := map[string]any{
-		"cwd": cwd, "pid": os.Getppid(), "shim_pid": os.Getpid(), "version": version.Tooling(), "home": s.home,
-	}
+	params := hello.Hello{Cwd: cwd, PID: os.Getppid(), ShimPID: os.Getpid(), Version: version.Tooling(), Home: s.home}
 	if s.opts.Run != nil {
-		params["run"] = s.opts.Run
+		params.Run, _ = json.Marshal(s.opts.Run)
 	}
-	hello, _ := jsonrpc.NotificationFrame("$/hearth/hello", params)
-	return hello
+	frame, _ := jsonrpc.NotificationFrame(hello.Method, params)
+	return frame
 }
 
 // setConn makes c the current connection (nil: none); s.mu is held.

@@ -10,6 +10,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/hearth-mcp/hearth/pkg/hello"
 	"github.com/hearth-mcp/hearth/pkg/jsonrpc"
 	"github.com/hearth-mcp/hearth/pkg/tool"
 )
@@ -75,14 +76,7 @@ func (s *session) clientInfo() tool.Client { return s.peer.clientInfo() }
 // hello takes the shim's $/hearth/hello: the client's directory and pid, the
 // shim's version, and the data directory the shim resolved.
 func (s *session) hello(msg *jsonrpc.Message) {
-	var h struct {
-		Cwd     string `json:"cwd"`
-		PID     int    `json:"pid"`
-		Version string `json:"version"`
-		Home    string `json:"home"`
-		// Run asks for a hosted server (`hearth run`).
-		Run json.RawMessage `json:"run"`
-	}
+	var h hello.Hello
 	if json.Unmarshal(msg.Params, &h) != nil {
 		return
 	}

@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/hearth-mcp/hearth/pkg/frame"
+	"github.com/hearth-mcp/hearth/pkg/hello"
 	"github.com/hearth-mcp/hearth/pkg/jsonrpc"
 )
 
@@ -211,7 +212,7 @@ func (s *session) shimNotice(msg *jsonrpc.Message) {
 		// connection).
 		s.countRequest()
 		s.answer([]byte(jsonrpc.TooLargeFrame), "")
-	case "$/hearth/hello":
+	case hello.Method:
 		if s.hostedDispatcher() == nil {
 			s.hello(msg)
 		}

@@ -76,7 +76,7 @@ pkg/validate, go.uber.org/zap < pkg/tool;
 
 # The protocol layer: sessions over the contract. It knows no family and no
 # argument of one.
-pkg/frame, pkg/jsonrpc, pkg/stats, pkg/tool, go.uber.org/zap < pkg/mcp;
+pkg/frame, pkg/hello, pkg/jsonrpc, pkg/stats, pkg/tool, go.uber.org/zap < pkg/mcp;
 
 # Streamable HTTP: a transport plugging sessions into HTTP requests
 # (docs/architecture.md, "The session in parts"), serving loopback clients.
