@@ -135,19 +135,7 @@ func (c *Client) EndInput(reason string) {
 			continue
 		}
 		c.push(jsonrpc.ResponseFrame(jsonrpc.RawID(p.id), nil, msg))
-		p.c = nil
-		p.internal = func(json.RawMessage, json.RawMessage) {}
-		if p.token != "" {
-			delete(r.progress, p.token)
-		}
-		if p.round != nil {
-			r.dropRound(upKey, p) // answered already: nothing to cancel upstream
-			continue
-		}
-		if r.up != nil {
-			r.sendUp(jsonrpc.RawNotificationFrame("notifications/cancelled",
-				mustJSON(map[string]any{"requestId": json.RawMessage(upKey), "reason": reason})))
-		}
+		r.abandon(upKey, p, reason)
 	}
 	i := 0
 	for _, q := range r.queued {
@@ -173,6 +161,26 @@ func (c *Client) EndInput(reason string) {
 	r.initWait = r.initWait[:i]
 }
 
+// abandon gives up a request in flight upstream for its client: its answer
+// and progress are dropped, and the upstream is told to cancel it (a round
+// of an input-required exchange was answered already: nothing to cancel);
+// r.mu is held.
+func (r *Router) abandon(upKey string, p *pend, reason string) {
+	p.c = nil
+	p.internal = func(json.RawMessage, json.RawMessage) {}
+	if p.token != "" {
+		delete(r.progress, p.token)
+	}
+	if p.round != nil {
+		r.dropRound(upKey, p)
+		return
+	}
+	if r.up != nil {
+		r.sendUp(jsonrpc.RawNotificationFrame("notifications/cancelled",
+			mustJSON(map[string]any{"requestId": json.RawMessage(upKey), "reason": reason})))
+	}
+}
+
 // Detach removes the client: its requests still in flight are cancelled
 // upstream (their answers are dropped), its subscriptions released, and
 // requests the upstream made of it answered with an error.
@@ -191,19 +199,7 @@ func (c *Client) Detach() {
 		if p == nil {
 			continue
 		}
-		p.c = nil
-		p.internal = func(json.RawMessage, json.RawMessage) {}
-		if p.token != "" {
-			delete(r.progress, p.token)
-		}
-		if p.round != nil {
-			r.dropRound(upKey, p) // answered already: nothing to cancel upstream
-			continue
-		}
-		if r.up != nil {
-			r.sendUp(jsonrpc.RawNotificationFrame("notifications/cancelled",
-				mustJSON(map[string]any{"requestId": json.RawMessage(upKey), "reason": "the client went away"})))
-		}
+		r.abandon(upKey, p, "the client went away")
 	}
 	for uri := range c.subs {
 		r.unsubscribe(c, uri)
