@@ -323,7 +323,6 @@ func (h *Handler) start(s *legacySession, run json.RawMessage, visible bool) *js
 	go func() {
 		defer h.wg.Done()
 		err := h.opts.Serve(h.base, conn)
-		close(s.ended)
 		s.release()
 		h.mu.Lock()
 		if h.sessions[s.id] == s {
@@ -331,6 +330,10 @@ func (h *Handler) start(s *legacySession, run json.RawMessage, visible bool) *js
 		}
 		h.mu.Unlock()
 		h.forget(s)
+		// Ended once nothing of it is left: a DELETE answered 204 finds
+		// neither the session nor its record (both were still there
+		// when ended came first).
+		close(s.ended)
 		if err != nil {
 			h.log.Debug("HTTP session ended", zap.String("session", s.id), zap.Error(err))
 		}
