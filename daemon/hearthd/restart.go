@@ -43,10 +43,8 @@ func restartCmd(args []string, stdout, stderr io.Writer, getenv func(string) str
 		fmt.Fprintln(stderr, "hearthd restart:", noneServes(home, socket, owned, err))
 		return 1
 	}
-	var st struct {
-		PID int `json:"pid"`
-	}
-	if err := json.Unmarshal(raw, &st); err != nil || st.PID <= 0 {
+	st, ok := statusPID(raw)
+	if !ok {
 		fmt.Fprintln(stderr, "hearthd restart: the daemon's status names no pid")
 		return 1
 	}
@@ -68,21 +66,16 @@ func restartCmd(args []string, stdout, stderr io.Writer, getenv func(string) str
 	}
 	old, _ := os.FindProcess(st.PID)
 	deadline := time.Now().Add(stopTimeout)
-	for alive(old) {
-		if time.Now().After(deadline) {
-			fmt.Fprintf(stderr, "hearthd restart: hearthd (pid %d) is still draining after %s\n", st.PID, stopTimeout)
-			return 1
-		}
-		time.Sleep(20 * time.Millisecond)
+	if !awaitExit(old, deadline) {
+		fmt.Fprintf(stderr, "hearthd restart: hearthd (pid %d) is still draining after %s\n", st.PID, stopTimeout)
+		return 1
 	}
 	// Served once the successor answers on the socket.
 	for {
-		raw, err := queryStatus(socket)
-		var now struct {
-			PID int `json:"pid"`
-		}
-		if err == nil && json.Unmarshal(raw, &now) == nil && now.PID == res.PID {
-			break
+		if raw, err := queryStatus(socket); err == nil {
+			if now, ok := statusPID(raw); ok && now.PID == res.PID {
+				break
+			}
 		}
 		if time.Now().After(deadline) {
 			fmt.Fprintf(stderr, "hearthd restart: the new hearthd (pid %d) does not serve %s\n", res.PID, socket)

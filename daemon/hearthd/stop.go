@@ -46,11 +46,8 @@ func stopCmd(args []string, stdout, stderr io.Writer, getenv func(string) string
 		fmt.Fprintf(stdout, "no hearth daemon serves %s: nothing to stop\n", home)
 		return 0
 	}
-	var st struct {
-		PID  int    `json:"pid"`
-		Mode string `json:"mode"`
-	}
-	if err := json.Unmarshal(raw, &st); err != nil || st.PID <= 0 {
+	st, ok := statusPID(raw)
+	if !ok {
 		fmt.Fprintln(stderr, "hearthd stop: the daemon's status names no pid")
 		return 1
 	}
@@ -62,16 +59,35 @@ func stopCmd(args []string, stdout, stderr io.Writer, getenv func(string) string
 		fmt.Fprintf(stderr, "hearthd stop: pid %d: %v\n", st.PID, err)
 		return 1
 	}
-	deadline := time.Now().Add(stopTimeout)
-	for alive(p) {
-		if time.Now().After(deadline) {
-			fmt.Fprintf(stderr, "hearthd stop: hearthd (pid %d) is still draining after %s; it stops once its calls end\n", st.PID, stopTimeout)
-			return 1
-		}
-		time.Sleep(20 * time.Millisecond)
+	if !awaitExit(p, time.Now().Add(stopTimeout)) {
+		fmt.Fprintf(stderr, "hearthd stop: hearthd (pid %d) is still draining after %s; it stops once its calls end\n", st.PID, stopTimeout)
+		return 1
 	}
 	fmt.Fprintf(stdout, "stopped hearthd %s (pid %d) serving %s\n", st.Mode, st.PID, home)
 	return 0
+}
+
+// daemonStatus is what stop and restart read of daemon_status.
+type daemonStatus struct {
+	PID  int    `json:"pid"`
+	Mode string `json:"mode"`
+}
+
+// statusPID reads daemon_status's pid and mode; false when it names none.
+func statusPID(raw []byte) (daemonStatus, bool) {
+	var st daemonStatus
+	return st, json.Unmarshal(raw, &st) == nil && st.PID > 0
+}
+
+// awaitExit waits until p has ended, or deadline; false at the deadline.
+func awaitExit(p *os.Process, deadline time.Time) bool {
+	for alive(p) {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return true
 }
 
 // alive says whether p still runs (signal 0 reaches it). A daemon started by
