@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -53,12 +55,14 @@ func statusCmd(args []string, stdout, stderr io.Writer, getenv func(string) stri
 	socket, owned, err := statusSocket(home, getenv)
 	if err != nil {
 		fmt.Fprintln(stderr, "hearthd status:", err)
+		printService(stdout, getenv, asJSON)
 		printClientConfigs(stdout, getenv, asJSON)
 		return statusNone
 	}
 	raw, err := queryStatus(socket)
 	if err != nil {
 		fmt.Fprintln(stderr, "hearthd status:", noneServes(home, socket, owned, err))
+		printService(stdout, getenv, asJSON)
 		printClientConfigs(stdout, getenv, asJSON)
 		return statusNone
 	}
@@ -78,10 +82,32 @@ func statusCmd(args []string, stdout, stderr io.Writer, getenv func(string) stri
 			st.Places.Unfollowed = append(st.Places.Unfollowed, u)
 		}
 	}
+	st.Service = installedService(runtime.GOOS, getenv, thisBinary())
 	st.print(stdout, socket)
 	fmt.Fprintln(stdout)
 	printClientConfigs(stdout, getenv, asJSON)
 	return statusServing
+}
+
+// printService is the service line when no daemon answered: a service
+// that starts a missing binary is often why.
+func printService(out io.Writer, getenv func(string) string, asJSON bool) {
+	if !asJSON {
+		fmt.Fprintf(out, "service: %s\n", installedService(runtime.GOOS, getenv, thisBinary()))
+	}
+}
+
+// thisBinary is this hearthd's path with links resolved, or "" if the
+// system cannot say.
+func thisBinary() string {
+	self, err := os.Executable()
+	if err == nil {
+		self, err = filepath.EvalSymlinks(self)
+	}
+	if err != nil {
+		return ""
+	}
+	return self
 }
 
 // printClientConfigs shows, for each MCP client config of this user's,
@@ -178,6 +204,8 @@ func queryStatus(socket string) (json.RawMessage, error) {
 
 // statusView is the part of daemon_status a person reads.
 type statusView struct {
+	Service string `json:"-"` // installedService's line, filled by the CLI
+
 	Version       string             `json:"toolingVersion"`
 	PID           int                `json:"pid"`
 	Mode          string             `json:"mode"`
@@ -219,6 +247,9 @@ func (st *statusView) print(out io.Writer, socket string) {
 	fmt.Fprintf(w, "requests\t%d (%d errors), %d child processes running\n", st.Requests, st.Errors, st.Children)
 	if st.HTTP.URL != "" {
 		fmt.Fprintf(w, "http\t%s (auth: %s)\n", st.HTTP.URL, st.HTTP.Auth)
+	}
+	if st.Service != "" {
+		fmt.Fprintf(w, "service\t%s\n", st.Service)
 	}
 	w.Flush()
 	if len(st.Places.Unfollowed) > 0 {

@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"encoding/xml"
 	"fmt"
+	"io"
 	"path/filepath"
 )
 
@@ -63,4 +64,55 @@ func esc(s string) string {
 	var b bytes.Buffer
 	xml.EscapeText(&b, []byte(s))
 	return b.String()
+}
+
+// Program reads back the program an installed agent runs: the first string
+// of its ProgramArguments (or its Program key), so `hearthd status` can say
+// which hearthd launchd starts. It reads any well-formed property list, not
+// only one Render wrote: the user may have edited it.
+func Program(content []byte) (string, error) {
+	d := xml.NewDecoder(bytes.NewReader(content))
+	d.Strict = true
+	depth := 0      // of <dict>, <array>: only the top dict's keys count
+	lastKey := ""   // the top dict's key whose value comes next
+	inArgs := false // inside the top dict's ProgramArguments array
+	var text []byte
+	for {
+		tok, err := d.Token()
+		if err != nil {
+			if err == io.EOF {
+				return "", fmt.Errorf("no ProgramArguments or Program in the property list")
+			}
+			return "", fmt.Errorf("not a well-formed property list: %w", err)
+		}
+		switch v := tok.(type) {
+		case xml.StartElement:
+			text = text[:0]
+			switch v.Name.Local {
+			case "dict", "array":
+				depth++
+				if depth == 2 && v.Name.Local == "array" && lastKey == "ProgramArguments" {
+					inArgs = true
+				}
+			}
+		case xml.CharData:
+			text = append(text, v...)
+		case xml.EndElement:
+			switch v.Name.Local {
+			case "dict", "array":
+				depth--
+				if inArgs && depth == 1 {
+					return "", fmt.Errorf("ProgramArguments is empty")
+				}
+			case "key":
+				if depth == 1 {
+					lastKey = string(text)
+				}
+			case "string":
+				if inArgs && depth == 2 || depth == 1 && lastKey == "Program" {
+					return string(text), nil
+				}
+			}
+		}
+	}
 }

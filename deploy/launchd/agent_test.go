@@ -98,3 +98,38 @@ func TestRenderRefusesRelative(t *testing.T) {
 		t.Fatal("a relative home was accepted")
 	}
 }
+
+// Program reads back what Render wrote, and what a user's own edit holds;
+// a list that runs nothing or is not XML is an error, never a guess.
+func TestProgram(t *testing.T) {
+	a, err := Render("/Users/me/A & B/hearthd", "/Users/me")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := Program([]byte(a.Content)); err != nil || got != "/Users/me/A & B/hearthd" {
+		t.Fatalf("Program(Render) = %q, %v", got, err)
+	}
+	head := `<?xml version="1.0"?><plist version="1.0"><dict>`
+	for _, c := range []struct {
+		name, in, want string
+	}{
+		{"Program key", head + `<key>Label</key><string>x</string><key>Program</key><string>/bin/hearthd</string></dict></plist>`, "/bin/hearthd"},
+		{"nested arrays are not the arguments", head + `<key>Env</key><dict><key>ProgramArguments</key><array><string>/nope</string></array></dict><key>ProgramArguments</key><array><string>/usr/local/bin/hearthd</string></array></dict></plist>`, "/usr/local/bin/hearthd"},
+		{"empty arguments", head + `<key>ProgramArguments</key><array></array></dict></plist>`, ""},
+		{"no program", head + `<key>Label</key><string>x</string></dict></plist>`, ""},
+		{"not XML", `{"Program": "/bin/hearthd"}`, ""},
+		{"cut short", head + `<key>ProgramArguments</key><array><string>/bin/hea`, ""},
+		{"empty", ``, ""},
+	} {
+		got, err := Program([]byte(c.in))
+		if c.want == "" {
+			if err == nil {
+				t.Errorf("%s: accepted as %q", c.name, got)
+			}
+			continue
+		}
+		if err != nil || got != c.want {
+			t.Errorf("%s: got %q, %v; want %q", c.name, got, err, c.want)
+		}
+	}
+}

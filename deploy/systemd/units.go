@@ -35,3 +35,20 @@ func Render(hearthd string) ([]Unit, error) {
 		{Name: "hearthd.service", Content: strings.ReplaceAll(serviceUnit, "@HEARTHD@", hearthd)},
 	}, nil
 }
+
+// Program reads back the program an installed hearthd.service starts: the
+// first word of its ExecStart (after systemd's prefixes @, -, :, +, !), so
+// `hearthd status` can say which hearthd the service runs.
+func Program(service string) (string, error) {
+	for _, line := range strings.Split(service, "\n") {
+		key, value, ok := strings.Cut(strings.TrimSpace(line), "=")
+		if !ok || strings.TrimSpace(key) != "ExecStart" {
+			continue
+		}
+		value = strings.TrimLeft(strings.TrimSpace(value), "@-:+!")
+		if word, _, _ := strings.Cut(value, " "); word != "" {
+			return word, nil
+		}
+	}
+	return "", fmt.Errorf("no ExecStart in the unit")
+}
