@@ -69,7 +69,10 @@ func windowsExt(path string) string {
 // before a `"` are doubled (CommandLineToArgvW's rule), and every `%` is
 // written `%%cd:~,%` (the expansion of an empty substring of %cd% comes
 // between it and what follows, so no %NAME% is expanded). This is the
-// scheme Rust's standard library adopted after CVE-2024-24576.
+// scheme Rust's standard library adopted after CVE-2024-24576. It holds
+// for npm's shims too, whose `"%NODE_EXE%" "%NPX_CLI_JS%" %*` line cmd
+// parses again: %* is this text, with the same quotes, and what %*
+// substitutes is not expanded again.
 //
 // Refused (ErrBatchArgument): NUL, CR and LF in an argument (cmd ends the
 // command at a line break), and a script path holding `"` or `%` or ending

@@ -44,6 +44,12 @@ func TestWindowsLaunch(t *testing.T) {
 		{"a script, not a program", `C:\x\server.js`, nil, "", "", "only .exe, .com, .cmd and .bat"},
 		{"a PowerShell script", `C:\x\s.ps1`, nil, "", "", "only .exe"},
 		{"no extension", `C:\x.d\server`, nil, "", "", "without an extension"},
+		// A name Windows would still run as a batch file (trailing dots and
+		// spaces are stripped, a stream name ignored) is no .cmd to the
+		// check, so it is refused rather than left to CreateProcess.
+		{"a trailing dot", `C:\x\run.bat.`, []string{"&calc"}, "", "", "only .exe"},
+		{"trailing spaces", `C:\x\run.cmd  `, []string{"&calc"}, "", "", "only .exe"},
+		{"a stream name", `C:\x\run.cmd::$DATA`, []string{"&calc"}, "", "", "without an extension"},
 	} {
 		program, line, err := windowsLaunch(tc.resolved, tc.args, testCmdExe)
 		if tc.wantErr != "" {
