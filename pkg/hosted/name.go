@@ -1,9 +1,6 @@
 package hosted
 
-import (
-	"path/filepath"
-	"strings"
-)
+import "strings"
 
 // ServerName is what people call the server (status, `hearthd servers`,
 // log file names, the advice in errors): its config name, else the name
@@ -31,16 +28,20 @@ func (s Spec) ServerName() string {
 //     like: the script's base name (`python -m MOD`: MOD);
 //   - anything else: the command's base name.
 //
+// A Windows command is read the same way on every system: a backslash
+// separates, and a launcher is known without .exe, .cmd, .bat or .com
+// (C:\...\npm\npx.cmd is npx).
+//
 // Options are skipped with the values of those known to take one. Only
 // that one argument goes into the name, and none that looks like a
 // value (with "=", "://" or a secret redacted away): otherwise the name is
 // the command's base name.
 func RunName(command string, args []string) string {
-	base := filepath.Base(command)
+	base := baseName(command)
 	if command == "" {
 		return ""
 	}
-	tool := strings.TrimSuffix(strings.ToLower(base), ".exe")
+	tool := launcherName(base)
 	sub := func(words ...string) ([]string, bool) {
 		i := 0
 		for _, w := range words {
@@ -193,7 +194,35 @@ func script(path string) string {
 	if path == "" {
 		return ""
 	}
-	return filepath.Base(path)
+	return baseName(path)
+}
+
+// baseName is the last element of a path written for any system: a
+// Windows command (C:\Users\me\AppData\Roaming\npm\npx.cmd) is named like
+// a Unix one whatever system reads it, so a backslash separates too (a
+// Unix file name with a backslash in it is named after its last part).
+func baseName(path string) string {
+	if path == "" {
+		return "."
+	}
+	path = strings.TrimRight(path, `/\`)
+	if path == "" {
+		return "/"
+	}
+	return path[strings.LastIndexAny(path, `/\`)+1:]
+}
+
+// launcherName is a command's base name as the rule matches it: lower
+// case, without the extension Windows runs it by (npx.cmd, NPX.CMD,
+// python.exe), so that a launcher is known on every system.
+func launcherName(base string) string {
+	tool := strings.ToLower(base)
+	for _, ext := range []string{".exe", ".cmd", ".bat", ".com"} {
+		if t, ok := strings.CutSuffix(tool, ext); ok && t != "" {
+			return t
+		}
+	}
+	return tool
 }
 
 // python names `python -m MOD` MOD, else the script.

@@ -56,6 +56,20 @@ func TestRunName(t *testing.T) {
 		{"/home/u/bin/crasher.sh", "crasher.sh"},
 		{"./crasher.sh --token abc", "crasher.sh"},
 		{"/opt/serve --port 3", "serve"},
+		// Windows: a launcher is known by its name without .cmd or .exe,
+		// and a backslash separates, whatever system reads the command.
+		{`C:\Users\me\AppData\Roaming\npm\npx.cmd -y @modelcontextprotocol/server-everything`, "@modelcontextprotocol/server-everything"},
+		{`C:\Users\me\AppData\Roaming\npm\NPX.CMD -y @scope/pkg@1.2`, "@scope/pkg"},
+		{"npx.cmd -y @upstash/context7-mcp@latest", "@upstash/context7-mcp"},
+		{"npx.exe mcp-server-kubernetes", "mcp-server-kubernetes"},
+		{"pnpm.cmd dlx @playwright/mcp", "@playwright/mcp"},
+		{`C:\Users\me\.local\bin\uvx.exe mcp-server-fetch`, "mcp-server-fetch"},
+		{`C:\Python312\python.exe C:\srv\weather\server.py`, "server.py"},
+		{`node.exe C:\Users\me\weather\build\index.js`, "index.js"},
+		{`docker.exe run -i --rm mcp/fetch`, "mcp/fetch"},
+		{`C:\tools\my-server.exe --port 3`, "my-server.exe"},
+		{`C:\tools\npx.cmd -c echo`, "npx.cmd"},
+		{`.cmd -y x`, ".cmd"},
 		// Nothing that looks like a value, a URL or a secret becomes the name.
 		{"npx https://user:pw@host/pkg.tgz", "npx"},
 		{"uvx --from x token=abc", "uvx"},
@@ -82,5 +96,8 @@ func TestLabelElidesTheMiddle(t *testing.T) {
 	}
 	if short := (Spec{Command: "/bin/srv", Args: []string{"-x"}}).Label(); short != "srv -x" {
 		t.Fatalf("short label %q", short)
+	}
+	if win := (Spec{Command: `C:\Users\me\AppData\Roaming\npm\npx.cmd`, Args: []string{"-y", "pkg"}}).Label(); win != "npx.cmd -y pkg" {
+		t.Fatalf("a Windows command's label %q", win)
 	}
 }

@@ -105,7 +105,7 @@ func (s Spec) Label() string {
 	if s.Name != "" {
 		return s.Name
 	}
-	parts := append([]string{filepath.Base(s.Command)}, RedactArgs(s.Args)...)
+	parts := append([]string{baseName(s.Command)}, RedactArgs(s.Args)...)
 	return elide(strings.Join(parts, " "), 80)
 }
 

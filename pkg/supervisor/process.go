@@ -1,6 +1,7 @@
 package supervisor
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -26,7 +27,8 @@ type ProcessSpec struct {
 	Stderr io.Writer
 	// Grace overrides the supervisor's SIGTERM-to-SIGKILL grace.
 	Grace time.Duration
-	// Keeper runs the child under a keeper (Options.KeeperPath; Unix): its
+	// Keeper runs the child under a keeper (Options.KeeperPath; Unix; on
+	// Windows the child's Job Object does the keeper's work): its
 	// parent, a child subreaper, which ends the child and every descendant
 	// of it, whatever session or group they moved to, when the child exits,
 	// when the daemon dies, or when Stop's grace is over. Signals and the
@@ -66,9 +68,14 @@ func (s *Supervisor) Start(spec ProcessSpec) (*Process, error) {
 	if grace <= 0 {
 		grace = s.grace
 	}
-	cmd := exec.Command(spec.Path, spec.Args...)
+	var cmd *exec.Cmd
 	keeper := spec.Keeper && keepersWork && s.keeperPath != ""
-	if keeper {
+	if !keeper {
+		var err error
+		if cmd, err = command(context.Background(), spec.Path, spec.Args, spec.Dir); err != nil {
+			return nil, fmt.Errorf("start %s: %w", spec.Path, err)
+		}
+	} else {
 		path, err := exec.LookPath(spec.Path)
 		if err != nil {
 			return nil, fmt.Errorf("start %s: %w", spec.Path, err)
@@ -166,6 +173,7 @@ func (s *Supervisor) Start(spec ProcessSpec) (*Process, error) {
 		close(p.exited)
 		kill(p.Pid) // the group goes with its leader (a keeper ended its tree before it exited)
 		awaitGroupGone(p.Pid, drainAfterKill)
+		forget(p.Pid)
 		closeDeath()
 		p.Stdin.Close() // a dead child's stdin is nobody's to write
 		s.mu.Lock()

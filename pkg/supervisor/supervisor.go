@@ -4,7 +4,10 @@
 // cancellation or timeout the whole group gets SIGTERM (exec.Cmd's Cancel),
 // a grace period (its WaitDelay), then SIGKILL, and after any exit the group
 // is SIGKILLed again so no grandchild outlives its request. On Linux a direct child is also SIGKILLed by the kernel when
-// the daemon dies. A daemon-wide cap bounds how many children run at once.
+// the daemon dies. On Windows each child runs in a Job Object of its own
+// instead, which ends its whole tree when the daemon dies or the child is
+// stopped (docs/decisions/0048-windows-processes.md). A daemon-wide cap
+// bounds how many children run at once.
 package supervisor
 
 import (
@@ -131,7 +134,10 @@ func (s *Supervisor) Run(ctx context.Context, spec Spec) (Result, error) {
 	if limit <= 0 {
 		limit = DefaultOutputLimit
 	}
-	cmd := exec.CommandContext(ctx, spec.Path, spec.Args...)
+	cmd, err := command(ctx, spec.Path, spec.Args, spec.Dir)
+	if err != nil {
+		return Result{}, fmt.Errorf("start %s: %w", spec.Path, err)
+	}
 	cmd.Dir = spec.Dir
 	cmd.Env = cleanEnv(spec.Env)
 	cmd.Stdin = spec.Stdin // not a file: exec copies it, and Wait waits for that, at most WaitDelay once the child exited
@@ -197,6 +203,7 @@ func (s *Supervisor) Run(ctx context.Context, spec Spec) (Result, error) {
 	// Only a process stuck in the kernel outlasts the bound; the service's
 	// cgroup is the last line for that and for children that called setsid.
 	awaitGroupGone(pid, drainAfterKill)
+	forget(pid)
 	s.mu.Lock()
 	delete(s.live, pid)
 	s.mu.Unlock()
