@@ -42,6 +42,9 @@ NONE < pkg/version, pkg/stats, pkg/envelope, pkg/hello, pkg/frame, pkg/jsonval,
 # Replacing a file all at once: renameat2 and renamex_np to exchange two.
 golang.org/x/sys < pkg/atomicfile;
 
+# The socket's directory kept the user's alone by its access list (Windows).
+golang.org/x/sys < pkg/sockdir;
+
 # The one place that starts the daemon's child processes.
 os/exec, pkg/portable < pkg/supervisor;
 
