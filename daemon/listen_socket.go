@@ -158,6 +158,9 @@ func (l *socketListener) gone(ctx context.Context) <-chan struct{} {
 		close(ch)
 		return ch
 	}
+	// Windows reads a file's identity only when first compared: read it
+	// now, while the file is the one bound.
+	os.SameFile(bound, bound)
 	go every(ctx, socketCheckEvery, func() bool {
 		if now, err := os.Lstat(l.path); err != nil || !os.SameFile(bound, now) {
 			close(ch)
