@@ -1,4 +1,4 @@
-//go:build !unix
+//go:build !unix && !windows
 
 package daemon
 
@@ -13,11 +13,11 @@ import (
 // ErrAlreadyRunning reports that another daemon holds the socket's lock.
 var ErrAlreadyRunning = errors.New("another hearthd is already serving this socket")
 
-// errNoSocket is why a daemon off Unix does not serve its socket: the
-// listener needs a peer check the system offers (decision 0044: on Windows
-// an AF_UNIX socket in the profile, protected by its ACL, which is not
-// written yet). hearthd stdio does not need it.
-var errNoSocket = fmt.Errorf("hearthd serve: not supported on %s yet: the daemon's socket and its peer check are implemented for Unix only (docs/decisions/0044-platforms.md); use hearthd stdio", runtime.GOOS)
+// errNoSocket is why a daemon off Unix and Windows does not serve its
+// socket: the listener needs a peer check the system offers (decision
+// 0044; Windows's is its access lists, decision 0047). hearthd stdio does
+// not need it.
+var errNoSocket = fmt.Errorf("hearthd serve: not supported on %s yet: the daemon's socket and its peer check are implemented for Unix and Windows only (docs/decisions/0044-platforms.md); use hearthd stdio", runtime.GOOS)
 
 // socketListener is the Unix listener's shape, so the serving code is one;
 // it is never made off Unix.

@@ -1,4 +1,4 @@
-//go:build !unix
+//go:build !unix && !windows
 
 package daemon
 
@@ -12,7 +12,7 @@ type peer struct {
 	PID int
 }
 
-// peerOf: no socket is served off Unix (listen_other.go); were one
+// peerOf: no socket is served off Unix and Windows (listen_other.go); were one
 // accepted, refusing it is the safe failure.
 func peerOf(c *net.UnixConn) (peer, error) {
 	return peer{}, errors.New("peer credentials are not implemented on this system")

@@ -1,4 +1,4 @@
-//go:build unix
+//go:build unix || windows
 
 package shim
 
@@ -12,11 +12,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
-	"syscall"
 	"time"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/hearth-mcp/hearth/pkg/config/keys"
 	"github.com/hearth-mcp/hearth/pkg/endpoint"
@@ -116,7 +114,7 @@ func (s *Shim) noteVersion(rec owner.Record) {
 // daemon instead of starting their own (gopls's -remote=auto handles the
 // same race with a lock).
 func (s *Shim) autostart() (*conn, error) {
-	if err := os.MkdirAll(filepath.Dir(s.socket), 0o700); err != nil {
+	if err := makeSocketDir(filepath.Dir(s.socket)); err != nil {
 		return nil, fmt.Errorf("create socket directory %s: %w", filepath.Dir(s.socket), err)
 	}
 	// One starter per data directory. The lock lives in the user's own
@@ -133,19 +131,19 @@ func (s *Shim) autostart() (*conn, error) {
 	}
 	sum := sha256.Sum256([]byte(s.home))
 	lockPath := filepath.Join(state, "start-"+hex.EncodeToString(sum[:6])+".lock")
-	lock, err := os.OpenFile(lockPath, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o600)
+	lock, err := os.OpenFile(lockPath, os.O_RDWR|os.O_CREATE|openFlags, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("open start lock %s: %w", lockPath, err)
 	}
-	defer lock.Close() // releases the flock
+	defer lock.Close() // releases the lock
 	deadline := time.Now().Add(startWait + 5*time.Second)
 	for {
-		err := unix.Flock(int(lock.Fd()), unix.LOCK_EX|unix.LOCK_NB)
-		if err == nil {
-			break
-		}
-		if !errors.Is(err, unix.EWOULDBLOCK) {
+		got, err := tryLock(lock)
+		if err != nil {
 			return nil, fmt.Errorf("lock %s: %w", lockPath, err)
+		}
+		if got {
+			break
 		}
 		if time.Now().After(deadline) {
 			return nil, fmt.Errorf("another hearth has been starting the daemon for too long (lock %s)", lockPath)
@@ -178,8 +176,7 @@ func (s *Shim) autostart() (*conn, error) {
 	cmd := exec.Command(bin, "serve")
 	cmd.Env = daemonEnv(os.Environ())
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = devnull, logFile, logFile
-	cmd.Dir = "/"                                        // never pin the editor's directory
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true} // outlives this shim and its editor
+	detach(cmd) // outlives this shim and its editor, and never pins the editor's directory
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s serve: %w", bin, err)
 	}
@@ -250,8 +247,8 @@ func (s *Shim) daemonBinary() (string, error) {
 		return v, nil
 	}
 	if self, err := os.Executable(); err == nil {
-		beside := filepath.Join(filepath.Dir(self), "hearthd")
-		if fi, err := os.Stat(beside); err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0 {
+		beside := filepath.Join(filepath.Dir(self), daemonName(runtime.GOOS))
+		if fi, err := os.Stat(beside); err == nil && fi.Mode().IsRegular() && executable(fi) {
 			return beside, nil
 		}
 	}
@@ -271,7 +268,7 @@ func (s *Shim) openDaemonLog() (string, *os.File, error) {
 		return "", nil, err
 	}
 	path := filepath.Join(dir, "hearthd.log")
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND|syscall.O_CLOEXEC, 0o600)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND|openFlags, 0o600)
 	if err != nil {
 		return "", nil, fmt.Errorf("open daemon log %s: %w", path, err)
 	}
@@ -299,15 +296,53 @@ func (s *Shim) openDaemonLog() (string, *os.File, error) {
 // Configuration section; the shim says which it did not pass on), nor what
 // systemd hands a service. The daemon learns it was autostarted
 // (HEARTH_AUTOSTARTED) and then exits after an idle time.
-func daemonEnv(environ []string) []string {
+//
+// On Windows, whose variable names are case-blind ("Path"), the names are
+// compared in capitals, and the base keeps the system's own variables
+// (windowsBaseVar): without SystemRoot a process cannot even open a
+// socket.
+func daemonEnv(environ []string) []string { return daemonEnvOn(runtime.GOOS, environ) }
+
+// daemonEnvOn is daemonEnv as on goos.
+func daemonEnvOn(goos string, environ []string) []string {
 	out := make([]string, 0, 16)
 	for _, kv := range environ {
 		name, _, _ := strings.Cut(kv, "=")
+		if goos == "windows" {
+			// "=C:=C:\x", cmd.exe's directory per drive, has no name: dropped.
+			if up := strings.ToUpper(name); name != "" && (windowsBaseVar(up) || daemonBaseVar(up) || daemonPlaceVar(up) || daemonMechanismVar(up)) {
+				out = append(out, kv)
+			}
+			continue
+		}
 		if daemonBaseVar(name) || daemonPlaceVar(name) || daemonMechanismVar(name) {
 			out = append(out, kv)
 		}
 	}
 	return append(out, "HEARTH_AUTOSTARTED=1")
+}
+
+// windowsBaseVar: what every Windows process expects of its environment
+// (the system's directories, the profile and its application data, the
+// temporary directory, how commands are found), in capitals.
+func windowsBaseVar(upper string) bool {
+	switch upper {
+	case "SYSTEMROOT", "SYSTEMDRIVE", "WINDIR", "COMSPEC", "PATHEXT",
+		"USERPROFILE", "USERNAME", "USERDOMAIN", "HOMEDRIVE", "HOMEPATH", "APPDATA", "LOCALAPPDATA",
+		"TEMP", "TMP", "PROGRAMDATA", "PROGRAMFILES", "PROGRAMFILES(X86)", "PROGRAMW6432",
+		"COMMONPROGRAMFILES", "COMMONPROGRAMFILES(X86)", "COMMONPROGRAMW6432",
+		"NUMBER_OF_PROCESSORS", "PROCESSOR_ARCHITECTURE", "OS":
+		return true
+	}
+	return false
+}
+
+// daemonName is hearthd's file name on goos.
+func daemonName(goos string) string {
+	if goos == "windows" {
+		return "hearthd.exe"
+	}
+	return "hearthd"
 }
 
 // daemonBaseVar: the variables of the base hosted servers get

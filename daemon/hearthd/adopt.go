@@ -53,7 +53,8 @@ func adoptCmd(args []string, stdout, stderr io.Writer, getenv func(string) strin
 	fl.Var(&except, "except", "leave these servers (`NAME[,NAME]`)")
 	fl.Var(&share, "share", "sharing mode of every moved server (`MODE`), or of some (NAME=MODE[,NAME=MODE]); modes: "+strings.Join(adopt.Modes, ", "))
 	fl.Var(&projects, "project", "also the project's files in `DIR` (.mcp.json, .cursor/mcp.json, .vscode/mcp.json); may repeat")
-	shim := fl.String("command", "hearth", "the shim command moved entries run (an absolute path for a client whose PATH lacks it)")
+	self, _ := os.Executable()
+	shim := fl.String("command", defaultShim(runtime.GOOS, self, isFile, exec.LookPath), "the shim command moved entries run (an absolute path for a client whose PATH lacks it)")
 	fl.Usage = func() {
 		fmt.Fprintln(stderr, "usage: hearthd adopt [--write | --undo] [--only NAME[,NAME]] [--except NAME[,NAME]] [--share MODE | --share NAME=MODE[,...]] [--project DIR]... [--command PATH]")
 		fl.PrintDefaults()
@@ -184,17 +185,46 @@ func adoptCmd(args []string, stdout, stderr io.Writer, getenv func(string) strin
 
 // adoptUnsupported says why adopt must not move entries on goos, or "":
 // the moved entries run `hearth run`, which serves only where the shim
-// reaches a daemon (Linux and macOS; docs/decisions/0044-platforms.md).
+// reaches a daemon (Linux, macOS and Windows;
+// docs/decisions/0044-platforms.md, 0047-windows-socket.md).
 func adoptUnsupported(goos string) string {
 	switch goos {
-	case "linux", "darwin":
+	case "linux", "darwin", "windows":
 		return ""
 	}
 	return fmt.Sprintf("not supported on %s yet: the entries it moves would run `hearth run`, and the shim does not serve on %s, so your MCP servers would stop working; nothing was changed", goos, goos)
 }
 
+// defaultShim is the command moved entries run unless --command says: on
+// Unix "hearth", found on the PATH clients start it with; on Windows the
+// full path of hearth.exe, beside this hearthd.exe or else on PATH (what a
+// Windows client is given for PATH is less predictable, and an absolute
+// path needs no search), "hearth.exe" when neither has it. (self is this
+// executable; the JSON encoder escapes the path's backslashes.)
+func defaultShim(goos, self string, isFile func(string) bool, lookPath func(string) (string, error)) string {
+	if goos != "windows" {
+		return "hearth"
+	}
+	if i := strings.LastIndexAny(self, `\/`); i >= 0 {
+		if beside := self[:i+1] + "hearth.exe"; isFile(beside) {
+			return beside
+		}
+	}
+	if p, err := lookPath("hearth.exe"); err == nil && (strings.HasPrefix(p, `\\`) || len(p) > 2 && p[1] == ':') {
+		return p
+	}
+	return "hearth.exe"
+}
+
+func isFile(p string) bool { fi, err := os.Stat(p); return err == nil && fi.Mode().IsRegular() }
+
 func adoptEnv(getenv func(string) string) (adopt.Env, error) {
 	home := getenv("HOME")
+	if runtime.GOOS == "windows" {
+		// The profile, as endpoint.UserHome takes it there: HOME comes
+		// only from some shells.
+		home = getenv("USERPROFILE")
+	}
 	if home == "" {
 		var err error
 		if home, err = os.UserHomeDir(); err != nil {

@@ -27,6 +27,20 @@ func serviceManager(goos string) string {
 	return ""
 }
 
+// serviceUnsupported says why install-service installs nothing on goos
+// and what to do instead. On Windows nothing is needed: the shim starts
+// hearthd when a client first needs it (detached, so it outlives that
+// client) and the daemon exits when idle, so a Windows service, a
+// Startup-folder shortcut or a scheduled task would only keep it running
+// for nobody (docs/decisions/0047-windows-socket.md).
+func serviceUnsupported(goos string) string {
+	if goos == "windows" {
+		return "there is no service to install on windows, and none is needed: the shim `hearth` starts hearthd when a client first needs it and hearthd exits when idle; " +
+			"to keep one running anyway, run `hearthd serve` from a Startup-folder shortcut (docs/decisions/0047-windows-socket.md)"
+	}
+	return fmt.Sprintf("not supported on %s yet: hearth installs a systemd user service on Linux and a LaunchAgent on macOS (docs/decisions/0044-platforms.md)", goos)
+}
+
 // installService writes hearth's service definition for this system with
 // this binary's absolute path and starts using it where it can: systemd
 // user units (the socket enabled through `systemctl --user`), or a macOS
@@ -56,7 +70,7 @@ func installService(args []string, stdout, stderr io.Writer) int {
 	case "launchd":
 		return installLaunchAgent(self, *dryRun, stdout, stderr)
 	case "":
-		fmt.Fprintf(stderr, "hearthd install-service: not supported on %s yet: hearth installs a systemd user service on Linux and a LaunchAgent on macOS (docs/decisions/0044-platforms.md)\n", runtime.GOOS)
+		fmt.Fprintln(stderr, "hearthd install-service:", serviceUnsupported(runtime.GOOS))
 		return 1
 	}
 	units, err := systemd.Render(self)

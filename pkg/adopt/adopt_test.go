@@ -434,6 +434,65 @@ func TestLocations(t *testing.T) {
 	}
 }
 
+// Windows's places, decided from the environment alone and joined with
+// its separator, checked on any system.
+func TestLocationsOnWindows(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		env  map[string]string
+		want []string
+	}{
+		{"APPDATA", map[string]string{"APPDATA": `C:\Users\me\AppData\Roaming`}, []string{
+			`Claude Code C:\Users\me\.claude.json`,
+			`Claude Desktop C:\Users\me\AppData\Roaming\Claude\claude_desktop_config.json`,
+			`Cursor C:\Users\me\.cursor\mcp.json`,
+			`VS Code C:\Users\me\AppData\Roaming\Code\User\mcp.json`,
+			`VS Code Insiders C:\Users\me\AppData\Roaming\Code - Insiders\User\mcp.json`,
+			`Claude Code D:\proj\.mcp.json`,
+			`Cursor D:\proj\.cursor\mcp.json`,
+			`VS Code D:\proj\.vscode\mcp.json`,
+		}},
+		{"no APPDATA: the profile's", map[string]string{"XDG_CONFIG_HOME": "/cfg"}, []string{
+			`Claude Code C:\Users\me\.claude.json`,
+			`Claude Desktop C:\Users\me\AppData\Roaming\Claude\claude_desktop_config.json`,
+			`Cursor C:\Users\me\.cursor\mcp.json`,
+			`VS Code C:\Users\me\AppData\Roaming\Code\User\mcp.json`,
+			`VS Code Insiders C:\Users\me\AppData\Roaming\Code - Insiders\User\mcp.json`,
+			`Claude Code D:\proj\.mcp.json`,
+			`Cursor D:\proj\.cursor\mcp.json`,
+			`VS Code D:\proj\.vscode\mcp.json`,
+		}},
+		{"a relative APPDATA and CLAUDE_CONFIG_DIR", map[string]string{"APPDATA": `AppData`, "CLAUDE_CONFIG_DIR": `E:\claude\`}, []string{
+			`Claude Code E:\claude\.claude.json`,
+			`Claude Desktop C:\Users\me\AppData\Roaming\Claude\claude_desktop_config.json`,
+			`Cursor C:\Users\me\.cursor\mcp.json`,
+			`VS Code C:\Users\me\AppData\Roaming\Code\User\mcp.json`,
+			`VS Code Insiders C:\Users\me\AppData\Roaming\Code - Insiders\User\mcp.json`,
+			`Claude Code D:\proj\.mcp.json`,
+			`Cursor D:\proj\.cursor\mcp.json`,
+			`VS Code D:\proj\.vscode\mcp.json`,
+		}},
+	} {
+		env := Env{Home: `C:\Users\me`, Getenv: func(k string) string { return c.env[k] }}
+		var got []string
+		for _, l := range LocationsOn("windows", env, []string{`D:\proj`, `D:\proj`}) {
+			got = append(got, l.Client+" "+l.Path)
+			if (l.Key == "servers") != strings.HasPrefix(l.Client, VSCode) {
+				t.Errorf("%s: %s reads %q", c.name, l.Path, l.Key)
+			}
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%s:\ngot  %q\nwant %q", c.name, got, c.want)
+		}
+	}
+	// Unix's places are never Windows's, nor Windows's Unix's.
+	for _, l := range LocationsOn("linux", Env{Home: "/h", Getenv: func(k string) string { return map[string]string{"APPDATA": `C:\A`}[k] }}, nil) {
+		if strings.Contains(l.Path, `\`) {
+			t.Errorf("linux: %s", l.Path)
+		}
+	}
+}
+
 func TestStatefulServersArePointedOut(t *testing.T) {
 	src := `{"mcpServers": {"pw": {"command": "npx", "args": ["@playwright/mcp@latest"]}, "mem": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory"]}}}`
 	f := load(t, Location{Path: write(t, []byte(src)), Key: "mcpServers"})

@@ -9,6 +9,8 @@ package adopt
 
 import (
 	"path/filepath"
+	"runtime"
+	"strings"
 
 	"github.com/hearth-mcp/hearth/pkg/jsonc"
 )
@@ -46,9 +48,19 @@ type Env struct {
 
 // Locations lists the config files the clients may keep for this user and
 // for each project directory given; whether each exists is for Load to say.
-// Claude Desktop and VS Code are looked for in both their Linux and their
-// macOS places, so a home that holds either is found on any system.
+// On Unix, Claude Desktop and VS Code are looked for in both their Linux and
+// their macOS places, so a home that holds either is found on any Unix; on
+// Windows, in theirs (windowsLocations).
 func Locations(env Env, projects []string) []Location {
+	return LocationsOn(runtime.GOOS, env, projects)
+}
+
+// LocationsOn is Locations as on goos, so that every system's places are
+// checked on any system.
+func LocationsOn(goos string, env Env, projects []string) []Location {
+	if goos == "windows" {
+		return windowsLocations(env, projects)
+	}
 	home := env.Home
 	config := env.Getenv("XDG_CONFIG_HOME")
 	if config == "" || !filepath.IsAbs(config) {
@@ -96,6 +108,56 @@ func dedupe(locs []Location) []Location {
 		}
 		seen[key] = true
 		out = append(out, l)
+	}
+	return out
+}
+
+// windowsLocations are the clients' files on Windows: Claude Code's and
+// Cursor's under the profile (env.Home, %USERPROFILE%) as elsewhere, Claude
+// Desktop's and VS Code's under the roaming application data
+// (%APPDATA%\Claude\claude_desktop_config.json, %APPDATA%\Code\User\mcp.json),
+// %USERPROFILE%\AppData\Roaming when APPDATA is not an absolute path.
+// Paths are joined with Windows's separator whatever system runs this.
+func windowsLocations(env Env, projects []string) []Location {
+	home := env.Home
+	appData := env.Getenv("APPDATA")
+	if !winAbs(appData) {
+		appData = winJoin(home, "AppData", "Roaming")
+	}
+	claudeDir := home
+	if d := env.Getenv("CLAUDE_CONFIG_DIR"); winAbs(d) {
+		claudeDir = d
+	}
+	json, jsonc := jsonc.Options{}, jsonc.JSONC
+	locs := []Location{
+		{Client: ClaudeCode, Path: winJoin(claudeDir, ".claude.json"), Key: "mcpServers", Syntax: json, Projects: true},
+		{Client: ClaudeDesktop, Path: winJoin(appData, "Claude", "claude_desktop_config.json"), Key: "mcpServers", Syntax: json},
+		{Client: Cursor, Path: winJoin(home, ".cursor", "mcp.json"), Key: "mcpServers", Syntax: json},
+		{Client: VSCode, Path: winJoin(appData, "Code", "User", "mcp.json"), Key: "servers", Syntax: jsonc},
+		{Client: VSCode + " Insiders", Path: winJoin(appData, "Code - Insiders", "User", "mcp.json"), Key: "servers", Syntax: jsonc},
+	}
+	for _, dir := range projects {
+		locs = append(locs,
+			Location{Client: ClaudeCode, Path: winJoin(dir, ".mcp.json"), Key: "mcpServers", Syntax: json, Project: dir},
+			Location{Client: Cursor, Path: winJoin(dir, ".cursor", "mcp.json"), Key: "mcpServers", Syntax: json, Project: dir},
+			Location{Client: VSCode, Path: winJoin(dir, ".vscode", "mcp.json"), Key: "servers", Syntax: jsonc, Project: dir})
+	}
+	return dedupe(locs)
+}
+
+// winAbs: an absolute Windows path, with a drive (C:\ or C:/) or UNC (\\srv\share).
+func winAbs(p string) bool {
+	if strings.HasPrefix(p, `\\`) {
+		return true
+	}
+	return len(p) >= 3 && p[1] == ':' && (p[2] == '\\' || p[2] == '/') && 'a' <= p[0]|0x20 && p[0]|0x20 <= 'z'
+}
+
+// winJoin joins with Windows's separator.
+func winJoin(dir string, elem ...string) string {
+	out := strings.TrimRight(dir, `\/`)
+	for _, e := range elem {
+		out += `\` + e
 	}
 	return out
 }

@@ -36,7 +36,7 @@ func Write(path string, data []byte, perm os.FileMode) error {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Rename(tmp.Name(), path)
+		err = renameOver(tmp.Name(), path)
 	}
 	if err == nil {
 		if serr := SyncDir(dir); serr != nil {

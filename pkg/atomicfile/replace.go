@@ -42,9 +42,10 @@ var beforeSwap = func() {}
 // permissions and, where the process may give them, its owner and group.
 //
 // Where no exchange is possible (Windows, file systems without it) the file
-// is compared again right before an ordinary rename: a write between that
-// last comparison and the rename is lost. See
-// docs/decisions/0037-adopt-edits-in-place.md.
+// is compared again right before an ordinary rename (on Windows MoveFileEx,
+// replacing and written through): a write between that last comparison
+// and the rename is lost. See docs/decisions/0037-adopt-edits-in-place.md
+// and 0047-windows-socket.md.
 //
 // A writer that rewrites path in place (truncating it) rather than by
 // renaming a new file over it is not seen by any of this: its write lands
@@ -101,6 +102,11 @@ func ReplaceIfUnchanged(path string, data, expect []byte, keep string) error {
 	beforeSwap()
 	switch err := exchange(tmp, path); {
 	case errors.Is(err, errNoExchange):
+		// Nothing was exchanged: let both files go before the rename. On
+		// Windows a handle (Go opens none with FILE_SHARE_DELETE) on
+		// either name makes the rename fail with a sharing violation.
+		ours.Close()
+		cur.Close()
 		return replaceByRename(path, tmp, expect, keep, info)
 	case errors.Is(err, fs.ErrNotExist):
 		return fmt.Errorf("replace %s: %w (it was removed)", path, ErrChanged)
@@ -211,7 +217,8 @@ func replaceByRename(path, tmp string, expect []byte, keep string, info fs.FileI
 		}
 		return fmt.Errorf("replace %s: %w", path, ErrChanged)
 	}
-	if err := os.Rename(tmp, path); err != nil {
+	beforeRename(tmp, path)
+	if err := renameOver(tmp, path); err != nil {
 		return fmt.Errorf("replace %s: %w", path, err)
 	}
 	if err := SyncDir(filepath.Dir(path)); err != nil {
@@ -219,6 +226,10 @@ func replaceByRename(path, tmp string, expect []byte, keep string, info fs.FileI
 	}
 	return nil
 }
+
+// beforeRename is called just before the fallback's rename; a test looks
+// there for handles left open.
+var beforeRename = func(tmp, path string) {}
 
 // holds says whether f, read from its start, holds exactly want.
 func holds(f *os.File, want []byte) (bool, error) {

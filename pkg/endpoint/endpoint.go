@@ -10,25 +10,23 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 )
 
 // MaxSocketPath is this system's sun_path size minus the terminating NUL
-// (107 bytes on Linux, 103 on macOS): a longer path would be refused or
-// silently truncated by bind/connect.
+// (107 bytes on Linux and Windows, 103 on macOS): a longer path would be
+// refused or silently truncated by bind/connect.
 const MaxSocketPath = len(syscall.RawSockaddrUnix{}.Path) - 1
 
 // Getenv reads one variable (os.Getenv, or a map's lookup in tests).
 type Getenv func(string) string
 
 // SocketPath returns the daemon's socket path and whether it is hearth's own
-// default location (whose directory hearth creates 0700 and checks is ours).
-// MCP_SOCKET_PATH wins; else SocketName of the data directory in
-// $XDG_RUNTIME_DIR/hearth; else in the user's runtime directory
-// /run/user/<uid>/hearth when it exists and is theirs (a client that passes
-// its server a minimal environment drops XDG_RUNTIME_DIR, but the directory
-// is still there); else in $TMPDIR/hearth-<uid>.
+// default location (whose directory hearth creates private and checks is
+// ours). MCP_SOCKET_PATH wins; else SocketName of the data directory in
+// SocketDir.
 func SocketPath(getenv Getenv) (path string, ours bool, err error) {
 	if v := getenv("MCP_SOCKET_PATH"); v != "" {
 		path = v
@@ -37,9 +35,9 @@ func SocketPath(getenv Getenv) (path string, ours bool, err error) {
 		if err != nil {
 			return "", false, err
 		}
-		dir := filepath.Join(os.TempDir(), fmt.Sprintf("hearth-%d", os.Getuid()))
-		if rd := RuntimeDir(getenv); rd != "" {
-			dir = filepath.Join(rd, "hearth")
+		dir, err := SocketDir(runtime.GOOS, getenv, RuntimeDir(getenv), os.TempDir(), os.Getuid(), userHome())
+		if err != nil {
+			return "", false, err
 		}
 		path, ours = filepath.Join(dir, SocketName(home, userHome())), true
 	}
@@ -57,6 +55,81 @@ func SocketPath(getenv Getenv) (path string, ours bool, err error) {
 		return "", false, fmt.Errorf("socket path %s is %d bytes; Unix sockets allow at most %d: set MCP_SOCKET_PATH to a shorter path", path, len(path), MaxSocketPath)
 	}
 	return path, ours, nil
+}
+
+// SocketDir is the directory of hearth's own socket on goos, given the
+// user's runtime directory (RuntimeDir), the temporary directory, the uid
+// and the account's home. On Unix: $XDG_RUNTIME_DIR/hearth, else the
+// runtime directory /run/user/<uid>/hearth when it exists and is theirs (a
+// client that passes its server a minimal environment drops
+// XDG_RUNTIME_DIR, but the directory is still there), else
+// $TMPDIR/hearth-<uid>. On Windows: %LOCALAPPDATA%\hearth, the per-user
+// local application data every MCP client passes on (the SDKs' default
+// environment keeps LOCALAPPDATA and USERPROFILE), else
+// <profile>\AppData\Local\hearth; the directory is made the user's alone by
+// its access list (docs/decisions/0047-windows-socket.md).
+func SocketDir(goos string, getenv Getenv, runtimeDir, tmp string, uid int, accountHome string) (string, error) {
+	if goos == "windows" {
+		if v := getenv("LOCALAPPDATA"); isAbsOn(goos, v) {
+			return joinOn(goos, v, "hearth"), nil
+		}
+		home := userHomeOn(goos, getenv, accountHome)
+		if home == "" {
+			return "", fmt.Errorf("cannot find your local application data directory (LOCALAPPDATA and USERPROFILE are unset): set MCP_SOCKET_PATH")
+		}
+		return joinOn(goos, home, "AppData", "Local", "hearth"), nil
+	}
+	if runtimeDir != "" {
+		return filepath.Join(runtimeDir, "hearth"), nil
+	}
+	return filepath.Join(tmp, fmt.Sprintf("hearth-%d", uid)), nil
+}
+
+// isAbsOn is filepath.IsAbs as on goos, so that Windows's choices are
+// tested on any system: there a path is absolute with a drive and a
+// separator (C:\ or C:/) or as a UNC path (\\server\share).
+func isAbsOn(goos, p string) bool {
+	if goos != "windows" {
+		return filepath.IsAbs(p)
+	}
+	if strings.HasPrefix(p, `\\`) {
+		return true
+	}
+	return len(p) >= 3 && p[1] == ':' && (p[2] == '\\' || p[2] == '/') &&
+		('a' <= p[0]|0x20 && p[0]|0x20 <= 'z')
+}
+
+// joinOn is filepath.Join as on goos, for the paths isAbsOn accepts.
+func joinOn(goos string, elem ...string) string {
+	if goos != "windows" {
+		return filepath.Join(elem...)
+	}
+	out := strings.TrimRight(elem[0], `\/`)
+	for _, e := range elem[1:] {
+		out += `\` + e
+	}
+	return out
+}
+
+// userHomeOn is the home directory every default location is under, as on
+// goos: see UserHome.
+func userHomeOn(goos string, getenv Getenv, accountHome string) string {
+	vars := []string{"HOME"}
+	if goos == "windows" {
+		// Windows names the profile USERPROFILE; HOME is set only by some
+		// shells (Git Bash, MSYS), so a client started from the Start menu
+		// and one started from such a shell would otherwise differ.
+		vars = []string{"USERPROFILE", "HOME"}
+	}
+	for _, v := range vars {
+		if h := getenv(v); isAbsOn(goos, h) {
+			if goos == "windows" {
+				return strings.TrimRight(h, `\/`)
+			}
+			return filepath.Clean(h)
+		}
+	}
+	return accountHome
 }
 
 // SocketName is the default socket's file name for the data directory
@@ -120,12 +193,12 @@ const (
 // so following them gave one user several data directories and config
 // files depending on which client started the daemon
 // (docs/decisions/0029-one-place-per-user.md).
+//
+// On Windows the profile, USERPROFILE, comes first and HOME second: every
+// client passes USERPROFILE, only some shells set HOME (userHomeOn).
 func UserHome(getenv Getenv) (string, error) {
-	if h := getenv("HOME"); filepath.IsAbs(h) {
+	if h := userHomeOn(runtime.GOOS, getenv, userHome()); h != "" {
 		return filepath.Clean(h), nil
-	}
-	if h := userHome(); h != "" {
-		return h, nil
 	}
 	return "", fmt.Errorf("cannot find your home directory (HOME is unset and the account has none): set HEARTH_HOME")
 }

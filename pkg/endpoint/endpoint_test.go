@@ -11,8 +11,6 @@ import (
 	"testing"
 )
 
-func envOf(m map[string]string) Getenv { return func(k string) string { return m[k] } }
-
 // withRuntimeBase points /run/user at a temporary directory for one test.
 func withRuntimeBase(t *testing.T) string {
 	t.Helper()

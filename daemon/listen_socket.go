@@ -1,4 +1,4 @@
-//go:build unix
+//go:build unix || windows
 
 package daemon
 
@@ -12,10 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/hearth-mcp/hearth/pkg/endpoint"
 )
@@ -58,8 +55,8 @@ func (d *Daemon) socket() (*socketListener, error) {
 }
 
 // listen takes the single-instance lock beside the socket, removes a stale
-// socket, and binds a new one whose mode is never wider than asked, not even
-// for an instant.
+// socket, and binds a new one that nobody else may reach, not even for an
+// instant (listen_unix.go, listen_windows.go).
 //
 // The lock comes first, before the socket file is touched: whoever holds it
 // may unlink and bind unconditionally, and an old instance can never unlink a
@@ -70,21 +67,17 @@ func listen(cfg Config) (*socketListener, error) {
 		return nil, err
 	}
 	lockPath := cfg.SocketPath + ".lock"
-	lock, err := os.OpenFile(lockPath, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o600)
+	lock, busy, err := lockSocket(lockPath)
 	if err != nil {
-		return nil, fmt.Errorf("open lock file %s: %w", lockPath, err)
-	}
-	if err := unix.Flock(int(lock.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
-		holder, _ := os.ReadFile(lockPath)
-		lock.Close()
-		if errors.Is(err, unix.EWOULDBLOCK) {
-			pid := strings.TrimSpace(string(holder))
-			if pid == "" {
-				pid = "unknown"
-			}
-			return nil, fmt.Errorf("%w (socket %s, pid %s); stop it first or set MCP_SOCKET_PATH to serve elsewhere", ErrAlreadyRunning, cfg.SocketPath, pid)
-		}
 		return nil, fmt.Errorf("lock %s: %w", lockPath, err)
+	}
+	if busy {
+		holder, _ := os.ReadFile(lockPath)
+		pid := strings.TrimSpace(string(holder))
+		if pid == "" {
+			pid = "unknown"
+		}
+		return nil, fmt.Errorf("%w (socket %s, pid %s); stop it first or set MCP_SOCKET_PATH to serve elsewhere", ErrAlreadyRunning, cfg.SocketPath, pid)
 	}
 	_ = lock.Truncate(0)
 	_, _ = lock.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
@@ -93,21 +86,10 @@ func listen(cfg Config) (*socketListener, error) {
 		lock.Close()
 		return nil, err
 	}
-	// umask is process-wide; the daemon binds before it starts serving
-	// anything, so no other file is being created meanwhile.
-	old := syscall.Umask(0o177)
-	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: cfg.SocketPath, Net: "unix"})
-	syscall.Umask(old)
+	ln, err := bind(cfg)
 	if err != nil {
 		lock.Close()
-		return nil, fmt.Errorf("bind %s: %w", cfg.SocketPath, err)
-	}
-	if cfg.SocketMode != 0o600 {
-		if err := os.Chmod(cfg.SocketPath, cfg.SocketMode); err != nil {
-			ln.Close()
-			lock.Close()
-			return nil, fmt.Errorf("chmod %s to %#o: %w", cfg.SocketPath, cfg.SocketMode, err)
-		}
+		return nil, err
 	}
 	return &socketListener{UnixListener: ln, path: cfg.SocketPath, lock: lock}, nil
 }
@@ -124,60 +106,6 @@ func (l *socketListener) close() {
 		_ = os.Remove(l.lock.Name())
 	}
 	l.lock.Close()
-}
-
-// prepareDir makes sure the socket's directory exists. hearth's own default
-// directory must be a real directory owned by us with no access for others:
-// in a shared /tmp another user could create it first and receive every
-// editor's traffic.
-func prepareDir(dir string, ours bool) error {
-	if ours {
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return fmt.Errorf("create socket directory %s: %w", dir, err)
-		}
-		fi, err := os.Lstat(dir)
-		if err != nil {
-			return fmt.Errorf("socket directory %s: %w", dir, err)
-		}
-		if !fi.IsDir() {
-			return fmt.Errorf("socket directory %s is not a directory (a symlink?); refusing to use it", dir)
-		}
-		st, ok := fi.Sys().(*syscall.Stat_t)
-		if ok && int(st.Uid) != os.Getuid() {
-			return fmt.Errorf("socket directory %s belongs to uid %d, not to you (uid %d); refusing to use it", dir, st.Uid, os.Getuid())
-		}
-		if fi.Mode().Perm()&0o077 != 0 {
-			if err := os.Chmod(dir, 0o700); err != nil {
-				return fmt.Errorf("restrict socket directory %s to 0700: %w", dir, err)
-			}
-		}
-		return nil
-	}
-	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return fmt.Errorf("create socket directory %s: %w", dir, err)
-		}
-	}
-	// A path the user chose may be in a shared directory such as /tmp, but
-	// only one where no other user can remove or replace the socket: owned
-	// by the user or by root, and not writable by others unless sticky.
-	// Otherwise another user could unlink it and bind their own, and every
-	// editor would talk to them.
-	fi, err := os.Stat(dir)
-	if err != nil {
-		return fmt.Errorf("socket directory %s: %w", dir, err)
-	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok {
-		return nil
-	}
-	if uid := int(st.Uid); uid != os.Getuid() && uid != 0 {
-		return fmt.Errorf("socket directory %s belongs to uid %d, not to you (uid %d) or root; another user could replace the socket: choose a directory of yours", dir, st.Uid, os.Getuid())
-	}
-	if fi.Mode().Perm()&0o022 != 0 && fi.Mode()&fs.ModeSticky == 0 {
-		return fmt.Errorf("socket directory %s is writable by others and not sticky (mode %v); another user could replace the socket: choose a directory of yours", dir, fi.Mode().Perm())
-	}
-	return nil
 }
 
 // removeStale deletes a leftover socket file (we hold the lock, so nobody is
@@ -230,6 +158,9 @@ func (l *socketListener) gone(ctx context.Context) <-chan struct{} {
 		close(ch)
 		return ch
 	}
+	// Windows reads a file's identity only when first compared: read it
+	// now, while the file is the one bound.
+	os.SameFile(bound, bound)
 	go every(ctx, socketCheckEvery, func() bool {
 		if now, err := os.Lstat(l.path); err != nil || !os.SameFile(bound, now) {
 			close(ch)
