@@ -175,3 +175,29 @@ func TestDocsGithubAnchor(t *testing.T) {
 		t.Errorf("anchorsOf: %v", a)
 	}
 }
+
+// Every decision file has its row in the decisions index and in
+// docs/architecture.md's table, the two places a reader looks for it.
+func TestDecisionsIndexed(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("..", "docs", "decisions", "[0-9][0-9][0-9][0-9]-*.md"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no decision files: %v", err)
+	}
+	index, err := os.ReadFile(filepath.Join("..", "docs", "decisions", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	arch, err := os.ReadFile(filepath.Join("..", "docs", "architecture.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		name := filepath.Base(f)
+		if !strings.Contains(string(index), "("+name+")") {
+			t.Errorf("docs/decisions/README.md has no row linking %s", name)
+		}
+		if !strings.Contains(string(arch), "(decisions/"+name+")") {
+			t.Errorf("docs/architecture.md links no %s", name)
+		}
+	}
+}
