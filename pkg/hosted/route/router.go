@@ -361,6 +361,7 @@ func (r *Router) failStart(errObj json.RawMessage, why error) {
 // held.
 func (r *Router) becomeReady() {
 	r.state = ready
+	r.cat.seeded = false // the upstream's own answer from now on
 	for _, w := range r.initWait {
 		w.c.push(jsonrpc.ResponseFrame(jsonrpc.RawID(w.id), r.initAnswer(w.c), nil))
 	}
