@@ -101,13 +101,17 @@ func TestHostedModernCatalogAfterRestart(t *testing.T) {
 // `hearthd restart` while a legacy and a modern client use a server that
 // speaks only 2026-07-28: the new daemon serves the same process, whose
 // state (its count of calls) goes on, and a list change the server
-// announces after the hand-over reaches both clients.
+// announces after the hand-over reaches both clients (the legacy one as
+// the 2025 notification, the modern one on its listen).
 func TestHostedModernUpstreamOutlivesRestart(t *testing.T) {
 	env, runtime, state := shimEnv(t)
 	server := copyServer(t, state)
 	changed := make(chan string, 8)
 	legacy := runClient(t, env, sharedCapsOptions(changed, "legacy"), "2025-11-25", server, "-modern")
-	modern := runClient(t, env, sharedCapsOptions(changed, "modern"), "", server, "-modern")
+	// The modern client's shim relays: a relaying shim sends the new
+	// daemon the client's open subscriptions/listen again; one that handed
+	// its client's stdio to the daemon never saw it (decision 0051).
+	modern := runClient(t, append(env[:len(env):len(env)], "HEARTH_SHIM_RELAY=1"), sharedCapsOptions(changed, "modern"), "", server, "-modern")
 	if v := modern.InitializeResult().ProtocolVersion; v != "2026-07-28" {
 		t.Fatalf("the modern client negotiated %q", v)
 	}
