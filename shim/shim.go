@@ -613,26 +613,42 @@ func (s *Shim) replay() <-chan struct{} {
 // them, docs/decisions/0046-upstream-handover.md); they stay owed. It
 // returns the rest of owed, the requests lost; s.mu is held.
 func (s *Shim) relisten(owed []owedReq) []owedReq {
-	s.imu.Lock()
-	var again []owedReq
-	var frames [][]byte
-	rest := owed[:0:0]
-	for _, r := range owed {
-		if f, ok := s.listens[envelope.Key(r.id)]; ok && r.n == 1 {
-			again, frames = append(again, r), append(frames, f)
-			continue
-		}
-		rest = append(rest, r)
-	}
-	s.imu.Unlock()
-	if len(again) == 0 {
+	frames, rest := s.listensOf(owed)
+	if len(frames) == 0 {
 		return owed
+	}
+	var again []owedReq
+	for _, r := range owed {
+		if _, ok := s.listenFrame(r); ok {
+			again = append(again, r)
+		}
 	}
 	s.restoreInflight(again)
 	for _, f := range frames {
 		s.writeDaemonLocked(f)
 	}
 	return rest
+}
+
+// listensOf splits requests owed into the frames of the open listens
+// among them (sent to the next daemon again) and the rest (lost).
+func (s *Shim) listensOf(owed []owedReq) (frames [][]byte, rest []owedReq) {
+	for _, r := range owed {
+		if f, ok := s.listenFrame(r); ok {
+			frames = append(frames, f)
+			continue
+		}
+		rest = append(rest, r)
+	}
+	return frames, rest
+}
+
+// listenFrame is the frame of an open listen the request owed is.
+func (s *Shim) listenFrame(r owedReq) ([]byte, bool) {
+	s.imu.Lock()
+	defer s.imu.Unlock()
+	f, ok := s.listens[envelope.Key(r.id)]
+	return f, ok && r.n == 1
 }
 
 // restoreInflight puts back requests taken for a reconnect that failed.

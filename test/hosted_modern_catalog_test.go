@@ -101,17 +101,20 @@ func TestHostedModernCatalogAfterRestart(t *testing.T) {
 // `hearthd restart` while a legacy and a modern client use a server that
 // speaks only 2026-07-28: the new daemon serves the same process, whose
 // state (its count of calls) goes on, and a list change the server
-// announces after the hand-over reaches both clients (the legacy one as
-// the 2025 notification, the modern one on its listen).
+// announces after the hand-over reaches every client (the legacy one as
+// the 2025 notification, the modern ones on their listens, which their
+// shims sent the new daemon again, whether they relay or handed their
+// client's stdio to the daemon).
 func TestHostedModernUpstreamOutlivesRestart(t *testing.T) {
 	env, runtime, state := shimEnv(t)
 	server := copyServer(t, state)
 	changed := make(chan string, 8)
 	legacy := runClient(t, env, sharedCapsOptions(changed, "legacy"), "2025-11-25", server, "-modern")
-	// The modern client's shim relays: a relaying shim sends the new
-	// daemon the client's open subscriptions/listen again; one that handed
-	// its client's stdio to the daemon never saw it (decision 0051).
-	modern := runClient(t, append(env[:len(env):len(env)], "HEARTH_SHIM_RELAY=1"), sharedCapsOptions(changed, "modern"), "", server, "-modern")
+	modern := runClient(t, env, sharedCapsOptions(changed, "modern"), "", server, "-modern")
+	// A modern client whose shim relays (not handing its stdio to the
+	// daemon): its shim sends the new daemon the client's open listen
+	// again itself.
+	relayed := runClient(t, append(env[:len(env):len(env)], "HEARTH_SHIM_RELAY=1"), sharedCapsOptions(changed, "relayed"), "", server, "-modern")
 	if v := modern.InitializeResult().ProtocolVersion; v != "2026-07-28" {
 		t.Fatalf("the modern client negotiated %q", v)
 	}
@@ -149,7 +152,7 @@ func TestHostedModernUpstreamOutlivesRestart(t *testing.T) {
 	}
 	heard := map[string]bool{}
 	deadline := time.After(20 * time.Second)
-	for !heard["legacy"] || !heard["modern"] {
+	for !heard["legacy"] || !heard["modern"] || !heard["relayed"] {
 		select {
 		case who := <-changed:
 			heard[who] = true
@@ -157,7 +160,7 @@ func TestHostedModernUpstreamOutlivesRestart(t *testing.T) {
 			t.Fatalf("tools/list_changed after the hand-over reached %v", heard)
 		}
 	}
-	for name, cs := range map[string]*mcp.ClientSession{"legacy": legacy, "modern": modern} {
+	for name, cs := range map[string]*mcp.ClientSession{"legacy": legacy, "modern": modern, "relayed": relayed} {
 		if got := toolNames(t, cs); !slices.Contains(got, "late") {
 			t.Fatalf("%s: tools after the change %v", name, got)
 		}
