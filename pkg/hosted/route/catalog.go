@@ -252,10 +252,10 @@ func nextCursor(page json.RawMessage) string {
 	return o.str("nextCursor")
 }
 
-// fetchCatalog asks a started 2025 upstream for every page of the lists
-// its capabilities offer, then records them (Options.Record) and tells
-// clients of each list that differs from what they may have been answered
-// from the catalog; r.mu is held.
+// fetchCatalog asks a started upstream (of either era, decision 0051) for
+// every page of the lists its capabilities offer, then records them
+// (Options.Record) and tells clients of each list that differs from what
+// they may have been answered from the catalog; r.mu is held.
 func (r *Router) fetchCatalog() {
 	if r.opts.Record == nil || r.opts.Mode != Shared || r.era == eraUnknown || r.up == nil {
 		return
