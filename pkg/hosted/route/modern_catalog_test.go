@@ -280,3 +280,28 @@ func TestCarriedModernUpstream(t *testing.T) {
 		t.Fatalf("carried with no upstream: %v", err)
 	}
 }
+
+// Bad catalogs of a modern upstream: a DiscoverResult that names no
+// 2026-07-28 or has no capabilities object is not seeded; a page whose
+// ttlMs is no positive integer makes its list stale at once (not held).
+func TestModernCatalogBadInput(t *testing.T) {
+	params := json.RawMessage(`{"protocolVersion":"2025-11-25","capabilities":` + SharedCapabilities + `}`)
+	for _, d := range []string{
+		`{"supportedVersions":["2025-11-25"],"capabilities":{}}`,
+		`{"supportedVersions":["2026-07-28"],"capabilities":[]}`,
+		`{"supportedVersions":"2026-07-28","capabilities":{}}`,
+		`[]`,
+	} {
+		if New(Options{}).Seed(Catalog{InitParams: params, Discover: json.RawMessage(d), DiscoverTTL: time.Hour, Fetched: time.Now()}) {
+			t.Errorf("seeded with the DiscoverResult %s", d)
+		}
+	}
+	for _, page := range []string{`{"tools":[]}`, `{"tools":[],"ttlMs":0}`, `{"tools":[],"ttlMs":-5}`, `{"tools":[],"ttlMs":"soon"}`, `{"tools":[],"ttlMs":1.5}`, `[]`} {
+		if d, ok := freshFor(json.RawMessage(page)); ok {
+			t.Errorf("%s: fresh for %v", page, d)
+		}
+	}
+	if d, ok := freshFor(json.RawMessage(`{"tools":[],"ttlMs":1500}`)); !ok || d != 1500*time.Millisecond {
+		t.Errorf("ttlMs 1500: %v %v", d, ok)
+	}
+}
