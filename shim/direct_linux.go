@@ -158,7 +158,17 @@ func (s *Shim) attachDirect(c *conn, owed *[]owedReq) attachResult {
 			}
 		}
 	}
-	if !s.d.region.Reset(append(own, s.pending...)) {
+	// The client's open listens go to the new daemon again, after the
+	// replayed initialize (relisten), as the client's input: they are owed
+	// no lost reply, and a daemon that goes away before taking them in
+	// leaves them for the next.
+	again, lost := s.listensOf(*owed)
+	var input []byte
+	for _, f := range again {
+		input = append(append(input, f...), '\n')
+	}
+	input = append(input, s.pending...)
+	if !s.d.region.Reset(append(own, input...)) {
 		s.direct = false // more held input than a journal takes: relay it
 		return refused
 	}
@@ -184,7 +194,7 @@ func (s *Shim) attachDirect(c *conn, owed *[]owedReq) attachResult {
 	}
 	// The daemon now waits for the start: first the replies owed for the
 	// daemon lost, while stdout is still the shim's alone.
-	s.answerLost(*owed, lostMessage)
+	s.answerLost(lost, lostMessage)
 	*owed = nil
 	if handoff.WriteMsg(c, handoff.MsgStart) != nil {
 		s.setConn(nil)
@@ -192,7 +202,7 @@ func (s *Shim) attachDirect(c *conn, owed *[]owedReq) attachResult {
 	}
 	s.pending = nil
 	s.d.attached = true
-	s.d.told = handoff.Told{Tracked: map[uint64]handoff.Owed{}, Replying: map[uint64]bool{}, Written: map[uint64]bool{}}
+	s.d.told = handoff.Told{Tracked: map[uint64]handoff.Owed{}, Replying: map[uint64]bool{}, Written: map[uint64]bool{}, Listens: map[uint64][]byte{}}
 	s.d.swallow = nil
 	if swallow != "" {
 		s.d.swallow, _ = json.Marshal(swallow)
@@ -268,6 +278,10 @@ func (s *Shim) control(c *conn, br *bufio.Reader, gen int) {
 				delete(s.d.told.Tracked, seq)
 				delete(s.d.told.Replying, seq)
 			}
+		case handoff.MsgListen:
+			if seq, line, ok := handoff.ParseU64(p); ok {
+				s.d.told.Listens[seq] = bytes.Clone(line)
+			}
 		case handoff.MsgOpening:
 			if end, line, ok := handoff.ParseU64(p); ok {
 				s.d.told.Opening, s.d.told.OpenedAt = bytes.Clone(line), int64(end)
@@ -306,6 +320,12 @@ func (s *Shim) takeBack() {
 		}
 		s.seq++
 		key := envelope.Key(o.ID)
+		if f, ok := s.d.told.Listens[o.Seq]; ok {
+			if s.listens == nil {
+				s.listens = map[string][]byte{}
+			}
+			s.listens[key] = f // sent to the next daemon again (relisten)
+		}
 		r, ok := s.inflight[key]
 		if !ok {
 			r = owedReq{id: o.ID, seq: s.seq}

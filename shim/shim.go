@@ -96,6 +96,11 @@ type Shim struct {
 	replayID       string        // the reconnect probe's id (its envelope.Key): its reply is swallowed
 	replayAck      chan struct{} // closed when the probe's reply arrives
 	replays        int
+	// listens are the client's open subscriptions/listen requests (by id
+	// key), as it sent them: a listen is no call that ran, so a reconnect
+	// sends it again to the new daemon rather than failing it (relay only:
+	// the shim of a client whose stdio the daemon reads never sees them).
+	listens map[string][]byte
 }
 
 // probeWait bounds how long a reconnect waits for the new daemon to answer
@@ -325,6 +330,12 @@ func (s *Shim) note(line []byte) {
 		if env.Method == "initialize" {
 			s.initFrame = append([]byte(nil), line...)
 		}
+		if env.Method == "subscriptions/listen" {
+			if s.listens == nil {
+				s.listens = map[string][]byte{}
+			}
+			s.listens[key] = append([]byte(nil), line...)
+		}
 	case envelope.Notification:
 		switch env.Method {
 		case "notifications/initialized":
@@ -338,6 +349,7 @@ func (s *Shim) note(line []byte) {
 			}
 			if json.Unmarshal(env.Params, &p) == nil {
 				delete(s.inflight, envelope.Key(p.RequestID))
+				delete(s.listens, envelope.Key(p.RequestID))
 			}
 		}
 	}
@@ -408,6 +420,7 @@ func (s *Shim) settle(line []byte) (swallow bool) {
 		return true
 	}
 	if r, pending := s.inflight[key]; pending && env.ID != nil {
+		delete(s.listens, key) // a listen answered is over
 		if r.n--; r.n > 0 {
 			s.inflight[key] = r
 		} else {
@@ -529,6 +542,7 @@ func (s *Shim) lost(gen int) {
 		// daemon that was dying can still accept from its backlog.
 		select {
 		case <-ack:
+			owed = s.relisten(owed)
 			s.startReader()
 			s.mu.Unlock()
 			s.answerLost(owed, lostMessage)
@@ -591,6 +605,50 @@ func (s *Shim) replay() <-chan struct{} {
 		s.writeDaemonLocked(n)
 	}
 	return ack
+}
+
+// relisten sends the new daemon the client's open subscriptions/listen
+// requests again, under the client's own ids, so that it goes on hearing
+// of changes (a hosted upstream handed to the new daemon keeps announcing
+// them, docs/decisions/0046-upstream-handover.md); they stay owed. It
+// returns the rest of owed, the requests lost; s.mu is held.
+func (s *Shim) relisten(owed []owedReq) []owedReq {
+	frames, rest := s.listensOf(owed)
+	if len(frames) == 0 {
+		return owed
+	}
+	var again []owedReq
+	for _, r := range owed {
+		if _, ok := s.listenFrame(r); ok {
+			again = append(again, r)
+		}
+	}
+	s.restoreInflight(again)
+	for _, f := range frames {
+		s.writeDaemonLocked(f)
+	}
+	return rest
+}
+
+// listensOf splits requests owed into the frames of the open listens
+// among them (sent to the next daemon again) and the rest (lost).
+func (s *Shim) listensOf(owed []owedReq) (frames [][]byte, rest []owedReq) {
+	for _, r := range owed {
+		if f, ok := s.listenFrame(r); ok {
+			frames = append(frames, f)
+			continue
+		}
+		rest = append(rest, r)
+	}
+	return frames, rest
+}
+
+// listenFrame is the frame of an open listen the request owed is.
+func (s *Shim) listenFrame(r owedReq) ([]byte, bool) {
+	s.imu.Lock()
+	defer s.imu.Unlock()
+	f, ok := s.listens[envelope.Key(r.id)]
+	return f, ok && r.n == 1
 }
 
 // restoreInflight puts back requests taken for a reconnect that failed.

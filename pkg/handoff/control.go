@@ -61,6 +61,12 @@ const (
 	// MsgOpening (daemon → shim): end (8), then an initialize too long for
 	// the region.
 	MsgOpening byte = 'O'
+	// MsgListen (daemon → shim): seq (8), then a subscriptions/listen
+	// request taken in (the frame as the client wrote it). A listen is no
+	// call that ran: should the daemon go away with it unanswered, the shim
+	// sends it to the next daemon again instead of failing it
+	// (docs/decisions/0051-modern-hosted-catalog-and-handover.md).
+	MsgListen byte = 'L'
 	// MsgEnd (daemon → shim): one byte, EndDone or EndGone. The session is
 	// over and the descriptors closed: the shim exits 0.
 	MsgEnd byte = 'E'

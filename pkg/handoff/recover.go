@@ -26,6 +26,9 @@ type Told struct {
 	Written  map[uint64]bool // seqs answered by a MsgFrame the shim wrote
 	Opening  []byte          // MsgOpening
 	OpenedAt int64           // its end
+	// Listens are the subscriptions/listen frames taken in, by seq
+	// (MsgListen): those of InFlight are sent to the next daemon again.
+	Listens map[uint64][]byte
 }
 
 // State is what a shim recovers once the daemon is gone.

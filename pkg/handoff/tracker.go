@@ -128,6 +128,9 @@ func (t *Tracker) request(raw []byte, method string, line []byte, end int64) {
 	} else {
 		_ = t.ctl(MsgTrack, U64(g.seq), U64(uint64(end)), raw)
 	}
+	if method == "subscriptions/listen" {
+		_ = t.ctl(MsgListen, U64(g.seq), line)
+	}
 	t.byRaw[string(raw)] = append(t.byRaw[string(raw)], g)
 }
 

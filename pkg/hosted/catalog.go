@@ -36,7 +36,7 @@ func (in *Instance) fromCatalog() {
 			case !e.Usable(time.Now()):
 				in.t.log.Info("hosted server's catalog entry is not answered from: its lists are older than their ttlMs", zap.String("server", in.spec.Label()), zap.String("key", in.key))
 			default:
-				seeded := in.r.Seed(route.Catalog{InitParams: e.InitParams, InitResult: e.InitResult, Lists: e.Lists})
+				seeded := in.r.Seed(seedOf(e))
 				in.t.log.Info("hosted server answered from its catalog until a request needs it", zap.String("server", in.spec.Label()), zap.String("key", in.key), zap.Bool("seeded", seeded))
 			}
 		}
@@ -44,6 +44,21 @@ func (in *Instance) fromCatalog() {
 	if in.spec.Prestart {
 		go in.start()
 	}
+}
+
+// seedOf is what a router is seeded with from an entry.
+func seedOf(e *catalog.Entry) route.Catalog {
+	cat := route.Catalog{InitParams: e.InitParams, InitResult: e.InitResult, Lists: e.Lists}
+	if e.Discover != nil {
+		cat.InitResult = nil
+		cat.Discover, cat.ListCaps, cat.Fetched = e.Discover, e.ListCaps, e.Recorded
+		cat.DiscoverTTL = time.Duration(e.DiscoverTTLMillis) * time.Millisecond
+		cat.ListTTL = map[string]time.Duration{}
+		for m, ms := range e.ListTTLMillis {
+			cat.ListTTL[m] = time.Duration(ms) * time.Millisecond
+		}
+	}
+	return cat
 }
 
 // recordCatalog saves what a started upstream listed (the router calls it
@@ -69,6 +84,26 @@ func (in *Instance) recordCatalog(cat route.Catalog) {
 		InitParams: cat.InitParams, InitResult: cat.InitResult, Era: init.ProtocolVersion,
 		Lists: cat.Lists, TTLMillis: cat.TTL.Milliseconds(),
 		Recorded: now, LastRan: now,
+	}
+	if cat.Discover != nil {
+		// A 2026-07-28 server: its version is in the DiscoverResult's _meta,
+		// its freshness counted from when the router fetched the lists.
+		var d struct {
+			Meta struct {
+				ServerInfo struct {
+					Version string `json:"version"`
+				} `json:"io.modelcontextprotocol/serverInfo"`
+			} `json:"_meta"`
+		}
+		_ = json.Unmarshal(cat.Discover, &d)
+		e.Identity.Resolved = d.Meta.ServerInfo.Version
+		e.Era, e.Discover, e.ListCaps = "2026-07-28", cat.Discover, cat.ListCaps
+		e.Recorded, e.LastRan = cat.Fetched.UTC(), cat.Fetched.UTC()
+		e.DiscoverTTLMillis = cat.DiscoverTTL.Milliseconds()
+		e.ListTTLMillis = map[string]int64{}
+		for m, ttl := range cat.ListTTL {
+			e.ListTTLMillis[m] = ttl.Milliseconds()
+		}
 	}
 	go func() {
 		if err := in.t.cat.Save(e); err != nil {

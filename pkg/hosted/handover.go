@@ -37,7 +37,7 @@ type Handed struct {
 }
 
 // HandOver takes every instance whose upstream can outlive this daemon (a
-// kept, ready 2025 upstream with no client's request in flight: call it
+// kept, ready upstream of either era with no client's request in flight: call it
 // after the drain) out of the table, without stopping its upstream, and
 // returns what the successor adopts. The other instances stay, for Close.
 func (t *Table) HandOver() []Handed {

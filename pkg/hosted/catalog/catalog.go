@@ -1,5 +1,6 @@
 // Package catalog keeps, for each hosted server instance key, what the
-// server answered the last time it ran: its initialize result and its lists
+// server answered the last time it ran: its initialize result (or a
+// 2026-07-28 server's DiscoverResult) and its lists
 // (tools, prompts, resources, resource templates, every page), with what
 // identifies the server's code, so that a later daemon can answer a client
 // from it without starting the server (docs/decisions/0045-hosted-catalog.md).
@@ -36,8 +37,21 @@ type Entry struct {
 	// capabilities hearth declared, decision 0034); InitResult its answer.
 	InitParams json.RawMessage `json:"initParams"`
 	InitResult json.RawMessage `json:"initResult"`
-	// Era is the protocol version the upstream answered initialize with.
+	// Era is the protocol version the upstream answered initialize with,
+	// or 2026-07-28 for one that speaks only that (decision 0038).
 	Era string `json:"era"`
+	// A 2026-07-28 upstream's entry has Discover, its DiscoverResult, in
+	// place of InitResult, and the server's own freshness: DiscoverTTLMillis
+	// for the DiscoverResult, ListTTLMillis for each list held (a list that
+	// was stale at once is not held), ListCaps the client capabilities the
+	// lists were fetched with (only a client declaring the same is answered
+	// from them). Lists whose cacheScope is "private" are kept too: an
+	// entry belongs to one instance key, which hashes the environment (the
+	// authorization context of a stdio server), and is answered to no other.
+	Discover          json.RawMessage  `json:"discover,omitempty"`
+	DiscoverTTLMillis int64            `json:"discoverTtlMs,omitempty"`
+	ListTTLMillis     map[string]int64 `json:"listTtlMs,omitempty"`
+	ListCaps          json.RawMessage  `json:"listCapabilities,omitempty"`
 	// Lists holds each list method's pages, in order.
 	Lists map[string][]json.RawMessage `json:"lists"`
 	// TTLMillis is the shortest positive ttlMs its lists gave (0: none):
@@ -55,7 +69,12 @@ type Entry struct {
 
 // Usable reports whether clients may be answered from the entry at now:
 // its lists' ttlMs, if any, has not run out.
+// a modern upstream's DiscoverResult is fresh (its lists are answered from
+// each while it is).
 func (e *Entry) Usable(now time.Time) bool {
+	if e.Discover != nil {
+		return now.Sub(e.Recorded) < time.Duration(e.DiscoverTTLMillis)*time.Millisecond
+	}
 	return e.TTLMillis <= 0 || now.Sub(e.Recorded) < time.Duration(e.TTLMillis)*time.Millisecond
 }
 
@@ -142,7 +161,7 @@ func (s *Store) read(key string) (*Entry, bool) {
 		return nil, false
 	}
 	var e Entry
-	if json.Unmarshal(b, &e) != nil || e.Version != Version || e.Key != key || e.InitResult == nil {
+	if json.Unmarshal(b, &e) != nil || e.Version != Version || e.Key != key || e.InitResult == nil && e.Discover == nil {
 		return nil, false
 	}
 	e.count()

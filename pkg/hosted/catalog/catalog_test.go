@@ -130,3 +130,33 @@ func TestIdentity(t *testing.T) {
 		}
 	}
 }
+
+// A 2026-07-28 server's entry has its DiscoverResult in place of an
+// initialize result: it is read back from its file (a fresh store, as a
+// new daemon reads it), and usable while the DiscoverResult's own ttlMs
+// lasts, whatever a 2025 entry's rule.
+func TestModernEntry(t *testing.T) {
+	dir := t.TempDir()
+	recorded := time.Now().UTC().Add(-time.Minute)
+	e := &Entry{Key: "4567cdef", Server: "modern", Era: "2026-07-28",
+		Discover:          json.RawMessage(`{"supportedVersions":["2026-07-28"],"capabilities":{"tools":{}},"ttlMs":120000}`),
+		DiscoverTTLMillis: 120_000, ListTTLMillis: map[string]int64{"tools/list": 60_000},
+		ListCaps: json.RawMessage(`{"roots":{},"sampling":{},"elicitation":{}}`),
+		Lists:    map[string][]json.RawMessage{"tools/list": {json.RawMessage(`{"tools":[{"name":"a"}],"ttlMs":60000}`)}},
+		Recorded: recorded}
+	if err := Open(dir).Save(e); err != nil {
+		t.Fatal(err)
+	}
+	got, ok := Open(dir).Load("4567cdef")
+	if !ok || got.Discover == nil || got.ListTTLMillis["tools/list"] != 60_000 || string(got.ListCaps) == "" {
+		t.Fatalf("a modern entry read back: %+v %v", got, ok)
+	}
+	if !got.Usable(recorded.Add(119*time.Second)) || got.Usable(recorded.Add(2*time.Minute)) {
+		t.Fatal("a modern entry is usable for its DiscoverResult's ttlMs, and no longer")
+	}
+	zero := *got
+	zero.DiscoverTTLMillis = 0
+	if zero.Usable(recorded) {
+		t.Fatal("a modern entry whose DiscoverResult is stale at once was usable")
+	}
+}

@@ -27,6 +27,23 @@ type Catalog struct {
 	// TTL is the shortest positive ttlMs of a page (0: none said): the
 	// lists are answered from for that long after they were fetched.
 	TTL time.Duration
+
+	// A 2026-07-28 upstream's (decision 0038) has Discover, its
+	// DiscoverResult, in place of InitResult. Its ttlMs and cacheScope are
+	// the server's own: DiscoverTTL is the DiscoverResult's ttlMs, ListTTL
+	// each list's (the shortest of its pages'), and a list with a page that
+	// is stale at once (ttlMs 0, absent or negative, the 2026-07-28
+	// caching rules) is not held. ListCaps are the client capabilities the
+	// lists were fetched with (the shared set, decision 0034): a modern
+	// upstream may list other things for other capabilities, so only a
+	// client declaring the same is answered from them. Fetched is when
+	// they were fetched; a router seeded with the catalog answers from each
+	// part only while it is fresh.
+	Discover    json.RawMessage
+	DiscoverTTL time.Duration
+	ListTTL     map[string]time.Duration
+	ListCaps    json.RawMessage
+	Fetched     time.Time
 }
 
 // catalogLists are the lists a catalog holds, and the notification that
@@ -45,6 +62,14 @@ type catalogState struct {
 	answers bool                         // lists may be answered from
 	// A fetch of a started upstream's lists in progress.
 	fetch *catalogFetch
+	// A modern upstream's catalog: the capabilities its lists were fetched
+	// with (canonical JSON), when each list and the DiscoverResult stop
+	// being fresh, and whether r.discover is the catalog's (seeded) rather
+	// than a started upstream's.
+	caps      string
+	until     map[string]time.Time
+	discUntil time.Time
+	seeded    bool
 }
 
 type catalogFetch struct {
@@ -60,7 +85,27 @@ type catalogFetch struct {
 func (r *Router) Seed(cat Catalog) bool {
 	r.mu.Lock()
 	defer r.unlock()
-	if r.opts.Mode != Shared || r.state != down || r.initResult != nil || r.discover != nil || cat.InitResult == nil || cat.InitParams == nil {
+	if r.opts.Mode != Shared || r.state != down || r.initResult != nil || r.discover != nil || cat.InitParams == nil {
+		return false
+	}
+	if cat.Discover != nil {
+		if checkDiscover(cat.Discover) != nil || !time.Now().Before(cat.Fetched.Add(cat.DiscoverTTL)) {
+			return false
+		}
+		r.initParams, r.discover = cat.InitParams, cat.Discover
+		r.upCaps = parseUpstreamCaps(cat.Discover)
+		r.era = eraModern // its clients are answered as a started one's are
+		r.cat.lists, r.cat.answers = cat.Lists, true
+		r.cat.caps = canonical(cat.ListCaps)
+		r.cat.discUntil = cat.Fetched.Add(cat.DiscoverTTL)
+		r.cat.until = map[string]time.Time{}
+		for m, ttl := range cat.ListTTL {
+			r.cat.until[m] = cat.Fetched.Add(ttl)
+		}
+		r.cat.seeded = true
+		return true
+	}
+	if cat.InitResult == nil {
 		return false
 	}
 	r.initParams, r.initResult = cat.InitParams, cat.InitResult
@@ -78,13 +123,91 @@ func (r *Router) ForgetCatalog() {
 	r.unlock()
 }
 
+// expireSeed forgets a modern catalog's DiscoverResult once it is stale
+// (its ttlMs ran out) while no upstream has started: the next initialize or
+// probe waits for a started upstream's; r.mu is held.
+func (r *Router) expireSeed() {
+	if !r.cat.seeded || r.state != down || time.Now().Before(r.cat.discUntil) {
+		return
+	}
+	r.cat.seeded = false
+	r.discover, r.era = nil, eraUnknown
+	r.cat.lists, r.cat.answers = nil, false
+}
+
+// modernFromCatalog answers, from a modern upstream's catalog, a modern
+// client's server/discover and its subscriptions/listen for list changes
+// (hearth feeds it from its own listens once an upstream runs), and a list
+// request of a client whose capabilities are those the lists were fetched
+// with, while the list is fresh. It reports whether it answered; r.mu is
+// held.
+func (c *Client) modernFromCatalog(msg *jsonrpc.Message) bool {
+	r := c.r
+	meta := modernMeta(msg.Params)
+	switch msg.Method {
+	case "server/discover":
+		if meta == nil || !time.Now().Before(r.cat.discUntil) {
+			return false
+		}
+		c.answer(msg.ID, r.discover)
+		return true
+	case "subscriptions/listen":
+		p, _ := decodeObject(msg.Params)
+		n, _ := decodeObject(p["notifications"])
+		if meta == nil || len(n["resourceSubscriptions"]) > 0 && string(n["resourceSubscriptions"]) != "[]" {
+			return false // a resource's updates need the upstream running
+		}
+		c.listen(msg)
+		return true
+	case "logging/setLevel":
+		if meta != nil || c.level < 0 || r.state != down {
+			return false
+		}
+		c.metaMembers = nil // its level goes in its _meta from now on
+		c.answer(msg.ID, json.RawMessage(`{}`))
+		return true
+	}
+	until, ok := r.cat.until[msg.Method]
+	if !ok || !time.Now().Before(until) {
+		return false
+	}
+	var caps json.RawMessage
+	if meta != nil {
+		caps = meta[metaCapabilities]
+	} else {
+		p, _ := decodeObject(c.initParams)
+		caps = p["capabilities"]
+	}
+	if canonical(caps) != r.cat.caps {
+		return false
+	}
+	return c.fromPages(msg)
+}
+
+// canonical is JSON text in one form (keys sorted, no space), for
+// comparing capabilities; "" when it is no JSON object.
+func canonical(raw json.RawMessage) string {
+	var v map[string]any
+	if json.Unmarshal(raw, &v) != nil || v == nil {
+		return ""
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
 // fromCatalog answers a client's list request from the catalog while no
 // upstream is ready, and a logging/setLevel (its level is kept and set on
 // the upstream when one starts). It reports whether it answered; r.mu is
 // held.
 func (c *Client) fromCatalog(msg *jsonrpc.Message) bool {
 	r := c.r
-	if !r.cat.answers || r.state == ready || r.failure != nil || r.opts.Mode != Shared || modernMeta(msg.Params) != nil {
+	if !r.cat.answers || r.state == ready || r.failure != nil || r.opts.Mode != Shared {
+		return false
+	}
+	if r.cat.seeded || r.era == eraModern && r.discover != nil {
+		return c.modernFromCatalog(msg)
+	}
+	if modernMeta(msg.Params) != nil {
 		return false
 	}
 	if msg.Method == "logging/setLevel" {
@@ -94,7 +217,13 @@ func (c *Client) fromCatalog(msg *jsonrpc.Message) bool {
 		c.answer(msg.ID, json.RawMessage(`{}`))
 		return true
 	}
-	pages, ok := r.cat.lists[msg.Method]
+	return c.fromPages(msg)
+}
+
+// fromPages answers a list request with the catalog's page it asks for
+// (the first, or the one after its cursor's); r.mu is held.
+func (c *Client) fromPages(msg *jsonrpc.Message) bool {
+	pages, ok := c.r.cat.lists[msg.Method]
 	if !ok || len(pages) == 0 {
 		return false
 	}
@@ -123,16 +252,20 @@ func nextCursor(page json.RawMessage) string {
 	return o.str("nextCursor")
 }
 
-// fetchCatalog asks a started 2025 upstream for every page of the lists
-// its capabilities offer, then records them (Options.Record) and tells
-// clients of each list that differs from what they may have been answered
-// from the catalog; r.mu is held.
+// fetchCatalog asks a started upstream (of either era, decision 0051) for
+// every page of the lists its capabilities offer, then records them
+// (Options.Record) and tells clients of each list that differs from what
+// they may have been answered from the catalog; r.mu is held.
 func (r *Router) fetchCatalog() {
-	if r.opts.Record == nil || r.opts.Mode != Shared || r.era != eraLegacy || r.up == nil {
+	if r.opts.Record == nil || r.opts.Mode != Shared || r.era == eraUnknown || r.up == nil {
 		return
 	}
+	answer := r.initResult
+	if r.era == eraModern {
+		answer = r.discover
+	}
 	var caps map[string]json.RawMessage
-	if o, ok := decodeObject(r.initResult); ok {
+	if o, ok := decodeObject(answer); ok {
 		_ = json.Unmarshal(o["capabilities"], &caps)
 	}
 	f := &catalogFetch{up: r.up, pages: map[string][]json.RawMessage{}, failed: map[string]bool{}}
@@ -150,10 +283,16 @@ func (r *Router) fetchCatalog() {
 
 // fetchPage asks for one page; r.mu is held.
 func (r *Router) fetchPage(f *catalogFetch, method, cursor string) {
-	params := json.RawMessage(`{}`)
+	p := object{}
 	if cursor != "" {
-		params = mustJSON(map[string]string{"cursor": cursor})
+		p["cursor"] = quote(cursor)
 	}
+	if r.era == eraModern {
+		// With the _meta of the shared capabilities (decision 0034): what
+		// a client declaring those is answered from (modernFromCatalog).
+		p["_meta"] = metaFromInit(r.initParams, -1).encode()
+	}
+	params := p.encode()
 	r.nextID++
 	id := strconv.AppendInt(nil, r.nextID, 10)
 	r.pending[envelope.Key(id)] = &pend{method: method, internal: func(result, errObj json.RawMessage) {
@@ -190,6 +329,10 @@ func (r *Router) catalogFetched(f *catalogFetch) {
 			lists[m] = pages
 		}
 	}
+	if r.era == eraModern {
+		r.modernFetched(lists)
+		return
+	}
 	cat := Catalog{InitParams: r.initParams, InitResult: r.initResult, Lists: lists}
 	// ttlMs and cacheScope are 2026-07-28 fields, and the SDKs put them in
 	// a 2025 session's list results too with their defaults (the Go SDK:
@@ -207,6 +350,65 @@ func (r *Router) catalogFetched(f *catalogFetch) {
 			}
 		}
 	}
+	r.tellChanged(lists)
+	r.cat.lists, r.cat.answers = lists, true
+	r.opts.Record(cat)
+}
+
+// modernFetched: every list of a modern upstream is in. Its ttlMs are the
+// server's own (the 2026-07-28 caching rules): a list with a page stale at
+// once is not held, and nothing is recorded when the DiscoverResult itself
+// is (a client could not be answered initialize from it); r.mu is held.
+func (r *Router) modernFetched(lists map[string][]json.RawMessage) {
+	now := time.Now()
+	discTTL, _ := freshFor(r.discover)
+	cat := Catalog{InitParams: r.initParams, Discover: r.discover, DiscoverTTL: discTTL,
+		Lists: map[string][]json.RawMessage{}, ListTTL: map[string]time.Duration{},
+		ListCaps: metaFromInit(r.initParams, -1)[metaCapabilities], Fetched: now}
+	for m, pages := range lists {
+		ttl := time.Duration(-1)
+		for _, page := range pages {
+			d, ok := freshFor(page)
+			if !ok {
+				ttl = 0
+				break
+			}
+			if ttl < 0 || d < ttl {
+				ttl = d
+			}
+		}
+		if ttl > 0 {
+			cat.Lists[m], cat.ListTTL[m] = pages, ttl
+		}
+	}
+	r.tellChanged(cat.Lists)
+	r.cat.lists, r.cat.answers = cat.Lists, true
+	r.cat.caps = canonical(cat.ListCaps)
+	r.cat.discUntil = now.Add(discTTL)
+	r.cat.until = map[string]time.Time{}
+	for m, ttl := range cat.ListTTL {
+		r.cat.until[m] = now.Add(ttl)
+	}
+	if discTTL > 0 {
+		r.opts.Record(cat)
+	}
+}
+
+// freshFor is how long a 2026-07-28 cacheable result stays fresh: its
+// ttlMs; false when it is stale at once (ttlMs 0, absent or negative).
+func freshFor(result json.RawMessage) (time.Duration, bool) {
+	o, _ := decodeObject(result)
+	ms, err := strconv.ParseInt(string(bytes.TrimSpace(o["ttlMs"])), 10, 64)
+	if err != nil || ms <= 0 {
+		return 0, false
+	}
+	return time.Duration(ms) * time.Millisecond, true
+}
+
+// tellChanged tells every client of each list the catalog answered from
+// that differs in lists, and forgets the lists cached meanwhile; r.mu is
+// held.
+func (r *Router) tellChanged(lists map[string][]json.RawMessage) {
 	old := r.cat.lists
 	if r.cat.answers {
 		sent := map[string]bool{}
@@ -217,14 +419,18 @@ func (r *Router) catalogFetched(f *catalogFetch) {
 			sent[l.changed] = true
 			r.cacheGen++
 			clear(r.cache)
+			if r.era == eraModern {
+				// Legacy clients as the 2025 notification, modern ones on
+				// their listens that asked for it.
+				r.listChanged(&jsonrpc.Message{Kind: jsonrpc.Notification, Method: l.changed})
+				continue
+			}
 			f := jsonrpc.RawNotificationFrame(l.changed, nil)
 			for c := range r.clients {
 				c.push(f)
 			}
 		}
 	}
-	r.cat.lists, r.cat.answers = lists, true
-	r.opts.Record(cat)
 }
 
 // sameItems: two lists' pages hold the same items in the same order

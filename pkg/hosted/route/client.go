@@ -284,6 +284,7 @@ func (c *Client) fail(id jsonrpc.ID, code int, message string) {
 func (c *Client) request(msg *jsonrpc.Message) {
 	r := c.r
 	c.hear(msg)
+	r.expireSeed()
 	_, listening := c.listens[envelope.Key(msg.ID.Raw())]
 	if _, dup := c.inflight[envelope.Key(msg.ID.Raw())]; dup || listening {
 		c.fail(msg.ID, jsonrpc.CodeDuplicateID, "Invalid Request: id "+string(msg.ID.Raw())+" is that of a request still in flight")

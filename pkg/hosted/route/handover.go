@@ -18,20 +18,37 @@ type Carried struct {
 	// Subscribed, the resource URIs it is subscribed to.
 	Level      string   `json:"level,omitempty"`
 	Subscribed []string `json:"subscribed,omitempty"`
+	// Discover is a 2026-07-28 upstream's DiscoverResult (decision 0038),
+	// in place of InitResult: the successor serves it as modern, and opens
+	// its own listens on it.
+	Discover json.RawMessage `json:"discover,omitempty"`
 }
 
 // ErrNotCarried: the router's upstream cannot be handed over as it is.
-var ErrNotCarried = errors.New("only a ready 2025 upstream with no client's request in flight can be handed over")
+var ErrNotCarried = errors.New("only a ready upstream with no client's request in flight can be handed over")
 
 // Carry returns what the successor's router needs to serve the upstream
-// without initializing it again. Only a shared router whose 2025 upstream
-// is ready and has no client's request in flight can be carried (a
-// 2026-07-28 upstream holds listens open for hearth; it is stopped as
-// before).
+// without initializing it again. Only a shared router whose upstream is
+// ready and has no client's request in flight can be carried. A 2026-07-28
+// upstream's listens of hearth's own are cancelled here
+// (notifications/cancelled, queued before the descriptors are handed): the
+// successor opens its own, and the upstream does not keep two sets.
 func (r *Router) Carry() (Carried, error) {
 	r.mu.Lock()
 	defer r.unlock()
-	if r.opts.Mode != Shared || r.state != ready || r.era != eraLegacy || r.initResult == nil {
+	if r.opts.Mode != Shared || r.state != ready {
+		return Carried{}, ErrNotCarried
+	}
+	switch r.era {
+	case eraLegacy:
+		if r.initResult == nil {
+			return Carried{}, ErrNotCarried
+		}
+	case eraModern:
+		if r.discover == nil {
+			return Carried{}, ErrNotCarried
+		}
+	default:
 		return Carried{}, ErrNotCarried
 	}
 	for _, p := range r.pending {
@@ -40,6 +57,12 @@ func (r *Router) Carry() (Carried, error) {
 		if p.c != nil && !p.c.gone {
 			return Carried{}, ErrNotCarried
 		}
+	}
+	if r.era == eraModern {
+		// Each client sends its own level and hearth its own listens: no
+		// level or subscription is set on the upstream itself.
+		r.cancelListens("the daemon hands this upstream to its successor")
+		return Carried{InitParams: r.initParams, Discover: r.discover, NextID: r.nextID}, nil
 	}
 	c := Carried{InitParams: r.initParams, InitResult: r.initResult, NextID: r.nextID}
 	if r.upLevel >= 0 {
@@ -66,10 +89,22 @@ func (r *Router) Adopt(peer Peer, c Carried) {
 	r.up = r.upstreamBox(peer)
 	r.state = ready
 	r.failure = nil
+	r.nextID = max(r.nextID, c.NextID)
+	r.initParams = c.InitParams
+	if c.Discover != nil {
+		// A modern upstream: hearth's listens on it are this router's to
+		// open (the previous daemon cancelled its own); the clients'
+		// listens and subscriptions are opened again as they reconnect.
+		r.era = eraModern
+		r.discover, r.initResult = c.Discover, nil
+		r.upCaps = parseUpstreamCaps(c.Discover)
+		r.upLevel = -1
+		r.openListens()
+		return
+	}
 	r.era = eraLegacy
 	r.discover = nil
-	r.initParams, r.initResult = c.InitParams, c.InitResult
+	r.initResult = c.InitResult
 	r.upCaps = parseUpstreamCaps(c.InitResult)
-	r.nextID = max(r.nextID, c.NextID)
 	r.upLevel = levelOf(c.Level)
 }

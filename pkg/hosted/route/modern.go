@@ -173,6 +173,27 @@ func (r *Router) syncURIListens() {
 	}
 }
 
+// cancelListens ends every listen of hearth's own on a modern upstream
+// (notifications/cancelled; a cancelled listen gets no answer); r.mu is
+// held.
+func (r *Router) cancelListens(reason string) {
+	keys := make([]string, 0, 1+len(r.uriListens))
+	if r.listListen != "" {
+		keys = append(keys, r.listListen)
+	}
+	for _, k := range r.uriListens {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	r.listListen = ""
+	clear(r.uriListens)
+	for _, k := range keys {
+		delete(r.pending, k)
+		r.sendUp(jsonrpc.RawNotificationFrame("notifications/cancelled", mustJSON(map[string]any{
+			"requestId": json.RawMessage(k), "reason": reason})))
+	}
+}
+
 // openListen sends a subscriptions/listen of hearth's own and returns its
 // upstream id key; r.mu is held.
 func (r *Router) openListen(notifications object) string {

@@ -89,7 +89,7 @@ type Options struct {
 	// upstream made of it (0: DefaultAnswerTimeout).
 	AnswerTimeout time.Duration
 	// Record, when set on a shared router, is given what each started
-	// 2025 upstream lists, once it has fetched every page (Catalog); it is
+	// upstream lists, once it has fetched every page (Catalog); it is
 	// called with the lock held and must not block.
 	Record func(Catalog)
 }
@@ -361,6 +361,7 @@ func (r *Router) failStart(errObj json.RawMessage, why error) {
 // held.
 func (r *Router) becomeReady() {
 	r.state = ready
+	r.cat.seeded = false // the upstream's own answer from now on
 	for _, w := range r.initWait {
 		w.c.push(jsonrpc.ResponseFrame(jsonrpc.RawID(w.id), r.initAnswer(w.c), nil))
 	}

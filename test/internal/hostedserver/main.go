@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -34,6 +35,15 @@ func main() {
 	opts := &mcp.ServerOptions{Instructions: "the tests' own hosted server"}
 	if modern {
 		opts.SupportedProtocolVersions = []string{"2026-07-28"}
+	}
+	// -cache-ttl=MS: every cacheable result (server/discover, the lists)
+	// says it is fresh for MS milliseconds (2026-07-28 caching), where the
+	// go-sdk's default, 0, is stale at once.
+	for _, a := range os.Args[1:] {
+		if v, ok := strings.CutPrefix(a, "-cache-ttl="); ok {
+			ms, _ := strconv.Atoi(v)
+			opts.SetCacheable = func(_ context.Context, _ mcp.Request, c *mcp.Cacheable) { c.TTLMs = ms }
+		}
 	}
 	srv := mcp.NewServer(&mcp.Implementation{Name: "hostedserver", Version: "1.0.0"}, opts)
 	if modern || refuse {
