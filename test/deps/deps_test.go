@@ -42,8 +42,10 @@ NONE < pkg/version, pkg/stats, pkg/envelope, pkg/hello, pkg/frame, pkg/jsonval,
 # Replacing a file all at once: renameat2 and renamex_np to exchange two.
 golang.org/x/sys < pkg/atomicfile;
 
-# The one place that starts the daemon's child processes.
-os/exec, pkg/portable < pkg/supervisor;
+# The system's process table (a keeper's descendant tracker reads it), and
+# the one place that starts the daemon's child processes.
+golang.org/x/sys < pkg/proctable;
+os/exec, pkg/portable, pkg/proctable < pkg/supervisor;
 
 # Talking HTTP to a service the user configured: the schema backend, the LLM
 # provider, the embedding service.
