@@ -69,6 +69,13 @@ func escaping(t *testing.T) (script string, marks []string) {
 (setsid sh -c 'sleep %s & sleep 0.3' & sleep 0.3) &
 echo started
 exec sleep 300`, marks[0], marks[1], marks[2])
+	t.Cleanup(func() { // what a failed or tracked run left
+		for _, m := range marks {
+			for _, pid := range sleepers(m) {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+	})
 	return script, marks
 }
 
@@ -114,16 +121,14 @@ func awaitOrphaned(t *testing.T, mark string, tracked bool) {
 	}
 }
 
-// awaitEnd waits until every descendant that must end did (ended), then
-// kills the double-forked one if the tracker let it escape.
+// awaitEnd waits until every descendant that must end did (ended), and
+// reports the double-forked one if the tracker let it escape (escaping's
+// cleanup kills it).
 func awaitEnd(t *testing.T, marks []string, tracked bool, after string) {
 	t.Helper()
 	awaitNoEscapees(t, ended(marks, tracked), after)
 	if left := sleepers(marks[1]); len(left) > 0 {
 		t.Logf("the tracker did not see the double fork at once, as it may not: %v", left)
-		for _, pid := range left {
-			syscall.Kill(pid, syscall.SIGKILL)
-		}
 	}
 }
 
