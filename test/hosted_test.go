@@ -205,12 +205,18 @@ func TestHostedUpstreamAndDaemonKilled(t *testing.T) {
 		t.Fatalf("upstreams after restart: %v", now)
 	}
 	// A server started through a wrapper, as npx starts one: the server is
-	// a grandchild, and it ignores its stdin closing and SIGTERM.
-	wrapped := runClient(t, env, nil, "2025-11-25", "/bin/sh", "-c", server+" -stubborn; true")
+	// a grandchild, and it ignores its stdin closing and SIGTERM. The
+	// wrapper also starts a descendant that leaves the process group
+	// (setsid), which the keeper ends too: as the subreaper, or with its
+	// tracker (checkMechanisms says which runs).
+	mark := fmt.Sprint(950000 + os.Getpid()%10000) // apart from TestHostedDescendantsEndWithTheUpstream's
+	wrapped := runClient(t, env, nil, "2025-11-25", "/bin/sh", "-c", "setsid sleep "+mark+" >/dev/null 2>&1 </dev/null & "+server+" -stubborn; true")
 	callText(t, wrapped, "echo", map[string]any{"text": "wrapped"})
 	if n := len(processesOf(server)); n != 2 {
 		t.Fatalf("%d upstreams with the wrapped one", n)
 	}
+	awaitSleepers(t, []string{mark}, true, "")
+	checkMechanisms(t, env, runtime, false)
 	killDaemonsIn(runtime)
 	deadline := time.Now().Add(5 * time.Second)
 	for len(processesOf(server)) > 0 && time.Now().Before(deadline) {
@@ -219,6 +225,7 @@ func TestHostedUpstreamAndDaemonKilled(t *testing.T) {
 	if left := processesOf(server); len(left) > 0 {
 		t.Fatalf("upstreams alive 5s after kill -9 of the daemon: %v", left)
 	}
+	awaitSleepers(t, []string{mark}, false, "kill -9 of the daemon")
 }
 
 // A hosted server that cannot start gives the client an error naming it and

@@ -2,9 +2,9 @@ package supervisor
 
 import (
 	"os"
-	"strconv"
-	"strings"
 	"syscall"
+
+	"github.com/hearth-mcp/hearth/pkg/proctable"
 )
 
 // prSetChildSubreaper is prctl's PR_SET_CHILD_SUBREAPER (linux/prctl.h).
@@ -37,27 +37,13 @@ func setKeeperSignal(a *syscall.SysProcAttr) { a.Pdeathsig = keeperStop }
 
 // descendants lists every process below pid, from /proc's parent links.
 func descendants(pid int) []int {
-	entries, err := os.ReadDir("/proc")
+	procs, err := proctable.List()
 	if err != nil {
 		return nil
 	}
 	kids := map[int][]int{}
-	for _, e := range entries {
-		p, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		s := string(stat)
-		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-		if len(f) < 2 {
-			continue
-		}
-		ppid, _ := strconv.Atoi(f[1])
-		kids[ppid] = append(kids[ppid], p)
+	for _, p := range procs {
+		kids[p.PPid] = append(kids[p.PPid], p.Pid)
 	}
 	var out []int
 	next := kids[pid]

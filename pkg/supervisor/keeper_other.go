@@ -8,9 +8,8 @@ import "syscall"
 // daemon's pipe.
 const nativeKeeperDeath = false
 
-// setSubreaper: no child subreaper here; orphans go to init, out of the
-// keeper's reach (the process group kill still reaches those that stayed in
-// it).
+// setSubreaper: no child subreaper here; orphans go to init, and the
+// keeper's tracker follows them (docs/decisions/0049-descendant-tracker.md).
 func setSubreaper() {}
 
 // nameKeeper: its argv[0], hearth-keeper, names it.
@@ -18,8 +17,8 @@ func nameKeeper() {}
 
 func setKeeperSignal(*syscall.SysProcAttr) {}
 
-// descendants: without /proc the keeper knows only its own children, whom
-// its reaper waits for.
+// descendants: a keeper here is never a subreaper (its tracker finds the
+// descendants); it knows only its own children, whom its reaper waits for.
 func descendants(int) []int { return nil }
 
 // disarmDeathSignal: there is none to disarm here.

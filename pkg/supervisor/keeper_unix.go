@@ -9,6 +9,8 @@ import (
 	"runtime"
 	"syscall"
 	"time"
+
+	"github.com/hearth-mcp/hearth/pkg/proctable"
 )
 
 // keeperStop tells a keeper to end its upstream and every descendant now:
@@ -37,8 +39,8 @@ func KeeperMain() {
 // forwards SIGTERM, SIGINT and SIGHUP to the child's group. When the child
 // exits, or the daemon dies, or keeperStop comes, it kills the child's group
 // and then every descendant, wherever it moved (as a child subreaper it
-// inherits the orphans), waits until none is left, and exits as the child
-// did.
+// inherits the orphans; without one its tracker has recorded them), waits
+// until none is left, and exits as the child did.
 func keep(mode string, argv []string) int {
 	// The child's parent-death signal (below) follows the thread that
 	// forked it (go.dev/issue/27505).
@@ -79,7 +81,21 @@ func keep(mode string, argv []string) int {
 		fmt.Fprintln(os.Stderr, "hearth-keeper: no command")
 		return 2
 	}
-	setSubreaper()
+	// Descendants that leave the upstream's group: as the subreaper the
+	// keeper inherits them; otherwise its tracker records them from the
+	// process table. Where it cannot read the table, it says so in the
+	// upstream's log and ends the group alone.
+	var tr *tracker
+	if os.Getenv(keeperDescendantsEnv) == descendantsByTracker {
+		tr = newTracker(os.Getpid(), proctable.List)
+		if _, _, err := tr.scan(); err != nil {
+			fmt.Fprintf(os.Stderr, "hearth-keeper: descendants that leave the upstream's process group are not tracked: %v\n", err)
+			tr = nil
+		}
+	} else {
+		setSubreaper()
+	}
+	os.Unsetenv(keeperDescendantsEnv)
 	attr := &syscall.SysProcAttr{Setpgid: true}
 	setDeathSignal(attr) // a keeper SIGKILLed takes at least its child along
 	proc, err := os.StartProcess(argv[0], argv, &os.ProcAttr{Env: os.Environ(), Files: []*os.File{os.Stdin, os.Stdout, os.Stderr}, Sys: attr})
@@ -112,25 +128,47 @@ func keep(mode string, argv []string) int {
 		}
 	}()
 
+	// The tracker reads the table on a steady interval, so that a
+	// descendant is recorded while its parent, a recorded process, lives.
+	var tick <-chan time.Time
+	born := time.Now()
+	if tr != nil {
+		tick = time.After(scanInterval(0))
+	}
+
 	var status syscall.WaitStatus
 wait:
 	for {
 		select {
 		case s := <-sigs:
 			sig := s.(syscall.Signal)
-			if sig == keeperStop {
-				sig = syscall.SIGKILL
+			if sig != keeperStop {
+				syscall.Kill(-child, sig)
+			} else if tr != nil {
+				tr.end(child)
+			} else {
+				syscall.Kill(-child, syscall.SIGKILL)
 			}
-			syscall.Kill(-child, sig)
 		case <-handover:
 			disarmDeathSignal()
 			death.Write([]byte{handedOver})
 		case <-daemonGone:
 			daemonGone = nil
-			syscall.Kill(-child, syscall.SIGKILL)
+			if tr != nil {
+				tr.end(child)
+			} else {
+				syscall.Kill(-child, syscall.SIGKILL)
+			}
+		case <-tick:
+			tr.scan()
+			tick = time.After(scanInterval(time.Since(born)))
 		case status = <-exited:
 			break wait
 		}
+	}
+	if tr != nil {
+		tr.end(child)
+		return exitAs(status)
 	}
 	syscall.Kill(-child, syscall.SIGKILL)
 	for {

@@ -102,13 +102,15 @@ func (s *Supervisor) Start(spec ProcessSpec) (*Process, error) {
 		defer r.Close() // the keeper's copy is its own once it started
 		death = w
 		cmd.ExtraFiles = []*os.File{r}
-		if nativeKeeperDeath && os.Getenv(PortableKeeperEnv) != "1" && !portable.Selected(os.Getenv) {
+		native := os.Getenv(PortableKeeperEnv) != "1" && !portable.Selected(os.Getenv)
+		if nativeKeeperDeath && native {
 			cmd.Env = append(cmd.Env, keeperEnv+"="+keeperBySignal)
 			setKeeperSignal(cmd.SysProcAttr)
 		} else {
 			cmd.Env = append(cmd.Env, keeperEnv+"="+keeperByPipe)
 			clearDeathSignal(cmd.SysProcAttr) // the socket alone tells it
 		}
+		cmd.Env = append(cmd.Env, keeperDescendantsEnv+"="+descendantsMode(native))
 	}
 	closeDeath := func() {
 		if death != nil {

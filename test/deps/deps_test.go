@@ -45,9 +45,11 @@ golang.org/x/sys < pkg/atomicfile;
 # The socket's directory kept the user's alone by its access list (Windows).
 golang.org/x/sys < pkg/sockdir;
 
-# The one place that starts the daemon's child processes (x/sys: Job Objects
+# The system's process table (a keeper's descendant tracker reads it), and
+# the one place that starts the daemon's child processes (x/sys: Job Objects
 # on Windows).
-os/exec, pkg/portable, golang.org/x/sys < pkg/supervisor;
+golang.org/x/sys < pkg/proctable;
+os/exec, pkg/portable, pkg/proctable, golang.org/x/sys < pkg/supervisor;
 
 # Talking HTTP to a service the user configured: the schema backend, the LLM
 # provider, the embedding service.
