@@ -200,3 +200,56 @@ func TestHostedUpstreamOutlivesRestart(t *testing.T) {
 func gone(pid int) bool {
 	return len(liveProcesses(func(dir string, _ []string) bool { return dir == filepath.Join("/proc", strconv.Itoa(pid)) })) == 0
 }
+
+// A client that subscribed to a resource before `hearthd restart` hears
+// of its updates after it, without subscribing again (its shim replays
+// only its initialize), and the upstream, still subscribed, got exactly
+// one resources/subscribe for the URI: none from the successor as the
+// client came back, none for a second client that subscribes after.
+func TestHostedSubscriptionOutlivesRestart(t *testing.T) {
+	env, runtime, _ := shimEnv(t)
+	const uri = "test://counter"
+	updated := make(chan string, 16)
+	sub := runClient(t, env, &mcp.ClientOptions{ResourceUpdatedHandler: func(_ context.Context, r *mcp.ResourceUpdatedNotificationRequest) {
+		updated <- r.Params.URI
+	}}, "2025-11-25", filepath.Join(bin.dir, "hostedserver"), "-subscribe")
+	other := runClient(t, env, nil, "2025-11-25", filepath.Join(bin.dir, "hostedserver"), "-subscribe")
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := sub.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
+		t.Fatal(err)
+	}
+	touched := func(when string) {
+		t.Helper()
+		if out, isErr := callText(t, other, "touch", map[string]any{"text": uri}); isErr {
+			t.Fatalf("touch %s: %s", when, out)
+		}
+		select {
+		case got := <-updated:
+			if got != uri {
+				t.Fatalf("%s: updated %q, want %q", when, got, uri)
+			}
+		case <-ctx.Done():
+			t.Fatalf("%s: no notifications/resources/updated reached the subscriber", when)
+		}
+	}
+	touched("before the restart")
+	before := daemonsIn(runtime)
+	if out, code := runHearthdCmd(t, env, "restart"); code != 0 {
+		t.Fatalf("hearthd restart: %d %s", code, out)
+	}
+	if after := daemonsIn(runtime); len(after) != 1 || len(before) != 1 || after[0] == before[0] {
+		t.Fatalf("daemons before %v, after %v", before, after)
+	}
+	touched("after the restart")
+	// A client that subscribes after the hand-over is the upstream's
+	// second subscriber: hearth sends it no subscribe either.
+	late := runClient(t, env, nil, "2025-11-25", filepath.Join(bin.dir, "hostedserver"), "-subscribe")
+	if err := late.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := callText(t, other, "subscribes", map[string]any{"text": uri}); n != "1" {
+		t.Fatalf("the upstream got %s resources/subscribe for %s, want 1", n, uri)
+	}
+	touched("after a later client subscribed")
+}

@@ -140,9 +140,17 @@ func (s *Session) Status(ci *mcp.ClientInfo) {
 
 // Detach ends the client's attachment: what it still has in flight is
 // cancelled upstream. The instance may stop after its idle timeout.
+//
+// A drain's detach parks instead (route.Client.Park): the client's
+// subscriptions and log level are kept for its return, to this daemon's
+// successor after a hand-over (docs/decisions/0046-upstream-handover.md).
 func (s *Session) Detach() {
 	s.once.Do(func() {
-		s.c.Detach()
+		if s.draining.Load() {
+			s.c.Park()
+		} else {
+			s.c.Detach()
+		}
 		s.inst.detached()
 	})
 }
@@ -159,7 +167,9 @@ func (s *Session) Pending() int { return s.c.Pending() }
 // Attach attaches a client to the instance of spec for its directory and
 // connection (creating it; its upstream starts with the first request).
 // The client's frames go to peer; gone is called if the client is given up.
-func (t *Table) Attach(spec Spec, clientDir string, conn uint64, peer route.Peer, gone func(error)) (*Session, error) {
+// tag names the client across daemons (its shim's pid; "" for none): one
+// that a drain detached gets back what it had set on the upstream.
+func (t *Table) Attach(spec Spec, clientDir string, conn uint64, tag string, peer route.Peer, gone func(error)) (*Session, error) {
 	if err := spec.CheckPlace(clientDir); err != nil {
 		return nil, err
 	}
@@ -177,7 +187,9 @@ func (t *Table) Attach(spec Spec, clientDir string, conn uint64, peer route.Peer
 		in.fromCatalog()
 	}
 	in.attached()
-	return &Session{inst: in, c: in.r.Attach(peer, gone), w: peer, done: make(chan struct{})}, nil
+	c := in.r.Attach(peer, gone)
+	c.Resume(tag)
+	return &Session{inst: in, c: c, w: peer, done: make(chan struct{})}, nil
 }
 
 // logPath is the file of an instance's log: its name (ServerName: the
