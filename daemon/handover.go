@@ -37,7 +37,9 @@ type handOverArgs struct {
 
 type handOverState struct {
 	mu   sync.Mutex
-	conn *os.File      // set once a successor runs
+	conn *os.File // set once a successor runs
+	exe  string   // the successor's executable and pid
+	pid  int
 	now  chan struct{} // closed: stop serving, for the hand-over
 }
 
@@ -77,6 +79,11 @@ func (d *Daemon) refusesHandOver() string {
 func (d *Daemon) handOver(exe, why string) (int, error) {
 	d.handover.mu.Lock()
 	defer d.handover.mu.Unlock()
+	if d.handover.conn != nil && d.handover.exe == exe {
+		// `hearthd restart` of the executable an upgrade is handing over
+		// to already: that successor is the one asked for.
+		return d.handover.pid, nil
+	}
 	if msg := d.refusesHandOver(); msg != "" {
 		return 0, errors.New(msg)
 	}
@@ -84,7 +91,7 @@ func (d *Daemon) handOver(exe, why string) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("could not start %s: %v", exe, err)
 	}
-	d.handover.conn = conn
+	d.handover.conn, d.handover.exe, d.handover.pid = conn, exe, pid
 	close(d.handover.now)
 	d.log.Info("handing over to a new daemon", zap.String("exe", exe), zap.Int("successor_pid", pid), zap.String("why", why))
 	return pid, nil
