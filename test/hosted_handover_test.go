@@ -282,4 +282,4 @@ func (l *countLoad) check(ran, after int) {
 }
 
 // lostMessage is the shim's -32004 message (docs/protocol.md).
-const lostMessage = "the hearth daemon restarted while this request was in flight; it was not completed and may be retried"
+const lostMessage = "the hearth daemon restarted while this request was in flight and its reply was lost; it may or may not have been carried out"
