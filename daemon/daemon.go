@@ -135,7 +135,7 @@ func New(cfg Config, log *zap.Logger, env tool.Env, children *supervisor.Supervi
 	if cfg.StateDir != "" {
 		catalogDir = filepath.Join(cfg.StateDir, "catalog")
 	}
-	d.hosted = hosted.NewTable(hosted.Options{Supervisor: children, LogDir: logDir, Logger: log, CatalogDir: catalogDir})
+	d.hosted = hosted.NewTable(hosted.Options{Supervisor: children, LogDir: logDir, Logger: log, CatalogDir: catalogDir, DrainWait: cfg.DrainTimeout})
 	d.srv = mcp.New(mcp.Options{
 		Registry:     d.reg,
 		Name:         "hearth",

@@ -150,6 +150,11 @@ func TestHostedSubscriptionOutlivesRestart(t *testing.T) {
 	if after := daemonsIn(runtime); len(after) != 1 || len(before) != 1 || after[0] == before[0] {
 		t.Fatalf("daemons before %v, after %v", before, after)
 	}
+	// An update sent before the subscriber's shim is back reaches nobody
+	// (decision 0046): a call of its own shows it attached again.
+	if err := sub.Ping(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
 	touched("after the restart")
 	// A client that subscribes after the hand-over is the upstream's
 	// second subscriber: hearth sends it no subscribe either.

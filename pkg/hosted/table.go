@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -23,11 +24,12 @@ import (
 
 // Table holds the daemon's hosted instances by key.
 type Table struct {
-	sup    *supervisor.Supervisor
-	logDir string
-	log    *zap.Logger
-	logCap int64
-	cat    *catalog.Store // nil: no catalog
+	sup       *supervisor.Supervisor
+	logDir    string
+	log       *zap.Logger
+	logCap    int64
+	cat       *catalog.Store // nil: no catalog
+	drainWait time.Duration
 
 	mu     sync.Mutex
 	inst   map[string]*Instance
@@ -44,6 +46,10 @@ type Options struct {
 	// CatalogDir holds the catalog of what each instance's server
 	// answered (catalog.go); "" keeps none.
 	CatalogDir string
+	// DrainWait bounds how long a drain waits for the upstream's answers
+	// to a client's requests in flight (the daemon's drain_timeout; 0:
+	// not at all).
+	DrainWait time.Duration
 }
 
 // NewTable returns an empty table.
@@ -54,7 +60,7 @@ func NewTable(o Options) *Table {
 	if o.LogCap <= 0 {
 		o.LogCap = DefaultLogCap
 	}
-	t := &Table{sup: o.Supervisor, logDir: o.LogDir, log: o.Logger, logCap: o.LogCap, inst: map[string]*Instance{}}
+	t := &Table{sup: o.Supervisor, logDir: o.LogDir, log: o.Logger, logCap: o.LogCap, inst: map[string]*Instance{}, drainWait: o.DrainWait}
 	if o.CatalogDir != "" {
 		t.cat = catalog.Open(o.CatalogDir)
 	}
@@ -102,6 +108,9 @@ func (s *Session) EndInput(err error) {
 	if errors.Is(err, io.EOF) && !s.draining.Load() {
 		s.c.EndInput(inputClosedMessage)
 	}
+	if s.draining.Load() && !errors.Is(err, io.EOF) {
+		return // the drain's end of input: Drain decides when the session ends
+	}
 	s.finish()
 }
 
@@ -109,11 +118,22 @@ func (s *Session) EndInput(err error) {
 // its input ended.
 const inputClosedMessage = "cancelled: the client closed its input"
 
-// Drain: the daemon stops. The session ends; Detach then cancels upstream
-// what the client still has in flight.
+// Drain: the daemon stops. The session ends once the upstream has answered
+// what the client has in flight, or after the table's DrainWait; Detach
+// then cancels upstream what is still in flight (its answer is lost, and
+// the shim owes the client -32004: docs/decisions/0046-upstream-handover.md).
 func (s *Session) Drain() {
 	s.draining.Store(true)
-	s.finish()
+	wait := s.inst.t.drainWait
+	if wait <= 0 {
+		s.finish()
+		return
+	}
+	t := time.AfterFunc(wait, s.finish)
+	s.c.WhenSettled(func() {
+		t.Stop()
+		s.finish()
+	})
 }
 
 // HangUp: the client is gone.

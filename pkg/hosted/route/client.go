@@ -24,6 +24,7 @@ type Client struct {
 	inflight map[string]string // its request id key -> upstream id key
 	subs     map[string]bool   // resource URIs it subscribed to
 	tag      string            // who it is across daemons ("": nobody known; resume.go)
+	settled  func()            // WhenSettled's, until called
 	// initParams are its initialize's params (its capabilities and
 	// clientInfo, sent in _meta on its behalf to a modern upstream).
 	initParams json.RawMessage
@@ -64,6 +65,12 @@ func (c *Client) Pending() int {
 	r := c.r
 	r.mu.Lock()
 	defer r.unlock()
+	return c.pendingLocked()
+}
+
+// pendingLocked is Pending with r.mu held.
+func (c *Client) pendingLocked() int {
+	r := c.r
 	n := len(c.inflight)
 	for _, q := range r.queued {
 		if q.c == c {
@@ -197,6 +204,10 @@ func (c *Client) detach(park bool) {
 		return
 	}
 	park = park && c.tag != ""
+	if c.settled != nil {
+		c.settled = nil // it never settles now
+		r.settling--
+	}
 	c.gone = true
 	c.out.close()
 	delete(r.clients, c)

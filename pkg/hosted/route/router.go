@@ -136,6 +136,9 @@ type Router struct {
 	// the upstream stays subscribed to for no attached client.
 	parked map[string]parkedClient
 	held   map[string]int
+	// settling counts the clients waiting to have nothing pending
+	// (WhenSettled, settle.go).
+	settling int
 
 	cache    map[string]json.RawMessage // list results, by method and params
 	cacheGen int                        // bumped by every list_changed
@@ -172,9 +175,16 @@ func (r *Router) unlock() {
 	claimed := append(buf[:0], r.claimed...)
 	clear(r.claimed)
 	r.claimed = r.claimed[:0]
+	var settled []func()
+	if r.settling > 0 {
+		settled = r.settledLocked()
+	}
 	r.mu.Unlock()
 	for _, o := range claimed {
 		o.drain()
+	}
+	for _, f := range settled {
+		f() // after the outboxes: the last reply is written first
 	}
 }
 
