@@ -85,6 +85,10 @@ type Config struct {
 	// whose `hearthd servers` reaches the daemon by $/hearth/servers on the
 	// socket (docs/protocol.md).
 	HostedControl bool
+	// UpgradeHandOver: a newer hearthd installed in place of this one's
+	// executable becomes its successor (upgrade_handover,
+	// HEARTH_UPGRADE_HANDOVER, default true; upgrade.go).
+	UpgradeHandOver bool
 	// TokenFile is where the bearer token is kept (0600), beside the config
 	// file.
 	TokenFile string
@@ -173,6 +177,11 @@ func LoadConfig(mode Mode, getenv Getenv) (Config, error) {
 		return c, err
 	}
 	c.HostedControl = hc
+	uh, set, err := config.Bool(getenv, "HEARTH_UPGRADE_HANDOVER")
+	if err != nil {
+		return c, err
+	}
+	c.UpgradeHandOver = uh || !set
 	if err := loadHTTP(&c, getenv); err != nil {
 		return c, err
 	}

@@ -124,11 +124,26 @@ func TestSettingDefaultsAgree(t *testing.T) {
 		"socket_mode":         fmt.Sprintf("%04o", c.SocketMode),
 		"idle_timeout":        "",
 		"llm_timeout":         "20s",
+		"upgrade_handover":    strconv.FormatBool(c.UpgradeHandOver),
 	}
 	for _, st := range s.Sources() {
 		if w, ok := want[st.Key]; ok && st.Value != w {
 			t.Errorf("%s: pkg/config says %q, the code uses %q", st.Key, st.Value, w)
 		}
+	}
+}
+
+// upgrade_handover turns the upgrade trigger off; any other value than a
+// boolean is refused.
+func TestUpgradeHandOverSetting(t *testing.T) {
+	for v, want := range map[string]bool{"": true, "true": true, "false": false} {
+		c, err := LoadConfig(ModeSocket, env(map[string]string{"HEARTH_UPGRADE_HANDOVER": v}))
+		if err != nil || c.UpgradeHandOver != want {
+			t.Errorf("HEARTH_UPGRADE_HANDOVER=%q: %v %v, want %v", v, c.UpgradeHandOver, err, want)
+		}
+	}
+	if _, err := LoadConfig(ModeSocket, env(map[string]string{"HEARTH_UPGRADE_HANDOVER": "yes"})); err == nil {
+		t.Error("HEARTH_UPGRADE_HANDOVER=yes was taken")
 	}
 }
 

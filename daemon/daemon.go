@@ -40,16 +40,19 @@ type Daemon struct {
 	// OwnerLock is the data directory's owner lock file, handed to the
 	// successor with the upstreams (nil: none).
 	OwnerLock *os.File
-	handover  handOverState
-	activated bool // systemd passed the socket
-	cfg       Config
-	log       *zap.Logger
-	reg       *tool.Registry
-	srv       *mcp.Server
-	children  *supervisor.Supervisor
-	families  []tool.Family
-	started   time.Time
-	running   atomic.Bool
+	// CheckUpgrade, when set, makes a newer hearthd installed in place of
+	// this one's executable its successor (upgrade.go).
+	CheckUpgrade UpgradeCheck
+	handover     handOverState
+	activated    bool // systemd passed the socket
+	cfg          Config
+	log          *zap.Logger
+	reg          *tool.Registry
+	srv          *mcp.Server
+	children     *supervisor.Supervisor
+	families     []tool.Family
+	started      time.Time
+	running      atomic.Bool
 	// acceptHealthy is false while accept keeps failing; the systemd
 	// watchdog is only fed while it is true.
 	acceptHealthy atomic.Bool
@@ -132,7 +135,7 @@ func New(cfg Config, log *zap.Logger, env tool.Env, children *supervisor.Supervi
 	if cfg.StateDir != "" {
 		catalogDir = filepath.Join(cfg.StateDir, "catalog")
 	}
-	d.hosted = hosted.NewTable(hosted.Options{Supervisor: children, LogDir: logDir, Logger: log, CatalogDir: catalogDir})
+	d.hosted = hosted.NewTable(hosted.Options{Supervisor: children, LogDir: logDir, Logger: log, CatalogDir: catalogDir, DrainWait: cfg.DrainTimeout})
 	d.srv = mcp.New(mcp.Options{
 		Registry:     d.reg,
 		Name:         "hearth",
@@ -263,7 +266,7 @@ func (d *Daemon) runStdio(ctx context.Context) error {
 	if ln != nil {
 		go func() {
 			defer close(acceptDone)
-			d.accept(serveCtx, ln.UnixListener, &conns, newIdleTimer(0))
+			d.accept(serveCtx, ln.UnixListener, &conns, newIdleTimer(0), make(chan struct{}, 1))
 		}()
 	} else {
 		close(acceptDone)
@@ -336,10 +339,12 @@ func (d *Daemon) runSocket(ctx context.Context) error {
 	serveCtx, stopServing := context.WithCancel(ctx)
 	defer stopServing()
 	acceptDone := make(chan struct{})
+	kick := make(chan struct{}, 1)
 	go func() {
 		defer close(acceptDone)
-		d.accept(serveCtx, ln.UnixListener, &conns, idle)
+		d.accept(serveCtx, ln.UnixListener, &conns, idle, kick)
 	}()
+	go d.watchUpgrade(serveCtx, kick)
 	go d.watchdog(serveCtx, d.acceptHealthy.Load)
 	reason := "signal"
 	select {
@@ -387,7 +392,8 @@ func (d *Daemon) serving(mode Mode, socket, why string) error {
 }
 
 // accept serves every connection whose peer is our own uid.
-func (d *Daemon) accept(ctx context.Context, ln *net.UnixListener, conns *sync.WaitGroup, idle *idleTimer) {
+// Each one kicks the check for an upgrade (upgrade.go).
+func (d *Daemon) accept(ctx context.Context, ln *net.UnixListener, conns *sync.WaitGroup, idle *idleTimer, kick chan<- struct{}) {
 	uid := os.Getuid()
 	backoff := 5 * time.Millisecond
 	for {
@@ -416,6 +422,7 @@ func (d *Daemon) accept(ctx context.Context, ln *net.UnixListener, conns *sync.W
 			d.refuseConnection(c, p, max)
 			continue
 		}
+		kickUpgrade(kick)
 		d.conns.Add(1)
 		conns.Add(1)
 		idle.connected()

@@ -37,7 +37,9 @@ type handOverArgs struct {
 
 type handOverState struct {
 	mu   sync.Mutex
-	conn *os.File      // set once a successor runs
+	conn *os.File // set once a successor runs
+	exe  string   // the successor's executable and pid
+	pid  int
 	now  chan struct{} // closed: stop serving, for the hand-over
 }
 
@@ -47,30 +49,52 @@ func (d *Daemon) handOverControl(_ context.Context, params json.RawMessage) (any
 	if err := json.Unmarshal(params, &a); err != nil || a.Exe == "" {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: HandOverMethod + ` takes {"exe":PATH}`}
 	}
-	refuse := func(msg string) (any, error) {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: msg}
+	pid, err := d.handOver(a.Exe, "hearthd restart")
+	if err != nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: err.Error()}
 	}
-	d.handover.mu.Lock()
-	defer d.handover.mu.Unlock()
+	return map[string]int{"pid": pid}, nil
+}
+
+// refusesHandOver says why this daemon cannot hand over ("" when it can);
+// d.handover.mu is held.
+func (d *Daemon) refusesHandOver() string {
 	switch {
 	case d.StartSuccessor == nil:
-		return refuse("this daemon cannot start a successor")
+		return "this daemon cannot start a successor"
 	case d.cfg.Mode != ModeSocket:
-		return refuse("only a socket daemon (hearthd serve) hands over; a stdio daemon ends with its client")
+		return "only a socket daemon (hearthd serve) hands over; a stdio daemon ends with its client"
 	case d.activated:
-		return refuse("systemd started this daemon: restart it with systemctl --user restart hearthd")
+		return "systemd started this daemon: restart it with systemctl --user restart hearthd"
+	case d.handover.conn != nil:
+		return "a hand-over is under way"
 	}
-	if d.handover.conn != nil {
-		return refuse("a hand-over is under way")
+	return ""
+}
+
+// handOver starts exe as this daemon's successor and has this daemon stop
+// serving, to hand it the hosted upstreams once drained; why names what
+// asked (`hearthd restart`, or an upgrade installed: upgrade.go). It
+// returns the successor's pid, or why it did not start.
+func (d *Daemon) handOver(exe, why string) (int, error) {
+	d.handover.mu.Lock()
+	defer d.handover.mu.Unlock()
+	if d.handover.conn != nil && d.handover.exe == exe {
+		// `hearthd restart` of the executable an upgrade is handing over
+		// to already: that successor is the one asked for.
+		return d.handover.pid, nil
 	}
-	conn, pid, err := d.StartSuccessor(a.Exe)
+	if msg := d.refusesHandOver(); msg != "" {
+		return 0, errors.New(msg)
+	}
+	conn, pid, err := d.StartSuccessor(exe)
 	if err != nil {
-		return refuse(fmt.Sprintf("could not start %s: %v", a.Exe, err))
+		return 0, fmt.Errorf("could not start %s: %v", exe, err)
 	}
-	d.handover.conn = conn
+	d.handover.conn, d.handover.exe, d.handover.pid = conn, exe, pid
 	close(d.handover.now)
-	d.log.Info("handing over to a new daemon", zap.String("exe", a.Exe), zap.Int("successor_pid", pid))
-	return map[string]int{"pid": pid}, nil
+	d.log.Info("handing over to a new daemon", zap.String("exe", exe), zap.Int("successor_pid", pid), zap.String("why", why))
+	return pid, nil
 }
 
 // handingOver is closed once a hand-over was asked for.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/hearth-mcp/hearth/pkg/config"
@@ -31,7 +32,11 @@ func (d *Daemon) host(req mcp.HostRequest, w mcp.Writer, gone func(error)) (mcp.
 		// it, and it is no part of the key (decision 0036).
 		spec.ClientEnv = envList(rr.ClientEnv)
 	}
-	return d.hosted.Attach(spec, req.Cwd, req.Conn, w, gone)
+	tag := ""
+	if req.ShimPID > 0 {
+		tag = "shim:" + strconv.Itoa(req.ShimPID)
+	}
+	return d.hosted.Attach(spec, req.Cwd, req.Conn, tag, w, gone)
 }
 
 // hostedSpec turns a hello's run into what to run: the config's [servers.NAME]

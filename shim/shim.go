@@ -567,8 +567,12 @@ func (s *Shim) lost(gen int) {
 }
 
 // lostMessage is the error a request in flight gets when a new daemon
-// serves on.
-const lostMessage = "the hearth daemon restarted while this request was in flight; it was not completed and may be retried"
+// serves on. It says only what the shim knows: no reply reached the
+// client. Whether the request ran is unknown here: a request is owed
+// -32004 from the moment the daemon took it in (docs/decisions/0020), and
+// the daemon may have run it by then, or a hosted upstream may have
+// answered it after a drain had given the client up (decision 0046).
+const lostMessage = "the hearth daemon restarted while this request was in flight and its reply was lost; it may or may not have been carried out"
 
 // replay re-sends the client's initialize (under a private id whose reply is
 // swallowed) and initialized, so the new daemon serves the same session. A

@@ -68,87 +68,14 @@ func TestHostedUpstreamOutlivesRestart(t *testing.T) {
 		t.Fatalf("daemons %v, keeper %d", before, keeper)
 	}
 
-	// Calls in flight through the restart: each client calls count in a
-	// loop; each call returns once (CallTool returns once; a second answer
-	// would be a second count), with a result or an error.
-	var (
-		mu       sync.Mutex
-		seen     = map[int]bool{}
-		issued   int
-		answered int
-		failed   []string
-		codes    []int64
-	)
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for _, c := range clients {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-				mu.Lock()
-				issued++
-				mu.Unlock()
-				res, err := c.CallTool(ctx, &mcp.CallToolParams{Name: "count"})
-				cancel()
-				mu.Lock()
-				switch {
-				case err != nil:
-					failed = append(failed, err.Error())
-					var we *jsonrpc.Error
-					if errors.As(err, &we) {
-						codes = append(codes, we.Code)
-					} else {
-						codes = append(codes, 0)
-					}
-				case res.IsError:
-					failed = append(failed, fmt.Sprint(res.Content))
-					codes = append(codes, 0)
-				default:
-					n, _, p := countReply(t, res.Content[0].(*mcp.TextContent).Text)
-					if seen[n] || p != pid {
-						t.Errorf("count %d answered twice, or by pid %d (want %d)", n, p, pid)
-					}
-					seen[n] = true
-					answered++
-				}
-				mu.Unlock()
-				time.Sleep(5 * time.Millisecond)
-			}
-		}()
-	}
-	time.Sleep(200 * time.Millisecond) // some calls answered before the restart
+	load := startCountLoad(t, clients, pid)
 	out, code := runHearthdCmd(t, env, "restart")
 	if code != 0 || !strings.Contains(out, "restarted hearthd") {
-		close(stop)
-		wg.Wait()
+		load.stop()
 		t.Fatalf("hearthd restart: %d %s", code, out)
 	}
-	// Calls answered by the new daemon too.
-	mu.Lock()
-	mark := answered
-	mu.Unlock()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		mu.Lock()
-		n := answered
-		mu.Unlock()
-		if n >= mark+30 {
-			break
-		}
-		if time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	close(stop)
-	wg.Wait()
+	load.answeredAfter(30)
+	load.stop()
 
 	after := daemonsIn(runtime)
 	if len(after) != 1 || after[0] == before[0] {
@@ -165,29 +92,11 @@ func TestHostedUpstreamOutlivesRestart(t *testing.T) {
 	// Each call ran at most once: the server counted no more calls than
 	// were made (3 before, the loops', the last), and at least those
 	// answered.
-	ran := calls - 3 - 1
-	// A call whose answer the drain could not give is answered -32004 by
-	// the shim (it may have run: the count allows it), or -32005 by the
-	// daemon; nothing else.
-	// The Go SDK's error keeps the shim's message, not its code: the
-	// message of -32004 (docs/protocol.md) identifies it.
-	const lost = "the hearth daemon restarted while this request was in flight; it was not completed and may be retried"
-	for i, f := range failed {
-		if codes[i] != -32004 && codes[i] != -32005 && !strings.HasSuffix(f, lost) {
-			t.Errorf("a call in flight failed with an error that is not the documented retryable one: %d %s", codes[i], f)
-		}
-	}
-	t.Logf("issued %d, answered %d (%d after the restart), failed %d, ran %d", issued, answered, answered-mark, len(failed), ran)
-	if ran < answered || ran > issued {
-		t.Fatalf("the server ran %d calls; %d were answered of %d issued", ran, answered, issued)
-	}
-	if answered < mark+30 {
-		t.Fatalf("only %d calls answered after the restart", answered-mark)
-	}
+	load.check(calls-3-1, 30)
 
 	// A crash still ends the upstream and its keeper: no orphan.
 	syscall.Kill(after[0], syscall.SIGKILL)
-	deadline = time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(10 * time.Second)
 	for len(processesOf(server)) > 0 || parentOf(keeper) != 0 && !gone(keeper) {
 		if time.Now().After(deadline) {
 			t.Fatalf("10s after kill -9 of the new daemon: upstreams %v, keeper %d alive", processesOf(server), keeper)
@@ -200,3 +109,182 @@ func TestHostedUpstreamOutlivesRestart(t *testing.T) {
 func gone(pid int) bool {
 	return len(liveProcesses(func(dir string, _ []string) bool { return dir == filepath.Join("/proc", strconv.Itoa(pid)) })) == 0
 }
+
+// A client that subscribed to a resource before `hearthd restart` hears
+// of its updates after it, without subscribing again (its shim replays
+// only its initialize), and the upstream, still subscribed, got exactly
+// one resources/subscribe for the URI: none from the successor as the
+// client came back, none for a second client that subscribes after.
+func TestHostedSubscriptionOutlivesRestart(t *testing.T) {
+	env, runtime, _ := shimEnv(t)
+	const uri = "test://counter"
+	updated := make(chan string, 16)
+	sub := runClient(t, env, &mcp.ClientOptions{ResourceUpdatedHandler: func(_ context.Context, r *mcp.ResourceUpdatedNotificationRequest) {
+		updated <- r.Params.URI
+	}}, "2025-11-25", filepath.Join(bin.dir, "hostedserver"), "-subscribe")
+	other := runClient(t, env, nil, "2025-11-25", filepath.Join(bin.dir, "hostedserver"), "-subscribe")
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := sub.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
+		t.Fatal(err)
+	}
+	touched := func(when string) {
+		t.Helper()
+		if out, isErr := callText(t, other, "touch", map[string]any{"text": uri}); isErr {
+			t.Fatalf("touch %s: %s", when, out)
+		}
+		select {
+		case got := <-updated:
+			if got != uri {
+				t.Fatalf("%s: updated %q, want %q", when, got, uri)
+			}
+		case <-ctx.Done():
+			t.Fatalf("%s: no notifications/resources/updated reached the subscriber", when)
+		}
+	}
+	touched("before the restart")
+	before := daemonsIn(runtime)
+	if out, code := runHearthdCmd(t, env, "restart"); code != 0 {
+		t.Fatalf("hearthd restart: %d %s", code, out)
+	}
+	if after := daemonsIn(runtime); len(after) != 1 || len(before) != 1 || after[0] == before[0] {
+		t.Fatalf("daemons before %v, after %v", before, after)
+	}
+	// An update sent before the subscriber's shim is back reaches nobody
+	// (decision 0046): a call of its own shows it attached again.
+	if err := sub.Ping(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	touched("after the restart")
+	// A client that subscribes after the hand-over is the upstream's
+	// second subscriber: hearth sends it no subscribe either.
+	late := runClient(t, env, nil, "2025-11-25", filepath.Join(bin.dir, "hostedserver"), "-subscribe")
+	if err := late.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := callText(t, other, "subscribes", map[string]any{"text": uri}); n != "1" {
+		t.Fatalf("the upstream got %s resources/subscribe for %s, want 1", n, uri)
+	}
+	touched("after a later client subscribed")
+}
+
+// countLoad is clients calling the hosted server's count in a loop, each
+// call checked to return once: with a result (a count no other call got,
+// from the upstream pid), or with the documented retryable error.
+type countLoad struct {
+	t        *testing.T
+	pid      int
+	mu       sync.Mutex
+	seen     map[int]bool
+	issued   int
+	answered int
+	mark     int // answered when the hand-over was done (answeredAfter)
+	failed   []string
+	codes    []int64
+	done     chan struct{}
+	wg       sync.WaitGroup
+}
+
+func startCountLoad(t *testing.T, clients []*mcp.ClientSession, pid int) *countLoad {
+	l := &countLoad{t: t, pid: pid, seen: map[int]bool{}, done: make(chan struct{})}
+	for _, c := range clients {
+		l.wg.Add(1)
+		go func() {
+			defer l.wg.Done()
+			for {
+				select {
+				case <-l.done:
+					return
+				default:
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+				l.mu.Lock()
+				l.issued++
+				l.mu.Unlock()
+				res, err := c.CallTool(ctx, &mcp.CallToolParams{Name: "count"})
+				cancel()
+				l.mu.Lock()
+				switch {
+				case err != nil:
+					l.failed = append(l.failed, err.Error())
+					var we *jsonrpc.Error
+					if errors.As(err, &we) {
+						l.codes = append(l.codes, we.Code)
+					} else {
+						l.codes = append(l.codes, 0)
+					}
+				case res.IsError:
+					l.failed = append(l.failed, fmt.Sprint(res.Content))
+					l.codes = append(l.codes, 0)
+				default:
+					n, _, p := countReply(t, res.Content[0].(*mcp.TextContent).Text)
+					if l.seen[n] || p != l.pid {
+						t.Errorf("count %d answered twice, or by pid %d (want %d)", n, p, l.pid)
+					}
+					l.seen[n] = true
+					l.answered++
+				}
+				l.mu.Unlock()
+				time.Sleep(5 * time.Millisecond)
+			}
+		}()
+	}
+	// Some calls answered before whatever comes next.
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		l.mu.Lock()
+		n := l.answered
+		l.mu.Unlock()
+		if n >= 3*len(clients) {
+			break
+		}
+	}
+	return l
+}
+
+// answeredAfter marks the hand-over done and waits (up to 30s) for n more
+// calls answered.
+func (l *countLoad) answeredAfter(n int) {
+	l.mu.Lock()
+	l.mark = l.answered
+	l.mu.Unlock()
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		l.mu.Lock()
+		got := l.answered
+		l.mu.Unlock()
+		if got >= l.mark+n {
+			return
+		}
+	}
+}
+
+func (l *countLoad) stop() {
+	close(l.done)
+	l.wg.Wait()
+}
+
+// check, once stopped, holds the calls to account: each failed one with
+// the shim's -32004 or the daemon's -32005, nothing else; the upstream ran
+// (ran: the calls it counted for the loop) no fewer than were answered and
+// no more than were issued; at least after were answered after the
+// hand-over.
+func (l *countLoad) check(ran, after int) {
+	t := l.t
+	t.Helper()
+	// The Go SDK's error keeps the shim's message, not its code: the
+	// message of -32004 (docs/protocol.md) identifies it.
+	for i, f := range l.failed {
+		if l.codes[i] != -32004 && l.codes[i] != -32005 && !strings.HasSuffix(f, lostMessage) {
+			t.Errorf("a call in flight failed with an error that is not the documented retryable one: %d %s", l.codes[i], f)
+		}
+	}
+	t.Logf("issued %d, answered %d (%d after the hand-over), failed %d, ran %d", l.issued, l.answered, l.answered-l.mark, len(l.failed), ran)
+	if ran < l.answered || ran > l.issued {
+		t.Fatalf("the server ran %d calls; %d were answered of %d issued", ran, l.answered, l.issued)
+	}
+	if l.answered < l.mark+after {
+		t.Fatalf("only %d calls answered after the hand-over", l.answered-l.mark)
+	}
+}
+
+// lostMessage is the shim's -32004 message (docs/protocol.md).
+const lostMessage = "the hearth daemon restarted while this request was in flight and its reply was lost; it may or may not have been carried out"

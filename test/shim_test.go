@@ -29,7 +29,11 @@ func daemonsIn(runtime string) []int { return daemonsWithEnv("XDG_RUNTIME_DIR=" 
 // environment holds the entry kv ("NAME=value"), keepers of hosted
 // upstreams (hearthd started with HEARTH_KEEPER set) aside: the daemon's
 // death is theirs to act on.
-func daemonsWithEnv(kv string) []int {
+func daemonsWithEnv(kv string) []int { return daemonsOf(bin.hearthd, kv) }
+
+// daemonsOf is daemonsWithEnv for the hearthd at exe (once replaced, the
+// kernel names a running image "exe (deleted)").
+func daemonsOf(hearthd, kv string) []int {
 	var pids []int
 	entries, _ := os.ReadDir("/proc")
 	for _, e := range entries {
@@ -38,7 +42,7 @@ func daemonsWithEnv(kv string) []int {
 			continue
 		}
 		exe, err := os.Readlink(filepath.Join("/proc", e.Name(), "exe"))
-		if err != nil || exe != bin.hearthd {
+		if err != nil || exe != hearthd && exe != hearthd+" (deleted)" {
 			continue
 		}
 		environ, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))

@@ -87,10 +87,16 @@ func daemonRequest(socket, client, method string, params any, timeout time.Durat
 		}
 		switch {
 		case msg.Error != nil:
-			return nil, errors.New(msg.Error.Message)
+			return nil, &replyError{msg.Error.Message}
 		case len(msg.Result) == 0 || string(msg.Result) == "null":
 			return nil, errors.New("the daemon's reply has no result")
 		}
 		return msg.Result, nil
 	}
 }
+
+// replyError is the daemon's error reply: it read the request and refused
+// it (any other error of daemonRequest may have come before it read it).
+type replyError struct{ message string }
+
+func (e *replyError) Error() string { return e.message }

@@ -280,6 +280,9 @@ func serve(mode daemon.Mode) int {
 	}
 	d.OnServing = publish(lock, started, d)
 	d.StartSuccessor, d.OwnerLock = startSuccessor, lock.File()
+	if mode == daemon.ModeSocket {
+		d.CheckUpgrade = upgradeCheck(cfg.UpgradeHandOver, log)
+	}
 	d.HostedServers().Adopt(handed)
 	d.HomeWhy, d.Unfollowed = place.Why, unfollowed
 	d.StdioListens = mode == daemon.ModeStdio

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -60,11 +61,26 @@ func restartCmd(args []string, stdout, stderr io.Writer, getenv func(string) str
 	if err == nil {
 		err = json.Unmarshal(raw, &res)
 	}
+	old, _ := os.FindProcess(st.PID)
+	var refused *replyError
+	if err != nil && !errors.As(err, &refused) && alive(old) {
+		// The daemon may have begun handing over by itself (an upgrade
+		// installed: docs/decisions/0050-upgrade-handover.md) and closed
+		// the socket before it read the request: the restart is done
+		// once another daemon serves.
+		if awaitExit(old, time.Now().Add(stopTimeout)) {
+			if raw, qerr := queryStatus(socket); qerr == nil {
+				if now, ok := statusPID(raw); ok && now.PID != st.PID {
+					fmt.Fprintf(stdout, "restarted hearthd serving %s: pid %d, was %d\n", home, now.PID, st.PID)
+					return 0
+				}
+			}
+		}
+	}
 	if err != nil {
 		fmt.Fprintln(stderr, "hearthd restart:", err)
 		return 1
 	}
-	old, _ := os.FindProcess(st.PID)
 	deadline := time.Now().Add(stopTimeout)
 	if !awaitExit(old, deadline) {
 		fmt.Fprintf(stderr, "hearthd restart: hearthd (pid %d) is still draining after %s\n", st.PID, stopTimeout)

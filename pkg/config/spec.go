@@ -70,6 +70,7 @@ var types = map[string]spec{
 	"http_listen":         {kind: kindString, example: "127.0.0.1:8765", live: true},
 	"http_auth":           {kind: kindString, def: "token", example: "none", live: true},
 	"hosted_control":      {kind: kindBool, def: "false"},
+	"upgrade_handover":    {kind: kindBool, def: "true"},
 }
 
 // specs is keys.Settings with their types, in its order.

@@ -4,8 +4,13 @@ package hosted
 
 import (
 	"encoding/json"
+	"errors"
+	"os"
 	"testing"
 	"time"
+
+	"github.com/hearth-mcp/hearth/pkg/jsonrpc"
+	"github.com/hearth-mcp/hearth/pkg/supervisor"
 )
 
 // An instance handed from one table to another keeps its upstream: the
@@ -56,4 +61,55 @@ func TestHandedInstanceKeepsItsUpstream(t *testing.T) {
 	}
 	heir.Close()
 	waitFor(t, "the adopted upstream's end", 10*time.Second, func() bool { return !alive(now.Pid) })
+}
+
+// A drain waits for the upstream's answer to a call in flight (bounded by
+// DrainWait): the client gets the call's result before its session may end,
+// instead of the call being cancelled upstream with its answer dropped
+// (then owed -32004 by the shim though the upstream may have run it). A
+// call that outlasts DrainWait is given up then, and its session ends.
+func TestDrainWaitsForTheUpstreamsAnswer(t *testing.T) {
+	exe, _ := os.Executable()
+	tb := NewTable(Options{Supervisor: supervisor.New(supervisor.Options{Grace: 300 * time.Millisecond, KeeperPath: exe}), LogDir: t.TempDir(), DrainWait: time.Minute})
+	t.Cleanup(tb.Close)
+	spec := testSpec("normal", Global)
+	a := attach(t, tb, spec, "/a")
+	a.initialize()
+	a.s.Handle(jsonrpc.Parse([]byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"slow","arguments":{"ms":300}}}`)))
+	a.s.Drain()
+	a.s.EndInput(errors.New("drained")) // as the session's reader stops
+	select {
+	case <-a.s.Done():
+		t.Fatal("the drained session ended with its call in flight")
+	default:
+	}
+	if m := a.reply(15 * time.Second); text(t, m) != "slept" {
+		t.Fatalf("the call in flight at the drain got %s", m["_text"])
+	}
+	waitFor(t, "the session's end once answered", 10*time.Second, func() bool {
+		select {
+		case <-a.s.Done():
+			return true
+		default:
+			return false
+		}
+	})
+	a.s.Detach()
+
+	// A call longer than the drain's bound: the session ends at the bound.
+	short := NewTable(Options{Supervisor: supervisor.New(supervisor.Options{Grace: 300 * time.Millisecond, KeeperPath: exe}), LogDir: t.TempDir(), DrainWait: 100 * time.Millisecond})
+	t.Cleanup(short.Close)
+	b := attach(t, short, spec, "/b")
+	b.initialize()
+	b.s.Handle(jsonrpc.Parse([]byte(`{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"hang","arguments":{}}}`)))
+	b.s.Drain()
+	waitFor(t, "the session's end at DrainWait", 10*time.Second, func() bool {
+		select {
+		case <-b.s.Done():
+			return true
+		default:
+			return false
+		}
+	})
+	b.s.Detach()
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -23,11 +24,12 @@ import (
 
 // Table holds the daemon's hosted instances by key.
 type Table struct {
-	sup    *supervisor.Supervisor
-	logDir string
-	log    *zap.Logger
-	logCap int64
-	cat    *catalog.Store // nil: no catalog
+	sup       *supervisor.Supervisor
+	logDir    string
+	log       *zap.Logger
+	logCap    int64
+	cat       *catalog.Store // nil: no catalog
+	drainWait time.Duration
 
 	mu     sync.Mutex
 	inst   map[string]*Instance
@@ -44,6 +46,10 @@ type Options struct {
 	// CatalogDir holds the catalog of what each instance's server
 	// answered (catalog.go); "" keeps none.
 	CatalogDir string
+	// DrainWait bounds how long a drain waits for the upstream's answers
+	// to a client's requests in flight (the daemon's drain_timeout; 0:
+	// not at all).
+	DrainWait time.Duration
 }
 
 // NewTable returns an empty table.
@@ -54,7 +60,7 @@ func NewTable(o Options) *Table {
 	if o.LogCap <= 0 {
 		o.LogCap = DefaultLogCap
 	}
-	t := &Table{sup: o.Supervisor, logDir: o.LogDir, log: o.Logger, logCap: o.LogCap, inst: map[string]*Instance{}}
+	t := &Table{sup: o.Supervisor, logDir: o.LogDir, log: o.Logger, logCap: o.LogCap, inst: map[string]*Instance{}, drainWait: o.DrainWait}
 	if o.CatalogDir != "" {
 		t.cat = catalog.Open(o.CatalogDir)
 	}
@@ -102,6 +108,9 @@ func (s *Session) EndInput(err error) {
 	if errors.Is(err, io.EOF) && !s.draining.Load() {
 		s.c.EndInput(inputClosedMessage)
 	}
+	if s.draining.Load() && !errors.Is(err, io.EOF) {
+		return // the drain's end of input: Drain decides when the session ends
+	}
 	s.finish()
 }
 
@@ -109,11 +118,22 @@ func (s *Session) EndInput(err error) {
 // its input ended.
 const inputClosedMessage = "cancelled: the client closed its input"
 
-// Drain: the daemon stops. The session ends; Detach then cancels upstream
-// what the client still has in flight.
+// Drain: the daemon stops. The session ends once the upstream has answered
+// what the client has in flight, or after the table's DrainWait; Detach
+// then cancels upstream what is still in flight (its answer is lost, and
+// the shim owes the client -32004: docs/decisions/0046-upstream-handover.md).
 func (s *Session) Drain() {
 	s.draining.Store(true)
-	s.finish()
+	wait := s.inst.t.drainWait
+	if wait <= 0 {
+		s.finish()
+		return
+	}
+	t := time.AfterFunc(wait, s.finish)
+	s.c.WhenSettled(func() {
+		t.Stop()
+		s.finish()
+	})
 }
 
 // HangUp: the client is gone.
@@ -140,9 +160,17 @@ func (s *Session) Status(ci *mcp.ClientInfo) {
 
 // Detach ends the client's attachment: what it still has in flight is
 // cancelled upstream. The instance may stop after its idle timeout.
+//
+// A drain's detach parks instead (route.Client.Park): the client's
+// subscriptions and log level are kept for its return, to this daemon's
+// successor after a hand-over (docs/decisions/0046-upstream-handover.md).
 func (s *Session) Detach() {
 	s.once.Do(func() {
-		s.c.Detach()
+		if s.draining.Load() {
+			s.c.Park()
+		} else {
+			s.c.Detach()
+		}
 		s.inst.detached()
 	})
 }
@@ -159,7 +187,9 @@ func (s *Session) Pending() int { return s.c.Pending() }
 // Attach attaches a client to the instance of spec for its directory and
 // connection (creating it; its upstream starts with the first request).
 // The client's frames go to peer; gone is called if the client is given up.
-func (t *Table) Attach(spec Spec, clientDir string, conn uint64, peer route.Peer, gone func(error)) (*Session, error) {
+// tag names the client across daemons (its shim's pid; "" for none): one
+// that a drain detached gets back what it had set on the upstream.
+func (t *Table) Attach(spec Spec, clientDir string, conn uint64, tag string, peer route.Peer, gone func(error)) (*Session, error) {
 	if err := spec.CheckPlace(clientDir); err != nil {
 		return nil, err
 	}
@@ -177,7 +207,9 @@ func (t *Table) Attach(spec Spec, clientDir string, conn uint64, peer route.Peer
 		in.fromCatalog()
 	}
 	in.attached()
-	return &Session{inst: in, c: in.r.Attach(peer, gone), w: peer, done: make(chan struct{})}, nil
+	c := in.r.Attach(peer, gone)
+	c.Resume(tag)
+	return &Session{inst: in, c: c, w: peer, done: make(chan struct{})}, nil
 }
 
 // logPath is the file of an instance's log: its name (ServerName: the

@@ -54,7 +54,7 @@ func attach(t *testing.T, tb *Table, spec Spec, dir string) *client {
 	t.Helper()
 	c := &client{t: t, frames: make(chan map[string]any, 64)}
 	conns++
-	s, err := tb.Attach(spec, dir, conns, route.WriteFunc(func(f []byte) error {
+	s, err := tb.Attach(spec, dir, conns, "", route.WriteFunc(func(f []byte) error {
 		var m map[string]any
 		if err := json.Unmarshal(f, &m); err != nil {
 			t.Errorf("bad frame %s", f)

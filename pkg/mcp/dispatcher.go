@@ -76,6 +76,10 @@ type HostRequest struct {
 	// connection's number, unique in the daemon's life.
 	Cwd  string
 	Conn uint64
+	// ShimPID is the pid of the shim that asked ($/hearth/hello), 0 when
+	// the transport chose the server: it names the client across a
+	// daemon's hand-over (docs/decisions/0046-upstream-handover.md).
+	ShimPID int
 }
 
 // HostFunc attaches a connection to the hosted server req names and
@@ -112,14 +116,14 @@ var errNoHosting = errors.New("this hearth daemon does not host servers (hearth 
 // host makes the hosted server run names the session's dispatcher; the
 // registry, if the session started with it, then ends once what it was
 // handed is answered.
-func (s *session) host(run []byte, cwd string) {
+func (s *session) host(run []byte, cwd string, shimPID int) {
 	w := sessionWriter{s: s, ready: s.conn.WriteReady}
 	var d Dispatcher
 	var err error
 	if s.srv.opts.Host == nil {
 		err = errNoHosting
 	} else {
-		d, err = s.srv.opts.Host(HostRequest{Run: run, Cwd: cwd, Conn: s.seq}, w, func(error) { s.hangUp(ErrWriteFailed) })
+		d, err = s.srv.opts.Host(HostRequest{Run: run, Cwd: cwd, Conn: s.seq, ShimPID: shimPID}, w, func(error) { s.hangUp(ErrWriteFailed) })
 	}
 	if err != nil {
 		s.log.Info("refused a hosted server")

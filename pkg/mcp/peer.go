@@ -81,7 +81,7 @@ func (s *session) hello(msg *jsonrpc.Message) {
 		return
 	}
 	if h.Run != nil {
-		defer func() { s.host(h.Run, s.peer.whereabouts().Cwd) }()
+		defer func() { s.host(h.Run, s.peer.whereabouts().Cwd, h.ShimPID) }()
 	}
 	p := &s.peer
 	p.mu.Lock()

@@ -82,7 +82,7 @@ func (s *session) run(ctx context.Context) error {
 	if s.conn.Run != nil {
 		// The transport chose the hosted server (Conn.Run): attached
 		// before the first frame is read, as a hello would have.
-		s.host(s.conn.Run, s.conn.Client.Cwd)
+		s.host(s.conn.Run, s.conn.Client.Cwd, 0)
 	} else {
 		s.reg.start()
 	}

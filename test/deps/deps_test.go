@@ -37,7 +37,8 @@ const rules = `
 # Standard library only.
 NONE < pkg/version, pkg/stats, pkg/envelope, pkg/hello, pkg/frame, pkg/jsonval,
        pkg/config/keys, pkg/endpoint, pkg/safefile, pkg/jsonc, pkg/textedit,
-       pkg/memory/store, pkg/memory/chunk, deploy/systemd, deploy/launchd, pkg/portable;
+       pkg/memory/store, pkg/memory/chunk, deploy/systemd, deploy/launchd, pkg/portable,
+       pkg/upgrade;
 
 # Replacing a file all at once: renameat2 and renamex_np to exchange two.
 golang.org/x/sys < pkg/atomicfile;
@@ -140,7 +141,7 @@ shim < shim/hearth;
 # The daemon wires everything together; hearthd adds the subcommands.
 pkg/mcp, pkg/mcphttp, pkg/sessionkeep, net/http, pkg/schemas, pkg/memory, pkg/clarify, pkg/workspace, pkg/config,
 pkg/handoff, pkg/hello, pkg/rawio, pkg/sockdir, pkg/supervisor, pkg/hosted, pkg/version, github.com/coreos/go-systemd, go.uber.org/zap, golang.org/x/sys < daemon;
-daemon, shim, pkg/guard, pkg/owner, pkg/adopt, pkg/memory/jsonl, deploy/systemd, deploy/launchd, go.uber.org/zap, os/exec < daemon/hearthd;
+daemon, shim, pkg/guard, pkg/owner, pkg/adopt, pkg/upgrade, pkg/memory/jsonl, deploy/systemd, deploy/launchd, go.uber.org/zap, os/exec < daemon/hearthd;
 
 # The release builder: it runs go build and git.
 pkg/version, os/exec < tools/release;

@@ -46,6 +46,7 @@ var Settings = []Setting{
 	{"http_listen", "HEARTH_HTTP_LISTEN"},
 	{"http_auth", "HEARTH_HTTP_AUTH"},
 	{"hosted_control", "HEARTH_HOSTED_CONTROL"},
+	{"upgrade_handover", "HEARTH_UPGRADE_HANDOVER"},
 }
 
 // SettingVars lists the environment variables of Settings, in its order.

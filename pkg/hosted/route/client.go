@@ -23,6 +23,8 @@ type Client struct {
 	level    int               // the log level it asked for (-1: none)
 	inflight map[string]string // its request id key -> upstream id key
 	subs     map[string]bool   // resource URIs it subscribed to
+	tag      string            // who it is across daemons ("": nobody known; resume.go)
+	settled  func()            // WhenSettled's, until called
 	// initParams are its initialize's params (its capabilities and
 	// clientInfo, sent in _meta on its behalf to a modern upstream).
 	initParams json.RawMessage
@@ -63,6 +65,12 @@ func (c *Client) Pending() int {
 	r := c.r
 	r.mu.Lock()
 	defer r.unlock()
+	return c.pendingLocked()
+}
+
+// pendingLocked is Pending with r.mu held.
+func (c *Client) pendingLocked() int {
+	r := c.r
 	n := len(c.inflight)
 	for _, q := range r.queued {
 		if q.c == c {
@@ -184,12 +192,21 @@ func (r *Router) abandon(upKey string, p *pend, reason string) {
 // Detach removes the client: its requests still in flight are cancelled
 // upstream (their answers are dropped), its subscriptions released, and
 // requests the upstream made of it answered with an error.
-func (c *Client) Detach() {
+func (c *Client) Detach() { c.detach(false) }
+
+// detach removes the client; park keeps its subscriptions and log level
+// for its return (Park); r.mu is not held.
+func (c *Client) detach(park bool) {
 	r := c.r
 	r.mu.Lock()
 	defer r.unlock()
 	if c.gone {
 		return
+	}
+	park = park && c.tag != ""
+	if c.settled != nil {
+		c.settled = nil // it never settles now
+		r.settling--
 	}
 	c.gone = true
 	c.out.close()
@@ -200,6 +217,9 @@ func (c *Client) Detach() {
 			continue
 		}
 		r.abandon(upKey, p, "the client went away")
+	}
+	if park {
+		r.park(c)
 	}
 	for uri := range c.subs {
 		r.unsubscribe(c, uri)
@@ -525,7 +545,10 @@ func (c *Client) subscription(msg *jsonrpc.Message) bool {
 	}
 	subs := r.subs[uri]
 	if msg.Method == "resources/subscribe" {
-		if c.subs[uri] || len(subs) > 0 {
+		if _, held := r.held[uri]; c.subs[uri] || len(subs) > 0 || held {
+			// The upstream is subscribed already (for another client, or
+			// for one detached by a drain: resume.go).
+			r.unhold(uri)
 			if subs == nil {
 				subs = map[*Client]struct{}{}
 				r.subs[uri] = subs
@@ -550,6 +573,10 @@ func (c *Client) subscription(msg *jsonrpc.Message) bool {
 		return true
 	}
 	delete(r.subs, uri)
+	if _, held := r.held[uri]; held {
+		c.answer(msg.ID, json.RawMessage(`{}`))
+		return true
+	}
 	return false
 }
 
@@ -560,6 +587,9 @@ func (r *Router) unsubscribe(c *Client, uri string) {
 	delete(c.subs, uri)
 	if len(subs) == 0 {
 		delete(r.subs, uri)
+		if _, held := r.held[uri]; held {
+			return // a client detached by a drain holds it still
+		}
 		if r.era == eraModern {
 			r.syncURIListens()
 			return

@@ -3,6 +3,7 @@ package route
 import (
 	"encoding/json"
 	"errors"
+	"slices"
 )
 
 // Carried is what a router hands the router of the daemon that takes its
@@ -22,6 +23,10 @@ type Carried struct {
 	// in place of InitResult: the successor serves it as modern, and opens
 	// its own listens on it.
 	Discover json.RawMessage `json:"discover,omitempty"`
+	// Clients holds, by tag, what each client a drain detached had set on
+	// the upstream: the successor gives it back when it attaches again
+	// (resume.go).
+	Clients map[string]CarriedClient `json:"clients,omitempty"`
 }
 
 // ErrNotCarried: the router's upstream cannot be handed over as it is.
@@ -71,15 +76,24 @@ func (r *Router) Carry() (Carried, error) {
 	for uri := range r.subs {
 		c.Subscribed = append(c.Subscribed, uri)
 	}
+	for uri := range r.held {
+		if _, ok := r.subs[uri]; !ok {
+			c.Subscribed = append(c.Subscribed, uri)
+		}
+	}
+	slices.Sort(c.Subscribed)
+	c.Clients = r.carriedClients()
 	return c, nil
 }
 
 // Adopt gives the router an upstream that another daemon's router served
 // (Carry): it is ready at once, with that initialize, and is not sent
-// another. The clients attach anew; what they subscribe to and the level
-// they ask for are set on it as for any ready upstream. It stays
-// subscribed to what its earlier clients subscribed to until it restarts
-// (an update nobody subscribed to reaches nobody).
+// another. The upstream stays subscribed to what it was; a client that
+// attaches again (Resume, by its tag) gets back its subscriptions, which
+// are not sent to the upstream again, and its log level. A subscription
+// whose client does not come back holds the upstream subscribed until a
+// client unsubscribes it or the upstream restarts (an update nobody
+// subscribed to reaches nobody).
 func (r *Router) Adopt(peer Peer, c Carried) {
 	r.mu.Lock()
 	defer r.unlock()
@@ -107,4 +121,5 @@ func (r *Router) Adopt(peer Peer, c Carried) {
 	r.initResult = c.InitResult
 	r.upCaps = parseUpstreamCaps(c.InitResult)
 	r.upLevel = levelOf(c.Level)
+	r.adoptParked(c)
 }

@@ -72,3 +72,108 @@ func TestCarriedUpstreamIsNotInitializedAgain(t *testing.T) {
 		t.Fatalf("carried with a call in flight: %v", err)
 	}
 }
+
+// A client that a drain parks keeps its subscription and log level across
+// the hand-over: the old router sends no unsubscribe as it parks, the
+// heir gives them back to the client attaching under the same tag without
+// a second subscribe or setLevel, routes the upstream's
+// notifications/resources/updated to it, and unsubscribes the upstream
+// only once its last subscriber, parked or attached, lets go.
+func TestParkedSubscriptionIsResumedWithoutASecondSubscribe(t *testing.T) {
+	ts := newTestServer()
+	h := newHarness(t, ts.srv, Options{})
+	a := h.raw()
+	a.c.Resume("shim:1")
+	a.initialize()
+	a.send(`{"jsonrpc":"2.0","id":1,"method":"resources/subscribe","params":{"uri":"file:///x"}}`)
+	if m := a.response(); m["result"] == nil {
+		t.Fatalf("subscribe: %s", m["_text"])
+	}
+	a.send(`{"jsonrpc":"2.0","id":2,"method":"logging/setLevel","params":{"level":"debug"}}`)
+	if m := a.response(); m["result"] == nil {
+		t.Fatalf("setLevel: %s", m["_text"])
+	}
+	a.c.Park()
+	// Everything the old router sent is answered once Carry finds nothing in
+	// flight; the upstream saw one subscribe and no unsubscribe.
+	var c Carried
+	var err error
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		if c, err = h.r.Carry(); err == nil || time.Now().After(deadline) {
+			break
+		}
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts.mu.Lock()
+	seen := strings.Join(ts.subs, " ")
+	ts.mu.Unlock()
+	if seen != "+file:///x" {
+		t.Fatalf("the upstream saw %q, want one subscribe", seen)
+	}
+	if strings.Join(c.Subscribed, " ") != "file:///x" || c.Level != "debug" || len(c.Clients) != 1 ||
+		strings.Join(c.Clients["shim:1"].Subscribed, " ") != "file:///x" || c.Clients["shim:1"].Level != "debug" {
+		t.Fatalf("carried %+v", c)
+	}
+	b, _ := json.Marshal(c)
+	var back Carried
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+
+	var mu sync.Mutex
+	var sent []string
+	upstream := func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		return strings.Join(sent, "\n")
+	}
+	heir := New(Options{Name: "testserver", Mode: Shared})
+	heir.Adopt(WriteFunc(func(f []byte) error {
+		mu.Lock()
+		sent = append(sent, string(f))
+		mu.Unlock()
+		return nil
+	}), back)
+	attach := func(tag string) *rawClient {
+		rc := &rawClient{t: t, frames: make(chan string, 256)}
+		rc.c = heir.Attach(chanPeer(rc.frames), nil)
+		rc.c.Resume(tag)
+		rc.send(strings.Replace(initReq, "%s", "0", 1))
+		if m := rc.response(); m["result"] == nil {
+			t.Fatalf("initialize: %s", m["_text"])
+		}
+		rc.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+		return rc
+	}
+	a2 := attach("shim:1")
+	other := attach("shim:2")
+	heir.FromUpstream([]byte(`{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"file:///x"}}`))
+	if m := a2.next(); m["method"] != "notifications/resources/updated" {
+		t.Fatalf("the resumed subscriber got %s", m["_text"])
+	}
+	other.quiet(50 * time.Millisecond)
+	// A second subscriber: answered here.
+	other.send(`{"jsonrpc":"2.0","id":1,"method":"resources/subscribe","params":{"uri":"file:///x"}}`)
+	if m := other.response(); m["result"] == nil {
+		t.Fatalf("subscribe: %s", m["_text"])
+	}
+	a2.send(`{"jsonrpc":"2.0","id":1,"method":"resources/unsubscribe","params":{"uri":"file:///x"}}`)
+	if m := a2.response(); m["result"] == nil {
+		t.Fatalf("unsubscribe: %s", m["_text"])
+	}
+	if up := upstream(); strings.Contains(up, "subscribe") || strings.Contains(up, "setLevel") {
+		t.Fatalf("the adopted upstream was sent: %s", up)
+	}
+	// The last subscriber lets go: now the upstream is unsubscribed.
+	other.send(`{"jsonrpc":"2.0","id":2,"method":"resources/unsubscribe","params":{"uri":"file:///x"}}`)
+	for deadline := time.Now().Add(5 * time.Second); !strings.Contains(upstream(), `"resources/unsubscribe"`); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no unsubscribe reached the upstream: %s", upstream())
+		}
+	}
+	if n := strings.Count(upstream(), `"resources/subscribe"`); n != 0 {
+		t.Fatalf("the upstream was subscribed again %d times", n)
+	}
+}

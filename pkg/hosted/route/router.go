@@ -131,6 +131,14 @@ type Router struct {
 	s2cUp    map[string]string  // upstream id key of a server-to-client request -> s2c key
 	subs     map[string]map[*Client]struct{}
 	upLevel  int // the level the upstream was last set to (-1: never)
+	// What clients detached by a drain held, kept for when they attach
+	// again (resume.go): parked by client tag, and held, the resource URIs
+	// the upstream stays subscribed to for no attached client.
+	parked map[string]parkedClient
+	held   map[string]int
+	// settling counts the clients waiting to have nothing pending
+	// (WhenSettled, settle.go).
+	settling int
 
 	cache    map[string]json.RawMessage // list results, by method and params
 	cacheGen int                        // bumped by every list_changed
@@ -167,9 +175,16 @@ func (r *Router) unlock() {
 	claimed := append(buf[:0], r.claimed...)
 	clear(r.claimed)
 	r.claimed = r.claimed[:0]
+	var settled []func()
+	if r.settling > 0 {
+		settled = r.settledLocked()
+	}
 	r.mu.Unlock()
 	for _, o := range claimed {
 		o.drain()
+	}
+	for _, f := range settled {
+		f() // after the outboxes: the last reply is written first
 	}
 }
 
@@ -258,7 +273,7 @@ func New(opts Options) *Router {
 		opts: opts, clients: map[*Client]struct{}{},
 		pending: map[string]*pend{}, progress: map[string]*pend{},
 		s2c: map[string]*s2cReq{}, s2cUp: map[string]string{},
-		subs: map[string]map[*Client]struct{}{}, upLevel: -1,
+		subs: map[string]map[*Client]struct{}{}, upLevel: -1, parked: map[string]parkedClient{}, held: map[string]int{},
 		cache: map[string]json.RawMessage{}, uriListens: map[string]string{},
 	}
 }
@@ -441,6 +456,7 @@ func (r *Router) Down(why error, failed bool) {
 	r.initID = ""
 	r.listListen = ""
 	clear(r.uriListens)
+	clear(r.held) // a new upstream process is subscribed to nothing
 	r.cacheGen++
 	clear(r.cache)
 }
@@ -652,6 +668,11 @@ func (r *Router) minLevel() int {
 	for c := range r.clients {
 		if c.level >= 0 && (m < 0 || c.level < m) {
 			m = c.level
+		}
+	}
+	for _, p := range r.parked {
+		if p.level >= 0 && (m < 0 || p.level < m) {
+			m = p.level
 		}
 	}
 	return m

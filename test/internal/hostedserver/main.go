@@ -13,6 +13,7 @@ import (
 	"os/signal"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -45,7 +46,37 @@ func main() {
 			opts.SetCacheable = func(_ context.Context, _ mcp.Request, c *mcp.Cacheable) { c.TTLMs = ms }
 		}
 	}
+	// -subscribe: offer resource subscriptions, count each subscribe by
+	// URI (the "subscribes" tool says how many came) and send
+	// notifications/resources/updated for a URI on "touch".
+	var subscribes sync.Map // uri -> *atomic.Int64
+	if len(os.Args) > 1 && os.Args[1] == "-subscribe" {
+		opts.SubscribeHandler = func(_ context.Context, req *mcp.SubscribeRequest) error {
+			n, _ := subscribes.LoadOrStore(req.Params.URI, new(atomic.Int64))
+			n.(*atomic.Int64).Add(1)
+			return nil
+		}
+		opts.UnsubscribeHandler = func(context.Context, *mcp.UnsubscribeRequest) error { return nil }
+	}
 	srv := mcp.NewServer(&mcp.Implementation{Name: "hostedserver", Version: "1.0.0"}, opts)
+	if opts.SubscribeHandler != nil {
+		srv.AddResource(&mcp.Resource{URI: "test://counter", Name: "counter"}, func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: "test://counter", Text: "counter"}}}, nil
+		})
+		mcp.AddTool(srv, &mcp.Tool{Name: "subscribes", Description: "says how many resources/subscribe came for the URI text"}, func(_ context.Context, _ *mcp.CallToolRequest, a textArgs) (*mcp.CallToolResult, any, error) {
+			var n int64
+			if v, ok := subscribes.Load(a.Text); ok {
+				n = v.(*atomic.Int64).Load()
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprint(n)}}}, nil, nil
+		})
+		mcp.AddTool(srv, &mcp.Tool{Name: "touch", Description: "sends notifications/resources/updated for the URI text"}, func(ctx context.Context, _ *mcp.CallToolRequest, a textArgs) (*mcp.CallToolResult, any, error) {
+			if err := srv.ResourceUpdated(ctx, &mcp.ResourceUpdatedNotificationParams{URI: a.Text}); err != nil {
+				return nil, nil, err
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "touched " + a.Text}}}, nil, nil
+		})
+	}
 	if modern || refuse {
 		srv.AddReceivingMiddleware(refuseInitialize)
 	}

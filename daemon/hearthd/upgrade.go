@@ -1,0 +1,65 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/hearth-mcp/hearth/daemon"
+	"github.com/hearth-mcp/hearth/pkg/upgrade"
+	"github.com/hearth-mcp/hearth/pkg/version"
+)
+
+// probeTimeout bounds a new executable's `version`.
+const probeTimeout = 10 * time.Second
+
+// probeVersion runs path's `version` as the daemon would run its
+// successor (its environment, no stdin), bounded.
+func probeVersion(path string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, path, "version")
+	cmd.WaitDelay = time.Second
+	out, err := cmd.Output()
+	if ctx.Err() != nil {
+		return "", fmt.Errorf("no answer within %s", probeTimeout)
+	}
+	if err != nil {
+		return "", err
+	}
+	if len(out) > 4096 {
+		out = out[:4096]
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// upgradeCheck watches the file this daemon started from
+// (docs/decisions/0050-upgrade-handover.md), by the path it was started
+// as, never /proc/self/exe, which names the running image (" (deleted)"
+// once replaced). nil when the setting is off or the path is unknown.
+func upgradeCheck(on bool, log *zap.Logger) daemon.UpgradeCheck {
+	if !on {
+		return nil
+	}
+	path, err := os.Executable()
+	if err == nil && runtime.GOOS == "linux" {
+		// os.Executable reads /proc/self/exe: right now, before anything
+		// replaced the file, it is the path the file was started from.
+		path = strings.TrimSuffix(path, " (deleted)")
+	}
+	var w *upgrade.Watch
+	if err == nil {
+		w, err = upgrade.NewWatch(path, version.Tooling(), probeVersion)
+	}
+	if err != nil {
+		log.Warn("hearthd cannot watch its executable; an upgrade takes hearthd restart", zap.Error(err))
+		return nil
+	}
+	return w.Check
+}
