@@ -485,13 +485,19 @@ type connectAllResult struct {
 // connect to its last list, the node process's own start left out. Through
 // hearth each round begins with no daemon at all: the first shim autostarts
 // it (its start is in the time) and it answers from the catalog that one
-// run before the rounds filled. Against the same entries spawned directly;
-// six rounds alternating the sides. Reported: the median wall time of each
-// side, the spread of their ratio over the rounds, the slowest server's
-// median time, the server processes seen during each run, and (not timed
-// with the rest) a second run through hearth on the daemon the first
-// started, still with no upstream: what the daemon's start adds. Goals:
-// hearth at least 20× faster, and no server process started through it.
+// run before the rounds filled. Against the same entries spawned directly,
+// and against the lower bound of any way to serve the client: ten
+// catalogservers, the smallest stdio server, each answering from memory
+// with the bytes of one of the ten catalog entries (what remains is node's
+// ten spawns and the client's own work); six rounds, the three sides in
+// turn. Reported: the median wall time of each side, the spread of the
+// ratios over the rounds (direct over hearth; direct over the lower bound,
+// the most any way could reach; hearth over the lower bound, hearth's own
+// share), the slowest server's median time, the server processes seen
+// during each run, and (not timed with the rest) a second run through
+// hearth on the daemon the first started, still with no upstream: what
+// the daemon's start adds. Goals: hearth at least 20× faster, and no server
+// process started through it.
 func BenchmarkTSClientCatalog(b *testing.B) {
 	node, err := exec.LookPath("node")
 	if err != nil {
@@ -524,6 +530,19 @@ func BenchmarkTSClientCatalog(b *testing.B) {
 	}
 	if hearthSpec[0].Command == directSpec[0].Command {
 		b.Fatalf("the hearth side's entries were not adopted: %+v", hearthSpec[0])
+	}
+	// The lower bound's ten: one catalogserver per catalog entry, each
+	// given a server's name so that the checks below hold for it too.
+	floorSpec := func() []server {
+		entries, _ := filepath.Glob(filepath.Join(hearth.home, ".local", "state", "hearth", "catalog", "*.json"))
+		if len(entries) != len(names) {
+			b.Fatalf("%d catalog entries, want %d: %v", len(entries), len(names), entries)
+		}
+		var spec []server
+		for i, e := range entries {
+			spec = append(spec, server{Name: names[i], Command: bins.catalogserver, Args: []string{e}})
+		}
+		return spec
 	}
 
 	// connectAll runs connect_all.mjs on side s with its entries, checks
@@ -581,10 +600,12 @@ func BenchmarkTSClientCatalog(b *testing.B) {
 	stopAutostarted(b, hearth.home, scripts)
 	connectAll(direct, directSpec)
 	waitServersGone(b, direct.home, scripts)
+	lower := floorSpec()
+	connectAll(hearth, lower)
 
 	b.ResetTimer()
 	const rounds = 6
-	var ht, dt, hSlow, dSlow, hw []float64
+	var ht, dt, ft, hSlow, dSlow, hw []float64
 	var hs, ds []int
 	slowest := func(r connectAllResult) float64 {
 		m := 0.0
@@ -593,13 +614,16 @@ func BenchmarkTSClientCatalog(b *testing.B) {
 		}
 		return m
 	}
+	const viaHearth, viaDirect, viaFloor = 0, 1, 2
 	for i := range rounds {
-		sides := []bool{true, false}
-		if i%2 == 1 {
-			sides = []bool{false, true}
-		}
-		for _, viaHearth := range sides {
-			if viaHearth {
+		sides := []int{viaHearth, viaDirect, viaFloor}
+		sides = append(sides[i%3:], sides[:i%3]...)
+		for _, side := range sides {
+			switch side {
+			case viaFloor:
+				r, _ := connectAll(hearth, lower)
+				ft = append(ft, r.TotalMs)
+			case viaHearth:
 				if pids := daemonsOf(hearth.home); len(pids) > 0 {
 					b.Fatalf("a daemon runs before a hearth round: %v", pids)
 				}
@@ -612,7 +636,7 @@ func BenchmarkTSClientCatalog(b *testing.B) {
 				hw, hs = append(hw, r.TotalMs), append(hs, n)
 				stopAutostarted(b, hearth.home, scripts)
 				b.StartTimer()
-			} else {
+			default:
 				r, n := connectAll(direct, directSpec)
 				dt, dSlow, ds = append(dt, r.TotalMs), append(dSlow, slowest(r)), append(ds, n)
 				waitServersGone(b, direct.home, scripts)
@@ -622,9 +646,9 @@ func BenchmarkTSClientCatalog(b *testing.B) {
 	for range b.N {
 	}
 	b.StopTimer()
-	ratios := make([]float64, rounds)
+	ratios, bound, own := make([]float64, rounds), make([]float64, rounds), make([]float64, rounds)
 	for i := range rounds {
-		ratios[i] = dt[i] / ht[i]
+		ratios[i], bound[i], own[i] = dt[i]/ht[i], dt[i]/ft[i], ht[i]/ft[i]
 	}
 	median := func(v []float64) float64 {
 		v = slices.Clone(v)
@@ -633,11 +657,14 @@ func BenchmarkTSClientCatalog(b *testing.B) {
 	}
 	b.ReportMetric(median(ht), "hearth-connect-all-ms")
 	b.ReportMetric(median(dt), "direct-connect-all-ms")
+	b.ReportMetric(median(ft), "lower-bound-connect-all-ms")
 	b.ReportMetric(median(hw), "hearth-running-daemon-connect-all-ms")
 	b.ReportMetric(median(hSlow), "hearth-slowest-server-ms")
 	b.ReportMetric(median(dSlow), "direct-slowest-server-ms")
 	reportSpread(b, "direct-over-hearth-x", spreadOf(ratios))
+	reportSpread(b, "direct-over-lower-bound-x", spreadOf(bound))
+	reportSpread(b, "hearth-over-lower-bound-x", spreadOf(own))
 	b.ReportMetric(float64(slices.Max(hs)), "hearth-servers-started-max")
 	b.ReportMetric(float64(slices.Min(ds)), "direct-servers-started-min")
-	b.Logf("connect + tools/list of ten, ms: hearth %.0f (then on the running daemon %.0f), direct %.0f", ht, hw, dt)
+	b.Logf("connect + tools/list of ten, ms: hearth %.0f (then on the running daemon %.0f), direct %.0f, lower bound %.0f", ht, hw, dt, ft)
 }
