@@ -63,9 +63,16 @@ type ownerSilent struct{ msg string }
 
 func (e *ownerSilent) Error() string { return e.msg }
 
+func isOwnerSilent(err error) bool {
+	var silent *ownerSilent
+	return errors.As(err, &silent)
+}
+
 // dialOwner dials the owner of the shim's data directory, waiting until
 // deadline for one that is starting. (nil, nil): the home has no owner.
 func (s *Shim) dialOwner(deadline time.Time) (*conn, error) {
+	wake := ownerWake{home: s.home}
+	defer wake.close()
 	for {
 		rec, state, err := owner.Find(s.home)
 		if err != nil {
@@ -94,7 +101,7 @@ func (s *Shim) dialOwner(deadline time.Time) (*conn, error) {
 			return nil, &ownerSilent{fmt.Sprintf("the data directory %s is owned by hearthd (pid %d), which did not answer on %q within %v",
 				s.home, rec.PID, rec.Socket, startWait)}
 		}
-		time.Sleep(10 * time.Millisecond)
+		wake.wait(ownerPoll)
 	}
 }
 
@@ -136,6 +143,8 @@ func (s *Shim) autostart() (*conn, error) {
 		return nil, fmt.Errorf("open start lock %s: %w", lockPath, err)
 	}
 	defer lock.Close() // releases the lock
+	wake := ownerWake{home: s.home}
+	defer wake.close()
 	deadline := time.Now().Add(startWait + 5*time.Second)
 	for {
 		got, err := tryLock(lock)
@@ -145,10 +154,19 @@ func (s *Shim) autostart() (*conn, error) {
 		if got {
 			break
 		}
+		// Another shim is starting the daemon: its daemon serves as soon
+		// as it publishes its owner record, and this shim need not wait
+		// for the starter to let go of the lock (nor for the other shims
+		// waiting with it to take it one at a time) to reach it.
+		if c, err := s.dialOwner(time.Now()); c != nil {
+			return c, nil
+		} else if err != nil && !isOwnerSilent(err) {
+			return nil, err
+		}
 		if time.Now().After(deadline) {
 			return nil, fmt.Errorf("another hearth has been starting the daemon for too long (lock %s)", lockPath)
 		}
-		time.Sleep(10 * time.Millisecond)
+		wake.wait(ownerPoll)
 	}
 	// Whoever held the lock before us may have started it already.
 	if c, err := s.dialOwner(time.Now().Add(startWait)); c != nil || err != nil {
@@ -191,10 +209,10 @@ func (s *Shim) autostart() (*conn, error) {
 		if c != nil {
 			return c, nil
 		}
-		var silent *ownerSilent
-		if err != nil && !errors.As(err, &silent) {
+		if err != nil && !isOwnerSilent(err) {
 			return nil, err
 		}
+		wake.wait(ownerPoll)
 		select {
 		case err := <-exited:
 			var ee *exec.ExitError
@@ -211,7 +229,7 @@ func (s *Shim) autostart() (*conn, error) {
 				why = fmt.Sprintf("%s (%v; its log is %s)", why, err, logPath)
 			}
 			return nil, fmt.Errorf("%s serve could not start: %s", bin, why)
-		case <-time.After(10 * time.Millisecond):
+		default:
 		}
 	}
 	return nil, fmt.Errorf("%s serve did not answer within %v; its log is %s", bin, startWait, logPath)

@@ -32,13 +32,16 @@ var bins struct {
 	hearth    string
 	sdkserver string
 	linerelay string
+	// catalogserver answers from a catalog entry (BenchmarkTSClientCatalog's
+	// lower bound).
+	catalogserver string
 }
 
 func build(b *testing.B) {
 	b.Helper()
 	bins.once.Do(func() {
 		// HEARTH_BENCH_BIN names a directory of binaries built before
-		// (hearthd, hearth, sdkserver, linerelay), so that two builds can
+		// (hearthd, hearth, sdkserver, linerelay, catalogserver), so that two builds can
 		// be measured alternately in one session.
 		dir, prebuilt := os.Getenv("HEARTH_BENCH_BIN"), true
 		if dir == "" {
@@ -53,14 +56,16 @@ func build(b *testing.B) {
 		bins.sdkserver = filepath.Join(dir, "sdkserver")
 		bins.hearth = filepath.Join(dir, "hearth")
 		bins.linerelay = filepath.Join(dir, "linerelay")
+		bins.catalogserver = filepath.Join(dir, "catalogserver")
 		if prebuilt {
 			return
 		}
 		for out, pkg := range map[string]string{
-			bins.hearthd:   "github.com/hearth-mcp/hearth/daemon/hearthd",
-			bins.hearth:    "github.com/hearth-mcp/hearth/shim/hearth",
-			bins.sdkserver: "github.com/hearth-mcp/hearth/test/bench/internal/sdkserver",
-			bins.linerelay: "github.com/hearth-mcp/hearth/test/bench/internal/linerelay",
+			bins.hearthd:       "github.com/hearth-mcp/hearth/daemon/hearthd",
+			bins.hearth:        "github.com/hearth-mcp/hearth/shim/hearth",
+			bins.sdkserver:     "github.com/hearth-mcp/hearth/test/bench/internal/sdkserver",
+			bins.linerelay:     "github.com/hearth-mcp/hearth/test/bench/internal/linerelay",
+			bins.catalogserver: "github.com/hearth-mcp/hearth/test/bench/internal/catalogserver",
 		} {
 			if o, err := exec.Command("go", "build", "-o", out, pkg).CombinedOutput(); err != nil {
 				bins.err = fmt.Errorf("build %s: %v\n%s", pkg, err, o)

@@ -118,17 +118,36 @@ func newCatalogSetup(b *testing.B, hearthEnv ...string) catalogSetup {
 	return c
 }
 
+// lowerBound is the catalog benchmarks' lower bound of any way to serve
+// the client: for each of names, a catalogserver answering from memory
+// with the bytes of one of the entries hearth catalogued under home (the
+// smallest stdio server there could be, one per server a client starts).
+func lowerBound(b *testing.B, home string, names []string) map[string]claudeEntry {
+	entries, _ := filepath.Glob(filepath.Join(home, ".local", "state", "hearth", "catalog", "*.json"))
+	if len(entries) != len(names) {
+		b.Fatalf("%d catalog entries, want %d: %v", len(entries), len(names), entries)
+	}
+	out := map[string]claudeEntry{}
+	for i, e := range entries {
+		out[names[i]] = claudeEntry{Command: bins.catalogserver, Args: []string{e}}
+	}
+	return out
+}
+
 // BenchmarkClaudeCodeCatalog: ten stdio servers (tenServers) in a
 // ~/.claude.json, through `hearth run` as `hearthd adopt --write` writes
 // them against the same entries spawned directly, after one run through
 // hearth has filled its catalog (decision 0045).
 //
-//   - list: `claude mcp list` one at a time, rounds alternating the sides;
+//   - list: `claude mcp list` one at a time, the sides in turn each round;
 //     before each hearth round its daemon is restarted (not timed): a cold
-//     daemon with a warm catalog. Reported: the median wall time of each
-//     side (with the spread of their ratio over the rounds) and the server
-//     processes seen during and after each run. Goals: hearth at least 20×
-//     faster, and no server process started.
+//     daemon with a warm catalog. A third side lists ten catalogservers
+//     (lowerBound): Claude Code's own start and its ten spawns, the least
+//     any way of serving it could take. Reported: the median wall time of
+//     each side, the spread of the ratios over the rounds (direct over
+//     hearth, direct over the lower bound, hearth over the lower bound),
+//     and the server processes seen during and after each run. Goals:
+//     hearth at least 20× faster, and no server process started.
 //   - session: a Go SDK client per server, as a client session does at its
 //     start (initialize and tools/list on each of the ten), then one tool
 //     call on one of them (server-everything's echo); then the server
@@ -181,6 +200,7 @@ func BenchmarkClaudeCodeCatalog(b *testing.B) {
 		return elapsed, len(seen)
 	}
 	waitGone := func(s claudeSide) { waitServersGone(b, s.home, scripts) }
+	var floor claudeSide
 
 	// Fill the catalog: one run through hearth starts the ten and records
 	// their answers; then a warm-up run of the direct side.
@@ -197,18 +217,27 @@ func BenchmarkClaudeCodeCatalog(b *testing.B) {
 	waitGone(hearth)
 	list(direct)
 	waitGone(direct)
+	floorServers := map[string]any{}
+	for n, e := range lowerBound(b, hearth.home, names) {
+		floorServers[n] = map[string]any{"type": "stdio", "command": e.Command, "args": e.Args}
+	}
+	floor = newClaudeSide(b, floorServers)
+	list(floor)
 
 	b.ResetTimer()
 	const rounds = 6
-	var ht, dt []time.Duration
+	var ht, dt, ft []time.Duration
 	var hs, ds []int
+	const viaHearth, viaDirect, viaFloor = 0, 1, 2
 	for i := range rounds {
-		sides := []bool{true, false}
-		if i%2 == 1 {
-			sides = []bool{false, true}
-		}
-		for _, viaHearth := range sides {
-			if viaHearth {
+		sides := []int{viaHearth, viaDirect, viaFloor}
+		sides = append(sides[i%3:], sides[:i%3]...)
+		for _, side := range sides {
+			switch side {
+			case viaFloor:
+				e, _ := list(floor)
+				ft = append(ft, e)
+			case viaHearth:
 				b.StopTimer()
 				d.start()
 				b.StartTimer()
@@ -216,7 +245,7 @@ func BenchmarkClaudeCodeCatalog(b *testing.B) {
 				ht, hs = append(ht, e), append(hs, n)
 				d.stop()
 				waitGone(hearth)
-			} else {
+			default:
 				e, n := list(direct)
 				dt, ds = append(dt, e), append(ds, n)
 				waitGone(direct)
@@ -226,9 +255,9 @@ func BenchmarkClaudeCodeCatalog(b *testing.B) {
 	for range b.N {
 	}
 	b.StopTimer()
-	ratios := make([]float64, rounds)
+	ratios, bound, own := make([]float64, rounds), make([]float64, rounds), make([]float64, rounds)
 	for i := range rounds {
-		ratios[i] = float64(dt[i]) / float64(ht[i])
+		ratios[i], bound[i], own[i] = float64(dt[i])/float64(ht[i]), float64(dt[i])/float64(ft[i]), float64(ht[i])/float64(ft[i])
 	}
 	medianDur := func(v []time.Duration) float64 {
 		v = slices.Clone(v)
@@ -237,10 +266,13 @@ func BenchmarkClaudeCodeCatalog(b *testing.B) {
 	}
 	b.ReportMetric(medianDur(ht), "hearth-list-ms")
 	b.ReportMetric(medianDur(dt), "direct-list-ms")
+	b.ReportMetric(medianDur(ft), "lower-bound-list-ms")
 	reportSpread(b, "direct-over-hearth-list-x", spreadOf(ratios))
+	reportSpread(b, "direct-over-lower-bound-list-x", spreadOf(bound))
+	reportSpread(b, "hearth-over-lower-bound-list-x", spreadOf(own))
 	b.ReportMetric(float64(slices.Max(hs)), "hearth-list-servers-started-max")
 	b.ReportMetric(float64(slices.Min(ds)), "direct-list-servers-started-min")
-	b.Logf("claude mcp list, ms: hearth %v, direct %v", ht, dt)
+	b.Logf("claude mcp list, ms: hearth %v, direct %v, lower bound %v", ht, dt, ft)
 
 	// A client session: the ten connected and listed, one tool called.
 	entries := claudeEntries(b, hearth.home)
@@ -485,13 +517,19 @@ type connectAllResult struct {
 // connect to its last list, the node process's own start left out. Through
 // hearth each round begins with no daemon at all: the first shim autostarts
 // it (its start is in the time) and it answers from the catalog that one
-// run before the rounds filled. Against the same entries spawned directly;
-// six rounds alternating the sides. Reported: the median wall time of each
-// side, the spread of their ratio over the rounds, the slowest server's
-// median time, the server processes seen during each run, and (not timed
-// with the rest) a second run through hearth on the daemon the first
-// started, still with no upstream: what the daemon's start adds. Goals:
-// hearth at least 20× faster, and no server process started through it.
+// run before the rounds filled. Against the same entries spawned directly,
+// and against the lower bound of any way to serve the client: ten
+// catalogservers, the smallest stdio server, each answering from memory
+// with the bytes of one of the ten catalog entries (what remains is node's
+// ten spawns and the client's own work); six rounds, the three sides in
+// turn. Reported: the median wall time of each side, the spread of the
+// ratios over the rounds (direct over hearth; direct over the lower bound,
+// the most any way could reach; hearth over the lower bound, hearth's own
+// share), the slowest server's median time, the server processes seen
+// during each run, and (not timed with the rest) a second run through
+// hearth on the daemon the first started, still with no upstream: what
+// the daemon's start adds. Goals: hearth at least 20× faster, and no server
+// process started through it.
 func BenchmarkTSClientCatalog(b *testing.B) {
 	node, err := exec.LookPath("node")
 	if err != nil {
@@ -525,7 +563,6 @@ func BenchmarkTSClientCatalog(b *testing.B) {
 	if hearthSpec[0].Command == directSpec[0].Command {
 		b.Fatalf("the hearth side's entries were not adopted: %+v", hearthSpec[0])
 	}
-
 	// connectAll runs connect_all.mjs on side s with its entries, checks
 	// that every server listed tools, and returns what it measured and the
 	// server processes of s seen while it ran.
@@ -581,10 +618,16 @@ func BenchmarkTSClientCatalog(b *testing.B) {
 	stopAutostarted(b, hearth.home, scripts)
 	connectAll(direct, directSpec)
 	waitServersGone(b, direct.home, scripts)
+	var lower []server
+	bound := lowerBound(b, hearth.home, names)
+	for _, n := range names {
+		lower = append(lower, server{Name: n, Command: bound[n].Command, Args: bound[n].Args})
+	}
+	connectAll(hearth, lower)
 
 	b.ResetTimer()
 	const rounds = 6
-	var ht, dt, hSlow, dSlow, hw []float64
+	var ht, dt, ft, hSlow, dSlow, hw []float64
 	var hs, ds []int
 	slowest := func(r connectAllResult) float64 {
 		m := 0.0
@@ -593,13 +636,16 @@ func BenchmarkTSClientCatalog(b *testing.B) {
 		}
 		return m
 	}
+	const viaHearth, viaDirect, viaFloor = 0, 1, 2
 	for i := range rounds {
-		sides := []bool{true, false}
-		if i%2 == 1 {
-			sides = []bool{false, true}
-		}
-		for _, viaHearth := range sides {
-			if viaHearth {
+		sides := []int{viaHearth, viaDirect, viaFloor}
+		sides = append(sides[i%3:], sides[:i%3]...)
+		for _, side := range sides {
+			switch side {
+			case viaFloor:
+				r, _ := connectAll(hearth, lower)
+				ft = append(ft, r.TotalMs)
+			case viaHearth:
 				if pids := daemonsOf(hearth.home); len(pids) > 0 {
 					b.Fatalf("a daemon runs before a hearth round: %v", pids)
 				}
@@ -612,7 +658,7 @@ func BenchmarkTSClientCatalog(b *testing.B) {
 				hw, hs = append(hw, r.TotalMs), append(hs, n)
 				stopAutostarted(b, hearth.home, scripts)
 				b.StartTimer()
-			} else {
+			default:
 				r, n := connectAll(direct, directSpec)
 				dt, dSlow, ds = append(dt, r.TotalMs), append(dSlow, slowest(r)), append(ds, n)
 				waitServersGone(b, direct.home, scripts)
@@ -622,9 +668,9 @@ func BenchmarkTSClientCatalog(b *testing.B) {
 	for range b.N {
 	}
 	b.StopTimer()
-	ratios := make([]float64, rounds)
+	ratios, overBound, own := make([]float64, rounds), make([]float64, rounds), make([]float64, rounds)
 	for i := range rounds {
-		ratios[i] = dt[i] / ht[i]
+		ratios[i], overBound[i], own[i] = dt[i]/ht[i], dt[i]/ft[i], ht[i]/ft[i]
 	}
 	median := func(v []float64) float64 {
 		v = slices.Clone(v)
@@ -633,11 +679,14 @@ func BenchmarkTSClientCatalog(b *testing.B) {
 	}
 	b.ReportMetric(median(ht), "hearth-connect-all-ms")
 	b.ReportMetric(median(dt), "direct-connect-all-ms")
+	b.ReportMetric(median(ft), "lower-bound-connect-all-ms")
 	b.ReportMetric(median(hw), "hearth-running-daemon-connect-all-ms")
 	b.ReportMetric(median(hSlow), "hearth-slowest-server-ms")
 	b.ReportMetric(median(dSlow), "direct-slowest-server-ms")
 	reportSpread(b, "direct-over-hearth-x", spreadOf(ratios))
+	reportSpread(b, "direct-over-lower-bound-x", spreadOf(overBound))
+	reportSpread(b, "hearth-over-lower-bound-x", spreadOf(own))
 	b.ReportMetric(float64(slices.Max(hs)), "hearth-servers-started-max")
 	b.ReportMetric(float64(slices.Min(ds)), "direct-servers-started-min")
-	b.Logf("connect + tools/list of ten, ms: hearth %.0f (then on the running daemon %.0f), direct %.0f", ht, hw, dt)
+	b.Logf("connect + tools/list of ten, ms: hearth %.0f (then on the running daemon %.0f), direct %.0f, lower bound %.0f", ht, hw, dt, ft)
 }

@@ -149,7 +149,7 @@ pkg/version, os/exec < tools/release;
 pkg/memory/pgstore, pkg/memory/sqlitestore !< daemon/hearthd;
 
 # The end-to-end tests and the benchmarks drive real binaries.
-NONE < test, test/bench, test/deps, test/internal/rawping;
+NONE < test, test/bench, test/deps, test/internal/rawping, test/bench/internal/catalogserver;
 github.com/modelcontextprotocol/go-sdk < test/internal/hostedserver;
 os/exec < test/bench/internal/benchtable;
 os/exec < test/bench/internal/linerelay;
