@@ -7,7 +7,9 @@
 // which Wine 8 does not implement ("fixme:file:NtSetInformationFile
 // Unsupported class (64)", Win32 "Invalid function."), and Go falls back to
 // the older call only for other statuses. Such a test did everything it
-// asserts. Exit status 1 when any other failure remains.
+// asserts. A test that said anything (t.Log, or t.Skip's reason before the
+// cleanup failed it) counts as failed: its output cannot be told from an
+// error's. Exit status 1 when any other failure remains.
 //
 // Usage: GOOS=windows go test -json -exec wine64 ./pkg/x/ | go run tools/wine/results.go
 package main
