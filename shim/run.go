@@ -81,9 +81,9 @@ func ParseRun(args, environ, parent []string, parentKnown bool) (*hello.Run, err
 // resolveCommand makes cmd absolute: a bare name on the client's PATH (the
 // client's, not the daemon's, chooses the program), a path against the
 // client's directory. A name not found is left bare for the daemon to look
-// up.
+// up. On Windows / separates as \ does: ./srv.cmd is a path, not a name.
 func resolveCommand(cmd string) string {
-	if !strings.ContainsRune(cmd, filepath.Separator) {
+	if !strings.ContainsRune(cmd, filepath.Separator) && !strings.ContainsRune(cmd, '/') {
 		if p, err := exec.LookPath(cmd); err == nil {
 			return p
 		}

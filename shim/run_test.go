@@ -3,6 +3,7 @@ package shim
 import (
 	"maps"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -92,13 +93,18 @@ func TestParseRunEnv(t *testing.T) {
 }
 
 func TestParseRun(t *testing.T) {
-	sh, _ := exec.LookPath("sh")
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		sh = "sh" // not found: left bare for the daemon (Windows)
+	}
+	srv, _ := filepath.Abs("./srv.js")
+	opt, _ := filepath.Abs("/opt/srv") // C:\opt\srv on Windows: the client's drive
 	for _, tc := range []struct {
 		args []string
 		want string // "command args..." or "name", or an error's words
 	}{
 		{[]string{"--", "sh", "-c", "x"}, sh + " -c x"},
-		{[]string{"--", "/opt/srv", "--stdio"}, "/opt/srv --stdio"},
+		{[]string{"--", "/opt/srv", "--stdio"}, opt + " --stdio"},
 		{[]string{"--", "no-such-program-anywhere"}, "no-such-program-anywhere"},
 		{[]string{"everything"}, "name everything or everything"},
 		{nil, "error needs a server"},
@@ -107,13 +113,13 @@ func TestParseRun(t *testing.T) {
 		// command at once, for the daemon to choose.
 		{[]string{"a", "b"}, "name a or a b"},
 		{[]string{"sh", "-c", "x"}, "name sh or " + sh + " -c x"},
-		{[]string{"./srv.js", "--stdio"}, "name ./srv.js or /"},
+		{[]string{"./srv.js", "--stdio"}, "name ./srv.js or " + srv + " --stdio"},
 		{[]string{"-x"}, "error then NAME"},
-		{[]string{"--share", "client", "--", "/opt/srv"}, "/opt/srv"},
+		{[]string{"--share", "client", "--", "/opt/srv"}, opt},
 		{[]string{"--share=global", "everything"}, "name everything or everything"},
 		{[]string{"--share", "everyone", "--", "x"}, "error want global, directory or client"},
 		{[]string{"--share"}, "error want global"},
-		{[]string{"--env", "A", "--share", "client", "--", "/opt/srv"}, "/opt/srv"},
+		{[]string{"--env", "A", "--share", "client", "--", "/opt/srv"}, opt},
 	} {
 		r, err := ParseRun(tc.args, nil, nil, false)
 		var got string

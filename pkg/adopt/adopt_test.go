@@ -411,7 +411,7 @@ func TestLocations(t *testing.T) {
 		return map[string]string{"XDG_CONFIG_HOME": "/cfg"}[k]
 	}}
 	var paths []string
-	for _, l := range Locations(env, []string{"/p", "/p"}) {
+	for _, l := range LocationsOn("linux", env, []string{"/p", "/p"}) {
 		paths = append(paths, l.Client+" "+l.Path)
 	}
 	for _, want := range []string{

@@ -8,6 +8,7 @@
 package adopt
 
 import (
+	"path"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -56,27 +57,28 @@ func Locations(env Env, projects []string) []Location {
 }
 
 // LocationsOn is Locations as on goos, so that every system's places are
-// checked on any system.
+// checked on any system: Unix's are joined with package path, Windows's
+// by windowsLocations, whatever the host's separator.
 func LocationsOn(goos string, env Env, projects []string) []Location {
 	if goos == "windows" {
 		return windowsLocations(env, projects)
 	}
 	home := env.Home
 	config := env.Getenv("XDG_CONFIG_HOME")
-	if config == "" || !filepath.IsAbs(config) {
-		config = filepath.Join(home, ".config")
+	if config == "" || !path.IsAbs(config) {
+		config = path.Join(home, ".config")
 	}
-	appSupport := filepath.Join(home, "Library", "Application Support")
+	appSupport := path.Join(home, "Library", "Application Support")
 	claudeDir := home
-	if d := env.Getenv("CLAUDE_CONFIG_DIR"); d != "" && filepath.IsAbs(d) {
+	if d := env.Getenv("CLAUDE_CONFIG_DIR"); d != "" && path.IsAbs(d) {
 		claudeDir = d
 	}
 	json, jsonc := jsonc.Options{}, jsonc.JSONC
 	locs := []Location{
-		{Client: ClaudeCode, Path: filepath.Join(claudeDir, ".claude.json"), Key: "mcpServers", Syntax: json, Projects: true},
-		{Client: ClaudeDesktop, Path: filepath.Join(config, "Claude", "claude_desktop_config.json"), Key: "mcpServers", Syntax: json},
-		{Client: ClaudeDesktop, Path: filepath.Join(appSupport, "Claude", "claude_desktop_config.json"), Key: "mcpServers", Syntax: json},
-		{Client: Cursor, Path: filepath.Join(home, ".cursor", "mcp.json"), Key: "mcpServers", Syntax: json},
+		{Client: ClaudeCode, Path: path.Join(claudeDir, ".claude.json"), Key: "mcpServers", Syntax: json, Projects: true},
+		{Client: ClaudeDesktop, Path: path.Join(config, "Claude", "claude_desktop_config.json"), Key: "mcpServers", Syntax: json},
+		{Client: ClaudeDesktop, Path: path.Join(appSupport, "Claude", "claude_desktop_config.json"), Key: "mcpServers", Syntax: json},
+		{Client: Cursor, Path: path.Join(home, ".cursor", "mcp.json"), Key: "mcpServers", Syntax: json},
 	}
 	for _, code := range []string{"Code", "Code - Insiders"} {
 		client := VSCode
@@ -84,14 +86,14 @@ func LocationsOn(goos string, env Env, projects []string) []Location {
 			client += " Insiders"
 		}
 		locs = append(locs,
-			Location{Client: client, Path: filepath.Join(config, code, "User", "mcp.json"), Key: "servers", Syntax: jsonc},
-			Location{Client: client, Path: filepath.Join(appSupport, code, "User", "mcp.json"), Key: "servers", Syntax: jsonc})
+			Location{Client: client, Path: path.Join(config, code, "User", "mcp.json"), Key: "servers", Syntax: jsonc},
+			Location{Client: client, Path: path.Join(appSupport, code, "User", "mcp.json"), Key: "servers", Syntax: jsonc})
 	}
 	for _, dir := range projects {
 		locs = append(locs,
-			Location{Client: ClaudeCode, Path: filepath.Join(dir, ".mcp.json"), Key: "mcpServers", Syntax: json, Project: dir},
-			Location{Client: Cursor, Path: filepath.Join(dir, ".cursor", "mcp.json"), Key: "mcpServers", Syntax: json, Project: dir},
-			Location{Client: VSCode, Path: filepath.Join(dir, ".vscode", "mcp.json"), Key: "servers", Syntax: jsonc, Project: dir})
+			Location{Client: ClaudeCode, Path: path.Join(dir, ".mcp.json"), Key: "mcpServers", Syntax: json, Project: dir},
+			Location{Client: Cursor, Path: path.Join(dir, ".cursor", "mcp.json"), Key: "mcpServers", Syntax: json, Project: dir},
+			Location{Client: VSCode, Path: path.Join(dir, ".vscode", "mcp.json"), Key: "servers", Syntax: jsonc, Project: dir})
 	}
 	return dedupe(locs)
 }

@@ -19,3 +19,7 @@ func exchangeNames(a, b string) error {
 	}
 	return nil
 }
+
+// exchangeNever: the exchange is tried, and a file system without it falls
+// back (see neverExchange).
+const exchangeNever = false

@@ -6,3 +6,6 @@ package atomicfile
 // (Windows has none; the BSDs' are not wired), so ReplaceIfUnchanged
 // compares again right before an ordinary rename. See replace.go.
 func exchangeNames(a, b string) error { return errNoExchange }
+
+// exchangeNever: see neverExchange.
+const exchangeNever = true

@@ -1,6 +1,7 @@
 package atomicfile
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -40,4 +41,39 @@ func TestFallbackRenamesWithNoHandleOpen(t *testing.T) {
 	if b, _ := os.ReadFile(path + ".bak"); string(b) != "old" {
 		t.Fatalf("the kept file holds %q", b)
 	}
+}
+
+// Where no exchange exists at all (Windows), the client's file is not held
+// open while the new file is written and synced: on Windows that handle
+// made a client's save, a rename over its file, fail with "access denied"
+// for that whole time (seen under Wine). A client that saves then keeps
+// its write, and the replacement is refused.
+func TestNoExchangeHoldsNothingWhileWriting(t *testing.T) {
+	neverExchange = true
+	t.Cleanup(func() { neverExchange = exchangeNever; beforeSwap = func() {} })
+	path := filepath.Join(t.TempDir(), "config.json")
+	if err := os.WriteFile(path, []byte("old"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var open []string
+	beforeSwap = func() {
+		entries, _ := os.ReadDir("/proc/self/fd")
+		for _, e := range entries {
+			if target, err := os.Readlink(filepath.Join("/proc/self/fd", e.Name())); err == nil && target == path {
+				open = append(open, target)
+			}
+		}
+		clientWrite(t, path, "the client's save")
+	}
+	err := ReplaceIfUnchanged(path, []byte("new"), []byte("old"), path+".bak")
+	if len(open) != 0 {
+		t.Fatalf("held open while the new file was written: %v", open)
+	}
+	if !errors.Is(err, ErrChanged) {
+		t.Fatalf("want ErrChanged, got %v", err)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "the client's save" {
+		t.Fatalf("the file holds %q", b)
+	}
+	onlyEntries(t, filepath.Dir(path), "config.json")
 }

@@ -83,6 +83,14 @@ func ReplaceIfUnchanged(path string, data, expect []byte, keep string) error {
 	} else if !same {
 		return fmt.Errorf("replace %s: %w", path, ErrChanged)
 	}
+	if neverExchange {
+		// No exchange will follow, so nothing needs the file held: let it
+		// go before the slow part (writing and syncing the new file). On
+		// Windows a handle on it makes a client's save, a rename over it,
+		// fail for as long as it is held.
+		cur.Close()
+		return replaceWithoutExchange(path, data, expect, keep, info)
+	}
 	dir := filepath.Dir(path)
 	tmp, err := writeNew(path, data, info)
 	if err != nil {
@@ -191,6 +199,23 @@ func sameFile(a, b *os.File) (bool, error) {
 		return false, err
 	}
 	return os.SameFile(ai, bi), nil
+}
+
+// neverExchange says the system has no atomic exchange at all (Windows,
+// the BSDs), known without trying: see replaceWithoutExchange.
+var neverExchange = exchangeNever
+
+// replaceWithoutExchange writes the new file and renames it over path as
+// replaceByRename does, with no handle on path held meanwhile (the caller
+// has compared and closed it).
+func replaceWithoutExchange(path string, data, expect []byte, keep string, info fs.FileInfo) error {
+	tmp, err := writeNew(path, data, info)
+	if err != nil {
+		return fmt.Errorf("replace %s: %w", path, err)
+	}
+	defer os.Remove(tmp) // gone once renamed
+	beforeSwap()
+	return replaceByRename(path, tmp, expect, keep, info)
 }
 
 // replaceByRename is the fallback without an atomic exchange: the content

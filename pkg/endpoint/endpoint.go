@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -80,17 +81,18 @@ func SocketDir(goos string, getenv Getenv, runtimeDir, tmp string, uid int, acco
 		return joinOn(goos, home, "AppData", "Local", "hearth"), nil
 	}
 	if runtimeDir != "" {
-		return filepath.Join(runtimeDir, "hearth"), nil
+		return joinOn(goos, runtimeDir, "hearth"), nil
 	}
-	return filepath.Join(tmp, fmt.Sprintf("hearth-%d", uid)), nil
+	return joinOn(goos, tmp, fmt.Sprintf("hearth-%d", uid)), nil
 }
 
-// isAbsOn is filepath.IsAbs as on goos, so that Windows's choices are
-// tested on any system: there a path is absolute with a drive and a
-// separator (C:\ or C:/) or as a UNC path (\\server\share).
+// isAbsOn is filepath.IsAbs as on goos, so that each system's choices are
+// tested on any other (Unix's with package path, whatever the host's
+// separator): on Windows a path is absolute with a drive and a separator
+// (C:\ or C:/) or as a UNC path (\\server\share).
 func isAbsOn(goos, p string) bool {
 	if goos != "windows" {
-		return filepath.IsAbs(p)
+		return path.IsAbs(p)
 	}
 	if strings.HasPrefix(p, `\\`) {
 		return true
@@ -102,7 +104,7 @@ func isAbsOn(goos, p string) bool {
 // joinOn is filepath.Join as on goos, for the paths isAbsOn accepts.
 func joinOn(goos string, elem ...string) string {
 	if goos != "windows" {
-		return filepath.Join(elem...)
+		return path.Join(elem...)
 	}
 	out := strings.TrimRight(elem[0], `\/`)
 	for _, e := range elem[1:] {
@@ -126,7 +128,7 @@ func userHomeOn(goos string, getenv Getenv, accountHome string) string {
 			if goos == "windows" {
 				return strings.TrimRight(h, `\/`)
 			}
-			return filepath.Clean(h)
+			return path.Clean(h)
 		}
 	}
 	return accountHome

@@ -65,8 +65,11 @@ func windowsExt(path string) string {
 // removed and the rest runs as it stands. An argument with anything but
 // letters, digits and #$*+-./:?@\_ is quoted; inside the quotes a `"` is
 // doubled (cmd's quoting toggles twice, so `&|<>^()` stay inside quotes for
-// cmd, and the program reads `""` within quotes as one `"`), backslashes
-// before a `"` are doubled (CommandLineToArgvW's rule), and every `%` is
+// cmd, and a program built with the C runtime since 2008, node.exe among
+// them, reads `""` within quotes as one `"`; CommandLineToArgvW and Go's
+// os.Args read it as a `"` that ends the quoting, so a Go program run
+// through a batch file misreads an argument holding a quote: decision
+// 0048), backslashes before a `"` are doubled, and every `%` is
 // written `%%cd:~,%` (the expansion of an empty substring of %cd% comes
 // between it and what follows, so no %NAME% is expanded). This is the
 // scheme Rust's standard library adopted after CVE-2024-24576. It holds

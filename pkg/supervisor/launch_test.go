@@ -107,7 +107,7 @@ func TestBatchArgumentsRoundTrip(t *testing.T) {
 // cmdReads is what the program a batch file starts with %* reads from
 // line: cmd.exe's view (after /s /c, the outer quotes removed; % expanded
 // with every name defined; metacharacters outside quotes fail the test),
-// then CommandLineToArgvW's rules on what follows the script's name.
+// then the C runtime's rules (parseArgv) on what follows the script's name.
 func cmdReads(t *testing.T, line string) []string {
 	t.Helper()
 	_, rest, ok := strings.Cut(line, " /s /c ")
@@ -155,9 +155,12 @@ func cmdReads(t *testing.T, line string) []string {
 	return argv[1:]
 }
 
-// parseArgv splits a command line as CommandLineToArgvW and the C runtime
-// since 2008 do: 2n backslashes and a quote are n backslashes and a
-// delimiter, 2n+1 are n and a literal quote; within quotes "" is a quote.
+// parseArgv splits a command line as the C runtime since 2008 does (what
+// node.exe, which npx.cmd runs, reads): 2n backslashes and a quote are n
+// backslashes and a delimiter, 2n+1 are n and a literal quote; within
+// quotes "" is a quote. CommandLineToArgvW and Go's os.Args differ there:
+// "" within quotes is a quote that also ends the quoting
+// (docs/decisions/0048-windows-processes.md).
 func parseArgv(s string) []string {
 	var out []string
 	i := 0
