@@ -11,8 +11,8 @@
 //
 // When the daemon goes away (crash, upgrade, restart) the shim reconnects,
 // replays the client's initialize and initialized so the new daemon knows the
-// session, answers every request that was in flight with an error saying it
-// was lost and may be retried, and carries on; the client sees only whole
+// session, answers every request that was in flight with an error saying its
+// reply was lost and it may or may not have been carried out, and carries on; the client sees only whole
 // frames. Having handed its pipes over, it learns what was in flight from
 // the memory it shares with the daemon (pkg/handoff), and hands the input the
 // dead daemon had read but not taken in to the next one.

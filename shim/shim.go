@@ -506,7 +506,7 @@ func (s *Shim) lost(gen int) {
 	if s.closing.Load() {
 		owed := s.takeInflight()
 		s.mu.Unlock()
-		s.answerLost(owed, "the hearth daemon went away before answering; the request may be retried")
+		s.answerLost(owed, "the hearth daemon went away before answering; the request may or may not have been carried out")
 		s.finish(0)
 		return
 	}

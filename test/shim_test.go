@@ -216,7 +216,7 @@ func (p *shimProc) recvID(id any) map[string]any {
 
 func isLost(m map[string]any) bool {
 	e, _ := m["error"].(map[string]any)
-	return e != nil && e["code"] == -32004.0 && strings.Contains(e["message"].(string), "may be retried")
+	return e != nil && e["code"] == -32004.0 && strings.Contains(e["message"].(string), "may or may not have been carried out")
 }
 
 // TestShimSurvivesDaemonKill: SIGKILL the daemon while two clients are

@@ -150,6 +150,14 @@ wait:
 				syscall.Kill(-child, syscall.SIGKILL)
 			}
 		case <-handover:
+			// Record the tree as it is now: when the daemon that took the
+			// keeper over dies, the upstream's stdin closes with it and the
+			// upstream may exit, orphaning what it started, before the
+			// keeper's next read of the table (an upstream handed over
+			// young, within its first read, lost every descendant so).
+			if tr != nil {
+				tr.scan()
+			}
 			disarmDeathSignal()
 			death.Write([]byte{handedOver})
 		case <-daemonGone:
