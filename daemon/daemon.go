@@ -124,7 +124,8 @@ func New(cfg Config, log *zap.Logger, env tool.Env, children *supervisor.Supervi
 			d.reg.AddResources(rp)
 		}
 		for _, t := range fam.Tools() {
-			if err := d.reg.Add(t); err != nil {
+			// The schemas compile after the daemon serves (preload).
+			if err := d.reg.AddDeferred(t); err != nil {
 				d.closeFamilies()
 				return nil, err
 			}
@@ -180,6 +181,13 @@ func (d *Daemon) Server() *mcp.Server { return d.srv }
 // ping, tools/list) are not held up by it, and those that do wait for it
 // (docs/architecture.md, "The daemon's start").
 func (d *Daemon) preload() {
+	d.preloads.Add(1)
+	go func() {
+		defer d.preloads.Done()
+		if err := d.reg.Compile(); err != nil {
+			d.log.Error("a tool's schema does not compile, a defect of this build: its calls fail", zap.Error(err))
+		}
+	}()
 	for _, f := range d.families {
 		if p, ok := f.(tool.Preloader); ok {
 			d.preloads.Add(1)
