@@ -22,7 +22,7 @@ const DefaultMaxBatch = 100
 
 // Family serves the schema tools from a catalog that SIGHUP can reload.
 // The catalog is compiled on first need, not when the family opens (the
-// compile is the largest part of a daemon's start; see docs/architecture.md,
+// compile is a large part of a daemon's start; see docs/architecture.md,
 // "The daemon's start"): whatever needs it waits for that first load, and
 // the daemon starts it in the background once it serves (Preload).
 type Family struct {
