@@ -51,8 +51,11 @@ type Daemon struct {
 	srv          *mcp.Server
 	children     *supervisor.Supervisor
 	families     []tool.Family
-	started      time.Time
-	running      atomic.Bool
+	// preloads are the families' slow parts loading in the background
+	// (preload); closeFamilies waits for them.
+	preloads sync.WaitGroup
+	started  time.Time
+	running  atomic.Bool
 	// acceptHealthy is false while accept keeps failing; the systemd
 	// watchdog is only fed while it is true.
 	acceptHealthy atomic.Bool
@@ -121,7 +124,8 @@ func New(cfg Config, log *zap.Logger, env tool.Env, children *supervisor.Supervi
 			d.reg.AddResources(rp)
 		}
 		for _, t := range fam.Tools() {
-			if err := d.reg.Add(t); err != nil {
+			// The schemas compile after the daemon serves (preload).
+			if err := d.reg.AddDeferred(t); err != nil {
 				d.closeFamilies()
 				return nil, err
 			}
@@ -171,7 +175,32 @@ func (d *Daemon) Registry() *tool.Registry { return d.reg }
 // Server is the daemon's protocol server (for its counters).
 func (d *Daemon) Server() *mcp.Server { return d.srv }
 
+// preload starts, each in the background, the slow part of every family
+// that leaves one for later (tool.Preloader): called once the daemon
+// serves, so that the clients that need no such part (a hosted server's, a
+// ping, tools/list) are not held up by it, and those that do wait for it
+// (docs/architecture.md, "The daemon's start").
+func (d *Daemon) preload() {
+	d.preloads.Add(1)
+	go func() {
+		defer d.preloads.Done()
+		if err := d.reg.Compile(); err != nil {
+			d.log.Error("a tool's schema does not compile, a defect of this build: its calls fail", zap.Error(err))
+		}
+	}()
+	for _, f := range d.families {
+		if p, ok := f.(tool.Preloader); ok {
+			d.preloads.Add(1)
+			go func() {
+				defer d.preloads.Done()
+				p.Preload()
+			}()
+		}
+	}
+}
+
 func (d *Daemon) closeFamilies() {
+	d.preloads.Wait()
 	for i := len(d.families) - 1; i >= 0; i-- {
 		if err := d.families[i].Close(); err != nil {
 			d.log.Error("closing a tool family failed", zap.Error(err))
@@ -252,6 +281,7 @@ func (d *Daemon) runStdio(ctx context.Context) error {
 		}
 		defer os.Remove(d.cfg.ReadyFile)
 	}
+	d.preload()
 	// A stdio daemon was started by its one client, so it inherited the
 	// client's working directory (decisions/0007); a socket daemon has no such
 	// thing and learns each client's directory from the shim's hello.
@@ -344,6 +374,7 @@ func (d *Daemon) runSocket(ctx context.Context) error {
 		defer close(acceptDone)
 		d.accept(serveCtx, ln.UnixListener, &conns, idle, kick)
 	}()
+	d.preload()
 	go d.watchUpgrade(serveCtx, kick)
 	go d.watchdog(serveCtx, d.acceptHealthy.Load)
 	reason := "signal"

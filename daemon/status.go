@@ -172,6 +172,9 @@ func (d *Daemon) store() string {
 // problems gathers what the families report they serve without.
 func (d *Daemon) problems() []string {
 	out := []string{}
+	if err := d.reg.Compile(); err != nil {
+		out = append(out, "tools whose schema does not compile (their calls fail): "+err.Error())
+	}
 	for _, f := range d.families {
 		if pr, ok := f.(tool.ProblemReporter); ok {
 			out = append(out, pr.Problems()...)

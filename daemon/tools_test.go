@@ -23,6 +23,11 @@ func servedTools(t *testing.T) []*tool.Entry {
 		t.Fatal(err)
 	}
 	t.Cleanup(d.closeFamilies)
+	// The daemon compiles its tools' schemas after it serves: every one
+	// must compile (a failure would only fail that tool's calls then).
+	if err := d.Registry().Compile(); err != nil {
+		t.Fatal(err)
+	}
 	return d.Registry().List()
 }
 

@@ -67,8 +67,9 @@ type Family struct {
 
 var _ tool.Family = (*Family)(nil)
 
-// Open opens the family. It never fails for a broken store (the tools report
-// it); a bad embedder configuration is logged and leaves search lexical.
+// Open opens the family; the store opens at Preload or at the first tool
+// that needs it. It never fails for a broken store (the tools report it);
+// a bad embedder configuration is logged and leaves search lexical.
 func Open(env tool.Env) (tool.Family, error) {
 	return openFamily(env, reopenEvery, backfillEvery), nil
 }
@@ -105,10 +106,18 @@ func openFamily(env tool.Env, reopen, backfill time.Duration) *Family {
 	}
 	mem := newMemories(openStore, emb, log, intervals{reopen: reopen, backfill: backfill}, state)
 	mem.chat, mem.chatErr = newChat(getenv, log)
-	if _, err := mem.stores.get(context.Background()); err != nil {
-		log.Error("memory: store unavailable; memory tools will answer -32000 until it opens", zap.Error(err))
-	}
 	return &Family{mem: mem, log: log, engine: eng.Name(), store: eng.Describe()}
+}
+
+// Preload opens the store (tool.Preloader): the daemon calls it once it
+// serves, so that the store's open and its index's load do not hold up the
+// clients that need no memory (docs/architecture.md, "The daemon's start").
+// A memory tool called meanwhile waits for this open (storeHolder.get), as
+// it would have found the store opened, or unavailable, by Open before.
+func (f *Family) Preload() {
+	if _, err := f.mem.stores.get(context.Background()); err != nil {
+		f.log.Error("memory: store unavailable; memory tools will answer -32000 until it opens", zap.Error(err))
+	}
 }
 
 // Store names the memory store: engine and file.

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"go.uber.org/zap"
@@ -20,14 +21,22 @@ import (
 const DefaultMaxBatch = 100
 
 // Family serves the schema tools from a catalog that SIGHUP can reload.
+// The catalog is compiled on first need, not when the family opens (the
+// compile is a large part of a daemon's start; see docs/architecture.md,
+// "The daemon's start"): whatever needs it waits for that first load, and
+// the daemon starts it in the background once it serves (Preload).
 type Family struct {
-	log        *zap.Logger
-	getenv     func(string) string
-	cat        atomic.Pointer[Catalog]
-	loadErr    atomic.Pointer[error]
-	backend    *backend.Client
-	backendErr error
-	maxBatch   int
+	log     *zap.Logger
+	getenv  func(string) string
+	cat     atomic.Pointer[Catalog]
+	loadErr atomic.Pointer[error]
+	// first is the first load, of the roots Open found (schemaRoot,
+	// exampleRoot); every reader of cat and loadErr waits for it.
+	first                   sync.Once
+	schemaRoot, exampleRoot Root
+	backend                 *backend.Client
+	backendErr              error
+	maxBatch                int
 }
 
 // Roots returns the schema and example roots, in this order: the settings
@@ -68,8 +77,11 @@ func absOr(p string) string {
 	return p
 }
 
-// Open loads the catalog. A catalog that fails to load does not stop the
-// daemon: the schema tools then say why, and the other families serve on.
+// Open finds the catalog's roots and checks the settings; the catalog is
+// compiled on first need or by Preload, whichever comes first. A catalog
+// that fails to load does not stop the daemon (it never did): the schema
+// tools then say why, daemon_status lists it, and the other families serve
+// on. A bad setting (MCP_MAX_BATCH) still fails Open.
 func Open(env tool.Env) (tool.Family, error) {
 	f := &Family{log: env.Log, getenv: env.Getenv, maxBatch: DefaultMaxBatch}
 	if f.log == nil {
@@ -86,16 +98,39 @@ func Open(env tool.Env) (tool.Family, error) {
 	if f.backendErr != nil {
 		f.log.Error("populate_backend is disabled: bad backend configuration", zap.Error(f.backendErr))
 	}
-	if err := f.Reload(); err != nil {
-		f.log.Error("the schema catalog did not load; the schema tools will say so", zap.Error(err))
-	}
+	f.schemaRoot, f.exampleRoot = Roots(f.getenv)
 	return f, nil
+}
+
+// Preload compiles the catalog now, unless something needing it already
+// did (tool.Preloader): the daemon calls it once it serves.
+func (f *Family) Preload() { f.loaded() }
+
+// loaded returns once the first load is done, running it if nobody has.
+func (f *Family) loaded() {
+	f.first.Do(func() {
+		if err := f.load(f.schemaRoot, f.exampleRoot); err != nil {
+			f.log.Error("the schema catalog did not load; the schema tools will say so", zap.Error(err))
+		}
+	})
 }
 
 // Reload reads the roots again and swaps the catalog atomically. A catalog
 // that fails to load leaves the old one serving, and the error says why.
+// Before the first load it is the first load, of the roots as they are now.
 func (f *Family) Reload() error {
+	var err error
+	first := false
 	schemas, examples := Roots(f.getenv)
+	f.first.Do(func() { first, err = true, f.load(schemas, examples) })
+	if first {
+		return err
+	}
+	return f.load(schemas, examples)
+}
+
+// load compiles the catalog of the roots and swaps it in.
+func (f *Family) load(schemas, examples Root) error {
 	c, err := LoadRoots(schemas, examples, Options{BaseURL: f.getenv("SYN_SCHEMAS_BASE_URL")})
 	if err != nil {
 		err = missingRoot(err, "schemas_dir", "SYN_SCHEMAS_DIR", f.getenv)
@@ -140,6 +175,7 @@ func (f *Family) examplesError(c *Catalog) error {
 // not load, schema files left out, the examples root, a bad backend
 // setting. daemon_status lists them.
 func (f *Family) Problems() []string {
+	f.loaded()
 	var out []string
 	c := f.cat.Load()
 	if c == nil {
@@ -160,13 +196,15 @@ func (f *Family) Problems() []string {
 	return out
 }
 
-// Catalog is the catalog being served (nil if none ever loaded).
-func (f *Family) Catalog() *Catalog { return f.cat.Load() }
+// Catalog is the catalog being served (nil if none ever loaded), once the
+// first load is done.
+func (f *Family) Catalog() *Catalog { f.loaded(); return f.cat.Load() }
 
 // Close releases nothing: the catalog is memory only.
 func (f *Family) Close() error { return nil }
 
 func (f *Family) catalog() (*Catalog, error) {
+	f.loaded()
 	if c := f.cat.Load(); c != nil {
 		return c, nil
 	}
@@ -190,13 +228,23 @@ func (f *Family) exampleCatalog() (*Catalog, error) {
 }
 
 // ReadyFields names the roots on the daemon's readiness line: a directory,
-// "embedded" for the embedded catalog, or nothing.
+// "embedded" for the embedded catalog, or nothing. They are the roots the
+// catalog loads from, named before it loads (the daemon is ready before
+// the catalog is); whether they loaded is the "schema catalog loaded" line
+// and daemon_status's problems.
 func (f *Family) ReadyFields() []string {
-	schemasDir, examplesDir := "", ""
-	if c := f.cat.Load(); c != nil {
-		schemasDir, examplesDir = c.schemasLabel(), c.examplesLabel()
+	return []string{"schemas_dir=" + rootLabel(f.schemaRoot), "examples_dir=" + rootLabel(f.exampleRoot)}
+}
+
+// rootLabel is what Catalog's labels say of r once loaded.
+func rootLabel(r Root) string {
+	switch {
+	case r.FS != nil:
+		return "embedded"
+	case r.Dir != "":
+		return absOr(r.Dir)
 	}
-	return []string{"schemas_dir=" + schemasDir, "examples_dir=" + examplesDir}
+	return ""
 }
 
 // schemasLabel and examplesLabel are a root's directory, "embedded", or "".
@@ -220,6 +268,7 @@ const (
 
 // Resources lists every schema and example as an MCP resource.
 func (f *Family) Resources() []tool.Resource {
+	f.loaded()
 	c := f.cat.Load()
 	if c == nil {
 		return nil
@@ -239,6 +288,7 @@ func (f *Family) Resources() []tool.Resource {
 // ReadResource returns a schema's or an example's text; paths obey the same
 // traversal rules as get_example.
 func (f *Family) ReadResource(uri string) (string, string, error) {
+	f.loaded()
 	c := f.cat.Load()
 	if c == nil {
 		return "", "", tool.ErrNoResource

@@ -43,9 +43,14 @@ const (
 // Entry is a registered tool with its compiled input schema.
 type Entry struct {
 	Tool
+	definition Definition
+	// compiled is the compile of the schemas (compileSchemas): at Add, or
+	// for a tool added with AddDeferred on its first use or at Compile,
+	// whichever comes first; schema, output and compileErr are its result.
+	compiled   sync.Once
+	compileErr error
 	schema     *validate.Schema
 	output     *validate.Schema // nil without an OutputSchema
-	definition Definition
 }
 
 // Definition returns the tool's tools/list definition.
@@ -82,7 +87,38 @@ func NewRegistry(toolingVersion string) *Registry {
 
 // Add checks t against the tool contract and registers it.
 func (r *Registry) Add(t Tool) error {
-	e, err := compile(t, r.toolingVersion)
+	return r.add(t, false)
+}
+
+// AddDeferred is Add that checks the definition but leaves the compile of
+// its schemas (the costly part: most of a daemon's registering time) for
+// the tool's first call or Compile, whichever comes first; tools/list
+// needs none of it. A schema that does not compile, a defect of the build
+// that the tests of every served tool catch, then fails the tool's calls
+// and Compile instead of the registering (docs/architecture.md, "The
+// daemon's start").
+func (r *Registry) AddDeferred(t Tool) error {
+	return r.add(t, true)
+}
+
+// Compile compiles the schemas of every tool not compiled yet and returns
+// what did not compile, each error naming its tool (nil: all did). Calls
+// of a tool being compiled wait for it.
+func (r *Registry) Compile() error {
+	var errs []error
+	for _, e := range r.List() {
+		if err := e.ensureCompiled(); err != nil {
+			errs = append(errs, fmt.Errorf("tool %q: %w", e.Name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (r *Registry) add(t Tool, deferred bool) error {
+	e, err := define(t, r.toolingVersion)
+	if err == nil && !deferred {
+		err = e.ensureCompiled()
+	}
 	if err != nil {
 		return fmt.Errorf("tool %q: %w", t.Name, err)
 	}
@@ -131,7 +167,9 @@ func (refuseLoader) Load(url string) (any, error) {
 	return nil, fmt.Errorf("tool schemas must be self-contained; refusing to load %s", url)
 }
 
-func compile(t Tool, toolingVersion string) (*Entry, error) {
+// define checks a tool's definition and builds its entry, all but the
+// compile of its schemas (ensureCompiled).
+func define(t Tool, toolingVersion string) (*Entry, error) {
 	if !namePattern.MatchString(t.Name) {
 		return nil, errors.New("name must be 1-64 letters, digits, '_' or '-'")
 	}
@@ -196,23 +234,15 @@ func compile(t Tool, toolingVersion string) (*Entry, error) {
 		}
 	}
 
-	sch, err := compileSchema(t.InputSchema, "hearth:tool/"+t.Name+".json")
-	if err != nil {
-		return nil, fmt.Errorf("inputSchema: %w", err)
-	}
-	if t.input != nil {
-		if err := checkInput(t.InputSchema, t.input, sch); err != nil {
-			return nil, fmt.Errorf("input %v disagrees with the schema: %w", t.input, err)
-		}
-	}
 	var compact bytes.Buffer
 	if err := json.Compact(&compact, t.InputSchema); err != nil {
 		return nil, fmt.Errorf("inputSchema: %w", err)
 	}
-	e := &Entry{Tool: t, schema: sch}
+	e := &Entry{Tool: t}
 	e.InputSchema = compact.Bytes()
 	if t.OutputSchema != nil {
-		if e.output, e.OutputSchema, err = compileOutput(t); err != nil {
+		var err error
+		if e.OutputSchema, err = checkOutput(t); err != nil {
 			return nil, fmt.Errorf("outputSchema: %w", err)
 		}
 	}
@@ -227,10 +257,37 @@ func compile(t Tool, toolingVersion string) (*Entry, error) {
 		ToolingVersion: toolingVersion,
 		Meta:           map[string]any{MetaSchemaVersion: t.SchemaVersion, MetaToolingVersion: toolingVersion},
 	}
-	if checkResults && e.output != nil {
+	if checkResults && t.OutputSchema != nil {
 		e.Handler = e.checkingResults(e.Handler)
 	}
 	return e, nil
+}
+
+// ensureCompiled compiles the entry's schemas once, and checks a typed
+// tool's input struct against its compiled input schema.
+func (e *Entry) ensureCompiled() error {
+	e.compiled.Do(func() { e.compileErr = e.compileSchemas() })
+	return e.compileErr
+}
+
+func (e *Entry) compileSchemas() error {
+	sch, err := compileSchema(e.Tool.InputSchema, "hearth:tool/"+e.Name+".json")
+	if err != nil {
+		return fmt.Errorf("inputSchema: %w", err)
+	}
+	if e.input != nil {
+		if err := checkInput(e.Tool.InputSchema, e.input, sch); err != nil {
+			return fmt.Errorf("input %v disagrees with the schema: %w", e.input, err)
+		}
+	}
+	var out *validate.Schema
+	if e.Tool.OutputSchema != nil {
+		if out, err = compileSchema(e.Tool.OutputSchema, "hearth:tool/"+e.Name+".output.json"); err != nil {
+			return fmt.Errorf("outputSchema: %w", err)
+		}
+	}
+	e.schema, e.output = sch, out
+	return nil
 }
 
 // compileSchema compiles a self-contained schema document found at loc.
@@ -250,34 +307,34 @@ func compileSchema(raw json.RawMessage, loc string) (*validate.Schema, error) {
 	return sch, nil
 }
 
-// compileOutput checks and compiles a tool's output schema: an object (MCP
-// puts only objects in structuredContent), and self-contained.
-func compileOutput(t Tool) (*validate.Schema, json.RawMessage, error) {
+// checkOutput checks a tool's output schema's shape, an object (MCP puts
+// only objects in structuredContent), and returns it compacted; it must
+// also be self-contained, which its compile (compileSchemas) checks.
+func checkOutput(t Tool) (json.RawMessage, error) {
 	var shape struct {
 		Type any `json:"type"`
 	}
 	if err := json.Unmarshal(t.OutputSchema, &shape); err != nil {
-		return nil, nil, fmt.Errorf("not a JSON object: %w", err)
+		return nil, fmt.Errorf("not a JSON object: %w", err)
 	}
 	if shape.Type != "object" {
-		return nil, nil, errors.New(`must have "type":"object"`)
-	}
-	sch, err := compileSchema(t.OutputSchema, "hearth:tool/"+t.Name+".output.json")
-	if err != nil {
-		return nil, nil, err
+		return nil, errors.New(`must have "type":"object"`)
 	}
 	var compact bytes.Buffer
 	if err := json.Compact(&compact, t.OutputSchema); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	return sch, compact.Bytes(), nil
+	return compact.Bytes(), nil
 }
 
 // CheckResult validates a result object (as the reply carries it) against
 // the tool's output schema; nil when it holds or the tool declares none.
 func (e *Entry) CheckResult(result json.RawMessage) error {
-	if e.output == nil {
+	if e.Tool.OutputSchema == nil {
 		return nil
+	}
+	if err := e.ensureCompiled(); err != nil {
+		return fmt.Errorf("%s: %w", e.Name, err)
 	}
 	doc, err := jsonval.ParseRaw(result)
 	if err != nil {
@@ -367,6 +424,11 @@ func (e *Entry) CheckDoc(doc *jsonval.Doc) (Args, *Error) {
 }
 
 func (e *Entry) check(raw json.RawMessage, doc *jsonval.Doc) (Args, *Error) {
+	if err := e.ensureCompiled(); err != nil {
+		// A defect of the build (AddDeferred): the tool cannot check what
+		// it is called with, so it is not called.
+		return Args{}, Errorf(Internal, "tool %s cannot be called: its schema does not compile: %v", e.Name, err)
+	}
 	vs := e.schema.Validate(doc, e.ArgMessages)
 	if vs == nil {
 		return Args{raw, doc}, nil

@@ -105,6 +105,16 @@ type Reloader interface {
 	Reload() error
 }
 
+// Preloader is a family that opens before the daemon serves but leaves its
+// slow part (the schema catalog's compile) for later: whatever needs that
+// part waits for it, and gets what it would have had it loaded at open.
+// The daemon calls Preload in the background once it serves, so that the
+// first call rarely waits (docs/architecture.md, "The daemon's start").
+// What can fail fatally must fail in the Opener, before the daemon serves.
+type Preloader interface {
+	Preload()
+}
+
 // Describer is a family that adds key=value fields to the daemon's readiness
 // line (schemas_dir, examples_dir).
 type Describer interface {
