@@ -5,7 +5,9 @@ package upgrade
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"syscall"
 )
 
@@ -34,6 +36,57 @@ func safe(info os.FileInfo) error {
 		return fmt.Errorf("others may write it (mode %v)", info.Mode().Perm())
 	case info.Mode().Perm()&0o100 == 0:
 		return errors.New("not executable")
+	}
+	return nil
+}
+
+// safePlace: no one but this user and root can change which file path
+// names between the check and the run: every directory on the way to it,
+// as given and with its links resolved, is this user's or root's and only
+// they may change what is in it (or it is sticky, /tmp's mode, where only
+// an entry's owner may replace it), and a link at path is theirs (the
+// config file's rule, decision 0014; pkg/endpoint's ownDir). Without it,
+// another user who may write a directory on the way swaps in a file of
+// theirs after the file was judged: it would be run, for its `version` or
+// as the successor.
+func safePlace(path string) error {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return err
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return err
+	}
+	if fi, err := os.Lstat(abs); err != nil {
+		return err
+	} else if err := ownedHere(fi); err != nil {
+		return fmt.Errorf("the link %s is %w", abs, err)
+	}
+	seen := map[string]bool{}
+	for _, p := range []string{abs, real} {
+		for dir := filepath.Dir(p); !seen[dir]; dir = filepath.Dir(dir) {
+			seen[dir] = true
+			fi, err := os.Stat(dir)
+			if err != nil {
+				return err
+			}
+			if err := ownedHere(fi); err != nil {
+				return fmt.Errorf("it is in %s, which is %w", dir, err)
+			}
+			if perm := fi.Mode().Perm(); perm&0o022 != 0 && fi.Mode()&fs.ModeSticky == 0 {
+				return fmt.Errorf("it is in %s, which others may write (mode %v)", dir, perm)
+			}
+		}
+	}
+	return nil
+}
+
+// ownedHere: fi is this user's or root's.
+func ownedHere(fi os.FileInfo) error {
+	st := fi.Sys().(*syscall.Stat_t)
+	if int(st.Uid) != os.Geteuid() && st.Uid != 0 {
+		return fmt.Errorf("owned by uid %d, neither you nor root", st.Uid)
 	}
 	return nil
 }

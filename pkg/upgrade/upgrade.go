@@ -71,6 +71,9 @@ func (w *Watch) Check() (string, error) {
 	if err := safe(info); err != nil {
 		return "", fmt.Errorf("%s: %w", w.path, err)
 	}
+	if err := safePlace(w.path); err != nil {
+		return "", fmt.Errorf("%s: %w", w.path, err)
+	}
 	out, err := w.probe(w.path)
 	if err != nil {
 		return "", fmt.Errorf("%s version: %w", w.path, err)

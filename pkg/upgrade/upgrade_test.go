@@ -104,3 +104,59 @@ func TestWatchNamesANewerHearthdOnce(t *testing.T) {
 		t.Fatal("a removed executable was not reported")
 	}
 }
+
+// A file that passes on its own is still not run from a directory another
+// user may write, straight or through a link: that user could swap in a
+// file of theirs between the check and the run (of its `version`, or as
+// the successor). A sticky directory (/tmp's mode) is no such place.
+func TestWatchRefusesAPlaceOthersMayChange(t *testing.T) {
+	probe := func(path string) (string, error) {
+		b, err := os.ReadFile(path)
+		return "hearthd " + string(b), err
+	}
+	for _, c := range []struct {
+		name    string
+		dirMode os.FileMode // the mode of the directory the file is in
+		link    bool        // the watched path is a link, in a private directory, to the file
+		refusal string
+	}{
+		{"group may write", 0o775, false, "others may write"},
+		{"anyone may write", 0o777, false, "others may write"},
+		{"linked into a directory anyone may write", 0o777, true, "others may write"},
+		{"sticky", 0o777 | os.ModeSticky, false, ""},
+		{"private", 0o755, false, ""},
+		{"linked into a private directory", 0o755, true, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			root := t.TempDir()
+			dir := filepath.Join(root, "bin")
+			if err := os.Mkdir(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			file := filepath.Join(dir, "hearthd")
+			install(t, file, "v1", 0o755)
+			exe := file
+			if c.link {
+				exe = filepath.Join(root, "hearthd")
+				if err := os.Symlink(file, exe); err != nil {
+					t.Fatal(err)
+				}
+			}
+			w, err := NewWatch(exe, "v1", probe)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Chmod(dir, c.dirMode); err != nil {
+				t.Fatal(err)
+			}
+			install(t, file, "v2", 0o755)
+			got, err := w.Check()
+			switch {
+			case c.refusal == "" && (got != exe || err != nil):
+				t.Fatalf("%q %v, want the path", got, err)
+			case c.refusal != "" && (got != "" || err == nil || !strings.Contains(err.Error(), c.refusal)):
+				t.Fatalf("%q %v, want a refusal saying %q", got, err, c.refusal)
+			}
+		})
+	}
+}
