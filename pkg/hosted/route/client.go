@@ -247,6 +247,12 @@ func (c *Client) detach(park bool) {
 		}
 	}
 	r.initWait = r.initWait[:i]
+	r.relaxLevel()
+}
+
+// relaxLevel sets the upstream to a less verbose level when no client asks
+// for its level any more; r.mu is held.
+func (r *Router) relaxLevel() {
 	if old := r.upLevel; old >= 0 && r.era != eraModern {
 		if lvl := r.minLevel(); lvl > old && r.state == ready {
 			r.upLevel = lvl

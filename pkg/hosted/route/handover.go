@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"time"
 )
 
 // Carried is what a router hands the router of the daemon that takes its
@@ -90,10 +91,10 @@ func (r *Router) Carry() (Carried, error) {
 // (Carry): it is ready at once, with that initialize, and is not sent
 // another. The upstream stays subscribed to what it was; a client that
 // attaches again (Resume, by its tag) gets back its subscriptions, which
-// are not sent to the upstream again, and its log level. A subscription
-// whose client does not come back holds the upstream subscribed until a
-// client unsubscribes it or the upstream restarts (an update nobody
-// subscribed to reaches nobody).
+// are not sent to the upstream again, and its log level, if it attaches
+// within ParkFor. Then what no client came back for is let go of
+// (releaseParked): the upstream is unsubscribed from what no attached
+// client subscribed to, and its level follows the attached clients'.
 func (r *Router) Adopt(peer Peer, c Carried) {
 	r.mu.Lock()
 	defer r.unlock()
@@ -122,4 +123,10 @@ func (r *Router) Adopt(peer Peer, c Carried) {
 	r.upCaps = parseUpstreamCaps(c.InitResult)
 	r.upLevel = levelOf(c.Level)
 	r.adoptParked(c)
+	if len(r.parked) > 0 || len(r.held) > 0 {
+		if r.release != nil {
+			r.release.Stop()
+		}
+		r.release = time.AfterFunc(r.opts.ParkFor, r.releaseParked)
+	}
 }

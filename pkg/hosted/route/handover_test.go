@@ -177,3 +177,57 @@ func TestParkedSubscriptionIsResumedWithoutASecondSubscribe(t *testing.T) {
 		t.Fatalf("the upstream was subscribed again %d times", n)
 	}
 }
+
+// What a client parked by the previous daemon held is kept for its return
+// for ParkFor only: a client that does not come back (its window closed
+// during the hand-over) no longer holds the upstream subscribed after the
+// last attached subscriber is gone, nor its level verbose, and a later
+// client that is given the same tag (a shim given a reused pid) gets
+// nothing of it.
+func TestParkedClientThatDoesNotReturnIsReleased(t *testing.T) {
+	var mu sync.Mutex
+	var sent []string
+	upstream := func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		return strings.Join(sent, "\n")
+	}
+	heir := New(Options{Name: "testserver", Mode: Shared, ParkFor: 20 * time.Millisecond})
+	heir.Adopt(WriteFunc(func(f []byte) error {
+		mu.Lock()
+		sent = append(sent, string(f))
+		mu.Unlock()
+		return nil
+	}), Carried{
+		InitParams: json.RawMessage(`{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"hearth","version":"1"}}`),
+		InitResult: json.RawMessage(`{"protocolVersion":"2025-11-25","capabilities":{"resources":{"subscribe":true},"logging":{}},"serverInfo":{"name":"testserver","version":"1"}}`),
+		NextID:     10,
+		Level:      "debug",
+		Subscribed: []string{"file:///x"},
+		Clients:    map[string]CarriedClient{"shim:1": {Subscribed: []string{"file:///x"}, Level: "debug"}},
+	})
+	attach := func(tag string) *rawClient {
+		rc := &rawClient{t: t, frames: make(chan string, 256)}
+		rc.c = heir.Attach(chanPeer(rc.frames), nil)
+		rc.c.Resume(tag)
+		rc.initialize()
+		return rc
+	}
+	// An attached client asks for less: the parked one's debug holds the
+	// upstream at debug while it may come back.
+	other := attach("shim:2")
+	other.send(`{"jsonrpc":"2.0","id":1,"method":"logging/setLevel","params":{"level":"error"}}`)
+	for deadline := time.Now().Add(5 * time.Second); !strings.Contains(upstream(), `"resources/unsubscribe"`) ||
+		!strings.Contains(upstream(), `"level":"error"`); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("what the parked client held was never let go of; the upstream was sent: %s", upstream())
+		}
+	}
+	if n := strings.Count(upstream(), `"resources/unsubscribe"`); n != 1 || !strings.Contains(upstream(), `file:///x`) {
+		t.Fatalf("the upstream was sent: %s", upstream())
+	}
+	// The same tag later: nothing to give back.
+	stranger := attach("shim:1")
+	heir.FromUpstream([]byte(`{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"file:///x"}}`))
+	stranger.quiet(50 * time.Millisecond)
+}

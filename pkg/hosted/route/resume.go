@@ -1,6 +1,9 @@
 package route
 
-import "slices"
+import (
+	"slices"
+	"time"
+)
 
 // A client that a drain detached comes back, to this daemon's successor
 // after a hand-over (docs/decisions/0046-upstream-handover.md): its shim
@@ -8,6 +11,15 @@ import "slices"
 // logging/setLevel, so what it had set on the upstream is kept for it by
 // its tag (the shim's pid) and given back when it attaches again. The
 // upstream, still subscribed, is sent no second subscribe.
+
+// What is parked is kept for a while only (Options.ParkFor from Adopt): a
+// shim comes back within seconds of the new daemon serving, or not at all
+// (its client closed meanwhile). Kept longer, an entry would hold the
+// upstream subscribed, and its level verbose, for nobody, and be given to
+// whatever later shim is given the same pid.
+
+// DefaultParkFor is how long an adopted router keeps parked clients.
+const DefaultParkFor = time.Minute
 
 // parkedClient is what a client detached by a drain held.
 type parkedClient struct {
@@ -123,4 +135,24 @@ func (r *Router) adoptParked(c Carried) {
 		}
 		r.parked[tag] = p
 	}
+}
+
+// releaseParked lets go of what the clients that did not come back within
+// ParkFor held: their entries go, the upstream is unsubscribed from every
+// held URI no attached client subscribed to, and its level is made what
+// the attached clients ask for, as when a client detaches.
+func (r *Router) releaseParked() {
+	r.mu.Lock()
+	defer r.unlock()
+	clear(r.parked)
+	for uri := range r.held {
+		delete(r.held, uri)
+		if len(r.subs[uri]) > 0 {
+			continue // an attached client's subscription from now on
+		}
+		if r.state == ready && r.era == eraLegacy {
+			r.internalRequest("resources/unsubscribe", mustJSON(map[string]string{"uri": uri}))
+		}
+	}
+	r.relaxLevel()
 }

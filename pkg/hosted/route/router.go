@@ -88,6 +88,10 @@ type Options struct {
 	// AnswerTimeout bounds the wait for a client's answer to a request the
 	// upstream made of it (0: DefaultAnswerTimeout).
 	AnswerTimeout time.Duration
+	// ParkFor bounds how long an adopted router keeps what the clients
+	// detached by the previous daemon's drain held, for their return
+	// (resume.go; 0: DefaultParkFor).
+	ParkFor time.Duration
 	// Record, when set on a shared router, is given what each started
 	// upstream lists, once it has fetched every page (Catalog); it is
 	// called with the lock held and must not block.
@@ -136,6 +140,9 @@ type Router struct {
 	// the upstream stays subscribed to for no attached client.
 	parked map[string]parkedClient
 	held   map[string]int
+	// release lets go of parked and held once ParkFor has passed since
+	// Adopt (releaseParked).
+	release *time.Timer
 	// settling counts the clients waiting to have nothing pending
 	// (WhenSettled, settle.go).
 	settling int
@@ -256,6 +263,9 @@ func New(opts Options) *Router {
 	}
 	if opts.Wake == nil {
 		opts.Wake = func() {}
+	}
+	if opts.ParkFor <= 0 {
+		opts.ParkFor = DefaultParkFor
 	}
 	if opts.AnswerTimeout <= 0 {
 		opts.AnswerTimeout = DefaultAnswerTimeout
