@@ -314,6 +314,15 @@ func (s *Shim) takeBack() {
 		input = input[min(len(input), s.d.own-int(st.Taken)):]
 	}
 	s.imu.Lock()
+	// The listens to send the next daemon again are among what is owed:
+	// one sent to this daemon that the client has ended since (its cancel
+	// and the answer went through the daemon, never the shim) is over, and
+	// its id may be another request's now, owed its -32004.
+	for key := range s.listens {
+		if _, owed := s.inflight[key]; !owed {
+			delete(s.listens, key)
+		}
+	}
 	for _, o := range st.InFlight {
 		if s.d.swallow != nil && bytes.Equal(o.ID, s.d.swallow) {
 			continue // the replay's own request
