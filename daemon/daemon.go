@@ -391,6 +391,11 @@ func (d *Daemon) runSocket(ctx context.Context) error {
 		reason = "socket removed"
 		d.log.Error("the socket file was removed or replaced; stopping so that clients reach a new daemon", zap.String("path", ln.path))
 	}
+	// From here no successor starts: one asked for after a signal or the
+	// idle timeout would turn the stop into a restart.
+	d.handover.mu.Lock()
+	d.handover.stopped = true
+	d.handover.mu.Unlock()
 	stopServing()
 	ln.UnixListener.Close() // stop accepting; sessions see ctx and drain
 	<-acceptDone

@@ -41,6 +41,10 @@ type handOverState struct {
 	exe  string   // the successor's executable and pid
 	pid  int
 	now  chan struct{} // closed: stop serving, for the hand-over
+	// stopped: the daemon has stopped serving (for whatever reason); no
+	// successor starts after that, though a check for an upgrade or a
+	// hearthd restart begun before may still ask for one (upgrade.go).
+	stopped bool
 }
 
 // handOverControl answers $/hearth/handover.
@@ -68,6 +72,8 @@ func (d *Daemon) refusesHandOver() string {
 		return "systemd started this daemon: restart it with systemctl --user restart hearthd"
 	case d.handover.conn != nil:
 		return "a hand-over is under way"
+	case d.handover.stopped:
+		return "this daemon is stopping"
 	}
 	return ""
 }
