@@ -86,7 +86,14 @@ type Shim struct {
 	// anon counts replies owed to frames the daemon answers without the id
 	// of a pending request: malformed lines, invalid ids, over-long lines.
 	// Without them, a bad last line before EOF would lose its error reply.
-	anon        int
+	anon int
+	// given is the last connection (by gen) whose requests in flight were
+	// taken (takeInflight) to be answered -32004 or held for the next
+	// daemon: nothing its reader still delivers reaches the client. That
+	// reader can hold replies it read ahead from a daemon that has died
+	// while lost() ran on a failed write; a reply of those the client
+	// would get besides its -32004 (decision 0020, "Exactly one answer").
+	given       int
 	initFrame   []byte // the client's initialize, replayed after a reconnect
 	initialized bool
 	// opened: the client has sent a request. modern: that first request was
@@ -388,7 +395,7 @@ func (s *Shim) readDaemon(c *conn, gen int, dead chan struct{}) {
 			s.lost(gen)
 			return
 		}
-		if s.settle(line) {
+		if s.settle(line, gen) {
 			continue
 		}
 		werr := s.out.WriteRaw(line)
@@ -403,17 +410,21 @@ func (s *Shim) readDaemon(c *conn, gen int, dead chan struct{}) {
 	}
 }
 
-// settle marks a response as delivered; it reports whether the frame is the
-// reply to a replayed initialize, which the client must not see. Only the
-// envelope is read: a 64 MiB result is skipped, not decoded.
-func (s *Shim) settle(line []byte) (swallow bool) {
+// settle marks a response read from connection gen as delivered; it
+// reports whether the client must not see the frame: the reply to a
+// replayed initialize, or anything from a connection given up (given).
+// Only the envelope is read: a 64 MiB result is skipped, not decoded.
+func (s *Shim) settle(line []byte, gen int) (swallow bool) {
 	env, ok := envelope.Scan(line)
+	s.imu.Lock()
+	defer s.imu.Unlock()
+	if gen <= s.given {
+		return true // its requests are answered as lost, or will be
+	}
 	if !ok || env.Method != "" || env.HasResult == env.HasError {
 		return false // not a response: a notification or request for the client
 	}
 	key := envelope.Key(env.ID)
-	s.imu.Lock()
-	defer s.imu.Unlock()
 	if s.replayID != "" && key == s.replayID {
 		s.replayID = ""
 		close(s.replayAck)
@@ -669,11 +680,13 @@ func (s *Shim) restoreInflight(reqs []owedReq) {
 }
 
 // takeInflight empties the set of requests owed to the client, in the order
-// they were sent; s.mu is held. Replies owed to bad frames are forgotten:
-// they have no id to answer.
+// they were sent, and gives up the current connection (given): a reply it
+// still delivers would be a second answer. s.mu is held. Replies owed to
+// bad frames are forgotten: they have no id to answer.
 func (s *Shim) takeInflight() []owedReq {
 	s.imu.Lock()
 	defer s.imu.Unlock()
+	s.given = s.gen
 	reqs := make([]owedReq, 0, len(s.inflight))
 	for k, r := range s.inflight {
 		reqs = append(reqs, r)

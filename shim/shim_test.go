@@ -7,10 +7,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -25,6 +27,7 @@ func newTestShim(getenv map[string]string) (*Shim, *bytes.Buffer) {
 		out:      frame.NewWriter(&out),
 		inflight: map[string]owedReq{},
 		done:     make(chan struct{}),
+		gen:      1, // as if connected once
 	}
 	return s, &out
 }
@@ -45,10 +48,10 @@ func TestNoteTracksRequestsInFlight(t *testing.T) {
 	if _, ok := s.inflight[`"a"`]; !ok || len(s.inflight) != 2 || !s.initialized || s.initFrame == nil {
 		t.Fatalf("inflight %v initialized %v init %s", s.inflight, s.initialized, s.initFrame)
 	}
-	if s.settle([]byte(`{"jsonrpc":"2.0","id":"a","result":{}}`)) {
+	if s.settle([]byte(`{"jsonrpc":"2.0","id":"a","result":{}}`), s.gen) {
 		t.Fatal("an ordinary reply was swallowed")
 	}
-	if s.settle([]byte(`{"jsonrpc":"2.0","method":"notifications/progress","params":{}}`)) {
+	if s.settle([]byte(`{"jsonrpc":"2.0","method":"notifications/progress","params":{}}`), s.gen) {
 		t.Fatal("a notification was swallowed")
 	}
 	if _, ok := s.inflight["a"]; ok {
@@ -109,7 +112,7 @@ func TestReplayRewritesInitializeAndIsAProbe(t *testing.T) {
 		!strings.Contains(lines[1], "notifications/initialized") {
 		t.Fatalf("replayed:\n%s", sent)
 	}
-	if !s.settle([]byte(`{"jsonrpc":"2.0","id":"hearth-shim-replay-1","result":{}}`)) {
+	if !s.settle([]byte(`{"jsonrpc":"2.0","id":"hearth-shim-replay-1","result":{}}`), s.gen) {
 		t.Fatal("the replay's reply reached the client")
 	}
 	select {
@@ -154,7 +157,7 @@ func TestReplayOfAModernSessionDiscovers(t *testing.T) {
 		probe.Params.Meta["io.modelcontextprotocol/clientCapabilities"] == nil {
 		t.Fatalf("probe: %s", sent)
 	}
-	if !s.settle([]byte(`{"jsonrpc":"2.0","id":"hearth-shim-replay-1","result":{"resultType":"complete"}}`)) {
+	if !s.settle([]byte(`{"jsonrpc":"2.0","id":"hearth-shim-replay-1","result":{"resultType":"complete"}}`), s.gen) {
 		t.Fatal("the probe's reply reached the client")
 	}
 	<-ack
@@ -297,7 +300,7 @@ func TestBadFramesAreOwedAReply(t *testing.T) {
 		}
 		for _, reply := range []string{`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}`, `{"jsonrpc":"2.0","id":7,"error":{"code":-32600,"message":"x"}}`} {
 			s.anon = 1
-			if s.settle([]byte(reply)) || s.anon != 0 {
+			if s.settle([]byte(reply), s.gen) || s.anon != 0 {
 				t.Errorf("%q: reply %s not counted (%d owed)", line, reply, s.anon)
 			}
 		}
@@ -385,7 +388,7 @@ func TestInflightKeepsIDTypes(t *testing.T) {
 	if len(s.inflight) != 2 {
 		t.Fatalf("inflight %v", s.inflight)
 	}
-	s.settle([]byte(`{"jsonrpc":"2.0","id":"77","result":{}}`))
+	s.settle([]byte(`{"jsonrpc":"2.0","id":"77","result":{}}`), s.gen)
 	r, ok := s.inflight["77"]
 	if len(s.inflight) != 1 || !ok || string(r.id) != "77" {
 		t.Fatalf("after the reply to \"77\": %v", s.inflight)
@@ -404,13 +407,149 @@ func TestCutFrameFromADyingDaemonIsNotForwarded(t *testing.T) {
 	c := &conn{File: os.NewFile(uintptr(fds[0]), "shim"), fd: fds[0]}
 	defer c.Close()
 	s, out := newTestShim(nil)
-	s.gen = 1 // the connection read is an older one: lost() leaves the shim as it is
+	s.gen = 2 // the connection read is an older one: lost() leaves the shim as it is
 	daemonEnd.Write([]byte(`{"jsonrpc":"2.0","id":1,"result":{}}` + "\n" + `{"jsonrpc":"2.0","id":2,"resu`))
 	daemonEnd.Close()
 	dead := make(chan struct{})
-	s.readDaemon(c, 0, dead)
+	s.readDaemon(c, 1, dead)
 	<-dead
 	if got := out.String(); got != `{"jsonrpc":"2.0","id":1,"result":{}}`+"\n" {
 		t.Fatalf("the client got %q", got)
+	}
+}
+
+// A daemon killed with replies the relay's reader has already read ahead:
+// the shim's next write to it fails first, so lost() takes the requests in
+// flight while that reader still holds the reply to one of them. The client
+// gets one answer to that request, never its reply and -32004 both
+// (docs/decisions/0020, "Exactly one answer"). The old reader is held back
+// by a client whose stdout is full, as a loaded client is.
+func TestReplyReadAheadFromALostDaemonIsNotAnsweredTwice(t *testing.T) {
+	dir := t.TempDir()
+	sock := filepath.Join(dir, "hearthd.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	// The next daemon answers the reconnect's probe, and nothing else.
+	probed := make(chan struct{})
+	go func() {
+		nc, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer nc.Close()
+		sc := bufio.NewScanner(nc)
+		for sc.Scan() {
+			if strings.Contains(sc.Text(), `"hearth-shim-replay-1"`) {
+				nc.Write([]byte(`{"jsonrpc":"2.0","id":"hearth-shim-replay-1","result":{}}` + "\n"))
+				close(probed)
+			}
+		}
+	}()
+
+	// The client's stdout, full: the reader blocks writing the first reply.
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer outR.Close()
+	size, err := unix.FcntlInt(outW.Fd(), unix.F_GETPIPE_SZ, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	outW.Write(bytes.Repeat([]byte("\n"), size))
+
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC|unix.SOCK_NONBLOCK, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := &conn{File: os.NewFile(uintptr(fds[0]), "shim"), fd: fds[0]}
+	daemonEnd := os.NewFile(uintptr(fds[1]), "daemon")
+
+	s := &Shim{
+		getenv:      func(string) string { return "" },
+		socket:      sock,
+		home:        dir, // no owner: the shim dials the socket
+		noAutostart: true,
+		out:         frame.NewWriter(outW),
+		raw:         outW,
+		inflight:    map[string]owedReq{},
+		done:        make(chan struct{}),
+		reading:     true, // the client's stdin is not read here
+	}
+	s.mu.Lock()
+	s.setConn(old)
+	s.gen = 1
+	s.mu.Unlock()
+	for _, req := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"ping"}`,
+	} {
+		s.note([]byte(req))
+	}
+	// The daemon answers both, in one read of the shim's, and dies.
+	daemonEnd.Write([]byte(`{"jsonrpc":"2.0","id":1,"result":{}}` + "\n" + `{"jsonrpc":"2.0","id":2,"result":{}}` + "\n"))
+	daemonEnd.Close()
+	dead := make(chan struct{})
+	go s.readDaemon(old, 1, dead)
+	// Reply 1 settled: the reader is writing it and holds reply 2.
+	for {
+		s.imu.Lock()
+		_, owed := s.inflight["1"]
+		s.imu.Unlock()
+		if !owed {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	// The client's next request finds the daemon gone.
+	forwarded := make(chan struct{})
+	go func() {
+		s.forward([]byte(`{"jsonrpc":"2.0","id":3,"method":"ping"}`))
+		close(forwarded)
+	}()
+	select {
+	case <-probed: // the reconnect took what was in flight, then probed
+	case <-forwarded:
+		t.Fatal("the shim did not reconnect")
+	}
+	var got bytes.Buffer
+	drained := make(chan struct{})
+	go func() { got.ReadFrom(outR); close(drained) }()
+	<-forwarded
+	<-dead
+	s.finish(0)
+	outW.Close()
+	<-drained
+
+	answers := map[string][]string{}
+	for _, line := range strings.Split(got.String(), "\n") {
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		var m struct {
+			ID    json.RawMessage `json:"id"`
+			Error *struct {
+				Code int `json:"code"`
+			} `json:"error"`
+		}
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("the client got %q", line)
+		}
+		what := "result"
+		if m.Error != nil {
+			what = fmt.Sprint(m.Error.Code)
+		}
+		answers[string(m.ID)] = append(answers[string(m.ID)], what)
+	}
+	for _, id := range []string{"1", "2", "3"} {
+		if len(answers[id]) != 1 {
+			t.Errorf("request %s answered %d times: %v", id, len(answers[id]), answers[id])
+		}
+	}
+	if fmt.Sprint(answers["1"], answers["3"]) != "[result] [-32004]" {
+		t.Errorf("answers %v", answers)
 	}
 }
