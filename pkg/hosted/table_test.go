@@ -191,10 +191,14 @@ func TestBadUpstreams(t *testing.T) {
 	good.initialize()
 	missing := testSpec("normal", Global)
 	missing.Name, missing.Command = "missing", "/no/such/server"
+	// The two silent servers are waited for to the end of InitTimeout; it
+	// also bounds their start and, for the second, its refusal of
+	// initialize, which a loaded machine under -race has taken over 500 ms
+	// (the refusal then read as silence).
 	silent := testSpec("silent", Global)
-	silent.InitTimeout = 500 * time.Millisecond
+	silent.InitTimeout = 2 * time.Second
 	probeSilent := testSpec("refuse-then-silent", Global)
-	probeSilent.InitTimeout = 500 * time.Millisecond
+	probeSilent.InitTimeout = 2 * time.Second
 	for _, tc := range []struct {
 		spec Spec
 		want string
@@ -202,8 +206,8 @@ func TestBadUpstreams(t *testing.T) {
 		{missing, "missing could not be started"},
 		{testSpec("exit", Global), "cannot open the widget database"},
 		{testSpec("garbage", Global), "wrote something other than JSON-RPC to its stdout: \"Server listening on port 3000\""},
-		{silent, "never answered initialize within 500ms"},
-		{probeSilent, "never answered server/discover after refusing initialize (no sessions here) within 500ms"},
+		{silent, "never answered initialize within 2s"},
+		{probeSilent, "never answered server/discover after refusing initialize (no sessions here) within 2s"},
 	} {
 		c := attach(t, tb, tc.spec, "/x")
 		m := c.initialize()
