@@ -51,6 +51,11 @@ type Daemon struct {
 	srv          *mcp.Server
 	children     *supervisor.Supervisor
 	families     []tool.Family
+	// famMu guards families once the daemon runs: a reload (SIGHUP, from
+	// its own goroutine) and a status read iterate them under the read
+	// lock, and closeFamilies, at the daemon's end, takes the write lock,
+	// so no family is closed under a reload or read after it was closed.
+	famMu sync.RWMutex
 	// preloads are the families' slow parts loading in the background
 	// (preload); closeFamilies waits for them.
 	preloads sync.WaitGroup
@@ -188,7 +193,7 @@ func (d *Daemon) preload() {
 			d.log.Error("a tool's schema does not compile, a defect of this build: its calls fail", zap.Error(err))
 		}
 	}()
-	for _, f := range d.families {
+	d.eachFamily(func(f tool.Family) {
 		if p, ok := f.(tool.Preloader); ok {
 			d.preloads.Add(1)
 			go func() {
@@ -196,11 +201,22 @@ func (d *Daemon) preload() {
 				p.Preload()
 			}()
 		}
+	})
+}
+
+// eachFamily calls fn with every open family, under famMu's read lock.
+func (d *Daemon) eachFamily(fn func(tool.Family)) {
+	d.famMu.RLock()
+	defer d.famMu.RUnlock()
+	for _, f := range d.families {
+		fn(f)
 	}
 }
 
 func (d *Daemon) closeFamilies() {
 	d.preloads.Wait()
+	d.famMu.Lock()
+	defer d.famMu.Unlock()
 	for i := len(d.families) - 1; i >= 0; i-- {
 		if err := d.families[i].Close(); err != nil {
 			d.log.Error("closing a tool family failed", zap.Error(err))
@@ -504,13 +520,13 @@ func (d *Daemon) logShutdown(mode, reason string) {
 // readyFields are the families' additions to the readiness line.
 func (d *Daemon) readyFields() string {
 	var out string
-	for _, f := range d.families {
+	d.eachFamily(func(f tool.Family) {
 		if desc, ok := f.(tool.Describer); ok {
 			for _, kv := range desc.ReadyFields() {
 				out += " " + kv
 			}
 		}
-	}
+	})
 	return out
 }
 
@@ -534,7 +550,7 @@ func (d *Daemon) Reload() {
 	}()
 	d.reloadSettings()
 	d.reloadHTTP()
-	for _, f := range d.families {
+	d.eachFamily(func(f tool.Family) {
 		if r, ok := f.(tool.Reloader); ok {
 			if err := r.Reload(); err != nil {
 				d.log.Error("reload failed; the previous state keeps serving", zap.String("family", fmt.Sprintf("%T", f)), zap.Error(err))
@@ -542,7 +558,7 @@ func (d *Daemon) Reload() {
 				d.log.Info("reloaded", zap.String("family", fmt.Sprintf("%T", f)))
 			}
 		}
-	}
+	})
 }
 
 func (d *Daemon) reloadSettings() {

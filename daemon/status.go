@@ -158,14 +158,14 @@ func (d *Daemon) statusTool() tool.Tool {
 // store names the families' durable stores (engine and place), "; "-joined.
 func (d *Daemon) store() string {
 	var out string
-	for _, f := range d.families {
+	d.eachFamily(func(f tool.Family) {
 		if sd, ok := f.(tool.StoreDescriber); ok {
 			if out != "" {
 				out += "; "
 			}
 			out += sd.Store()
 		}
-	}
+	})
 	return out
 }
 
@@ -175,11 +175,11 @@ func (d *Daemon) problems() []string {
 	if err := d.reg.Compile(); err != nil {
 		out = append(out, "tools whose schema does not compile (their calls fail): "+err.Error())
 	}
-	for _, f := range d.families {
+	d.eachFamily(func(f tool.Family) {
 		if pr, ok := f.(tool.ProblemReporter); ok {
 			out = append(out, pr.Problems()...)
 		}
-	}
+	})
 	return out
 }
 
