@@ -48,14 +48,17 @@ func upgradeCheck(on bool, log *zap.Logger) daemon.UpgradeCheck {
 		return nil
 	}
 	path, err := os.Executable()
+	running := path
 	if err == nil && runtime.GOOS == "linux" {
-		// os.Executable reads /proc/self/exe: right now, before anything
-		// replaced the file, it is the path the file was started from.
+		// os.Executable reads /proc/self/exe's link: the path the file was
+		// started from, marked if that file was replaced since. The link
+		// itself opens the running file whatever the path holds now.
 		path = strings.TrimSuffix(path, " (deleted)")
+		running = "/proc/self/exe"
 	}
 	var w *upgrade.Watch
 	if err == nil {
-		w, err = upgrade.NewWatch(path, version.Tooling(), probeVersion)
+		w, err = upgrade.NewWatch(path, running, version.Tooling(), probeVersion)
 	}
 	if err != nil {
 		log.Warn("hearthd cannot watch its executable; an upgrade takes hearthd restart", zap.Error(err))

@@ -37,9 +37,13 @@ type Watch struct {
 }
 
 // NewWatch records the identity of the file at path (the daemon's
-// executable as it starts) and its version.
-func NewWatch(path, version string, probe Probe) (*Watch, error) {
-	id, _, err := stat(path)
+// executable as it starts) and its version. running names the file the
+// daemon runs, where the system can say even after the path was given
+// another file (Linux: /proc/self/exe), else the path: a file installed at
+// the path while the daemon started, after it was executed and before this
+// call, is then news, not taken for the daemon's own.
+func NewWatch(path, running, version string, probe Probe) (*Watch, error) {
+	id, _, err := stat(running)
 	if err != nil {
 		return nil, err
 	}

@@ -50,7 +50,7 @@ func TestWatchNamesANewerHearthdOnce(t *testing.T) {
 			return "hearthd " + s + "\n", nil
 		}
 	}
-	w, err := NewWatch(exe, "v1", probe)
+	w, err := NewWatch(exe, exe, "v1", probe)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +142,7 @@ func TestWatchRefusesAPlaceOthersMayChange(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			w, err := NewWatch(exe, "v1", probe)
+			w, err := NewWatch(exe, exe, "v1", probe)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -158,5 +158,30 @@ func TestWatchRefusesAPlaceOthersMayChange(t *testing.T) {
 				t.Fatalf("%q %v, want a refusal saying %q", got, err, c.refusal)
 			}
 		})
+	}
+}
+
+// A newer file installed while the daemon started, after it was executed
+// and before it began to watch, is news: the watch is seeded with the file
+// the daemon runs, not with what the path holds by then.
+func TestWatchSeesAnInstallDuringTheStart(t *testing.T) {
+	dir := t.TempDir()
+	exe := filepath.Join(dir, "hearthd")
+	install(t, exe, "v1", 0o755)
+	running := filepath.Join(dir, "running")
+	if err := os.Link(exe, running); err != nil { // what /proc/self/exe goes on naming
+		t.Fatal(err)
+	}
+	install(t, exe, "v2", 0o755)
+	probe := func(path string) (string, error) {
+		b, err := os.ReadFile(path)
+		return "hearthd " + string(b) + "\n", err
+	}
+	w, err := NewWatch(exe, running, "v1", probe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := w.Check(); got != exe || err != nil {
+		t.Fatalf("a file installed during the start: %q %v, want %s handed over to", got, err, exe)
 	}
 }
