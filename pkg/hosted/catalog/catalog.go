@@ -107,8 +107,32 @@ type Store struct {
 	whole bool              // the directory has been read whole into cache
 }
 
-// Open returns the store in dir (created, 0700, when first written).
-func Open(dir string) *Store { return &Store{dir: dir} }
+// Open returns the store in dir (created, 0700, when first written). It
+// removes what a writer killed in the middle of a Save left: the temporary
+// files atomicfile.Write renames into place (".KEY.json.*"), once they are
+// older than any write takes, so a daemon killed while writing does not
+// leave them to pile up.
+func Open(dir string) *Store {
+	sweepTemporaries(dir, time.Now().Add(-time.Minute))
+	return &Store{dir: dir}
+}
+
+var temporaryPattern = regexp.MustCompile(`^\.[0-9a-f]{4,64}\.json\..+$`)
+
+func sweepTemporaries(dir string, before time.Time) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return // none yet, or unreadable: Load and Save say so
+	}
+	for _, e := range entries {
+		if !e.Type().IsRegular() || !temporaryPattern.MatchString(e.Name()) {
+			continue
+		}
+		if info, err := e.Info(); err == nil && info.ModTime().Before(before) {
+			os.Remove(filepath.Join(dir, e.Name()))
+		}
+	}
+}
 
 // Dir is the store's directory.
 func (s *Store) Dir() string { return s.dir }

@@ -160,3 +160,41 @@ func TestModernEntry(t *testing.T) {
 		t.Fatal("a modern entry whose DiscoverResult is stale at once was usable")
 	}
 }
+
+// A daemon killed in the middle of a Save leaves atomicfile's temporary
+// file; the next Open removes those older than any write takes, and leaves
+// a fresh one (a writer's, under way), the entries, and other files alone.
+func TestOpenSweepsLeftTemporaries(t *testing.T) {
+	dir := t.TempDir()
+	old := time.Now().Add(-time.Hour)
+	write := func(name string, mtime time.Time) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte("{"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(p, mtime, mtime); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	left := write(".0123abcd.json.1234567", old)
+	kept := []string{
+		write(".0123abcd.json.7654321", time.Now()), // being written
+		write("0123abcd.json", old),                 // an entry
+		write(".notes.json.1", old),                 // not a key's
+		write("0123abcd.json.1", old),               // not hidden: not atomicfile's
+	}
+	Open(dir)
+	if _, err := os.Stat(left); !os.IsNotExist(err) {
+		t.Errorf("the old temporary is still there: %v", err)
+	}
+	for _, p := range kept {
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("%s was removed: %v", filepath.Base(p), err)
+		}
+	}
+	Open(filepath.Join(dir, "none")) // no directory yet: nothing to do, nothing made
+	if _, err := os.Stat(filepath.Join(dir, "none")); !os.IsNotExist(err) {
+		t.Errorf("Open made the directory: %v", err)
+	}
+}
