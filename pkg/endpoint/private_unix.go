@@ -76,6 +76,27 @@ func OwnFile(path string, secret bool) error {
 	if perm := fi.Mode().Perm(); perm&mask != 0 {
 		return fmt.Errorf("%s has mode %04o: other users could %s it; run chmod %s %s", path, perm, what, map[bool]string{true: "600", false: "go-w"}[secret], path)
 	}
+	return ownPlace(path, abs, real)
+}
+
+// OwnPlace checks that only this user and root can change which file path
+// names: every directory above it, up to the root, as given and with its
+// links resolved, belongs to this user or to root and is not writable by
+// group or others, unless it is sticky. It is OwnFile's rule for the
+// directories, for a file that may itself be root's (an installed binary).
+func OwnPlace(path string) error {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return err
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return err
+	}
+	return ownPlace(path, abs, real)
+}
+
+func ownPlace(path, abs, real string) error {
 	seen := map[string]bool{}
 	for _, p := range []string{abs, real} {
 		for dir := filepath.Dir(p); !seen[dir]; dir = filepath.Dir(dir) {

@@ -5,10 +5,11 @@ package upgrade
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"syscall"
+
+	"github.com/hearth-mcp/hearth/pkg/endpoint"
 )
 
 func stat(path string) (Identity, os.FileInfo, error) {
@@ -41,20 +42,13 @@ func safe(info os.FileInfo) error {
 }
 
 // safePlace: no one but this user and root can change which file path
-// names between the check and the run: every directory on the way to it,
-// as given and with its links resolved, is this user's or root's and only
-// they may change what is in it (or it is sticky, /tmp's mode, where only
-// an entry's owner may replace it), and a link at path is theirs (the
-// config file's rule, decision 0014; pkg/endpoint's ownDir). Without it,
-// another user who may write a directory on the way swaps in a file of
-// theirs after the file was judged: it would be run, for its `version` or
-// as the successor.
+// names between the check and the run: a link at path is theirs, and so is
+// every directory on the way to it, which only they may write (the config
+// file's rule, decision 0014: endpoint.OwnPlace). Without it, another user
+// who may write a directory on the way swaps in a file of theirs after the
+// file was judged: it would be run, for its `version` or as the successor.
 func safePlace(path string) error {
 	abs, err := filepath.Abs(path)
-	if err != nil {
-		return err
-	}
-	real, err := filepath.EvalSymlinks(abs)
 	if err != nil {
 		return err
 	}
@@ -63,21 +57,9 @@ func safePlace(path string) error {
 	} else if err := ownedHere(fi); err != nil {
 		return fmt.Errorf("the link %s is %w", abs, err)
 	}
-	seen := map[string]bool{}
-	for _, p := range []string{abs, real} {
-		for dir := filepath.Dir(p); !seen[dir]; dir = filepath.Dir(dir) {
-			seen[dir] = true
-			fi, err := os.Stat(dir)
-			if err != nil {
-				return err
-			}
-			if err := ownedHere(fi); err != nil {
-				return fmt.Errorf("it is in %s, which is %w", dir, err)
-			}
-			if perm := fi.Mode().Perm(); perm&0o022 != 0 && fi.Mode()&fs.ModeSticky == 0 {
-				return fmt.Errorf("it is in %s, which others may write (mode %v)", dir, perm)
-			}
-		}
+	if err := endpoint.OwnPlace(abs); err != nil {
+		// A directory of another user's is one that user may write too.
+		return fmt.Errorf("others may write a directory on the way to it: %w", err)
 	}
 	return nil
 }
