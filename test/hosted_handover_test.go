@@ -54,15 +54,7 @@ func TestHostedUpstreamOutlivesRestart(t *testing.T) {
 	for i := range clients {
 		clients[i] = hostedClient(t, env, nil, "2025-11-25")
 	}
-	var pid int
-	for _, c := range clients {
-		out, _ := callText(t, c, "count", nil)
-		_, inits, p := countReply(t, out)
-		if pid != 0 && p != pid || inits != 1 {
-			t.Fatalf("before the restart: %q (first pid %d)", out, pid)
-		}
-		pid = p
-	}
+	pid := oneUpstreamCounting(t, clients, "before the restart")
 	keeper := parentOf(pid)
 	before := daemonsIn(runtime)
 	if len(before) != 1 || keeper <= 1 {
@@ -96,7 +88,30 @@ func TestHostedUpstreamOutlivesRestart(t *testing.T) {
 	load.check(calls-3-1, 30)
 
 	// A crash still ends the upstream and its keeper: no orphan.
-	syscall.Kill(after, syscall.SIGKILL)
+	killLeavesNoOrphan(t, after, server, keeper)
+}
+
+// oneUpstreamCounting has each client call the counting server once: all
+// reach one upstream, initialized once. It returns that upstream's pid.
+func oneUpstreamCounting(t *testing.T, clients []*mcp.ClientSession, when string) int {
+	t.Helper()
+	var pid int
+	for _, c := range clients {
+		out, _ := callText(t, c, "count", nil)
+		_, inits, p := countReply(t, out)
+		if pid != 0 && p != pid || inits != 1 {
+			t.Fatalf("%s: %q (first pid %d)", when, out, pid)
+		}
+		pid = p
+	}
+	return pid
+}
+
+// killLeavesNoOrphan kills the daemon with SIGKILL and waits until the
+// hosted server's processes and its keeper are gone.
+func killLeavesNoOrphan(t *testing.T, daemon int, server string, keeper int) {
+	t.Helper()
+	syscall.Kill(daemon, syscall.SIGKILL)
 	deadline := time.Now().Add(10 * time.Second)
 	for len(processesOf(server)) > 0 || parentOf(keeper) != 0 && !gone(keeper) {
 		if time.Now().After(deadline) {

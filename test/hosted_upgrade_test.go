@@ -92,15 +92,7 @@ func TestHostedUpstreamOutlivesUpgrade(t *testing.T) {
 	for i := range clients {
 		clients[i] = hostedClient(t, env, nil, "2025-11-25")
 	}
-	var pid int
-	for _, c := range clients {
-		out, _ := callText(t, c, "count", nil)
-		_, inits, p := countReply(t, out)
-		if pid != 0 && p != pid || inits != 1 {
-			t.Fatalf("before the upgrade: %q (first pid %d)", out, pid)
-		}
-		pid = p
-	}
+	pid := oneUpstreamCounting(t, clients, "before the upgrade")
 	keeper := parentOf(pid)
 	oldPID, oldVersion := statusOf(t, env)
 	if before := daemons(); len(before) != 1 || before[0] != oldPID || !strings.HasPrefix(oldVersion, "9.0.1") || keeper <= 1 {
@@ -147,12 +139,5 @@ func TestHostedUpstreamOutlivesUpgrade(t *testing.T) {
 
 	// No orphan: a crash of the new daemon still ends the upstream and its
 	// keeper.
-	syscall.Kill(newPID, syscall.SIGKILL)
-	deadline := time.Now().Add(10 * time.Second)
-	for len(processesOf(server)) > 0 || parentOf(keeper) != 0 && !gone(keeper) {
-		if time.Now().After(deadline) {
-			t.Fatalf("10s after kill -9 of the new daemon: upstreams %v, keeper %d alive", processesOf(server), keeper)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	killLeavesNoOrphan(t, newPID, server, keeper)
 }

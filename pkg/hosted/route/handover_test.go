@@ -31,28 +31,14 @@ func TestCarriedUpstreamIsNotInitializedAgain(t *testing.T) {
 	if c.Level != "debug" || c.NextID < 2 || !strings.Contains(string(c.InitResult), `"protocolVersion"`) || c.InitParams == nil {
 		t.Fatalf("carried %+v", c)
 	}
-	b, _ := json.Marshal(c)
-	var back Carried
-	if err := json.Unmarshal(b, &back); err != nil {
-		t.Fatal(err)
-	}
-
-	var mu sync.Mutex
-	var sent []string
-	heir := New(Options{Name: "testserver"})
-	heir.Adopt(WriteFunc(func(f []byte) error {
-		mu.Lock()
-		sent = append(sent, string(f))
-		mu.Unlock()
-		return nil
-	}), back)
+	heir, upstream := adopted(t, Options{Name: "testserver"}, c)
 	rc2 := &rawClient{t: t, frames: make(chan string, 256)}
 	rc2.c = heir.Attach(chanPeer(rc2.frames), nil)
 	rc2.send(strings.Replace(initReq, "%s", "0", 1))
 	m := rc2.response()
 	res, _ := json.Marshal(m["result"])
 	var want any
-	json.Unmarshal(back.InitResult, &want)
+	json.Unmarshal(c.InitResult, &want)
 	if wb, _ := json.Marshal(want); string(wb) != string(res) {
 		t.Fatalf("initialize after the hand-over: %s, want %s", res, wb)
 	}
@@ -60,9 +46,7 @@ func TestCarriedUpstreamIsNotInitializedAgain(t *testing.T) {
 	rc2.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"x"}}}`)
 	var frames string
 	for deadline := time.Now().Add(5 * time.Second); !strings.Contains(frames, `"tools/call"`) && time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-		mu.Lock()
-		frames = strings.Join(sent, "\n")
-		mu.Unlock()
+		frames = upstream()
 	}
 	if strings.Contains(frames, `"initialize"`) || !strings.Contains(frames, `"tools/call"`) {
 		t.Fatalf("the adopted upstream was sent: %s", frames)
@@ -116,26 +100,7 @@ func TestParkedSubscriptionIsResumedWithoutASecondSubscribe(t *testing.T) {
 		strings.Join(c.Clients["shim:1"].Subscribed, " ") != "file:///x" || c.Clients["shim:1"].Level != "debug" {
 		t.Fatalf("carried %+v", c)
 	}
-	b, _ := json.Marshal(c)
-	var back Carried
-	if err := json.Unmarshal(b, &back); err != nil {
-		t.Fatal(err)
-	}
-
-	var mu sync.Mutex
-	var sent []string
-	upstream := func() string {
-		mu.Lock()
-		defer mu.Unlock()
-		return strings.Join(sent, "\n")
-	}
-	heir := New(Options{Name: "testserver", Mode: Shared})
-	heir.Adopt(WriteFunc(func(f []byte) error {
-		mu.Lock()
-		sent = append(sent, string(f))
-		mu.Unlock()
-		return nil
-	}), back)
+	heir, upstream := adopted(t, Options{Name: "testserver", Mode: Shared}, c)
 	attach := func(tag string) *rawClient {
 		rc := &rawClient{t: t, frames: make(chan string, 256)}
 		rc.c = heir.Attach(chanPeer(rc.frames), nil)
@@ -185,20 +150,7 @@ func TestParkedSubscriptionIsResumedWithoutASecondSubscribe(t *testing.T) {
 // client that is given the same tag (a shim given a reused pid) gets
 // nothing of it.
 func TestParkedClientThatDoesNotReturnIsReleased(t *testing.T) {
-	var mu sync.Mutex
-	var sent []string
-	upstream := func() string {
-		mu.Lock()
-		defer mu.Unlock()
-		return strings.Join(sent, "\n")
-	}
-	heir := New(Options{Name: "testserver", Mode: Shared, ParkFor: 20 * time.Millisecond})
-	heir.Adopt(WriteFunc(func(f []byte) error {
-		mu.Lock()
-		sent = append(sent, string(f))
-		mu.Unlock()
-		return nil
-	}), Carried{
+	heir, upstream := adopted(t, Options{Name: "testserver", Mode: Shared, ParkFor: 20 * time.Millisecond}, Carried{
 		InitParams: json.RawMessage(`{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"hearth","version":"1"}}`),
 		InitResult: json.RawMessage(`{"protocolVersion":"2025-11-25","capabilities":{"resources":{"subscribe":true},"logging":{}},"serverInfo":{"name":"testserver","version":"1"}}`),
 		NextID:     10,
@@ -230,4 +182,30 @@ func TestParkedClientThatDoesNotReturnIsReleased(t *testing.T) {
 	stranger := attach("shim:1")
 	heir.FromUpstream([]byte(`{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"file:///x"}}`))
 	stranger.quiet(50 * time.Millisecond)
+}
+
+// adopted is a successor's router that adopted what c carries, after the
+// JSON round trip the record makes over the hand-over socket, and what it
+// has written to the upstream so far, a frame a line.
+func adopted(t *testing.T, opts Options, c Carried) (*Router, func() string) {
+	t.Helper()
+	b, _ := json.Marshal(c)
+	var back Carried
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var sent []string
+	heir := New(opts)
+	heir.Adopt(WriteFunc(func(f []byte) error {
+		mu.Lock()
+		sent = append(sent, string(f))
+		mu.Unlock()
+		return nil
+	}), back)
+	return heir, func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		return strings.Join(sent, "\n")
+	}
 }

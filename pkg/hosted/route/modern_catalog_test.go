@@ -6,7 +6,6 @@ import (
 	"errors"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -231,26 +230,7 @@ func TestCarriedModernUpstream(t *testing.T) {
 	if cancel := h.framesOf("notifications/cancelled")[0]; !strings.Contains(cancel, `"requestId":`+string(l.ID)) {
 		t.Fatalf("cancelled %s, the listen was %s", cancel, listen)
 	}
-	b, _ := json.Marshal(c)
-	var back Carried
-	if err := json.Unmarshal(b, &back); err != nil {
-		t.Fatal(err)
-	}
-
-	var mu sync.Mutex
-	var sent []string
-	heir := New(Options{Name: "testserver"})
-	heir.Adopt(WriteFunc(func(f []byte) error {
-		mu.Lock()
-		sent = append(sent, string(f))
-		mu.Unlock()
-		return nil
-	}), back)
-	frames := func() string {
-		mu.Lock()
-		defer mu.Unlock()
-		return strings.Join(sent, "\n")
-	}
+	heir, frames := adopted(t, Options{Name: "testserver"}, c)
 	waitFor(t, func() bool { return strings.Contains(frames(), `"subscriptions/listen"`) })
 	var listenID struct{ ID int64 }
 	for _, f := range strings.Split(frames(), "\n") {
