@@ -62,9 +62,15 @@ func (d *catalogDaemon) stop() {
 // serversOf lists the live processes running one of scripts with HOME=home
 // in their environment (a side's servers, however they were started).
 func serversOf(home string, scripts []string) []int {
+	return withHome(home, func(argv []string) bool { return runsScript(argv, scripts) })
+}
+
+// withHome lists the live processes whose command line runs says they are
+// of interest and whose environment holds HOME=home.
+func withHome(home string, runs func(argv []string) bool) []int {
 	var pids []int
 	for pid, p := range procTable() {
-		if !runsScript(p.argv, scripts) {
+		if !runs(p.argv) {
 			continue
 		}
 		env, _ := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
@@ -472,17 +478,9 @@ func TestCatalogSessionClient(t *testing.T) {
 // daemonsOf lists the live `hearthd serve` processes with HOME=home in their
 // environment: the daemon a shim of that side autostarted.
 func daemonsOf(home string) []int {
-	var pids []int
-	for pid, p := range procTable() {
-		if len(p.argv) < 2 || filepath.Base(p.argv[0]) != "hearthd" || p.argv[1] != "serve" {
-			continue
-		}
-		env, _ := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
-		if slices.Contains(strings.Split(string(env), "\x00"), "HOME="+home) {
-			pids = append(pids, pid)
-		}
-	}
-	return pids
+	return withHome(home, func(argv []string) bool {
+		return len(argv) >= 2 && filepath.Base(argv[0]) == "hearthd" && argv[1] == "serve"
+	})
 }
 
 // stopAutostarted stops the daemon side home's shims started (SIGTERM, as
