@@ -21,6 +21,7 @@ func List() ([]Proc, error) {
 		procs = append(procs, Proc{
 			Pid:     int(p.P_pid),
 			PPid:    int(kps[i].Eproc.Ppid),
+			Pgid:    int(kps[i].Eproc.Pgid),
 			Start:   uint64(tv.Sec)*1e6 + uint64(tv.Usec),
 			Stopped: p.P_stat == sstop,
 			Zombie:  p.P_stat == szomb,

@@ -59,7 +59,8 @@ func parseStat(s string) (Proc, error) {
 	if err != nil {
 		return Proc{}, fmt.Errorf("pid: %w", err)
 	}
-	// f[0] is field 3 (state), f[1] field 4 (ppid), f[19] field 22 (starttime).
+	// f[0] is field 3 (state), f[1] field 4 (ppid), f[2] field 5 (pgrp), f[19]
+	// field 22 (starttime).
 	f := strings.Fields(s[end+1:])
 	if len(f) < 20 {
 		return Proc{}, fmt.Errorf("%d fields after comm, want 20 or more", len(f))
@@ -68,9 +69,13 @@ func parseStat(s string) (Proc, error) {
 	if err != nil {
 		return Proc{}, fmt.Errorf("ppid: %w", err)
 	}
+	pgid, err := strconv.Atoi(f[2])
+	if err != nil {
+		return Proc{}, fmt.Errorf("pgrp: %w", err)
+	}
 	start, err := strconv.ParseUint(f[19], 10, 64)
 	if err != nil {
 		return Proc{}, fmt.Errorf("starttime: %w", err)
 	}
-	return Proc{Pid: pid, PPid: ppid, Start: start, Stopped: f[0] == "T" || f[0] == "t", Zombie: f[0] == "Z" || f[0] == "X" || f[0] == "x"}, nil
+	return Proc{Pid: pid, PPid: ppid, Pgid: pgid, Start: start, Stopped: f[0] == "T" || f[0] == "t", Zombie: f[0] == "Z" || f[0] == "X" || f[0] == "x"}, nil
 }

@@ -16,13 +16,14 @@ func TestParseStat(t *testing.T) {
 		want Proc
 		bad  bool
 	}{
-		{line: "12 (sleep) S 7 12 12" + tail, want: Proc{Pid: 12, PPid: 7, Start: 4242}},
-		{line: "12 (a b) c) T 7 12 12" + tail, want: Proc{Pid: 12, PPid: 7, Start: 4242, Stopped: true}},
-		{line: "12 ((sd-pam)) Z 1 12 12" + tail, want: Proc{Pid: 12, PPid: 1, Start: 4242, Zombie: true}},
+		{line: "12 (sleep) S 7 12 12" + tail, want: Proc{Pid: 12, PPid: 7, Pgid: 12, Start: 4242}},
+		{line: "12 (a b) c) T 7 12 12" + tail, want: Proc{Pid: 12, PPid: 7, Pgid: 12, Start: 4242, Stopped: true}},
+		{line: "12 ((sd-pam)) Z 1 12 12" + tail, want: Proc{Pid: 12, PPid: 1, Pgid: 12, Start: 4242, Zombie: true}},
 		{line: "12 (x) S 7", bad: true},
 		{line: "12 x S 7 12 12" + tail, bad: true},
 		{line: "(x) S 7 12 12" + tail, bad: true},
 		{line: "12 (x) S seven 12 12" + tail, bad: true},
+		{line: "12 (x) S 7 twelve 12" + tail, bad: true},
 		{line: "12 (x) S 7 12 12 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 -1 1", bad: true},
 	} {
 		got, err := parseStat(tc.line)
