@@ -66,6 +66,11 @@ pkg/config/keys, pkg/endpoint, github.com/pelletier/go-toml < pkg/config;
 # What a 2025 HTTP session negotiated, kept privately for the next daemon.
 pkg/atomicfile, pkg/endpoint < pkg/sessionkeep;
 
+# Secrets at rest: sealed in the state directory, their key in the system's
+# credential store (go-keyring: the Secret Service, the Keychain, the
+# Credential Manager) or, where none runs, a 0600 key file.
+pkg/atomicfile, github.com/zalando/go-keyring, golang.org/x/sys < pkg/secret;
+
 # JSON, validation, JSON-RPC.
 pkg/jsonval < pkg/repo, pkg/schemas/jsondiff;
 # The id key and the envelope scan are pkg/envelope's, which the shim links
