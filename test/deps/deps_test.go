@@ -54,6 +54,10 @@ golang.org/x/sys < pkg/sockdir;
 golang.org/x/sys < pkg/proctable;
 os/exec, pkg/portable, pkg/proctable, golang.org/x/sys < pkg/supervisor;
 
+# Opening a URL for the user (a sign-in page): a process that must outlive
+# hearth (the browser it starts), so it is not the supervisor's.
+os/exec < pkg/opener;
+
 # Talking HTTP to a service the user configured: the schema backend, the LLM
 # provider, the embedding service.
 net/http < pkg/schemas/backend, pkg/llm, pkg/memory/embed;
