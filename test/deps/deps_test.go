@@ -75,6 +75,15 @@ pkg/atomicfile, pkg/endpoint < pkg/sessionkeep;
 # Credential Manager) or, where none runs, a 0600 key file.
 pkg/atomicfile, github.com/zalando/go-keyring, golang.org/x/sys < pkg/secret;
 
+# MCP authorization: discovery, registration, sign-in, the token family of
+# each remote server; its test servers.
+net/http < pkg/oauth;
+net/http < pkg/oauth/oauthtest;
+
+# A remote MCP server as a hosted upstream: Streamable HTTP of both eras and
+# the 2024-11-05 HTTP+SSE transport, authorized by pkg/oauth.
+pkg/oauth, pkg/envelope, pkg/jsonrpc, pkg/version, net/http, go.uber.org/zap < pkg/remote;
+
 # JSON, validation, JSON-RPC.
 pkg/jsonval < pkg/repo, pkg/schemas/jsondiff;
 # The id key and the envelope scan are pkg/envelope's, which the shim links
