@@ -93,20 +93,23 @@ type Conn struct {
 	outW   *io.PipeWriter
 	log    *zap.Logger
 
-	mu        sync.Mutex
-	mode      mode
-	deciding  chan struct{} // closed when the mode is decided
-	session   string        // 2025's Mcp-Session-Id
-	protocol  string        // the version initialize negotiated (2025)
-	initKey   string        // the id key of the initialize in flight
-	probing   bool          // an initialize is deciding the transport
-	getOpen   bool
-	endpoint  string // the 2024-11-05 transport's POST URL
-	inflight  map[string]*call
-	done      chan struct{}
-	err       error
-	closeOnce sync.Once
-	wg        sync.WaitGroup
+	mu       sync.Mutex
+	mode     mode
+	deciding chan struct{} // closed when the mode is decided
+	session  string        // 2025's Mcp-Session-Id
+	protocol string        // the version initialize negotiated (2025)
+	initKey  string        // the id key of the initialize in flight
+	probing  bool          // an initialize is deciding the transport
+	getOpen  bool
+	endpoint string // the 2024-11-05 transport's POST URL
+	inflight map[string]*call
+	// toolHeaders are the arguments each tool mirrors in headers
+	// (headers.go).
+	toolHeaders map[string][]paramHeader
+	done        chan struct{}
+	err         error
+	closeOnce   sync.Once
+	wg          sync.WaitGroup
 }
 
 // call is a request in flight.
@@ -118,6 +121,7 @@ type call struct {
 	cancel    context.CancelFunc
 	cancelled bool
 	probe     bool // this initialize decides the transport
+	answered  bool // its answer was delivered
 }
 
 // Dial prepares a connection to the server; nothing is sent until the
@@ -245,7 +249,8 @@ func (c *Conn) Write(frame []byte, _ string) error {
 			defer cancel()
 			c.request(ctx, cl, frame)
 			c.mu.Lock()
-			if c.inflight[cl.key] == cl {
+			// A 2024-11-05 answer comes on the event stream, after the POST.
+			if c.inflight[cl.key] == cl && (cl.cancelled || c.mode != legacySSE) {
 				delete(c.inflight, cl.key)
 			}
 			c.mu.Unlock()
@@ -263,7 +268,12 @@ func (c *Conn) Write(frame []byte, _ string) error {
 		c.waitMode()
 		c.send(frame, env.Method)
 		if env.Method == "notifications/initialized" {
-			c.openGetStream()
+			// The GET stream is open before the next request goes, so what
+			// the server sends there is not raced by the answers' streams.
+			select {
+			case <-c.openGetStream():
+			case <-time.After(2 * time.Second):
+			}
 		}
 		return nil
 	case envelope.Response:
@@ -356,24 +366,31 @@ func (c *Conn) headers(req *http.Request, frame []byte, method string) {
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
+	// The standard headers go on every POST: a 2026-07-28 server requires
+	// them, and an earlier one ignores them.
+	if method != "" {
+		req.Header.Set("Mcp-Method", method)
+		if name := nameOf(frame, method); name != "" {
+			req.Header.Set("Mcp-Name", headerValue(name))
+		}
+	}
 	if v := modernMeta(frame); v != "" {
 		req.Header.Set("MCP-Protocol-Version", v)
-		if method != "" {
-			req.Header.Set("Mcp-Method", method)
-			if name := nameOf(frame, method); name != "" {
-				req.Header.Set("Mcp-Name", headerValue(name))
-			}
-		}
+		c.paramHeaders(req, frame, method)
 		return
 	}
 	c.mu.Lock()
-	if c.protocol != "" && method != "initialize" {
-		req.Header.Set("MCP-Protocol-Version", c.protocol)
+	protocol := c.protocol
+	if protocol != "" && method != "initialize" {
+		req.Header.Set("MCP-Protocol-Version", protocol)
 	}
 	if c.session != "" {
 		req.Header.Set("Mcp-Session-Id", c.session)
 	}
 	c.mu.Unlock()
+	if protocol >= "2026-07-28" { // an initialize that negotiated the modern revision
+		c.paramHeaders(req, frame, method)
+	}
 }
 
 // nameOf is the request's params.name (tools/call, prompts/get) or
@@ -585,7 +602,7 @@ func isRPCError(body []byte) bool {
 // naming the status.
 func (c *Conn) answerStatus(cl *call, res *http.Response, body []byte) {
 	if env, ok := envelope.Scan(bytes.TrimSpace(body)); ok && env.HasError && len(env.Error) > 0 {
-		c.deliver(jsonrpc.ResponseFrame(jsonrpc.RawID(cl.id), nil, compact(env.Error)))
+		c.answerWith(cl, jsonrpc.ResponseFrame(jsonrpc.RawID(cl.id), nil, compact(env.Error)))
 		return
 	}
 	text := strings.TrimSpace(string(body))
@@ -602,7 +619,22 @@ func (c *Conn) answerStatus(cl *call, res *http.Response, body []byte) {
 // answerError answers a request with CodeUnreachable.
 func (c *Conn) answerError(cl *call, msg string) {
 	e := &jsonrpc.Error{Code: CodeUnreachable, Message: msg}
-	c.deliver(jsonrpc.ErrorFrame(jsonrpc.RawID(cl.id), e))
+	c.answerWith(cl, jsonrpc.ErrorFrame(jsonrpc.RawID(cl.id), e))
+}
+
+// answerWith delivers hearth's own answer to cl unless it has one.
+func (c *Conn) answerWith(cl *call, frame []byte) {
+	c.mu.Lock()
+	if cl.answered {
+		c.mu.Unlock()
+		return
+	}
+	cl.answered = true
+	if c.inflight[cl.key] == cl {
+		delete(c.inflight, cl.key)
+	}
+	c.mu.Unlock()
+	c.deliver(frame)
 }
 
 // deliverBody delivers a JSON body: one message, or a batch's each. It
@@ -634,6 +666,21 @@ func (c *Conn) deliverMessage(msg []byte, cl *call) bool {
 	answer := cl != nil && env.Kind() == envelope.Response && envelope.Key(env.ID) == cl.key
 	if env.Kind() == envelope.Response {
 		c.mu.Lock()
+		k := envelope.Key(env.ID)
+		p := c.inflight[k]
+		if p == nil || p.answered {
+			// Answered already (on another stream, then again on a
+			// resumed one), or never asked: a client gets one answer.
+			c.mu.Unlock()
+			return answer
+		}
+		p.answered = true
+		delete(c.inflight, k)
+		if p.method == "tools/list" && (p.modern || c.protocol >= "2026-07-28") && env.HasResult {
+			c.mu.Unlock()
+			msg = c.learnTools(msg)
+			c.mu.Lock()
+		}
 		if c.initKey != "" && envelope.Key(env.ID) == c.initKey {
 			c.initKey = ""
 			var r struct {
@@ -687,9 +734,9 @@ func (c *Conn) stream(ctx context.Context, cl *call, body io.ReadCloser) {
 			return
 		}
 		c.mu.Lock()
-		cancelled := cl.cancelled
+		done := cl.cancelled || cl.answered
 		c.mu.Unlock()
-		if cancelled {
+		if done {
 			return
 		}
 		if cl.modern || lastID == "" || attempt >= 5 {
@@ -788,17 +835,22 @@ func (c *Conn) send(frame []byte, method string) {
 
 // openGetStream opens the 2025 session's GET stream once, for the
 // server's own requests and notifications, and keeps it open.
-func (c *Conn) openGetStream() {
+// The channel is closed once the first GET was answered.
+func (c *Conn) openGetStream() <-chan struct{} {
+	opened := make(chan struct{})
 	c.mu.Lock()
 	if c.getOpen || c.mode != streamable || c.protocol == "" {
 		c.mu.Unlock()
-		return
+		close(opened)
+		return opened
 	}
 	c.getOpen = true
 	c.mu.Unlock()
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
+		var once sync.Once
+		defer once.Do(func() { close(opened) })
 		lastID, retry, fails := "", time.Second, 0
 		for c.ctx.Err() == nil && fails < 5 {
 			res, err := c.do(c.ctx, func() (*http.Request, error) {
@@ -815,6 +867,7 @@ func (c *Conn) openGetStream() {
 				}
 				return req, err
 			})
+			once.Do(func() { close(opened) })
 			if err != nil {
 				fails++
 			} else if res.StatusCode == 405 {
@@ -844,6 +897,7 @@ func (c *Conn) openGetStream() {
 			}
 		}
 	}()
+	return opened
 }
 
 // lineWriter splits newline-delimited frames for Write.

@@ -172,6 +172,8 @@ pkg/memory/pgstore, pkg/memory/sqlitestore !< daemon/hearthd;
 NONE < test, test/bench, test/deps, test/internal/rawping, test/bench/internal/catalogserver;
 github.com/modelcontextprotocol/go-sdk < test/internal/hostedserver;
 os/exec < test/bench/internal/benchtable;
+# The conformance suite's client: hearth's remote packages, as hearth run --url will use them.
+pkg/remote, pkg/oauth, pkg/opener, pkg/secret, net/http < test/internal/remoteclient;
 os/exec < test/bench/internal/linerelay;
 github.com/modelcontextprotocol/go-sdk, github.com/wI2L/jsondiff < test/bench/internal/sdkserver;
 `
