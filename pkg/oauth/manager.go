@@ -243,9 +243,9 @@ func (m *Manager) Token(ctx context.Context) (Token, error) {
 		m.mu.Unlock()
 		return Token{}, err
 	}
-	g, gen := m.grant, m.gen
+	g, gen, need := m.grant, m.gen, m.need
 	m.mu.Unlock()
-	if g == nil && m.need == nil {
+	if g == nil && need == nil {
 		return Token{}, nil
 	}
 	if g != nil && !m.expired(g) {
@@ -429,6 +429,9 @@ func (m *Manager) needSignIn(ctx context.Context, d *discovery, ch *Challenge, w
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if scopes == nil && ch != nil && len(ch.Scopes()) > 0 {
+		scopes = ch.Scopes() // what the sign-in will ask for (hearthd login)
+	}
 	if m.need == nil {
 		m.need = &SignInNeeded{Name: m.cfg.Name, Server: m.cfg.Server, Why: why, Scopes: scopes}
 	}
@@ -552,8 +555,9 @@ func (m *Manager) clientFor(ctx context.Context, as ServerMetadata, redirect str
 }
 
 // SignIn signs the user in now (hearthd login): discovery from the last
-// challenge or the well-known places, the browser opened on the
-// authorization URL, the code received on the loopback listener.
+// challenge (else the one an unauthorized request gets, else the
+// well-known places), the browser opened on the authorization URL, the
+// code received on the loopback listener.
 func (m *Manager) SignIn(ctx context.Context) error {
 	for {
 		m.mu.Lock()
@@ -574,11 +578,13 @@ func (m *Manager) SignIn(ctx context.Context) error {
 		}
 		d := m.disc
 		m.mu.Unlock()
+		var ch *Challenge
 		if d == nil {
-			d, o.err = m.discover(ctx, nil)
+			ch = m.probe(ctx)
+			d, o.err = m.discover(ctx, ch)
 		}
 		if o.err == nil {
-			o.err = m.signIn(ctx, d, nil, scopes)
+			o.err = m.signIn(ctx, d, ch, scopes)
 		}
 		m.mu.Lock()
 		m.op = nil
@@ -586,6 +592,27 @@ func (m *Manager) SignIn(ctx context.Context) error {
 		close(o.done)
 		return o.err
 	}
+}
+
+// probe asks the server, without a token, for the challenge that names
+// its metadata (a sign-in before any request was refused: hearthd login);
+// nil when it gives none, and the well-known places are used.
+func (m *Manager) probe(ctx context.Context) *Challenge {
+	req, err := http.NewRequestWithContext(ctx, "POST", m.cfg.Server, strings.NewReader(`{"jsonrpc":"2.0","id":0,"method":"ping"}`))
+	if err != nil {
+		return nil
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	res, err := m.hc.Do(req)
+	if err != nil {
+		return nil
+	}
+	res.Body.Close()
+	if ch, ok := Bearer(res.Header); ok && res.StatusCode == http.StatusUnauthorized {
+		return &ch
+	}
+	return nil
 }
 
 // signIn is one authorization code flow; scopes, when set, are a

@@ -275,3 +275,23 @@ func TestStatusHoldsNoSecret(t *testing.T) {
 		t.Fatalf("status %s", st)
 	}
 }
+
+// SignIn before any request (hearthd login): the server's challenge is
+// asked for, and the grant is there for the first call.
+func TestSignInFirst(t *testing.T) {
+	s := oauthtest.New(oauthtest.Options{RequiredScopes: []string{"mcp:basic"}})
+	defer s.Close()
+	m := manager(t, s, oauthtest.NewMemStore(), func(c *oauth.Config) { c.AutoSignIn = false })
+	if err := m.SignIn(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.LastAuthorization().Get("scope"); got != "mcp:basic offline_access" {
+		t.Fatalf("scope %q: the challenge was not used", got)
+	}
+	if st, err := call(context.Background(), m, s.URL(), "tools/list"); err != nil || st != 200 {
+		t.Fatalf("%d %v", st, err)
+	}
+	if s.Counts().Authorizations != 1 {
+		t.Fatalf("%+v", s.Counts())
+	}
+}
