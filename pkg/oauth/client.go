@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -249,5 +248,3 @@ func grantFrom(t TokenResponse, old *Grant, now time.Time) Grant {
 	}
 	return g
 }
-
-var errNoRefresh = errors.New("no refresh token")

@@ -82,14 +82,13 @@ func write(t *testing.T, c *Conn, s string) {
 // legacyServer is a 2025 Streamable HTTP server: a session, JSON or SSE
 // answers, a GET stream, resumption, DELETE.
 type legacyServer struct {
-	mu       sync.Mutex
-	session  string
-	deleted  bool
-	gets     []string // Last-Event-ID of each GET
-	headers  []http.Header
-	cut      bool // cut the first SSE answer after its first event
-	getReady chan struct{}
-	answers  chan string // what the client answered to the server's request
+	mu      sync.Mutex
+	session string
+	deleted bool
+	gets    []string // Last-Event-ID of each GET
+	headers []http.Header
+	cut     bool        // cut the first SSE answer after its first event
+	answers chan string // what the client answered to the server's request
 }
 
 func (s *legacyServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -320,7 +319,7 @@ func TestLegacySSEFallback(t *testing.T) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/sse", func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != "GET" {
-			http.Error(w, "method not allowed", 405)
+			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 			return
 		}
 		w.Header().Set("Content-Type", "text/event-stream")
