@@ -287,13 +287,10 @@ func (m *Manager) renew(ctx context.Context, gen uint64, ch *Challenge, stepUp b
 	for {
 		m.mu.Lock()
 		if o := m.op; o != nil {
-			m.mu.Unlock()
-			select {
-			case <-o.done:
-			case <-ctx.Done():
-				return Token{}, ctx.Err()
+			if err := m.await(ctx, o); err != nil {
+				m.mu.Unlock()
+				return Token{}, err
 			}
-			m.mu.Lock()
 			if m.gen != gen && m.grant != nil && m.need == nil {
 				// Renewed meanwhile; a step-up's caller checks the scopes
 				// again below.
@@ -321,22 +318,42 @@ func (m *Manager) renew(ctx context.Context, gen uint64, ch *Challenge, stepUp b
 			m.mu.Unlock()
 			return t, nil
 		}
-		o := &op{done: make(chan struct{})}
-		m.op = o
-		m.mu.Unlock()
-
-		o.err = m.doRenew(ctx, ch, stepUp)
-
+		err := m.run(func() error { return m.doRenew(ctx, ch, stepUp) })
 		m.mu.Lock()
-		m.op = nil
 		var t Token
-		if o.err == nil && m.grant != nil {
+		if err == nil && m.grant != nil {
 			t = Token{Access: m.grant.Access, gen: m.gen}
 		}
 		m.mu.Unlock()
-		close(o.done)
-		return t, o.err
+		return t, err
 	}
+}
+
+// await waits for the renewal o under way to end, or for ctx's end; m.mu
+// is held on entry and on return, released while it waits.
+func (m *Manager) await(ctx context.Context, o *op) error {
+	m.mu.Unlock()
+	defer m.mu.Lock()
+	select {
+	case <-o.done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// run makes f the renewal under way (m.mu is held on entry, released on
+// return): whoever needs one meanwhile waits for its outcome.
+func (m *Manager) run(f func() error) error {
+	o := &op{done: make(chan struct{})}
+	m.op = o
+	m.mu.Unlock()
+	o.err = f()
+	m.mu.Lock()
+	m.op = nil
+	m.mu.Unlock()
+	close(o.done)
+	return o.err
 }
 
 // covers: the current grant's scopes hold what the challenge asks (m.mu
@@ -559,39 +576,29 @@ func (m *Manager) clientFor(ctx context.Context, as ServerMetadata, redirect str
 // well-known places), the browser opened on the authorization URL, the
 // code received on the loopback listener.
 func (m *Manager) SignIn(ctx context.Context) error {
-	for {
-		m.mu.Lock()
-		if o := m.op; o != nil {
+	m.mu.Lock()
+	for m.op != nil {
+		if err := m.await(ctx, m.op); err != nil {
 			m.mu.Unlock()
-			select {
-			case <-o.done:
-				continue
-			case <-ctx.Done():
-				return ctx.Err()
-			}
+			return err
 		}
-		o := &op{done: make(chan struct{})}
-		m.op = o
-		var scopes []string
-		if m.need != nil {
-			scopes = m.need.Scopes
-		}
-		d := m.disc
-		m.mu.Unlock()
+	}
+	var scopes []string
+	if m.need != nil {
+		scopes = m.need.Scopes
+	}
+	d := m.disc
+	return m.run(func() error {
 		var ch *Challenge
 		if d == nil {
 			ch = m.probe(ctx)
-			d, o.err = m.discover(ctx, ch)
+			var err error
+			if d, err = m.discover(ctx, ch); err != nil {
+				return err
+			}
 		}
-		if o.err == nil {
-			o.err = m.signIn(ctx, d, ch, scopes)
-		}
-		m.mu.Lock()
-		m.op = nil
-		m.mu.Unlock()
-		close(o.done)
-		return o.err
-	}
+		return m.signIn(ctx, d, ch, scopes)
+	})
 }
 
 // probe asks the server, without a token, for the challenge that names

@@ -173,7 +173,7 @@ NONE < test, test/bench, test/deps, test/internal/rawping, test/bench/internal/c
 github.com/modelcontextprotocol/go-sdk < test/internal/hostedserver;
 os/exec < test/bench/internal/benchtable;
 # The conformance suite's client: hearth's remote packages, as hearth run --url will use them.
-pkg/remote, pkg/oauth, pkg/opener, pkg/secret, net/http < test/internal/remoteclient;
+pkg/remote, pkg/oauth, pkg/oauth/oauthtest, pkg/opener, pkg/secret < test/internal/remoteclient;
 os/exec < test/bench/internal/linerelay;
 github.com/modelcontextprotocol/go-sdk, github.com/wI2L/jsondiff < test/bench/internal/sdkserver;
 `

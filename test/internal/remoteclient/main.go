@@ -21,14 +21,13 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"runtime"
 	"strings"
 	"time"
 
 	"github.com/hearth-mcp/hearth/pkg/oauth"
+	"github.com/hearth-mcp/hearth/pkg/oauth/oauthtest"
 	"github.com/hearth-mcp/hearth/pkg/opener"
 	"github.com/hearth-mcp/hearth/pkg/remote"
 	"github.com/hearth-mcp/hearth/pkg/secret"
@@ -43,7 +42,9 @@ func main() {
 		os.Exit(2)
 	}
 	if *browse {
-		if err := follow(flag.Arg(0)); err != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := oauthtest.Browser(ctx, flag.Arg(0)); err != nil {
 			fmt.Fprintln(os.Stderr, "browse:", err)
 			os.Exit(1)
 		}
@@ -53,19 +54,6 @@ func main() {
 		fmt.Fprintln(os.Stderr, "remoteclient:", err)
 		os.Exit(1)
 	}
-}
-
-func follow(u string) error {
-	res, err := (&http.Client{Timeout: 30 * time.Second}).Get(u)
-	if err != nil {
-		return err
-	}
-	defer res.Body.Close()
-	io.Copy(io.Discard, io.LimitReader(res.Body, 1<<20))
-	if res.StatusCode != 200 {
-		return fmt.Errorf("ended on %s", res.Status)
-	}
-	return nil
 }
 
 func run(server, cimd string) error {
