@@ -202,6 +202,17 @@ func tokenRequest(ctx context.Context, hc *http.Client, endpoint string, c Clien
 			Description string `json:"error_description"`
 		}
 		json.Unmarshal(raw, &e)
+		// An authorization server that repeats what it was sent does not
+		// put a code, a verifier, a refresh token or a secret in an error.
+		for _, k := range []string{"code", "code_verifier", "refresh_token", "client_secret"} {
+			if v := form.Get(k); len(v) >= 8 {
+				e.Error = strings.ReplaceAll(e.Error, v, "***")
+				e.Description = strings.ReplaceAll(e.Description, v, "***")
+			}
+		}
+		if len(c.Secret) >= 8 {
+			e.Description = strings.ReplaceAll(e.Description, c.Secret, "***")
+		}
 		return TokenResponse{}, &TokenError{Status: res.StatusCode, Code: e.Error, Description: e.Description}
 	}
 	var t TokenResponse

@@ -106,10 +106,13 @@ type Conn struct {
 	// toolHeaders are the arguments each tool mirrors in headers
 	// (headers.go).
 	toolHeaders map[string][]paramHeader
-	done        chan struct{}
-	err         error
-	closeOnce   sync.Once
-	wg          sync.WaitGroup
+	// sent are the last access tokens sent, so that a server's error text
+	// that repeats one is shown without it.
+	sent      []string
+	done      chan struct{}
+	err       error
+	closeOnce sync.Once
+	wg        sync.WaitGroup
 }
 
 // call is a request in flight.
@@ -438,6 +441,14 @@ func (c *Conn) authorize(ctx context.Context, req *http.Request) (oauth.Token, e
 	}
 	if tok.Access != "" {
 		req.Header.Set("Authorization", "Bearer "+tok.Access)
+		c.mu.Lock()
+		if len(c.sent) == 0 || c.sent[len(c.sent)-1] != tok.Access {
+			c.sent = append(c.sent, tok.Access)
+			if len(c.sent) > 4 {
+				c.sent = c.sent[1:]
+			}
+		}
+		c.mu.Unlock()
 	}
 	return tok, nil
 }
@@ -601,6 +612,7 @@ func isRPCError(body []byte) bool {
 // its JSON-RPC error when it sent one (under the request's id), else one
 // naming the status.
 func (c *Conn) answerStatus(cl *call, res *http.Response, body []byte) {
+	body = c.redact(body)
 	if env, ok := envelope.Scan(bytes.TrimSpace(body)); ok && env.HasError && len(env.Error) > 0 {
 		c.answerWith(cl, jsonrpc.ResponseFrame(jsonrpc.RawID(cl.id), nil, compact(env.Error)))
 		return
@@ -614,6 +626,24 @@ func (c *Conn) answerStatus(cl *call, res *http.Response, body []byte) {
 		msg += ": " + text
 	}
 	c.answerError(cl, msg)
+}
+
+// redact takes the credentials hearth sent (the last access tokens, the
+// static headers' values) out of a server's error text before a client
+// sees it.
+func (c *Conn) redact(text []byte) []byte {
+	c.mu.Lock()
+	secrets := append([]string(nil), c.sent...)
+	c.mu.Unlock()
+	for _, vs := range c.o.Header {
+		secrets = append(secrets, vs...)
+	}
+	for _, s := range secrets {
+		if len(s) >= 8 {
+			text = bytes.ReplaceAll(text, []byte(s), []byte("***"))
+		}
+	}
+	return text
 }
 
 // answerError answers a request with CodeUnreachable.

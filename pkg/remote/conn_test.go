@@ -403,7 +403,7 @@ type fakeAuth struct {
 func (a *fakeAuth) Token(context.Context) (oauth.Token, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return oauth.Token{Access: fmt.Sprintf("tok%d", a.n)}, nil
+	return oauth.Token{Access: fmt.Sprintf("access-token-%d", a.n)}, nil
 }
 
 func (a *fakeAuth) Challenged(_ context.Context, _ oauth.Token, status int, h http.Header) (oauth.Token, error) {
@@ -411,14 +411,14 @@ func (a *fakeAuth) Challenged(_ context.Context, _ oauth.Token, status int, h ht
 	defer a.mu.Unlock()
 	a.challenged++
 	a.n++
-	return oauth.Token{Access: fmt.Sprintf("tok%d", a.n)}, nil
+	return oauth.Token{Access: fmt.Sprintf("access-token-%d", a.n)}, nil
 }
 
 // A 401 goes to the Authorizer and the request is sent again with the new
 // token; the token is sent on every request, never in the URL.
 func TestUnauthorizedRetried(t *testing.T) {
 	srv := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("Authorization") != "Bearer tok1" || strings.Contains(r.URL.RawQuery, "tok") {
+		if r.Header.Get("Authorization") != "Bearer access-token-1" || strings.Contains(r.URL.RawQuery, "tok") {
 			w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="x"`)
 			w.WriteHeader(401)
 			return
@@ -455,5 +455,25 @@ func TestStdin(t *testing.T) {
 	got[r.next()["id"].(float64)] = true
 	if !got[1] || !got[2] {
 		t.Fatalf("%v", got)
+	}
+}
+
+// A server's error text that repeats the credentials sent reaches the
+// client without them.
+func TestErrorsHoldNoCredential(t *testing.T) {
+	srv := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(500)
+		fmt.Fprintf(w, "bad token %s and key %s", r.Header.Get("Authorization"), r.Header.Get("X-Api-Key"))
+	}))
+	c, err := Dial(Options{URL: srv.URL, Header: http.Header{"X-Api-Key": {"static-key-123456"}}, Auth: &fakeAuth{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	r := readFrames(t, c)
+	write(t, c, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+	msg := r.next()["error"].(map[string]any)["message"].(string)
+	if strings.Contains(msg, "static-key-123456") || strings.Contains(msg, "access-token-0") || !strings.Contains(msg, "***") {
+		t.Fatalf("%q", msg)
 	}
 }
