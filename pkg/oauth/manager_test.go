@@ -295,3 +295,18 @@ func TestSignInFirst(t *testing.T) {
 		t.Fatalf("%+v", s.Counts())
 	}
 }
+
+// A sign-in nobody completes ends at its timeout, and the call with it.
+func TestSignInTimeout(t *testing.T) {
+	s := oauthtest.New(oauthtest.Options{})
+	defer s.Close()
+	m := manager(t, s, oauthtest.NewMemStore(), func(c *oauth.Config) {
+		c.SignInTimeout = 200 * time.Millisecond
+		c.Open = func(context.Context, string) error { return nil } // the user never comes
+	})
+	start := time.Now()
+	_, err := call(context.Background(), m, s.URL(), "tools/list")
+	if err == nil || !strings.Contains(err.Error(), "did not finish within") || time.Since(start) > 5*time.Second {
+		t.Fatalf("%v after %s", err, time.Since(start))
+	}
+}
