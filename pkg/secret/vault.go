@@ -30,6 +30,7 @@ import (
 	"time"
 
 	"github.com/hearth-mcp/hearth/pkg/atomicfile"
+	"github.com/hearth-mcp/hearth/pkg/endpoint"
 )
 
 // Backend says where a vault's key is kept.
@@ -232,8 +233,10 @@ func checkName(name string) error {
 func (v *Vault) change(edit func(map[string]string) bool) error {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	if err := os.MkdirAll(v.dir, 0o700); err != nil {
-		return fmt.Errorf("secret: create %s: %w", v.dir, err)
+	// The directory is the user's alone (created 0700, narrowed if open,
+	// refused if another user's), whatever the files' own modes.
+	if _, err := endpoint.PrivateDir(v.dir); err != nil {
+		return fmt.Errorf("secret: %w", err)
 	}
 	unlock, err := lockFile(filepath.Join(v.dir, lockName))
 	if err != nil {

@@ -294,3 +294,17 @@ func FuzzExpand(f *testing.F) {
 		}
 	})
 }
+
+// A vault directory open to others is narrowed to 0700 before a secret
+// goes into it.
+func TestVaultDirectoryNarrowed(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "state")
+	os.Mkdir(dir, 0o755)
+	v := open(t, dir, File, newMem())
+	if err := v.Set("a", "b"); err != nil {
+		t.Fatal(err)
+	}
+	if fi, _ := os.Stat(dir); fi.Mode().Perm() != 0o700 {
+		t.Fatalf("directory mode %v", fi.Mode().Perm())
+	}
+}
