@@ -26,6 +26,7 @@ func sdkServer() *mcp.Server {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "echo:" + a.Text}}}, nil, nil
 	})
 	mcp.AddTool(srv, &mcp.Tool{Name: "roots", Description: "lists the client's roots"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		//lint:ignore SA1019 a 2025 server's own request to its client, on the call's stream: what the transport must carry both ways
 		r, err := req.Session.ListRoots(ctx, nil)
 		if err != nil {
 			return nil, nil, err
