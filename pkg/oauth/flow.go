@@ -20,9 +20,10 @@ import (
 // user's browser (or to send a client as a URL-mode elicitation), and its
 // end.
 type Pending struct {
-	URL  string
-	done chan struct{}
-	err  error
+	URL   string
+	ready chan struct{} // closed once URL is set
+	done  chan struct{}
+	err   error
 }
 
 // Done is closed once the sign-in ended.

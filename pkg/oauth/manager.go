@@ -124,6 +124,7 @@ type Manager struct {
 	stepUps map[string]int
 	client  string
 	signIns int
+	pending *Pending // the sign-in Begin started
 }
 
 // op is a serialized renewal: its callers wait for done.
@@ -576,6 +577,53 @@ func (m *Manager) clientFor(ctx context.Context, as ServerMetadata, redirect str
 // well-known places), the browser opened on the authorization URL, the
 // code received on the loopback listener.
 func (m *Manager) SignIn(ctx context.Context) error {
+	return m.signInWith(ctx, m.cfg.Open)
+}
+
+// Begin starts a sign-in and returns its authorization URL without opening
+// it, for the user to open (a URL-mode elicitation, a line printed); the
+// sign-in goes on in the background until the browser reaches the
+// loopback listener or the sign-in's timeout. While one begun so is under
+// way, Begin returns it again.
+func (m *Manager) Begin(ctx context.Context) (*Pending, error) {
+	m.mu.Lock()
+	if p := m.pending; p != nil {
+		select {
+		case <-p.done:
+		default:
+			m.mu.Unlock()
+			select {
+			case <-p.ready:
+				return p, nil
+			case <-p.done:
+				return nil, p.err
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}
+	}
+	p := &Pending{done: make(chan struct{}), ready: make(chan struct{})}
+	m.pending = p
+	m.mu.Unlock()
+	go func() {
+		p.err = m.signInWith(context.WithoutCancel(ctx), func(_ context.Context, u string) error {
+			p.URL = u
+			close(p.ready)
+			return nil
+		})
+		close(p.done)
+	}()
+	select {
+	case <-p.ready:
+		return p, nil
+	case <-p.done:
+		return nil, p.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func (m *Manager) signInWith(ctx context.Context, open func(context.Context, string) error) error {
 	m.mu.Lock()
 	for m.op != nil {
 		if err := m.await(ctx, m.op); err != nil {
@@ -597,7 +645,7 @@ func (m *Manager) SignIn(ctx context.Context) error {
 				return err
 			}
 		}
-		return m.signIn(ctx, d, ch, scopes)
+		return m.signInOpening(ctx, d, ch, scopes, open)
 	})
 }
 
@@ -625,13 +673,18 @@ func (m *Manager) probe(ctx context.Context) *Challenge {
 // signIn is one authorization code flow; scopes, when set, are a
 // step-up's (else the challenge's, else the resource's scopes_supported).
 func (m *Manager) signIn(ctx context.Context, d *discovery, ch *Challenge, scopes []string) error {
+	return m.signInOpening(ctx, d, ch, scopes, m.cfg.Open)
+}
+
+// signInOpening is signIn with open as the way the URL is opened.
+func (m *Manager) signInOpening(ctx context.Context, d *discovery, ch *Challenge, scopes []string, open func(context.Context, string) error) error {
 	if d == nil {
 		var err error
 		if d, err = m.discover(ctx, ch); err != nil {
 			return err
 		}
 	}
-	if m.cfg.Open == nil {
+	if open == nil {
 		return &SignInNeeded{Name: m.cfg.Name, Server: m.cfg.Server, Why: "nothing here can open a browser"}
 	}
 	ctx, cancel := context.WithTimeout(ctx, m.cfg.SignInTimeout)
@@ -662,7 +715,7 @@ func (m *Manager) signIn(ctx context.Context, d *discovery, ch *Challenge, scope
 	if err != nil {
 		return err
 	}
-	if err := m.cfg.Open(ctx, u); err != nil {
+	if err := open(ctx, u); err != nil {
 		return fmt.Errorf("%s: opening the sign-in page: %w", m.cfg.Name, err)
 	}
 	var cb callback

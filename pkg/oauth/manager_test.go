@@ -310,3 +310,37 @@ func TestSignInTimeout(t *testing.T) {
 		t.Fatalf("%v after %s", err, time.Since(start))
 	}
 }
+
+// Begin gives the authorization URL without opening it (for a URL-mode
+// elicitation); the sign-in ends when the browser reaches the listener,
+// and a second Begin meanwhile gets the same one.
+func TestBegin(t *testing.T) {
+	s := oauthtest.New(oauthtest.Options{})
+	defer s.Close()
+	opened := 0
+	m := manager(t, s, oauthtest.NewMemStore(), func(c *oauth.Config) {
+		c.AutoSignIn = false
+		c.Open = func(context.Context, string) error { opened++; return nil }
+	})
+	ctx := context.Background()
+	if _, err := call(ctx, m, s.URL(), "tools/list"); err == nil {
+		t.Fatal("no sign-in needed")
+	}
+	p, err := m.Begin(ctx)
+	if err != nil || !strings.Contains(p.URL, "code_challenge=") {
+		t.Fatalf("%v %v", p, err)
+	}
+	again, err := m.Begin(ctx)
+	if err != nil || again != p {
+		t.Fatalf("a second Begin: %v %v", again, err)
+	}
+	if err := oauthtest.Browser(ctx, p.URL); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := call(ctx, m, s.URL(), "tools/list"); err != nil || st != 200 || opened != 0 {
+		t.Fatalf("%d %v, opened %d", st, err, opened)
+	}
+}
