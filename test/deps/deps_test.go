@@ -54,6 +54,10 @@ golang.org/x/sys < pkg/sockdir;
 golang.org/x/sys < pkg/proctable;
 os/exec, pkg/portable, pkg/proctable, golang.org/x/sys < pkg/supervisor;
 
+# Opening a URL for the user (a sign-in page): a process that must outlive
+# hearth (the browser it starts), so it is not the supervisor's.
+os/exec < pkg/opener;
+
 # Talking HTTP to a service the user configured: the schema backend, the LLM
 # provider, the embedding service.
 net/http < pkg/schemas/backend, pkg/llm, pkg/memory/embed;
@@ -65,6 +69,20 @@ pkg/config/keys, pkg/endpoint, github.com/pelletier/go-toml < pkg/config;
 
 # What a 2025 HTTP session negotiated, kept privately for the next daemon.
 pkg/atomicfile, pkg/endpoint < pkg/sessionkeep;
+
+# Secrets at rest: sealed in the state directory, their key in the system's
+# credential store (go-keyring: the Secret Service, the Keychain, the
+# Credential Manager) or, where none runs, a 0600 key file.
+pkg/atomicfile, pkg/endpoint, github.com/zalando/go-keyring, golang.org/x/sys < pkg/secret;
+
+# MCP authorization: discovery, registration, sign-in, the token family of
+# each remote server; its test servers.
+net/http < pkg/oauth;
+net/http < pkg/oauth/oauthtest;
+
+# A remote MCP server as a hosted upstream: Streamable HTTP of both eras and
+# the 2024-11-05 HTTP+SSE transport, authorized by pkg/oauth.
+pkg/oauth, pkg/envelope, pkg/jsonrpc, pkg/version, net/http, go.uber.org/zap < pkg/remote;
 
 # JSON, validation, JSON-RPC.
 pkg/jsonval < pkg/repo, pkg/schemas/jsondiff;
@@ -154,6 +172,8 @@ pkg/memory/pgstore, pkg/memory/sqlitestore !< daemon/hearthd;
 NONE < test, test/bench, test/deps, test/internal/rawping, test/bench/internal/catalogserver;
 github.com/modelcontextprotocol/go-sdk < test/internal/hostedserver;
 os/exec < test/bench/internal/benchtable;
+# The conformance suite's client: hearth's remote packages, as hearth run --url will use them.
+pkg/remote, pkg/oauth, pkg/oauth/oauthtest, pkg/opener, pkg/secret < test/internal/remoteclient;
 os/exec < test/bench/internal/linerelay;
 github.com/modelcontextprotocol/go-sdk, github.com/wI2L/jsondiff < test/bench/internal/sdkserver;
 `
