@@ -127,6 +127,10 @@ pkg/hosted, pkg/hosted/route !< pkg/mcp;
 pkg/atomicfile < pkg/hosted/catalog;
 pkg/endpoint, pkg/frame, pkg/hosted/catalog, pkg/hosted/route, pkg/rawio, pkg/repo, pkg/supervisor, go.uber.org/zap < pkg/hosted;
 
+# The MCP servers clients left behind: found in the process table, named by
+# hosted's rule of what a command runs.
+pkg/hosted, pkg/proctable, golang.org/x/sys < pkg/sweep;
+
 # Adopting an MCP client's configuration.
 pkg/atomicfile, pkg/jsonc, pkg/textedit < pkg/adopt;
 
@@ -143,7 +147,7 @@ shim < shim/hearth;
 # The daemon wires everything together; hearthd adds the subcommands.
 pkg/mcp, pkg/mcphttp, pkg/sessionkeep, net/http, pkg/schemas, pkg/memory, pkg/clarify, pkg/workspace, pkg/config,
 pkg/handoff, pkg/hello, pkg/rawio, pkg/sockdir, pkg/supervisor, pkg/hosted, pkg/version, github.com/coreos/go-systemd, go.uber.org/zap, golang.org/x/sys < daemon;
-daemon, shim, pkg/guard, pkg/owner, pkg/adopt, pkg/upgrade, pkg/memory/jsonl, deploy/systemd, deploy/launchd, go.uber.org/zap, os/exec < daemon/hearthd;
+daemon, shim, pkg/guard, pkg/owner, pkg/adopt, pkg/sweep, pkg/upgrade, pkg/memory/jsonl, deploy/systemd, deploy/launchd, go.uber.org/zap, os/exec < daemon/hearthd;
 
 # The release builder: it runs go build and git.
 pkg/version, os/exec < tools/release;
@@ -153,6 +157,7 @@ pkg/memory/pgstore, pkg/memory/sqlitestore !< daemon/hearthd;
 # The end-to-end tests and the benchmarks drive real binaries.
 NONE < test, test/bench, test/deps, test/internal/rawping, test/bench/internal/catalogserver;
 github.com/modelcontextprotocol/go-sdk < test/internal/hostedserver;
+github.com/modelcontextprotocol/go-sdk, os/exec < test/internal/leaver;
 os/exec < test/bench/internal/benchtable;
 os/exec < test/bench/internal/linerelay;
 github.com/modelcontextprotocol/go-sdk, github.com/wI2L/jsondiff < test/bench/internal/sdkserver;
