@@ -28,7 +28,19 @@ import (
 type sweepScene struct {
 	t        *testing.T
 	sessions []int
-	started  []int // every process started here, to kill at the end whatever happens
+	made     []ident // processes made here outside those sessions, to kill at the end whatever happens
+}
+
+// end kills whatever the scene made and is still there: every process of
+// its sessions (a server whose client the test killed lingers, by design)
+// and those it started or saw elsewhere (a setsid grandchild's own session).
+func (s *sweepScene) end() {
+	table, _ := proctable.List()
+	for _, p := range table {
+		if slices.Contains(s.sessions, p.Sid) || slices.Contains(s.made, identOf(p)) {
+			syscall.Kill(p.Pid, syscall.SIGKILL)
+		}
+	}
 }
 
 // start runs argv in a new session with stdin (nil: /dev/null) and returns
@@ -50,7 +62,6 @@ func (s *sweepScene) start(stdin *os.File, env []string, dir string, argv ...str
 		s.t.Fatal(err)
 	}
 	s.sessions = append(s.sessions, c.Process.Pid)
-	s.started = append(s.started, c.Process.Pid)
 	return c, bufio.NewReader(out)
 }
 
@@ -94,8 +105,7 @@ func (s *sweepScene) background(stdin *os.File, script string) int {
 	if err != nil {
 		s.t.Fatalf("%s wrote %q", script, b)
 	}
-	s.sessions = append(s.sessions, c.Process.Pid)
-	s.started = append(s.started, pid)
+	s.sessions = append(s.sessions, c.Process.Pid) // what it put in the background keeps the session
 	return pid
 }
 
@@ -147,11 +157,7 @@ func TestSweepListsAndEndsWhatClientsLeft(t *testing.T) {
 	node := needNode(t)
 	dir, _ := filepath.Abs(filepath.Join("ts", "sweep"))
 	s := &sweepScene{t: t}
-	t.Cleanup(func() {
-		for _, pid := range s.started {
-			syscall.Kill(pid, syscall.SIGKILL)
-		}
-	})
+	t.Cleanup(s.end)
 	home := shortTempDir(t)
 	// What a client passes its server: npm's cache in the test's own place
 	// (npx installs the package directory there, without the registry), and
@@ -209,6 +215,7 @@ func TestSweepListsAndEndsWhatClientsLeft(t *testing.T) {
 		}
 		sortIdents(members)
 		want[identOf(tree[1])] = members
+		s.made = append(s.made, members...) // the detached grandchild is in a session of its own
 	}
 	doomed := map[ident]bool{}
 	for _, ms := range want {

@@ -37,7 +37,7 @@ const rules = `
 # Standard library only.
 NONE < pkg/version, pkg/stats, pkg/envelope, pkg/hello, pkg/frame, pkg/jsonval,
        pkg/config/keys, pkg/endpoint, pkg/safefile, pkg/jsonc, pkg/textedit,
-       pkg/memory/store, pkg/memory/chunk, deploy/systemd, deploy/launchd, pkg/portable;
+       pkg/memory/store, pkg/memory/chunk, deploy/systemd, deploy/launchd, pkg/portable, pkg/webguard;
 
 # Knowing a newer hearthd was installed, in a place only you and root change.
 pkg/endpoint < pkg/upgrade;
@@ -89,7 +89,7 @@ pkg/frame, pkg/hello, pkg/jsonrpc, pkg/stats, pkg/tool, go.uber.org/zap < pkg/mc
 
 # Streamable HTTP: a transport plugging sessions into HTTP requests
 # (docs/architecture.md, "The session in parts"), serving loopback clients.
-pkg/mcp, pkg/envelope, pkg/sessionkeep, net/http, go.uber.org/zap < pkg/mcphttp;
+pkg/mcp, pkg/envelope, pkg/sessionkeep, pkg/webguard, net/http, go.uber.org/zap < pkg/mcphttp;
 
 # Families and the packages under them. Nothing here imports pkg/mcp,
 # pkg/jsonrpc or pkg/frame (domain logic knows nothing of JSON-RPC), and the
@@ -131,6 +131,11 @@ pkg/endpoint, pkg/frame, pkg/hosted/catalog, pkg/hosted/route, pkg/rawio, pkg/re
 # hosted's rule of what a command runs.
 pkg/hosted, pkg/proctable, golang.org/x/sys < pkg/sweep;
 
+# What sharing saves, measured from the hosted servers' status and the
+# process table; the status page that shows it, with the sweep's list.
+pkg/hosted, pkg/mcp, pkg/proctable < pkg/savings;
+pkg/hosted, pkg/mcp, pkg/savings, pkg/sweep, pkg/webguard, net/http < pkg/statuspage;
+
 # Adopting an MCP client's configuration.
 pkg/atomicfile, pkg/jsonc, pkg/textedit < pkg/adopt;
 
@@ -146,7 +151,7 @@ shim < shim/hearth;
 
 # The daemon wires everything together; hearthd adds the subcommands.
 pkg/mcp, pkg/mcphttp, pkg/sessionkeep, net/http, pkg/schemas, pkg/memory, pkg/clarify, pkg/workspace, pkg/config,
-pkg/handoff, pkg/hello, pkg/rawio, pkg/sockdir, pkg/supervisor, pkg/hosted, pkg/version, github.com/coreos/go-systemd, go.uber.org/zap, golang.org/x/sys < daemon;
+pkg/handoff, pkg/hello, pkg/rawio, pkg/sockdir, pkg/supervisor, pkg/hosted, pkg/statuspage, pkg/version, github.com/coreos/go-systemd, go.uber.org/zap, golang.org/x/sys < daemon;
 daemon, shim, pkg/guard, pkg/owner, pkg/adopt, pkg/sweep, pkg/upgrade, pkg/memory/jsonl, deploy/systemd, deploy/launchd, go.uber.org/zap, os/exec < daemon/hearthd;
 
 # The release builder: it runs go build and git.
