@@ -288,3 +288,46 @@ func TestStatusPageInChromium(t *testing.T) {
 		t.Fatal("a refused stop stopped the server")
 	}
 }
+
+// What sharing saves for six sessions (windows), each with the three npm
+// servers a window commonly has (server-everything, server-memory,
+// server-filesystem): a measurement for people, run with
+// HEARTH_MEASURE_SAVINGS=1; it logs daemon_status's savings and checks
+// them against the test's own sum of the trees.
+func TestSavingsOfSixSessions(t *testing.T) {
+	if os.Getenv("HEARTH_MEASURE_SAVINGS") != "1" {
+		t.Skip("a measurement: HEARTH_MEASURE_SAVINGS=1 runs it")
+	}
+	node := needNode(t)
+	servers := [][]string{
+		{"--", node, npmServer(t, "server-everything")},
+		{"--env", "MEMORY_FILE_PATH", "--", node, npmServer(t, "server-memory")},
+		{"--", node, npmServer(t, "server-filesystem"), t.TempDir()},
+	}
+	env, _ := startUserDaemon(t)
+	env = append(env, "MEMORY_FILE_PATH="+filepath.Join(t.TempDir(), "memory.jsonl"))
+	for i := range 6 {
+		for _, s := range servers {
+			cs := namedClient(t, env, "session-"+string(rune('a'+i)), s...)
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			if _, err := cs.ListTools(ctx, nil); err != nil {
+				t.Fatal(err)
+			}
+			cancel()
+		}
+	}
+	time.Sleep(2 * time.Second) // the servers settle
+	res := callTool(t, shimSession(t, env), "daemon_status", map[string]any{})
+	var st struct {
+		Savings struct {
+			Now  map[string]any
+			Line string
+		}
+	}
+	b, _ := json.Marshal(res.StructuredContent)
+	json.Unmarshal(b, &st)
+	t.Logf("%s\n%v", st.Savings.Line, st.Savings.Now)
+	if st.Savings.Now["clients"] != float64(18) || st.Savings.Now["directProcs"] != float64(18) {
+		t.Fatalf("savings %v", st.Savings.Now)
+	}
+}
