@@ -40,7 +40,7 @@ type hostedControlResult struct {
 
 // controls are the daemon's control methods (mcp.Options.Control).
 func (d *Daemon) controls() map[string]mcp.ControlFunc {
-	return map[string]mcp.ControlFunc{ServersMethod: d.serversControl, HandOverMethod: d.handOverControl}
+	return map[string]mcp.ControlFunc{ServersMethod: d.serversControl, HandOverMethod: d.handOverControl, UIMethod: d.uiControl}
 }
 
 // serversControl answers $/hearth/servers.

@@ -95,6 +95,8 @@ type Daemon struct {
 	Unfollowed []string
 	// web is the Streamable HTTP endpoint, when served (http.go).
 	web webState
+	// ui is the status page and the savings it shows (ui.go).
+	ui uiState
 }
 
 // New opens the families and builds the registry. children is the daemon's
@@ -249,6 +251,8 @@ func (d *Daemon) Run(ctx context.Context) error {
 	memCtx, stopMem := context.WithCancel(ctx)
 	defer stopMem()
 	go d.returnMemory(memCtx)
+	go d.sampleSavings(memCtx)
+	defer d.stopUI()
 	switch d.cfg.Mode {
 	case ModeSocket:
 		return d.runSocket(ctx)

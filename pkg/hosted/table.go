@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -78,6 +79,7 @@ type Session struct {
 	inst *Instance
 	c    *route.Client
 	w    mcp.Writer
+	tag  string // "shim:PID", its shim (Attach)
 
 	once     sync.Once
 	draining atomic.Bool
@@ -147,7 +149,10 @@ func (s *Session) finish() { s.doneOnce.Do(func() { close(s.done) }) }
 // Status names the hosted server, and who the client said it is in what
 // the router decoded (its initialize, or a modern probe).
 func (s *Session) Status(ci *mcp.ClientInfo) {
-	ci.Hosted = s.Label()
+	ci.Hosted, ci.HostedKey = s.Label(), s.inst.key
+	if pid, err := strconv.Atoi(strings.TrimPrefix(s.tag, "shim:")); err == nil {
+		ci.ShimPID = pid
+	}
 	id, ok := s.c.Identity()
 	if !ok {
 		return
@@ -209,7 +214,7 @@ func (t *Table) Attach(spec Spec, clientDir string, conn uint64, tag string, pee
 	in.attached()
 	c := in.r.Attach(peer, gone)
 	c.Resume(tag)
-	return &Session{inst: in, c: c, w: peer, done: make(chan struct{})}, nil
+	return &Session{inst: in, c: c, w: peer, tag: tag, done: make(chan struct{})}, nil
 }
 
 // logPath is the file of an instance's log: its name (ServerName: the
