@@ -37,6 +37,10 @@ type Daemon struct {
 	// StartSuccessor starts the daemon a planned restart hands over to
 	// (handover.go); nil: this daemon does not hand over.
 	StartSuccessor Successor
+	// Executable is the path this daemon's executable was started from,
+	// the one program a hand-over starts (handover.go: never one a
+	// request names); "" when unknown, and `hearthd restart` is refused.
+	Executable string
 	// OwnerLock is the data directory's owner lock file, handed to the
 	// successor with the upstreams (nil: none).
 	OwnerLock *os.File

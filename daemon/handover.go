@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"sync"
 
 	"go.uber.org/zap"
@@ -21,14 +22,20 @@ import (
 // descriptors there, and exits; the successor adopts them once this daemon
 // is gone, then takes the data directory and the socket.
 
-// HandOverMethod is the control request of `hearthd restart`: params
-// {"exe": PATH}, the hearthd to start as the successor; result {"pid"},
-// the successor's pid. This daemon then stops as on SIGTERM.
+// HandOverMethod is the control request of `hearthd restart`: params {}
+// or {"exe": PATH}, the hearthd that asks, which must be this daemon's own
+// executable (Daemon.Executable); result {"pid"}, the successor's pid.
+// This daemon then stops as on SIGTERM. The successor is always the file
+// at the daemon's own executable's path, the hearthd installed there now:
+// a request never names the program the daemon runs
+// (docs/decisions/0053-surfaces-decided-once.md).
 const HandOverMethod = "$/hearth/handover"
 
 // Successor starts the new daemon from exe with its end of the hand-over
 // socket and returns this daemon's end and its pid (set by hearthd's main:
-// the daemon package starts no program of its own).
+// the daemon package starts no program of its own). exe is always the
+// daemon's own executable's path, which the Successor judges as an
+// upgrade's file is judged (pkg/upgrade.Runnable) before it runs it.
 type Successor func(exe string) (conn *os.File, pid int, err error)
 
 type handOverArgs struct {
@@ -50,14 +57,36 @@ type handOverState struct {
 // handOverControl answers $/hearth/handover.
 func (d *Daemon) handOverControl(_ context.Context, params json.RawMessage) (any, error) {
 	var a handOverArgs
-	if err := json.Unmarshal(params, &a); err != nil || a.Exe == "" {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: HandOverMethod + ` takes {"exe":PATH}`}
+	if len(params) > 0 && json.Unmarshal(params, &a) != nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: HandOverMethod + ` takes {} or {"exe":PATH}, PATH this daemon's own executable`}
 	}
-	pid, err := d.handOver(a.Exe, "hearthd restart")
+	if d.Executable == "" {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "this daemon does not know its own executable, so it cannot start a successor; stop it (hearthd stop) and start hearthd again"}
+	}
+	if a.Exe != "" && !sameExecutable(a.Exe, d.Executable) {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: fmt.Sprintf(
+			"this daemon (pid %d) hands over only to its own executable, %s, never to another program; this hearthd is %s: install it at %s, or stop the daemon (hearthd stop) and start this one",
+			os.Getpid(), d.Executable, a.Exe, d.Executable)}
+	}
+	pid, err := d.handOver(d.Executable, "hearthd restart")
 	if err != nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: err.Error()}
 	}
 	return map[string]int{"pid": pid}, nil
+}
+
+// sameExecutable: a and b name one file (the same path, or two names of
+// one file).
+func sameExecutable(a, b string) bool {
+	if filepath.Clean(a) == filepath.Clean(b) {
+		return true
+	}
+	ai, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	bi, err := os.Stat(b)
+	return err == nil && os.SameFile(ai, bi)
 }
 
 // refusesHandOver says why this daemon cannot hand over ("" when it can);

@@ -47,15 +47,7 @@ func upgradeCheck(on bool, log *zap.Logger) daemon.UpgradeCheck {
 	if !on {
 		return nil
 	}
-	path, err := os.Executable()
-	running := path
-	if err == nil && runtime.GOOS == "linux" {
-		// os.Executable reads /proc/self/exe's link: the path the file was
-		// started from, marked if that file was replaced since. The link
-		// itself opens the running file whatever the path holds now.
-		path = strings.TrimSuffix(path, " (deleted)")
-		running = "/proc/self/exe"
-	}
+	path, running, err := ownExecutable()
 	var w *upgrade.Watch
 	if err == nil {
 		w, err = upgrade.NewWatch(path, running, version.Tooling(), probeVersion)
@@ -65,4 +57,20 @@ func upgradeCheck(on bool, log *zap.Logger) daemon.UpgradeCheck {
 		return nil
 	}
 	return w.Check
+}
+
+// ownExecutable is the path this daemon's executable was started from (the
+// one a hand-over starts and an upgrade is watched at) and the name of the
+// file it runs: on Linux /proc/self/exe, which opens the running file
+// whatever the path holds now.
+func ownExecutable() (path, running string, err error) {
+	path, err = os.Executable()
+	running = path
+	if err == nil && runtime.GOOS == "linux" {
+		// os.Executable reads /proc/self/exe's link: the path the file was
+		// started from, marked if that file was replaced since.
+		path = strings.TrimSuffix(path, " (deleted)")
+		running = "/proc/self/exe"
+	}
+	return path, running, err
 }
