@@ -142,7 +142,7 @@ pkg/tool, pkg/repo, pkg/safefile, pkg/supervisor, pkg/workspace/index, go.uber.o
 pkg/envelope, pkg/jsonrpc, pkg/mcp < pkg/hosted/route;
 pkg/hosted, pkg/hosted/route !< pkg/mcp;
 # The catalog's storage: what each server answered, kept across restarts.
-pkg/atomicfile < pkg/hosted/catalog;
+pkg/atomicfile, pkg/safefile < pkg/hosted/catalog;
 pkg/endpoint, pkg/frame, pkg/hosted/catalog, pkg/hosted/route, pkg/rawio, pkg/repo, pkg/safefile, pkg/supervisor, go.uber.org/zap < pkg/hosted;
 
 # The MCP servers clients left behind: found in the process table, named by

@@ -363,6 +363,14 @@ func (r *Router) initialized(result, errObj json.RawMessage) {
 		r.probeDiscover()
 		return
 	}
+	if err := checkInitResult(result); err != nil {
+		// What every later client would be given as the server's own
+		// answer: refused here as a catalog entry holding it is
+		// (CheckCatalog), with a valid error in its place.
+		msg := fmt.Sprintf("%s sent an invalid response to initialize: %v", r.opts.Name, err)
+		r.failStart(rpcError(CodeUpstream, r.UpstreamError("%s", msg).Error()), errors.New(msg))
+		return
+	}
 	r.era = eraLegacy
 	r.initResult, r.discover = result, nil
 	r.upCaps = parseUpstreamCaps(result)
