@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -16,25 +17,28 @@ import (
 	"github.com/hearth-mcp/hearth/pkg/version"
 )
 
-// probeTimeout bounds a new executable's `version`.
-const probeTimeout = 10 * time.Second
+// probeTimeout bounds a new executable's `version`, and probeOutput what
+// it may print: a hearthd prints one short line.
+const (
+	probeTimeout = 10 * time.Second
+	probeOutput  = 4096
+)
 
 // probeVersion runs path's `version` as the daemon would run its
-// successor (its environment, no stdin), bounded.
+// successor (its environment, no stdin), bounded in time and in what it
+// may print: one that prints more is stopped then, long before its time
+// is up, and the daemon holds no more of it than the bound.
 func probeVersion(path string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, path, "version")
 	cmd.WaitDelay = time.Second
-	out, err := cmd.Output()
-	if ctx.Err() != nil {
+	out, err := runCapped(cmd, cancel, probeOutput, false)
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		return "", fmt.Errorf("no answer within %s", probeTimeout)
 	}
 	if err != nil {
 		return "", err
-	}
-	if len(out) > 4096 {
-		out = out[:4096]
 	}
 	return strings.TrimSpace(string(out)), nil
 }
