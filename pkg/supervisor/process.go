@@ -68,6 +68,9 @@ func (s *Supervisor) Start(spec ProcessSpec) (*Process, error) {
 	if grace <= 0 {
 		grace = s.grace
 	}
+	if err := workDir(spec.Dir); err != nil {
+		return nil, fmt.Errorf("start %s: %w", spec.Path, err)
+	}
 	var cmd *exec.Cmd
 	keeper := spec.Keeper && keepersWork && s.keeperPath != ""
 	if !keeper {
@@ -155,7 +158,7 @@ func (s *Supervisor) Start(spec ProcessSpec) (*Process, error) {
 		if errR != nil {
 			errR.Close()
 		}
-		return nil, fmt.Errorf("start %s: %w", spec.Path, err)
+		return nil, startError(spec.Path, spec.Dir, err)
 	}
 	p := &Process{Stdin: inW, Stdout: outR, Pid: cmd.Process.Pid, s: s, cmd: cmd, grace: grace, exited: make(chan struct{}), done: make(chan struct{}),
 		keeper: keeper, death: death, stderr: errR}

@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"strings"
@@ -154,6 +155,9 @@ func (s *Supervisor) Run(ctx context.Context, spec Spec) (Result, error) {
 	if lineBytes <= 0 {
 		lineBytes = DefaultLineBytes
 	}
+	if err := workDir(spec.Dir); err != nil {
+		return Result{}, fmt.Errorf("start %s: %w", spec.Path, err)
+	}
 	cmd, err := command(ctx, spec.Path, spec.Args, spec.Dir)
 	if err != nil {
 		return Result{}, fmt.Errorf("start %s: %w", spec.Path, err)
@@ -204,7 +208,7 @@ func (s *Supervisor) Run(ctx context.Context, spec Spec) (Result, error) {
 		if cerr := ctx.Err(); cerr != nil && errors.Is(err, cerr) {
 			return Result{}, notStarted(cerr) // ctx ended as the slot came free
 		}
-		return Result{}, fmt.Errorf("start %s: %w", spec.Path, err)
+		return Result{}, startError(spec.Path, spec.Dir, err)
 	}
 	pid := cmd.Process.Pid
 	s.mu.Lock()
@@ -253,6 +257,35 @@ func (s *Supervisor) Run(ctx context.Context, spec Spec) (Result, error) {
 	}
 	res.ExitCode, res.Signal = exitStatus(cmd.ProcessState)
 	return res, nil
+}
+
+// workDir says what is wrong with a child's working directory (nil: it is
+// one, or none was given). exec reports a missing one as the program's own
+// ENOENT, naming the program (with a keeper, hearthd's own executable).
+func workDir(dir string) error {
+	if dir == "" {
+		return nil
+	}
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("the working directory %s does not exist", dir)
+	case err != nil:
+		return fmt.Errorf("the working directory %s cannot be used: %w", dir, err)
+	case !fi.IsDir():
+		return fmt.Errorf("the working directory %s is not a directory", dir)
+	}
+	return nil
+}
+
+// startError is the error of a start that failed: the working directory's
+// fault when it is now at fault (it went between the check and the
+// start), else err.
+func startError(path, dir string, err error) error {
+	if derr := workDir(dir); derr != nil {
+		err = derr
+	}
+	return fmt.Errorf("start %s: %w", path, err)
 }
 
 // notStarted is Run's error when ctx ended before a child started: a

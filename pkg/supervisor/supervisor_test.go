@@ -291,3 +291,29 @@ func TestLineBytesAreBounded(t *testing.T) {
 		t.Fatalf("%d bytes handed on", n)
 	}
 }
+
+// A working directory that does not exist, or is not a directory, is named
+// in the error, for a short child and a long-lived one with its keeper
+// alike: never "fork/exec /proc/self/exe: no such file or directory", which
+// blames the keeper's executable for the directory it was to run in.
+func TestMissingWorkingDirectoryIsNamed(t *testing.T) {
+	s := New(Options{KeeperPath: "/proc/self/exe"})
+	missing := filepath.Join(t.TempDir(), "gone")
+	file := filepath.Join(t.TempDir(), "file")
+	os.WriteFile(file, nil, 0o600)
+	for dir, want := range map[string]string{missing: "does not exist", file: "is not a directory"} {
+		_, err := s.Run(context.Background(), Spec{Path: "/bin/true", Dir: dir})
+		if err == nil || !strings.Contains(err.Error(), "the working directory "+dir+" "+want) {
+			t.Errorf("Run in %s: %v", dir, err)
+		}
+		for _, keeper := range []bool{false, true} {
+			p, err := s.Start(ProcessSpec{Path: "/bin/true", Dir: dir, Keeper: keeper})
+			if err == nil {
+				p.Stop()
+			}
+			if err == nil || !strings.Contains(err.Error(), "the working directory "+dir+" "+want) || strings.Contains(err.Error(), "/proc/self/exe") {
+				t.Errorf("Start (keeper %v) in %s: %v", keeper, dir, err)
+			}
+		}
+	}
+}
