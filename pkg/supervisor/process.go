@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -171,6 +172,12 @@ func (s *Supervisor) Start(spec ProcessSpec) (*Process, error) {
 		go func() { defer copied.Done(); io.Copy(spec.Stderr, errR); errR.Close() }()
 	}
 	go func() {
+		if !awaitExit(cmd.Process) {
+			// Wait will hold this goroutine's thread while the child runs:
+			// locked to it and never unlocked, the thread ends with the
+			// goroutine instead of staying in the runtime's pool.
+			runtime.LockOSThread()
+		}
 		p.waitErr = cmd.Wait()
 		if p.released.Load() {
 			return // another daemon serves it now; this one ends without it

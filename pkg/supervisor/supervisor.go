@@ -225,6 +225,7 @@ func (s *Supervisor) Run(ctx context.Context, spec Spec) (Result, error) {
 
 	// Wait's error is ignored once the child was waited for: a child that
 	// exits cleanly on SIGTERM is a Result (Killed), not ctx's error.
+	awaitExit(cmd.Process) // in the poller, so the wait holds no thread
 	waitErr := cmd.Wait()
 	kill(pid) // grandchildren die with the request, however the leader ended
 	// SIGKILL is delivered asynchronously: wait until it has done its work.
