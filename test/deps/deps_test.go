@@ -73,7 +73,7 @@ pkg/atomicfile, pkg/safefile < pkg/sessionkeep;
 # Secrets at rest: sealed in the state directory, their key in the system's
 # credential store (go-keyring: the Secret Service, the Keychain, the
 # Credential Manager) or, where none runs, a 0600 key file.
-pkg/atomicfile, pkg/endpoint, github.com/zalando/go-keyring, golang.org/x/sys < pkg/secret;
+pkg/atomicfile, pkg/endpoint, pkg/safefile, github.com/zalando/go-keyring, golang.org/x/sys < pkg/secret;
 
 # MCP authorization: discovery, registration, sign-in, the token family of
 # each remote server; its test servers.
