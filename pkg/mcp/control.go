@@ -29,9 +29,21 @@ func (s *registry) controlFor(method string) (ControlFunc, bool) {
 	return fn, true
 }
 
+// ThenReply is a control method's result whose After is to run only once
+// its Result has been written to the client: a request that stops the
+// daemon (a hand-over) must not stop it before its answer is out, or the
+// client reads the connection's end instead.
+type ThenReply struct {
+	Result any
+	After  func()
+}
+
 // control answers a control request.
 func (s *registry) control(e *entry, fn ControlFunc) []byte {
 	res, err := fn(s.life.base, e.params)
+	if tr, ok := res.(ThenReply); ok {
+		res, e.after = tr.Result, tr.After
+	}
 	if err != nil {
 		var je *jsonrpc.Error
 		if errors.As(err, &je) {

@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/hearth-mcp/hearth/pkg/jsonrpc"
 )
@@ -143,3 +145,52 @@ func TestSurfaceDecidedOnce(t *testing.T) {
 		})
 	}
 }
+
+// A control method whose effect ends the session (a hand-over stops the
+// daemon) runs that effect only once its answer is written: the client
+// reads the answer, then the end.
+func TestControlThenReplyRunsAfterTheAnswer(t *testing.T) {
+	var mu sync.Mutex
+	var events []string
+	srv, _ := newTestServer(t, Options{Control: map[string]ControlFunc{
+		"$/hearth/stop": func(context.Context, json.RawMessage) (any, error) {
+			return ThenReply{Result: map[string]int{"pid": 7}, After: func() {
+				mu.Lock()
+				events = append(events, "after")
+				mu.Unlock()
+			}}, nil
+		},
+	}})
+	c := startSessionConn(t, srv, func(conn *Conn) {
+		conn.Transport = "socket"
+		w := conn.Writer
+		conn.Writer = writerFunc(func(p []byte) (int, error) {
+			if strings.Contains(string(p), `"pid":7`) {
+				mu.Lock()
+				events = append(events, "answer")
+				mu.Unlock()
+			}
+			return w.Write(p)
+		})
+	})
+	c.initialize()
+	c.send(`{"jsonrpc":"2.0","id":1,"method":"$/hearth/stop","params":{}}`)
+	if r := c.recvResponse(); r["result"] == nil || r["result"].(map[string]any)["pid"] != float64(7) {
+		t.Fatalf("the answer: %v", r)
+	}
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+		mu.Lock()
+		got := strings.Join(events, ",")
+		mu.Unlock()
+		if got == "answer,after" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("events %q, want the answer written before the effect", got)
+		}
+	}
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
