@@ -6,7 +6,6 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -91,13 +90,7 @@ func TestMarkerOfEveryHostileClassIsRefused(t *testing.T) {
 	for _, class := range safefiletest.Classes {
 		t.Run(class, func(t *testing.T) {
 			home := t.TempDir()
-			made := safefiletest.Hostile(t, home, func(c string) string {
-				if c == class {
-					return MarkerName
-				}
-				return "other-" + strings.ReplaceAll(c, " ", "-")
-			}, func(string) []byte { return good }, maxMarker)
-			if made[MarkerName] != class {
+			if !safefiletest.HostileAt(t, home, MarkerName, class, good, maxMarker) {
 				t.Skipf("no %s made here", class)
 			}
 			before := treeHash(t, home)

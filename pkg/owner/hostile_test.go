@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/hearth-mcp/hearth/pkg/safefile/safefiletest"
@@ -27,13 +26,7 @@ func TestHostileOwnerRecordIsNotBelieved(t *testing.T) {
 			}
 			defer l.Release()
 			planted, _ := json.Marshal(Record{PID: os.Getpid(), Home: home, Mode: "socket", Socket: "/tmp/planted.sock"})
-			made := safefiletest.Hostile(t, home, func(c string) string {
-				if c == class {
-					return RecordName
-				}
-				return "other-" + strings.ReplaceAll(c, " ", "-")
-			}, func(string) []byte { return planted }, 64<<10)
-			if made[RecordName] != class {
+			if !safefiletest.HostileAt(t, home, RecordName, class, planted, 64<<10) {
 				t.Skipf("no %s made here", class)
 			}
 			safefiletest.Prompt(t, "Find", func() {

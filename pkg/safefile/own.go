@@ -63,8 +63,12 @@ func (e *TooLargeError) Unwrap() error { return ErrTooLarge }
 
 // OpenOwn opens the file path of hearth's own for reading, by the rule
 // above.
-func OpenOwn(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|openFlags, 0)
+func OpenOwn(path string) (*os.File, error) { return openOwn(path, os.O_RDONLY) }
+
+// openOwn opens path with flag by the rule above (creating it 0600 when
+// flag says so).
+func openOwn(path string, flag int) (*os.File, error) {
+	f, err := os.OpenFile(path, flag|openFlags, 0o600)
 	if err != nil {
 		return nil, refine(err, path, func() (fs.FileInfo, error) { return os.Lstat(path) })
 	}
@@ -115,19 +119,7 @@ func ReadLimited(f *os.File, name string, limit int64) ([]byte, error) {
 // (0600) when there is none: a link is not followed, and an existing file
 // must be this user's, regular and writable by no one else.
 func AppendOwn(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND|openFlags, 0o600)
-	if err != nil {
-		return nil, refine(err, path, func() (fs.FileInfo, error) { return os.Lstat(path) })
-	}
-	if err := checkOwn(f, path); err != nil {
-		f.Close()
-		return nil, err
-	}
-	if err := clearNonblock(f); err != nil {
-		f.Close()
-		return nil, err
-	}
-	return f, nil
+	return openOwn(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND)
 }
 
 // CreateOwn creates the file path of hearth's own anew (0600), replacing

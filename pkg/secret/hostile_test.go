@@ -15,13 +15,7 @@ func TestHostileVaultFilesAreRefused(t *testing.T) {
 	for _, class := range safefiletest.Classes {
 		t.Run(class, func(t *testing.T) {
 			dir := t.TempDir()
-			made := safefiletest.Hostile(t, dir, func(c string) string {
-				if c == class {
-					return vaultName
-				}
-				return "other-" + c
-			}, func(string) []byte { return []byte(`{"version":1,"id":"x","key":"file","nonce":"","sealed":""}`) }, maxVault)
-			if made[vaultName] != class {
+			if !safefiletest.HostileAt(t, dir, vaultName, class, []byte(`{"version":1,"id":"x","key":"file","nonce":"","sealed":""}`), maxVault) {
 				t.Skipf("no %s made here", class)
 			}
 			v, err := Open(Options{Dir: dir, Backend: File, Keyring: newMem()})

@@ -1,6 +1,9 @@
 package safefiletest
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // The classes of hostile file Hostile makes where hearth keeps its own files
 // (safefile.OpenOwn's rule refuses each).
@@ -35,4 +38,18 @@ const ForeignUID = 65534
 func Hostile(tb testing.TB, dir string, name func(class string) string, content func(name string) []byte, limit int64) map[string]string {
 	tb.Helper()
 	return hostile(tb, dir, name, content, limit)
+}
+
+// HostileAt makes in dir, at name, the one hostile file of class (the other
+// classes are made beside it under other names), holding content as
+// Hostile says; it reports false when this system cannot make that class.
+func HostileAt(tb testing.TB, dir, name, class string, content []byte, limit int64) bool {
+	tb.Helper()
+	made := hostile(tb, dir, func(c string) string {
+		if c == class {
+			return name
+		}
+		return "other-" + strings.ReplaceAll(c, " ", "-")
+	}, func(string) []byte { return content }, limit)
+	return made[name] == class
 }
