@@ -2,8 +2,6 @@ package daemon
 
 import (
 	"fmt"
-	"net"
-	"net/netip"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -201,27 +199,23 @@ func LoadConfig(mode Mode, getenv Getenv) (Config, error) {
 // loadHTTP reads the Streamable HTTP settings: a loopback address, and
 // whether the bearer token is required ("token", the default) or not
 // ("none", said explicitly).
+//
+// Both are checked by pkg/config where the value is read, so an error names
+// where it came from: the key and the file for a value of the config file
+// (its Load refused it before this runs), the variable for one of the
+// environment (config.Check, here).
 func loadHTTP(c *Config, getenv Getenv) error {
-	switch v := getenv("HEARTH_HTTP_AUTH"); v {
-	case "", "token":
-	case "none":
-		c.HTTPAuthNone = true
-	default:
-		return fmt.Errorf("HEARTH_HTTP_AUTH (http_auth) = %q: want \"token\" (the default: a bearer token is required) or \"none\"", v)
+	auth := getenv("HEARTH_HTTP_AUTH")
+	if err := config.Check("HEARTH_HTTP_AUTH", auth); err != nil {
+		return err
 	}
+	c.HTTPAuthNone = auth == "none"
 	v := getenv("HEARTH_HTTP_LISTEN")
 	if v == "" {
 		return nil
 	}
-	host, port, err := net.SplitHostPort(v)
-	if err != nil {
-		return fmt.Errorf("HEARTH_HTTP_LISTEN (http_listen) = %q: want a loopback address and port such as 127.0.0.1:8765 (%v)", v, err)
-	}
-	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
-		return fmt.Errorf("HEARTH_HTTP_LISTEN (http_listen) = %q: the port must be a number from 0 to 65535", v)
-	}
-	if ip, err := netip.ParseAddr(host); host != "localhost" && (err != nil || !ip.IsLoopback()) {
-		return fmt.Errorf("HEARTH_HTTP_LISTEN (http_listen) = %q: only a loopback address (127.0.0.1, [::1] or localhost) may be used: anyone who can reach the port could call your tools", v)
+	if err := config.Check("HEARTH_HTTP_LISTEN", v); err != nil {
+		return err
 	}
 	c.HTTPListen = v
 	path, _, err := config.Path(func(k string) string { return getenv(k) })

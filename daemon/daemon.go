@@ -37,6 +37,10 @@ type Daemon struct {
 	// StartSuccessor starts the daemon a planned restart hands over to
 	// (handover.go); nil: this daemon does not hand over.
 	StartSuccessor Successor
+	// Executable is the path this daemon's executable was started from,
+	// the one program a hand-over starts (handover.go: never one a
+	// request names); "" when unknown, and `hearthd restart` is refused.
+	Executable string
 	// OwnerLock is the data directory's owner lock file, handed to the
 	// successor with the upstreams (nil: none).
 	OwnerLock *os.File
@@ -138,13 +142,18 @@ func New(cfg Config, log *zap.Logger, env tool.Env, children *supervisor.Supervi
 			}
 		}
 	}
-	logDir := ""
+	logDir, catalogDir := "", ""
 	if cfg.StateDir != "" {
-		logDir = filepath.Join(cfg.StateDir, "servers")
-	}
-	catalogDir := ""
-	if cfg.StateDir != "" {
-		catalogDir = filepath.Join(cfg.StateDir, "catalog")
+		was, err := privateState(cfg.StateDir)
+		if err != nil {
+			d.closeFamilies()
+			return nil, err
+		}
+		if was != 0 {
+			log.Warn("the state directory was open to other users; narrowed to 0700", zap.String("dir", cfg.StateDir), zap.String("was", fmt.Sprintf("%#o", was)))
+		}
+		logDir = filepath.Join(cfg.StateDir, stateServers)
+		catalogDir = filepath.Join(cfg.StateDir, stateCatalog)
 	}
 	d.hosted = hosted.NewTable(hosted.Options{Supervisor: children, LogDir: logDir, Logger: log, CatalogDir: catalogDir, DrainWait: cfg.DrainTimeout})
 	d.srv = mcp.New(mcp.Options{

@@ -7,11 +7,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"sync"
 
 	"go.uber.org/zap"
 
 	"github.com/hearth-mcp/hearth/pkg/jsonrpc"
+	"github.com/hearth-mcp/hearth/pkg/mcp"
 )
 
 // A planned restart (`hearthd restart`) hands the running hosted upstreams
@@ -21,14 +23,20 @@ import (
 // descriptors there, and exits; the successor adopts them once this daemon
 // is gone, then takes the data directory and the socket.
 
-// HandOverMethod is the control request of `hearthd restart`: params
-// {"exe": PATH}, the hearthd to start as the successor; result {"pid"},
-// the successor's pid. This daemon then stops as on SIGTERM.
+// HandOverMethod is the control request of `hearthd restart`: params {}
+// or {"exe": PATH}, the hearthd that asks, which must be this daemon's own
+// executable (Daemon.Executable); result {"pid"}, the successor's pid.
+// This daemon then stops as on SIGTERM. The successor is always the file
+// at the daemon's own executable's path, the hearthd installed there now:
+// a request never names the program the daemon runs
+// (docs/decisions/0053-surfaces-decided-once.md).
 const HandOverMethod = "$/hearth/handover"
 
 // Successor starts the new daemon from exe with its end of the hand-over
 // socket and returns this daemon's end and its pid (set by hearthd's main:
-// the daemon package starts no program of its own).
+// the daemon package starts no program of its own). exe is always the
+// daemon's own executable's path, which the Successor judges as an
+// upgrade's file is judged (pkg/upgrade.Runnable) before it runs it.
 type Successor func(exe string) (conn *os.File, pid int, err error)
 
 type handOverArgs struct {
@@ -41,6 +49,8 @@ type handOverState struct {
 	exe  string   // the successor's executable and pid
 	pid  int
 	now  chan struct{} // closed: stop serving, for the hand-over
+	// stopOnce closes now.
+	stopOnce sync.Once
 	// stopped: the daemon has stopped serving (for whatever reason); no
 	// successor starts after that, though a check for an upgrade or a
 	// hearthd restart begun before may still ask for one (upgrade.go).
@@ -50,14 +60,39 @@ type handOverState struct {
 // handOverControl answers $/hearth/handover.
 func (d *Daemon) handOverControl(_ context.Context, params json.RawMessage) (any, error) {
 	var a handOverArgs
-	if err := json.Unmarshal(params, &a); err != nil || a.Exe == "" {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: HandOverMethod + ` takes {"exe":PATH}`}
+	if len(params) > 0 && json.Unmarshal(params, &a) != nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: HandOverMethod + ` takes {} or {"exe":PATH}, PATH this daemon's own executable`}
 	}
-	pid, err := d.handOver(a.Exe, "hearthd restart")
+	if d.Executable == "" {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "this daemon does not know its own executable, so it cannot start a successor; stop it (hearthd stop) and start hearthd again"}
+	}
+	if a.Exe != "" && !sameExecutable(a.Exe, d.Executable) {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: fmt.Sprintf(
+			"this daemon (pid %d) hands over only to its own executable, %s, never to another program; this hearthd is %s: install it at %s, or stop the daemon (hearthd stop) and start this one",
+			os.Getpid(), d.Executable, a.Exe, d.Executable)}
+	}
+	pid, stop, err := d.handOver(d.Executable, "hearthd restart")
 	if err != nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: err.Error()}
 	}
-	return map[string]int{"pid": pid}, nil
+	// The daemon stops serving once the answer is out: stopping first could
+	// close this connection before `hearthd restart` reads which successor
+	// to wait for.
+	return mcp.ThenReply{Result: map[string]int{"pid": pid}, After: stop}, nil
+}
+
+// sameExecutable: a and b name one file (the same path, or two names of
+// one file).
+func sameExecutable(a, b string) bool {
+	if filepath.Clean(a) == filepath.Clean(b) {
+		return true
+	}
+	ai, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	bi, err := os.Stat(b)
+	return err == nil && os.SameFile(ai, bi)
 }
 
 // refusesHandOver says why this daemon cannot hand over ("" when it can);
@@ -78,30 +113,33 @@ func (d *Daemon) refusesHandOver() string {
 	return ""
 }
 
-// handOver starts exe as this daemon's successor and has this daemon stop
-// serving, to hand it the hosted upstreams once drained; why names what
-// asked (`hearthd restart`, or an upgrade installed: upgrade.go). It
-// returns the successor's pid, or why it did not start.
-func (d *Daemon) handOver(exe, why string) (int, error) {
+// handOver starts exe as this daemon's successor, to hand it the hosted
+// upstreams once drained; why names what asked (`hearthd restart`, or an
+// upgrade installed: upgrade.go). It returns the successor's pid and stop,
+// which has this daemon stop serving (at once for an upgrade; once its
+// answer is written for `hearthd restart`), or why it did not start.
+func (d *Daemon) handOver(exe, why string) (int, func(), error) {
 	d.handover.mu.Lock()
 	defer d.handover.mu.Unlock()
 	if d.handover.conn != nil && d.handover.exe == exe {
 		// `hearthd restart` of the executable an upgrade is handing over
 		// to already: that successor is the one asked for.
-		return d.handover.pid, nil
+		return d.handover.pid, d.stopForHandOver, nil
 	}
 	if msg := d.refusesHandOver(); msg != "" {
-		return 0, errors.New(msg)
+		return 0, nil, errors.New(msg)
 	}
 	conn, pid, err := d.StartSuccessor(exe)
 	if err != nil {
-		return 0, fmt.Errorf("could not start %s: %v", exe, err)
+		return 0, nil, fmt.Errorf("could not start %s: %v", exe, err)
 	}
 	d.handover.conn, d.handover.exe, d.handover.pid = conn, exe, pid
-	close(d.handover.now)
 	d.log.Info("handing over to a new daemon", zap.String("exe", exe), zap.Int("successor_pid", pid), zap.String("why", why))
-	return pid, nil
+	return pid, d.stopForHandOver, nil
 }
+
+// stopForHandOver has the daemon stop serving for the hand-over (once).
+func (d *Daemon) stopForHandOver() { d.handover.stopOnce.Do(func() { close(d.handover.now) }) }
 
 // handingOver is closed once a hand-over was asked for.
 func (d *Daemon) handingOver() <-chan struct{} { return d.handover.now }

@@ -211,7 +211,7 @@ func (d *Daemon) keptSessions() *sessionkeep.Dir {
 	if d.cfg.StateDir == "" {
 		return nil
 	}
-	keep, err := sessionkeep.Open(filepath.Join(d.cfg.StateDir, "http-sessions"))
+	keep, err := sessionkeep.Open(filepath.Join(d.cfg.StateDir, stateSessions))
 	if err != nil {
 		d.log.Warn("HTTP sessions will not outlive this daemon", zap.Error(err))
 		return nil

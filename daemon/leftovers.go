@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/hearth-mcp/hearth/pkg/endpoint"
+	"github.com/hearth-mcp/hearth/pkg/safefile"
 )
 
 // RemoveLeftovers removes what a dead daemon (pid) left where it served:
@@ -63,9 +64,11 @@ func socketUnused(socket string) bool {
 	return true
 }
 
-// readyPID is the pid a readiness file names ("<pid> <time>"), or 0.
+// readyPID is the pid a readiness file names ("<pid> <time>"), or 0. The
+// file is hearth's own (safefile.ReadOwn: a FIFO, a link or another user's
+// file there names no pid, and is never waited on).
 func readyPID(path string) int {
-	b, err := os.ReadFile(path)
+	b, err := safefile.ReadOwn(path, 4096)
 	if err != nil {
 		return 0
 	}

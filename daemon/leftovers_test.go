@@ -7,7 +7,10 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
+
+	"github.com/hearth-mcp/hearth/pkg/safefile/safefiletest"
 )
 
 // A dead stdio owner's own socket, its lock and a readiness file naming
@@ -38,5 +41,21 @@ func TestRemoveLeftovers(t *testing.T) {
 		if _, err := os.Lstat(p); err == nil {
 			t.Errorf("%s still there", p)
 		}
+	}
+}
+
+// A readiness file of any hostile class (a FIFO, a link, another user's,
+// ...) names no pid: it is never waited on and never removed, though it
+// names the dead owner's pid.
+func TestHostileReadinessFilesNameNoPid(t *testing.T) {
+	dir := t.TempDir()
+	made := safefiletest.Hostile(t, dir, func(c string) string { return strings.ReplaceAll(c, " ", "-") },
+		func(string) []byte { return []byte("4242 2026-01-01T00:00:00Z\n") }, 4096)
+	for name, class := range made {
+		safefiletest.Prompt(t, "readyPID of a "+class, func() {
+			if pid := readyPID(filepath.Join(dir, name)); pid != 0 {
+				t.Errorf("a readiness file of class %q named pid %d", class, pid)
+			}
+		})
 	}
 }

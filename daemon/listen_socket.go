@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/hearth-mcp/hearth/pkg/endpoint"
+	"github.com/hearth-mcp/hearth/pkg/safefile"
 )
 
 // ErrAlreadyRunning reports that another daemon holds the socket's lock.
@@ -72,7 +73,7 @@ func listen(cfg Config) (*socketListener, error) {
 		return nil, fmt.Errorf("lock %s: %w", lockPath, err)
 	}
 	if busy {
-		holder, _ := os.ReadFile(lockPath)
+		holder, _ := safefile.ReadOwn(lockPath, 4096) // hearth's own: never waited on
 		pid := strings.TrimSpace(string(holder))
 		if pid == "" {
 			pid = "unknown"

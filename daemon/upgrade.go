@@ -55,9 +55,12 @@ func (d *Daemon) watchUpgrade(ctx context.Context, kick <-chan struct{}) {
 		if exe == "" {
 			continue
 		}
-		if _, err := d.handOver(exe, "a new hearthd was installed"); err != nil {
+		_, stop, err := d.handOver(exe, "a new hearthd was installed")
+		if err != nil {
 			d.log.Warn("could not hand over to the new hearthd; serving on (it is not tried again until another is installed)", zap.String("exe", exe), zap.Error(err))
+			continue
 		}
+		stop()
 	}
 }
 

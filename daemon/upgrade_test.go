@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -123,5 +124,30 @@ func TestStdioDaemonDoesNotWatchForUpgrades(t *testing.T) {
 	case <-done:
 	case <-time.After(10 * time.Second):
 		t.Fatal("a stdio daemon watches for upgrades")
+	}
+}
+
+// $/hearth/handover starts the daemon's own executable and nothing else:
+// a request that names another program is refused without starting
+// anything, one that names the daemon's own (or none) starts it.
+func TestHandOverStartsOnlyTheOwnExecutable(t *testing.T) {
+	d, _ := upgradeDaemon(t, ModeSocket)
+	var started []string
+	d.StartSuccessor = func(exe string) (*os.File, int, error) {
+		started = append(started, exe)
+		r, w, _ := os.Pipe()
+		t.Cleanup(func() { r.Close(); w.Close() })
+		return w, 4242, nil
+	}
+	if _, err := d.handOverControl(context.Background(), []byte(`{"exe":"/opt/hearth/hearthd"}`)); err == nil {
+		t.Fatal("a daemon that knows no executable of its own handed over")
+	}
+	d.Executable = "/usr/local/bin/hearthd"
+	_, err := d.handOverControl(context.Background(), []byte(`{"exe":"/tmp/evil"}`))
+	if err == nil || !strings.Contains(err.Error(), "only to its own executable, /usr/local/bin/hearthd") || len(started) != 0 {
+		t.Fatalf("another program named: %v, started %v", err, started)
+	}
+	if _, err := d.handOverControl(context.Background(), []byte(`{"exe":"/usr/local/bin/../bin/hearthd"}`)); err != nil || len(started) != 1 || started[0] != d.Executable {
+		t.Fatalf("its own executable: %v, started %v", err, started)
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/hearth-mcp/hearth/pkg/endpoint"
 	"github.com/hearth-mcp/hearth/pkg/owner"
 	"github.com/hearth-mcp/hearth/pkg/portable"
+	"github.com/hearth-mcp/hearth/pkg/safefile"
 	"github.com/hearth-mcp/hearth/pkg/version"
 )
 
@@ -239,7 +240,7 @@ func (s *Shim) autostart() (*conn, error) {
 // its stderr lines that begin "hearthd: " (the version guard's refusal,
 // another owner, a bad setting), written to the log after offset.
 func daemonReason(logPath string, offset int64) string {
-	f, err := os.Open(logPath)
+	f, err := safefile.OpenOwn(logPath) // hearth's own: never a FIFO waited on
 	if err != nil {
 		return ""
 	}
@@ -286,7 +287,9 @@ func (s *Shim) openDaemonLog() (string, *os.File, error) {
 		return "", nil, err
 	}
 	path := filepath.Join(dir, "hearthd.log")
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND|openFlags, 0o600)
+	// A file of hearth's own: no link followed, no FIFO waited on, another
+	// user's refused (safefile.AppendOwn).
+	f, err := safefile.AppendOwn(path)
 	if err != nil {
 		return "", nil, fmt.Errorf("open daemon log %s: %w", path, err)
 	}

@@ -193,7 +193,7 @@ func (s *Shim) startReader() {
 		// in front of the rest of stdin.
 		i := bytes.LastIndexByte(s.pending, '\n')
 		for _, line := range bytes.SplitAfter(s.pending[:i+1], []byte("\n")) {
-			if line = bytes.TrimSuffix(line, []byte("\n")); len(bytes.TrimSpace(line)) > 0 {
+			if line = bytes.TrimSuffix(line, []byte("\n")); len(bytes.TrimSpace(line)) > 0 && !clientInternal(line) {
 				s.note(line)
 				s.writeDaemonLocked(line)
 			}
@@ -293,8 +293,24 @@ func (s *Shim) readClient(in io.Reader) {
 			s.clientEnded()
 			return
 		}
+		if clientInternal(line) {
+			continue
+		}
 		s.forward(line)
 	}
+}
+
+// clientInternal: the client's frame is a notification of hearth's own
+// ($/hearth/hello, $/hearth/tooLarge, ...), which only the shim may send
+// and which is never forwarded: the daemon decides what a connection may
+// do once, by its opening hello, the shim's, and refuses whatever
+// internal method follows (docs/threat-model.md); the shim does not even
+// pass it on. A request of that name is forwarded, to be refused by the
+// daemon in its place in the session (a plain JSON-RPC client is answered
+// in request order, which only the daemon keeps).
+func clientInternal(line []byte) bool {
+	env, ok := envelope.Scan(line)
+	return ok && env.Kind() == envelope.Notification && jsonrpc.IsInternal(env.Method)
 }
 
 // owedReq is a request the client is owed a reply to: n of them, when a

@@ -553,3 +553,21 @@ func TestReplyReadAheadFromALostDaemonIsNotAnsweredTwice(t *testing.T) {
 		t.Errorf("answers %v", answers)
 	}
 }
+
+// A relaying shim forwards none of its client's notifications of hearth's
+// own: the hello that opens the connection is the shim's alone.
+func TestClientInternalNotificationsAreNotForwarded(t *testing.T) {
+	for line, want := range map[string]bool{
+		`{"jsonrpc":"2.0","method":"$/hearth/hello","params":{}}`:           true,
+		`{"jsonrpc":"2.0","method":"$/hearth/tooLarge"}`:                    true,
+		`{"jsonrpc":"2.0","method":"$/hearth/\u0068ello","params":{}}`:      true,
+		`{"jsonrpc":"2.0","id":1,"method":"$/hearth/handover","params":{}}`: false, // refused by the daemon, in its place
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`:            false,
+		`{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":1}}`:    false,
+		`not json`: false,
+	} {
+		if got := clientInternal([]byte(line)); got != want {
+			t.Errorf("%s: dropped %v, want %v", line, got, want)
+		}
+	}
+}

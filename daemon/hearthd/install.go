@@ -107,7 +107,7 @@ func installService(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	for _, step := range [][]string{{"--user", "daemon-reload"}, {"--user", "enable", "--now", "hearthd.socket"}} {
-		out, err := exec.Command(systemctl, step...).CombinedOutput()
+		out, err := systemTool(systemctl, step...)
 		if err != nil {
 			fmt.Fprintf(stderr, "hearthd install-service: systemctl %v failed: %v\n%s", step, err, out)
 			fmt.Fprintln(stderr, "the units are written; enable them in a session with a user manager: systemctl --user enable --now hearthd.socket")

@@ -51,7 +51,7 @@ func installLaunchAgent(self string, dryRun bool, stdout, stderr io.Writer) int 
 		return 0
 	}
 	_ = exec.Command(launchctl, "bootout", domain+"/"+launchd.Label).Run() // not loaded yet is fine
-	if out, err := exec.Command(launchctl, "bootstrap", domain, agent.Path).CombinedOutput(); err != nil {
+	if out, err := systemTool(launchctl, "bootstrap", domain, agent.Path); err != nil {
 		fmt.Fprintf(stderr, "hearthd install-service: launchctl bootstrap %s %s failed: %v\n%s", domain, agent.Path, err, out)
 		return 1
 	}

@@ -295,6 +295,7 @@ func serve(mode daemon.Mode) int {
 	}
 	d.OnServing = publish(lock, started, d)
 	d.StartSuccessor, d.OwnerLock = startSuccessor, lock.File()
+	d.Executable, _, _ = ownExecutable()
 	if mode == daemon.ModeSocket {
 		d.CheckUpgrade = upgradeCheck(cfg.UpgradeHandOver, log)
 	}

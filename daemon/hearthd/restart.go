@@ -86,12 +86,23 @@ func restartCmd(args []string, stdout, stderr io.Writer, getenv func(string) str
 		fmt.Fprintf(stderr, "hearthd restart: hearthd (pid %d) is still draining after %s\n", st.PID, stopTimeout)
 		return 1
 	}
-	// Served once the successor answers on the socket.
+	// Served once the successor answers on the socket. A successor that
+	// has exited never will: said at once, with whoever serves instead (a
+	// client's shim starts a daemon when it finds none).
+	successor, _ := os.FindProcess(res.PID)
 	for {
-		if raw, err := queryStatus(socket); err == nil {
-			if now, ok := statusPID(raw); ok && now.PID == res.PID {
-				break
+		raw, err := queryStatus(socket)
+		now, ok := statusPID(raw)
+		if err == nil && ok && now.PID == res.PID {
+			break
+		}
+		if !alive(successor) {
+			msg := fmt.Sprintf("hearthd restart: the new hearthd (pid %d) exited before it served %s, so the hosted servers it was handed ended with it (the old daemon's log has its stderr)", res.PID, socket)
+			if err == nil && ok && now.PID != st.PID {
+				msg += fmt.Sprintf("; hearthd (pid %d), started when a client found none, serves it now", now.PID)
 			}
+			fmt.Fprintln(stderr, msg)
+			return 1
 		}
 		if time.Now().After(deadline) {
 			fmt.Fprintf(stderr, "hearthd restart: the new hearthd (pid %d) does not serve %s\n", res.PID, socket)

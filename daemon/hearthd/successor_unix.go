@@ -6,12 +6,19 @@ import (
 	"os"
 	"os/exec"
 	"syscall"
+
+	"github.com/hearth-mcp/hearth/pkg/upgrade"
 )
 
 // startSuccessor starts exe as the daemon a hand-over goes to, in a session
 // of its own, with its end of a private socket pair as descriptor 3 and
 // this daemon's stderr (its log).
 func startSuccessor(exe string) (*os.File, int, error) {
+	// The daemon's own executable, judged as an upgrade's file is: a file
+	// another user may have put there, or may still change, is not run.
+	if err := upgrade.Runnable(exe); err != nil {
+		return nil, 0, err
+	}
 	syscall.ForkLock.RLock()
 	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
 	if err == nil {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -16,25 +17,28 @@ import (
 	"github.com/hearth-mcp/hearth/pkg/version"
 )
 
-// probeTimeout bounds a new executable's `version`.
-const probeTimeout = 10 * time.Second
+// probeTimeout bounds a new executable's `version`, and probeOutput what
+// it may print: a hearthd prints one short line.
+const (
+	probeTimeout = 10 * time.Second
+	probeOutput  = 4096
+)
 
 // probeVersion runs path's `version` as the daemon would run its
-// successor (its environment, no stdin), bounded.
+// successor (its environment, no stdin), bounded in time and in what it
+// may print: one that prints more is stopped then, long before its time
+// is up, and the daemon holds no more of it than the bound.
 func probeVersion(path string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, path, "version")
 	cmd.WaitDelay = time.Second
-	out, err := cmd.Output()
-	if ctx.Err() != nil {
+	out, err := runCapped(cmd, cancel, probeOutput, false)
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		return "", fmt.Errorf("no answer within %s", probeTimeout)
 	}
 	if err != nil {
 		return "", err
-	}
-	if len(out) > 4096 {
-		out = out[:4096]
 	}
 	return strings.TrimSpace(string(out)), nil
 }
@@ -47,15 +51,7 @@ func upgradeCheck(on bool, log *zap.Logger) daemon.UpgradeCheck {
 	if !on {
 		return nil
 	}
-	path, err := os.Executable()
-	running := path
-	if err == nil && runtime.GOOS == "linux" {
-		// os.Executable reads /proc/self/exe's link: the path the file was
-		// started from, marked if that file was replaced since. The link
-		// itself opens the running file whatever the path holds now.
-		path = strings.TrimSuffix(path, " (deleted)")
-		running = "/proc/self/exe"
-	}
+	path, running, err := ownExecutable()
 	var w *upgrade.Watch
 	if err == nil {
 		w, err = upgrade.NewWatch(path, running, version.Tooling(), probeVersion)
@@ -65,4 +61,20 @@ func upgradeCheck(on bool, log *zap.Logger) daemon.UpgradeCheck {
 		return nil
 	}
 	return w.Check
+}
+
+// ownExecutable is the path this daemon's executable was started from (the
+// one a hand-over starts and an upgrade is watched at) and the name of the
+// file it runs: on Linux /proc/self/exe, which opens the running file
+// whatever the path holds now.
+func ownExecutable() (path, running string, err error) {
+	path, err = os.Executable()
+	running = path
+	if err == nil && runtime.GOOS == "linux" {
+		// os.Executable reads /proc/self/exe's link: the path the file was
+		// started from, marked if that file was replaced since.
+		path = strings.TrimSuffix(path, " (deleted)")
+		running = "/proc/self/exe"
+	}
+	return path, running, err
 }

@@ -227,6 +227,11 @@ func syntaxProblem(raw []byte, err error) string {
 	row, col := de.Position()
 	msg := strings.TrimPrefix(de.Error(), "toml: ")
 	if lines := strings.Split(string(raw), "\n"); row >= 1 && row <= len(lines) {
+		// The parser names no key (an integer too large, say): the line's,
+		// under its table, is named for it.
+		if key := keyOfLine(lines, row-1); key != "" {
+			msg = key + ": " + msg
+		}
 		line := strings.ToLower(lines[row-1])
 		for _, sp := range specs {
 			if (sp.kind == kindSecret || sp.kind == kindDSN) && (strings.Contains(line, sp.Key) || strings.Contains(line, strings.ToLower(sp.Var))) {
@@ -235,6 +240,24 @@ func syntaxProblem(raw []byte, err error) string {
 		}
 	}
 	return fmt.Sprintf("line %d, column %d: %s", row, col, msg)
+}
+
+// keyOfLine is the key a "key = value" line at lines[i] sets, under the
+// table a header above it opens ("servers.a.prestart"); "" when the line
+// sets none.
+func keyOfLine(lines []string, i int) string {
+	key, _, ok := strings.Cut(lines[i], "=")
+	key = strings.TrimSpace(key)
+	if !ok || key == "" || strings.HasPrefix(key, "[") || strings.HasPrefix(key, "#") || strings.ContainsAny(key, " \t\"'") {
+		return ""
+	}
+	for j := i - 1; j >= 0; j-- {
+		h := strings.TrimSpace(lines[j])
+		if strings.HasPrefix(h, "[") && strings.HasSuffix(h, "]") {
+			return strings.Trim(h, "[] ") + "." + key
+		}
+	}
+	return key
 }
 
 // unknownKey names a key that is not a setting, with a guess when one is close.
@@ -356,6 +379,11 @@ func render(sp spec, v any, path string, getenv func(string) string) (string, er
 	}
 	if sp.kind == kindPath && s != "" {
 		s = resolvePath(s, path, getenv)
+	}
+	// Checked here, where the value is known to be the file's: its error
+	// names the key, never the variable it did not come from.
+	if err := sp.check(s); err != nil {
+		return "", fmt.Errorf("%v, got %q", err, s)
 	}
 	return s, nil
 }

@@ -65,6 +65,12 @@ func TestBadConfigFiles(t *testing.T) {
 		{"secret of the wrong type", `llm_api_key = 12345`, []string{"llm_api_key: want a string, got an integer"}},
 		{"syntax on a secret's line", "llm_api_key = \"" + secret + "\\q\"\n", []string{"line 1", "llm_api_key", "not shown"}},
 		{"several problems", "max_calls = 0\nbogus = 1\n", []string{"max_calls:", `unknown key "bogus"`}},
+		{"integer overflow", "log_level = \"info\"\nmax_calls = 99999999999999999999\n", []string{"line 2", "max_calls:", "too large"}},
+		{"integer overflow in a table", "[servers.a]\ncommand = \"x\"\nidle_timeout = \"1m\"\nprestart = 99999999999999999999\n", []string{"line 4", "servers.a.prestart"}},
+		{"http_listen not on loopback", `http_listen = "0.0.0.0:8765"`, []string{`http_listen: only a loopback address`, `got "0.0.0.0:8765"`}},
+		{"http_listen without a port", `http_listen = "127.0.0.1"`, []string{`http_listen: want a loopback address and port such as "127.0.0.1:8765"`}},
+		{"http_listen with a bad port", `http_listen = "127.0.0.1:99999"`, []string{`http_listen: the port must be a number from 0 to 65535`}},
+		{"http_auth unknown", `http_auth = "password"`, []string{`http_auth: want "token"`, `got "password"`}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

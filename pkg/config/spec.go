@@ -2,6 +2,8 @@ package config
 
 import (
 	"fmt"
+	"net"
+	"net/netip"
 	"strconv"
 	"time"
 
@@ -22,6 +24,8 @@ const (
 	kindOctal                // a string holding an octal permission such as "0600"
 	kindLevel                // a log level
 	kindBool                 // a TOML boolean; its variable holds "true" or "false"
+	kindListen               // a loopback address and port, such as "127.0.0.1:8765"
+	kindAuth                 // "token" or "none"
 )
 
 // spec is one setting's type, bounds, default and reload behaviour.
@@ -67,8 +71,8 @@ var types = map[string]spec{
 	"log_level":           {kind: kindLevel, def: "info"},
 	"socket_mode":         {kind: kindOctal, def: "0600"},
 	"store_url":           {kind: kindDSN},
-	"http_listen":         {kind: kindString, example: "127.0.0.1:8765", live: true},
-	"http_auth":           {kind: kindString, def: "token", example: "none", live: true},
+	"http_listen":         {kind: kindListen, example: "127.0.0.1:8765", live: true},
+	"http_auth":           {kind: kindAuth, def: "token", example: "none", live: true},
 	"hosted_control":      {kind: kindBool, def: "false"},
 	"upgrade_handover":    {kind: kindBool, def: "true"},
 	"open_url":            {kind: kindString, example: "firefox --new-window", live: true},
@@ -132,6 +136,10 @@ func (s spec) want() string {
 		return "want debug, info, warn or error"
 	case kindBool:
 		return "want true or false"
+	case kindListen:
+		return fmt.Sprintf("want a loopback address and port such as %q", s.example)
+	case kindAuth:
+		return `want "token" (the default: a bearer token is required) or "none"`
 	}
 	return "want a string"
 }
@@ -185,6 +193,28 @@ func (s spec) check(v string) error {
 		if v != "true" && v != "false" {
 			return fmt.Errorf("%s", s.want())
 		}
+	case kindListen:
+		return checkListen(v, s.want())
+	case kindAuth:
+		if v != "token" && v != "none" {
+			return fmt.Errorf("%s", s.want())
+		}
+	}
+	return nil
+}
+
+// checkListen: v is a loopback address and a port. Anyone who can reach
+// the port could call the user's tools, so nothing else is served on.
+func checkListen(v, want string) error {
+	host, port, err := net.SplitHostPort(v)
+	if err != nil {
+		return fmt.Errorf("%s", want)
+	}
+	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+		return fmt.Errorf("the port must be a number from 0 to 65535")
+	}
+	if ip, err := netip.ParseAddr(host); host != "localhost" && (err != nil || !ip.IsLoopback()) {
+		return fmt.Errorf("only a loopback address (127.0.0.1, [::1] or localhost) may be used: anyone who can reach the port could call your tools")
 	}
 	return nil
 }

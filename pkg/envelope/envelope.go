@@ -70,6 +70,14 @@ type Envelope struct {
 	// "jsonrpc" member's JSON text as written, nil when absent (Scan only:
 	// ScanHead sets HasResult and HasError alone).
 	Result, Error, Version []byte
+	// Repeated names the first member of the envelope (id, method, params,
+	// result, error, jsonrpc) that the frame writes more than once ("":
+	// none). JSON leaves a repeated name's meaning to the parser (the first
+	// wins in some, the last in others), so such a frame is Invalid: its
+	// id, say, is not one request's. FirstID is the first id written when
+	// the id is repeated (ID is the last).
+	Repeated string
+	FirstID  []byte
 
 	method methodState
 }
@@ -87,13 +95,17 @@ const (
 //   - Request: a string method and an id;
 //   - Notification: a string method and no id member;
 //   - Response: no method member, an id, and exactly one of result and error;
-//   - Invalid: anything else.
+//   - Invalid: anything else, and any frame that repeats a member of the
+//     envelope (Repeated).
 //
 // An id counts only when it is a string or an integer literal (no fraction,
 // no exponent): the daemon refuses any other id and answers with a null id,
 // so such a frame is Invalid. What the envelope alone cannot show is not
 // checked: the "jsonrpc" member and the type of params.
 func (e Envelope) Kind() Kind {
+	if e.Repeated != "" {
+		return Invalid
+	}
 	switch e.method {
 	case methodString:
 		if e.ID == nil {
@@ -129,10 +141,12 @@ func validID(raw []byte) bool {
 
 // Scan reads the envelope of one frame. ok is false unless line is exactly
 // one JSON object (JSON whitespace around it allowed) in valid UTF-8. A
-// repeated member counts once, the last one, as encoding/json keeps; member
+// repeated member of the envelope is named in Repeated (the frame is then
+// Invalid); its last value is the one kept, as encoding/json keeps. Member
 // names are compared after unescaping ("\u0069d" is "id").
 func Scan(line []byte) (e Envelope, ok bool) {
 	var methodRaw []byte
+	var seen uint8 // bit k: member k of ours was written
 	i := skipSpace(line, 0)
 	if i >= len(line) || line[i] != '{' {
 		return Envelope{}, false
@@ -158,6 +172,18 @@ func Scan(line []byte) (e Envelope, ok bool) {
 			v := skipSpace(line, i+1)
 			if i = skipValue(line, v); i < 0 {
 				return Envelope{}, false
+			}
+			if name != memberOther {
+				if bit := uint8(1) << name; seen&bit != 0 {
+					if e.Repeated == "" {
+						e.Repeated = memberNames[name]
+					}
+					if name == memberID && e.FirstID == nil {
+						e.FirstID = e.ID
+					}
+				} else {
+					seen |= bit
+				}
 			}
 			switch val := line[v:i]; name {
 			case memberID:
@@ -233,6 +259,9 @@ const (
 	memberError
 	memberVersion
 )
+
+// memberNames are the envelope's members by their memberOf number.
+var memberNames = [...]string{memberID: "id", memberMethod: "method", memberParams: "params", memberResult: "result", memberError: "error", memberVersion: "jsonrpc"}
 
 // memberOf names a member from its key's text between the quotes; plain
 // says the text has no escapes.
@@ -635,6 +664,9 @@ func ScanHead(head []byte) Envelope {
 		}
 		switch name {
 		case memberID:
+			if e.ID != nil && e.FirstID == nil {
+				e.FirstID, e.Repeated = e.ID, "id"
+			}
 			e.ID = val
 		case memberMethod:
 			if val[0] == '"' {

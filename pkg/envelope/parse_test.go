@@ -24,10 +24,28 @@ func TestAgreesWithParse(t *testing.T) {
 		`{"jsonrpc":"2.0","id":3,"result":{"content":[]}}`,
 		`{"jsonrpc":"2.0","id":-4,"error":{"code":1,"message":"m"}}`,
 		`{"jsonrpc":"2.0","\u0069d":5,"m\u0065thod":"a\u00e9","params":[1]}`,
-		`{"id":1,"jsonrpc":"2.0","id":"2","method":"m","method":"n"}`,
+		`{"jsonrpc":"2.0","id":1,"method":"m","x":1,"x":2}`,
 	}
 	for _, f := range frames {
 		agreeWithParse(t, []byte(f), true)
+	}
+	// A member of the envelope written twice: both refuse it (the reply
+	// carries no id when the id is the one repeated, which the shim counts
+	// as a reply owed to a frame without one).
+	for _, f := range []string{
+		`{"id":1,"jsonrpc":"2.0","id":"2","method":"m","method":"n"}`,
+		`{"jsonrpc":"2.0","id":5,"id":99,"result":{}}`,
+		`{"jsonrpc":"2.0","\u0069d":5,"id":5,"method":"m"}`,
+		`{"jsonrpc":"2.0","id":5,"method":"m","params":{},"params":{}}`,
+	} {
+		e, ok := envelope.Scan([]byte(f))
+		_, perr := jsonrpc.Parse([]byte(f))
+		if !ok || e.Kind() != envelope.Invalid || e.Repeated == "" || perr == nil || !strings.Contains(perr.Err.Message, "written twice") {
+			t.Fatalf("%s: envelope %v %v, Parse %+v", f, ok, e.Kind(), perr)
+		}
+		if e.Repeated == "id" && !perr.ID.IsNull() {
+			t.Fatalf("%s: answered under the id %s", f, perr.ID.Raw())
+		}
 	}
 }
 
@@ -62,6 +80,7 @@ func FuzzScanAgreesWithParse(f *testing.F) {
 		`{"jsonrpc":"2.0","id":"a","result":{"x":[1,2.5e3,null,true,false,"\"\\"]}}`,
 		`{"jsonrpc":"2.0","\u0069d":1,"method":"\ud83d\ude00","params":[]}`,
 		`{"jsonrpc":"2.0","id":1,"id":"\u0031","method":"a","method":3}`,
+		`{"jsonrpc":"2.0","id":5,"id":99,"result":{}}`,
 		`{"jsonrpc":"2.0","id":-0,"error":{"code":1,"message":"m"}}`,
 	} {
 		f.Add([]byte(s))

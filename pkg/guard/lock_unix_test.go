@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/hearth-mcp/hearth/pkg/safefile/safefiletest"
 )
 
 // On Unix the guard locks the home directory itself and creates no lock file.
@@ -75,5 +77,33 @@ func TestFallbackLockFileIsExclusive(t *testing.T) {
 	}
 	if names, err := dataEntries(home); err != nil || len(names) != 0 {
 		t.Fatalf("the lock file counts as data: %v %v", names, err)
+	}
+}
+
+// The bad-input table of hearth's own files, for the marker: whatever the
+// class (a FIFO, a socket, a device, a link to a device, a FIFO or another
+// file, another user's file, one others may write, one too large, a
+// directory), the marker is refused at once as a bad marker, and nothing
+// in the home is changed.
+func TestMarkerOfEveryHostileClassIsRefused(t *testing.T) {
+	good := []byte(Format + "\n" + build + "\n")
+	for _, class := range safefiletest.Classes {
+		t.Run(class, func(t *testing.T) {
+			home := t.TempDir()
+			if !safefiletest.HostileAt(t, home, MarkerName, class, good, maxMarker) {
+				t.Skipf("no %s made here", class)
+			}
+			before := treeHash(t, home)
+			safefiletest.Prompt(t, "Check", func() {
+				_, err := Check(home, build)
+				var ge *Error
+				if !errors.As(err, &ge) || ge.ExitCode != ExitDataErr || ge.Reason != ReasonBadMarker {
+					t.Errorf("a marker of class %q: %v", class, err)
+				}
+			})
+			if treeHash(t, home) != before {
+				t.Fatal("the home was changed")
+			}
+		})
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/hearth-mcp/hearth/pkg/atomicfile"
+	"github.com/hearth-mcp/hearth/pkg/safefile"
 )
 
 // Version is an on-disk format version, MAJOR.MINOR. Only the format is
@@ -94,8 +95,17 @@ func readMarker(home string) (*marker, error) {
 	if fi.Size() > maxMarker {
 		return nil, &badMarker{path, fmt.Sprintf("is %d bytes; a marker is two short lines", fi.Size())}
 	}
-	f, err := os.Open(path)
-	if err != nil {
+	// A file of hearth's own: opened without following a link or waiting
+	// on a FIFO, and refused when another user owns it or may change it.
+	f, err := safefile.OpenOwn(path)
+	var notOwn *safefile.NotOwnError
+	var notRegular *safefile.NotRegularError
+	switch {
+	case errors.As(err, &notOwn):
+		return nil, &badMarker{path, notOwn.Why}
+	case errors.As(err, &notRegular):
+		return nil, &badMarker{path, fmt.Sprintf("is not a regular file (a %s)", notRegular.Kind)}
+	case err != nil:
 		return nil, fmt.Errorf("read format marker: %w", err)
 	}
 	defer f.Close()

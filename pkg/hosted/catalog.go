@@ -28,7 +28,11 @@ func (in *Instance) catalogued() bool {
 // Called as the instance is created, before any client's frame.
 func (in *Instance) fromCatalog() {
 	if in.catalogued() {
-		if e, ok := in.t.cat.Load(in.key); ok {
+		e, why := in.t.cat.Lookup(in.key)
+		if why != nil {
+			in.t.log.Warn("hosted server's catalog entry is not answered from; the server starts for its clients", zap.String("server", in.spec.Label()), zap.String("key", in.key), zap.Error(why))
+		}
+		if e != nil {
 			now := catalog.Identify(in.spec.Command, in.spec.Args, in.workDir())
 			switch {
 			case !e.Identity.Same(now):
@@ -45,6 +49,11 @@ func (in *Instance) fromCatalog() {
 		go in.start()
 	}
 }
+
+// checkEntry judges an entry read from disk as the router judges what an
+// upstream sends (route.CheckCatalog): what it would refuse live is not
+// answered from disk either.
+func checkEntry(e *catalog.Entry) error { return route.CheckCatalog(seedOf(e)) }
 
 // seedOf is what a router is seeded with from an entry.
 func seedOf(e *catalog.Entry) route.Catalog {

@@ -5,6 +5,8 @@ import (
 	"os"
 	"strings"
 	"sync"
+
+	"github.com/hearth-mcp/hearth/pkg/safefile"
 )
 
 // DefaultLogCap bounds an instance's stderr log: past it, the file is moved
@@ -28,9 +30,13 @@ type stderrLog struct {
 	lines   []string
 }
 
+// openStderrLog opens the log at path, a file of hearth's own (the state
+// directory's servers/): appended to as safefile.AppendOwn allows, so a
+// link, a FIFO or another user's file planted at the name is not written
+// (the server then runs without a log file, its last lines still kept).
 func openStderrLog(path string, limit int64) *stderrLog {
 	l := &stderrLog{path: path, cap: limit}
-	if f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600); err == nil {
+	if f, err := safefile.AppendOwn(path); err == nil {
 		l.f = f
 		if fi, err := f.Stat(); err == nil {
 			l.size = fi.Size()
@@ -82,10 +88,13 @@ func (l *stderrLog) keep(line string) {
 	}
 }
 
+// rotate moves the log to NAME.1 and begins a new one, created anew
+// (safefile.CreateOwn): whatever was put at the name meanwhile is replaced,
+// never truncated through.
 func (l *stderrLog) rotate() {
 	l.f.Close()
 	_ = os.Rename(l.path, l.path+".1")
-	f, err := os.OpenFile(l.path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	f, err := safefile.CreateOwn(l.path)
 	if err != nil {
 		l.f = nil
 		return

@@ -63,7 +63,7 @@ func NewTable(o Options) *Table {
 	}
 	t := &Table{sup: o.Supervisor, logDir: o.LogDir, log: o.Logger, logCap: o.LogCap, inst: map[string]*Instance{}, drainWait: o.DrainWait}
 	if o.CatalogDir != "" {
-		t.cat = catalog.Open(o.CatalogDir)
+		t.cat = catalog.Open(o.CatalogDir, checkEntry)
 	}
 	return t
 }

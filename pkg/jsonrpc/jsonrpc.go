@@ -132,7 +132,20 @@ func Parse(line []byte) (*Message, *ParseError) {
 		text, _ := doc.Raw(n)
 		return json.RawMessage(text)
 	}
-	// A repeated member counts once, the last one, as encoding/json keeps.
+	// A member of the envelope written twice makes the frame ambiguous:
+	// JSON leaves a repeated name's meaning to the parser, and the shim's
+	// envelope, a relay or the client may each read another id. It is
+	// refused, under the id when only another member repeats
+	// (envelope.Envelope.Repeated says the same).
+	if name := repeatedMember(doc); name != "" {
+		id := ID{}
+		if name != "id" {
+			if n := doc.Get(root, "id"); n != nil && validID(n) {
+				id = ID{raw: raw(n)}
+			}
+		}
+		return nil, invalid(id, `Invalid Request: the member "`+name+`" is written twice; a frame names each member once`)
+	}
 	m := &Message{}
 	defer func() { m.size = doc.Size() + len(m.ID.raw) + len(m.Params) + len(m.Result) + len(m.Error) }()
 	idNode := doc.Get(root, "id")
@@ -196,6 +209,29 @@ func ParseResponse(line []byte) (m *Message, ok bool) {
 	m.size = len(own)
 	return m, true
 }
+
+// repeatedMember names the first member of the envelope the frame's object
+// writes twice ("" when none does).
+func repeatedMember(doc *jsonval.Doc) string {
+	var seen [6]bool
+	for it := doc.Kids(doc.Root()); ; {
+		m := it.Next()
+		if m == nil {
+			return ""
+		}
+		k := doc.Key(m)
+		for i, name := range envelopeMembers {
+			if k == name {
+				if seen[i] {
+					return name
+				}
+				seen[i] = true
+			}
+		}
+	}
+}
+
+var envelopeMembers = [6]string{"id", "method", "params", "result", "error", "jsonrpc"}
 
 // validID accepts a JSON string or an integer literal (no fraction, no
 // exponent). Null, booleans, objects, arrays and fractions are refused: MCP

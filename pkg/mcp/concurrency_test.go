@@ -331,19 +331,6 @@ func TestHomeMismatch(t *testing.T) {
 	}
 }
 
-// TestHomeMismatchOnInitializedConnection: the refusal is a JSON-RPC error
-// on a concurrent connection too, tools/call included.
-func TestHomeMismatchOnInitializedConnection(t *testing.T) {
-	srv, _ := newTestServer(t, Options{Home: t.TempDir()})
-	c := startSession(t, srv)
-	c.initialize()
-	c.sendf(`{"jsonrpc":"2.0","method":"$/hearth/hello","params":{"home":%q}}`, t.TempDir())
-	c.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{}}}`)
-	if r := c.recv(); errCode(r) != -32000 || r["result"] != nil {
-		t.Fatalf("tools/call: %v", r)
-	}
-}
-
 // TestHomeSameThroughSymlink: the same directory named another way (a
 // symbolic link, a trailing slash) is not a mismatch.
 func TestHomeSameThroughSymlink(t *testing.T) {

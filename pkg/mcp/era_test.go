@@ -334,7 +334,9 @@ func TestModernRoots(t *testing.T) {
 	checkModern(t, resultOf(t, c.recv()), false)
 	c.sendf(`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"repo_tool",%s}}`, meta(""))
 	checkModern(t, resultOf(t, c.recv()), false)
-	// A hello directory inside a repository answers.
+	// A hello directory inside a repository answers (another connection:
+	// a connection has one hello, its first frame).
+	c = startSession(t, srv)
 	c.send(`{"jsonrpc":"2.0","method":"$/hearth/hello","params":{"cwd":"` + repoDir + `","pid":1}}`)
 	c.sendf(`{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"repo_tool",%s}}`, rootsMeta)
 	r6 := c.recv()

@@ -149,9 +149,10 @@ func (s *session) info() ClientInfo {
 	return ci
 }
 
-// transport is ClientInfo.Transport; s.peer.mu is held.
+// transport is ClientInfo.Transport: a socket connection a shim opened is
+// a relay.
 func (s *session) transport() string {
-	if s.conn.Transport == "socket" && s.peer.shimVersion != "" {
+	if s.surface() == shimRelay && s.conn.Transport == "socket" {
 		return "relay"
 	}
 	return s.conn.Transport

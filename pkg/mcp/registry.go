@@ -45,6 +45,10 @@ type entry struct {
 	ctx        context.Context
 	cancel     context.CancelFunc
 	cancelMode atomic.Int32
+
+	// after runs once the request's reply is written and flushed (a
+	// control method's ThenReply), nil for most.
+	after func()
 }
 
 // registry is the dispatcher of hearth's own tools: the session's frames
@@ -260,6 +264,9 @@ func (s *registry) request(msg *jsonrpc.Message) {
 		s.out.write(reply, key)
 	}
 	s.out.flush()
+	if e.after != nil {
+		e.after()
+	}
 }
 
 // isCall reports whether a method runs a tool: tools/call, or a tool served
@@ -376,6 +383,10 @@ func (s *registry) execute(e *entry) {
 	s.release(e)
 	if reply != nil {
 		s.out.write(reply, e.key)
+	}
+	if e.after != nil {
+		s.out.flush()
+		e.after()
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -56,6 +55,12 @@ type session struct {
 	ended  bool
 
 	requests atomic.Uint64
+
+	// surf is the connection's surface (surface), decided on its first
+	// frame; shimOpened: that frame was a shim's hello, not yet taken
+	// (the reader's alone).
+	surf       atomic.Uint32
+	shimOpened bool
 }
 
 func newSession(s *Server, c Conn, seq uint64) *session {
@@ -187,12 +192,10 @@ func (s *session) read() error {
 			msg, perr = jsonrpc.Parse(line)
 		}
 		s.took(msg, line, src.Offset())
-		if msg != nil && jsonrpc.IsInternal(msg.Method) && !s.conn.Shim {
-			s.refuseInternal(msg)
-			continue
+		if s.surface() == undecided {
+			s.decide(msg)
 		}
-		if msg != nil && msg.Kind == jsonrpc.Notification && strings.HasPrefix(msg.Method, "$/hearth/") {
-			s.shimNotice(msg)
+		if msg != nil && jsonrpc.IsInternal(msg.Method) && s.internal(msg) {
 			continue
 		}
 		if msg != nil && msg.Kind == jsonrpc.Request {
@@ -202,32 +205,91 @@ func (s *session) read() error {
 	}
 }
 
-// shimNotice takes the shim's own notifications, whichever dispatcher
-// serves the client: they are about the connection, not the server.
-func (s *session) shimNotice(msg *jsonrpc.Message) {
-	switch msg.Method {
-	case "$/hearth/tooLarge":
+// surface is what a connection is, and so which of hearth's internal
+// methods ($/hearth/...) it may send: decided once, by how it arrived
+// (Conn.Shim, Conn.Transport) and by its first frame, and never changed by
+// anything its client sends after (docs/threat-model.md).
+type surface uint32
+
+const (
+	undecided surface = iota
+	// mcpClient: an MCP client's own connection (a stdio daemon's client,
+	// Streamable HTTP): no internal method at all.
+	mcpClient
+	// ownClient: a client of the daemon's own socket that did not open
+	// with a shim's hello: the user's own command (hearthd status,
+	// servers, restart). It may send the control methods (Options.Control)
+	// and no other internal method.
+	ownClient
+	// shimRelay: a socket connection a shim opened with its hello, then
+	// its client's frames, relayed: the hello is taken, and of what
+	// follows only the shim's own $/hearth/tooLarge. Its client's frames
+	// reach no internal method, a second hello included.
+	shimRelay
+	// shimDirect: the stdio a shim handed over, whose input opens with the
+	// shim's hello: the hello is taken, and nothing internal after it
+	// (the daemon reads the client's lines itself, so none is the shim's).
+	shimDirect
+)
+
+// decide fixes the connection's surface from how it arrived and its first
+// frame (msg; nil when that did not parse).
+func (s *session) decide(msg *jsonrpc.Message) {
+	sf := ownClient
+	switch {
+	case !s.conn.Shim:
+		sf = mcpClient
+	case s.conn.Transport == "direct":
+		sf = shimDirect
+	case msg != nil && msg.Kind == jsonrpc.Notification && msg.Method == hello.Method:
+		sf = shimRelay
+	case s.conn.Transport != "socket":
+		sf = mcpClient
+	}
+	s.surf.Store(uint32(sf))
+	if sf == shimRelay || sf == shimDirect {
+		s.shimOpened = msg != nil && msg.Method == hello.Method
+	}
+}
+
+// surface is the connection's, once decided.
+func (s *session) surface() surface { return surface(s.surf.Load()) }
+
+// internal deals with an internal method ($/hearth/...) by the
+// connection's surface: the shim's opening hello and a relaying shim's
+// tooLarge are taken, a control method of the socket's own client goes on
+// to the registry (it reports false then), and everything else is refused.
+func (s *session) internal(msg *jsonrpc.Message) bool {
+	sf := s.surface()
+	switch {
+	case s.shimOpened && msg.Method == hello.Method && msg.Kind == jsonrpc.Notification:
+		// The opening frame; never again on this connection.
+		s.shimOpened = false
+		if s.hostedDispatcher() == nil {
+			s.hello(msg)
+		}
+		return true
+	case sf == shimRelay && msg.Method == "$/hearth/tooLarge" && msg.Kind == jsonrpc.Notification:
 		// The shim read a line over the guard and discarded it; the client
 		// must still get the payload_too_large reply (in its place on a FIFO
 		// connection).
 		s.countRequest()
 		s.answer([]byte(jsonrpc.TooLargeFrame), "")
-	case hello.Method:
-		if s.hostedDispatcher() == nil {
-			s.hello(msg)
-		}
-	default:
-		// Unknown notifications are ignored, as JSON-RPC requires.
+		return true
+	case sf == ownClient && msg.Kind == jsonrpc.Request && s.srv.opts.Control[msg.Method] != nil:
+		return false
 	}
+	s.refuseInternal(msg)
+	return true
 }
 
-// refuseInternal answers an internal method ($/hearth/...) that came over a
-// transport that may not send it (Conn.Shim): a request gets the refusal, a
+// refuseInternal answers an internal method ($/hearth/...) that this
+// connection may not send (its surface): a request gets the refusal, a
 // notification (which cannot be answered) is dropped and logged. Either way
 // it has no effect: what a connection may ask follows from how it arrived.
 func (s *session) refuseInternal(msg *jsonrpc.Message) {
-	s.log.Warn("refused an internal method from a transport that may not send it",
-		zap.String("method", msg.Method), zap.String("transport", s.conn.Transport))
+	s.log.Warn("refused an internal method this connection may not send",
+		zap.String("method", msg.Method), zap.String("transport", s.transport()))
 	if msg.Kind != jsonrpc.Request {
 		s.srv.errors.Add(1)
 		return

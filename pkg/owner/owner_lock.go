@@ -14,6 +14,7 @@ import (
 
 	"github.com/hearth-mcp/hearth/pkg/atomicfile"
 	"github.com/hearth-mcp/hearth/pkg/endpoint"
+	"github.com/hearth-mcp/hearth/pkg/safefile"
 )
 
 // Lock is a held ownership of one data directory.
@@ -78,7 +79,7 @@ func Acquire(home string) (*Lock, error) {
 		return nil, fmt.Errorf("write the owner lock %s: %w", path, err)
 	}
 	l := &Lock{f: f, home: home, Narrowed: narrowed}
-	if b, err := os.ReadFile(filepath.Join(home, RecordName)); err == nil {
+	if b, err := readRecord(home); err == nil {
 		// We hold the lock, so whoever wrote the record no longer does.
 		if r, ok := decodeRecord(b); ok && r.PID != os.Getpid() {
 			l.Previous = r
@@ -108,7 +109,7 @@ func (l *Lock) Publish(r Record) error {
 // successor opens the same file, so two processes can never lock two files.
 func (l *Lock) Release() {
 	path := filepath.Join(l.home, RecordName)
-	if b, err := os.ReadFile(path); err == nil {
+	if b, err := readRecord(l.home); err == nil {
 		if r, ok := decodeRecord(b); ok && r.PID == os.Getpid() {
 			os.Remove(path)
 		}
@@ -138,7 +139,7 @@ func Find(home string) (Record, State, error) {
 		unlock(f)
 		return Record{}, None, nil
 	}
-	b, err := os.ReadFile(filepath.Join(home, RecordName))
+	b, err := readRecord(home)
 	if err == nil {
 		if r, ok := decodeRecord(b); ok && r.PID == pid {
 			return r, Serving, nil
@@ -155,11 +156,22 @@ func Stale(home string) (r Record, ok bool) {
 	if _, state, err := Find(home); err != nil || state != None {
 		return Record{}, false
 	}
-	b, err := os.ReadFile(filepath.Join(home, RecordName))
+	b, err := readRecord(home)
 	if err != nil {
 		return Record{}, false
 	}
 	return decodeRecord(b)
+}
+
+// maxRecord bounds the owner record read: a few hundred bytes of JSON.
+const maxRecord = 64 << 10
+
+// readRecord reads home's owner record, a file of hearth's own (the rule of
+// safefile.OpenOwn: a link, a FIFO, another user's file or one over
+// maxRecord is refused at once, so neither the daemon nor a shim looking
+// for it ever waits on one).
+func readRecord(home string) ([]byte, error) {
+	return safefile.ReadOwn(filepath.Join(home, RecordName), maxRecord)
 }
 
 func readPID(f *os.File) int {

@@ -19,6 +19,11 @@
 // "<name> is a FIFO, not a regular file". Directories a client names are
 // opened and listed by OpenRootIn and ReadDirIn, which refuse anything but a
 // directory the same way, before it could block.
+//
+// The files hearth keeps for itself, in its state, data and runtime
+// directories, go through a stricter rule of the same kind (own.go:
+// OpenOwn, ReadOwn, AppendOwn, CreateOwn, OwnDir): never a link, this
+// user's own, writable by no one else, and read with a size bound.
 package safefile
 
 import (

@@ -2,7 +2,10 @@
 
 package safefile
 
-import "os"
+import (
+	"io/fs"
+	"os"
+)
 
 // openFlags: without FIFOs to block on, a plain read-only open does.
 const openFlags = 0
@@ -10,3 +13,10 @@ const openFlags = 0
 const dirFlags = 0
 
 func clearNonblock(*os.File) error { return nil }
+
+// permsMean: elsewhere than Unix, access is the system's ACLs' (the state
+// directory's, decision 0047), not mode bits.
+const permsMean = false
+
+// owner: elsewhere than Unix, the directory's access list keeps others out.
+func owner(fs.FileInfo) string { return "" }

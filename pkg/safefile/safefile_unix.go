@@ -3,6 +3,8 @@
 package safefile
 
 import (
+	"fmt"
+	"io/fs"
 	"os"
 	"syscall"
 )
@@ -29,4 +31,16 @@ func clearNonblock(f *os.File) error {
 		return err
 	}
 	return serr
+}
+
+// permsMean: a file's mode bits are what keeps other users out.
+const permsMean = true
+
+// owner says what is wrong with who owns fi ("" when it is this user).
+func owner(fi fs.FileInfo) string {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok || int(st.Uid) == os.Getuid() {
+		return ""
+	}
+	return fmt.Sprintf("belongs to uid %d, not to you (uid %d)", st.Uid, os.Getuid())
 }

@@ -11,7 +11,7 @@ import (
 // lockFile takes an exclusive lock on path (created 0600) and returns its
 // release; another process's change of the vault waits for it.
 func lockFile(path string) (func(), error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600) // never through a planted link
 	if err != nil {
 		return nil, err
 	}

@@ -31,6 +31,7 @@ import (
 
 	"github.com/hearth-mcp/hearth/pkg/atomicfile"
 	"github.com/hearth-mcp/hearth/pkg/endpoint"
+	"github.com/hearth-mcp/hearth/pkg/safefile"
 )
 
 // Backend says where a vault's key is kept.
@@ -443,27 +444,10 @@ func randomID() string {
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
-// readSmall reads a file of at most limit bytes.
+// readSmall reads a file of at most limit bytes, a file of hearth's own in
+// the state directory: by the rule for them (safefile.ReadOwn), so a FIFO
+// there is refused at once rather than waited on, a link is not followed,
+// and another user's file is not believed.
 func readSmall(path string, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file", path)
-	}
-	if fi.Size() > limit {
-		return nil, fmt.Errorf("%s is larger than %d bytes", path, limit)
-	}
-	buf := make([]byte, fi.Size())
-	n, err := f.Read(buf)
-	if err != nil && n != len(buf) {
-		return nil, err
-	}
-	return buf[:n], nil
+	return safefile.ReadOwn(path, limit)
 }

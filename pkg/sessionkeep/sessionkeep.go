@@ -4,8 +4,9 @@
 // Mcp-Session-Id (docs/protocol.md, "Streamable HTTP"; decision 0027).
 //
 // One file per session, <id>.json, 0600 in a 0700 directory of the user's
-// own (endpoint.PrivateDir): the id is the bearer of its session, so no other
-// user may read a record, and none may plant one.
+// own (safefile.OwnDir): the id is the bearer of its session, so no other
+// user may read a record, and none may plant one; a record is read by the
+// rule for hearth's own files (safefile.OpenOwn), at most 1 MiB.
 package sessionkeep
 
 import (
@@ -19,7 +20,7 @@ import (
 	"time"
 
 	"github.com/hearth-mcp/hearth/pkg/atomicfile"
-	"github.com/hearth-mcp/hearth/pkg/endpoint"
+	"github.com/hearth-mcp/hearth/pkg/safefile"
 )
 
 // Record is what a session negotiated: enough to initialize a new session
@@ -39,6 +40,10 @@ type Record struct {
 	Used time.Time `json:"-"`
 }
 
+// maxRecord bounds one record: what a session negotiated is a few hundred
+// bytes (its initialize params).
+const maxRecord = 1 << 20
+
 // Dir is a directory of records.
 type Dir struct{ dir string }
 
@@ -47,9 +52,9 @@ type Dir struct{ dir string }
 var ErrBadID = errors.New("not a session id hearth gives out")
 
 // Open makes dir private (created 0700, or narrowed to it; refused when it
-// is another user's) and returns it.
+// is another user's or a link: safefile.OwnDir) and returns it.
 func Open(dir string) (*Dir, error) {
-	if _, err := endpoint.PrivateDir(dir); err != nil {
+	if err := safefile.OwnDir(dir); err != nil {
 		return nil, err
 	}
 	return &Dir{dir: dir}, nil
@@ -95,20 +100,26 @@ func (d *Dir) Load(id string) (Record, error) {
 	if err != nil {
 		return Record{}, fs.ErrNotExist
 	}
-	f, err := os.Open(p)
+	// A file of hearth's own (safefile.OpenOwn): a FIFO, a link or another
+	// user's file at the name is refused at once, never waited on.
+	f, err := safefile.OpenOwn(p)
 	if err != nil {
-		return Record{}, err
+		if errors.Is(err, fs.ErrNotExist) {
+			return Record{}, err
+		}
+		return Record{}, fmt.Errorf("session record: %w", err)
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
 		return Record{}, err
 	}
-	if !fi.Mode().IsRegular() || fi.Size() > 1<<20 {
-		return Record{}, fmt.Errorf("session record %s: not a regular file of at most 1 MiB", p)
+	b, err := safefile.ReadLimited(f, p, maxRecord)
+	if err != nil {
+		return Record{}, fmt.Errorf("session record: %w", err)
 	}
 	var r Record
-	if err := json.NewDecoder(f).Decode(&r); err != nil {
+	if err := json.Unmarshal(b, &r); err != nil {
 		return Record{}, fmt.Errorf("session record %s: %w", p, err)
 	}
 	if r.ID != id {

@@ -27,13 +27,13 @@ import (
 	"io"
 	"io/fs"
 	"net/http"
-	"os"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/hearth-mcp/hearth/pkg/hosted"
 	"github.com/hearth-mcp/hearth/pkg/mcp"
+	"github.com/hearth-mcp/hearth/pkg/safefile"
 	"github.com/hearth-mcp/hearth/pkg/savings"
 	"github.com/hearth-mcp/hearth/pkg/sweep"
 	"github.com/hearth-mcp/hearth/pkg/webguard"
@@ -342,12 +342,14 @@ func refuse(w http.ResponseWriter, code int, why string) {
 }
 
 // Tail is the last lines (at most n, of at most the last 16 KiB) of the
-// file at path; nil when it cannot be read.
+// file at path, a log of hearth's own in the state directory, read by the
+// rule for them (safefile.OpenOwn: a FIFO, a link or another user's file
+// there is not read, nor waited on); nil when it cannot be read.
 func Tail(path string, n int) []string {
 	if path == "" {
 		return nil
 	}
-	f, err := os.Open(path)
+	f, err := safefile.OpenOwn(path)
 	if err != nil {
 		return nil
 	}

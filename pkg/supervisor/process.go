@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -67,6 +68,9 @@ func (s *Supervisor) Start(spec ProcessSpec) (*Process, error) {
 	grace := spec.Grace
 	if grace <= 0 {
 		grace = s.grace
+	}
+	if err := workDir(spec.Dir); err != nil {
+		return nil, fmt.Errorf("start %s: %w", spec.Path, err)
 	}
 	var cmd *exec.Cmd
 	keeper := spec.Keeper && keepersWork && s.keeperPath != ""
@@ -155,7 +159,7 @@ func (s *Supervisor) Start(spec ProcessSpec) (*Process, error) {
 		if errR != nil {
 			errR.Close()
 		}
-		return nil, fmt.Errorf("start %s: %w", spec.Path, err)
+		return nil, startError(spec.Path, spec.Dir, err)
 	}
 	p := &Process{Stdin: inW, Stdout: outR, Pid: cmd.Process.Pid, s: s, cmd: cmd, grace: grace, exited: make(chan struct{}), done: make(chan struct{}),
 		keeper: keeper, death: death, stderr: errR}
@@ -168,6 +172,12 @@ func (s *Supervisor) Start(spec ProcessSpec) (*Process, error) {
 		go func() { defer copied.Done(); io.Copy(spec.Stderr, errR); errR.Close() }()
 	}
 	go func() {
+		if !awaitExit(cmd.Process) {
+			// Wait will hold this goroutine's thread while the child runs:
+			// locked to it and never unlocked, the thread ends with the
+			// goroutine instead of staying in the runtime's pool.
+			runtime.LockOSThread()
+		}
 		p.waitErr = cmd.Wait()
 		if p.released.Load() {
 			return // another daemon serves it now; this one ends without it

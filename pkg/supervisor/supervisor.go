@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"strings"
@@ -28,6 +29,13 @@ const (
 	DefaultGrace       = 2000 * time.Millisecond
 	DefaultMaxChildren = 8
 	DefaultOutputLimit = 64 << 10
+	// MaxLine bounds one line OnLine is handed; a longer one is dropped
+	// whole (Result.LongLines).
+	MaxLine = 64 << 10
+	// DefaultLineBytes bounds what OnLine is handed in all unless a Spec
+	// says otherwise: past it the child is stopped (KillReason "output").
+	// It is far above what a listing of a large repository prints.
+	DefaultLineBytes = 256 << 20
 	// drainAfterKill bounds how long Run waits for output once the group is
 	// dead: only a child that escaped its group (setsid) can hold a pipe open.
 	drainAfterKill = time.Second
@@ -85,8 +93,13 @@ type Spec struct {
 	// OutputLimit is how many trailing bytes of stdout and of stderr are kept.
 	OutputLimit int
 	// OnLine, if set, is called with each stdout line (without its newline),
-	// in order, never after Run returns.
+	// in order, never after Run returns; a line over MaxLine is dropped.
 	OnLine func(line []byte)
+	// LineBytes bounds what OnLine is handed in all (0: DefaultLineBytes):
+	// a child that prints more is stopped then, as on a cancellation, with
+	// KillReason "output". Whatever a caller keeps of the lines is bounded
+	// so.
+	LineBytes int64
 }
 
 // Result is what became of a child.
@@ -97,7 +110,8 @@ type Result struct {
 	Stdout     string        // trailing output, trimmed
 	Stderr     string
 	Killed     bool   // the supervisor stopped it
-	KillReason string // "cancel" or "timeout" when Killed
+	KillReason string // "cancel", "timeout" or "output" (past LineBytes) when Killed
+	LongLines  int    // stdout lines over MaxLine, dropped
 }
 
 // Live is the number of children running now.
@@ -134,6 +148,16 @@ func (s *Supervisor) Run(ctx context.Context, spec Spec) (Result, error) {
 	if limit <= 0 {
 		limit = DefaultOutputLimit
 	}
+	// A child that prints past LineBytes is stopped as on a cancellation.
+	ctx, stopOutput := context.WithCancelCause(ctx)
+	defer stopOutput(nil)
+	lineBytes := spec.LineBytes
+	if lineBytes <= 0 {
+		lineBytes = DefaultLineBytes
+	}
+	if err := workDir(spec.Dir); err != nil {
+		return Result{}, fmt.Errorf("start %s: %w", spec.Path, err)
+	}
 	cmd, err := command(ctx, spec.Path, spec.Args, spec.Dir)
 	if err != nil {
 		return Result{}, fmt.Errorf("start %s: %w", spec.Path, err)
@@ -150,7 +174,10 @@ func (s *Supervisor) Run(ctx context.Context, spec Spec) (Result, error) {
 	var reason string
 	cmd.Cancel = func() error {
 		killed, reason = true, "cancel"
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		switch cause := context.Cause(ctx); {
+		case errors.Is(cause, errTooMuchOutput):
+			reason = "output"
+		case errors.Is(ctx.Err(), context.DeadlineExceeded), errors.Is(cause, context.DeadlineExceeded):
 			reason = "timeout"
 		}
 		terminate(cmd.Process.Pid)
@@ -181,7 +208,7 @@ func (s *Supervisor) Run(ctx context.Context, spec Spec) (Result, error) {
 		if cerr := ctx.Err(); cerr != nil && errors.Is(err, cerr) {
 			return Result{}, notStarted(cerr) // ctx ended as the slot came free
 		}
-		return Result{}, fmt.Errorf("start %s: %w", spec.Path, err)
+		return Result{}, startError(spec.Path, spec.Dir, err)
 	}
 	pid := cmd.Process.Pid
 	s.mu.Lock()
@@ -192,11 +219,13 @@ func (s *Supervisor) Run(ctx context.Context, spec Spec) (Result, error) {
 	stdout, stderr := newTail(limit), newTail(limit)
 	var readers sync.WaitGroup
 	readers.Add(2)
-	go func() { defer readers.Done(); readLines(outR, stdout, spec.OnLine, &gate) }()
+	lr := &lineReader{tail: stdout, onLine: spec.OnLine, gate: &gate, budget: lineBytes, over: func() { stopOutput(errTooMuchOutput) }}
+	go func() { defer readers.Done(); lr.read(outR) }()
 	go func() { defer readers.Done(); io.Copy(stderr, errR) }()
 
 	// Wait's error is ignored once the child was waited for: a child that
 	// exits cleanly on SIGTERM is a Result (Killed), not ctx's error.
+	awaitExit(cmd.Process) // in the poller, so the wait holds no thread
 	waitErr := cmd.Wait()
 	kill(pid) // grandchildren die with the request, however the leader ended
 	// SIGKILL is delivered asynchronously: wait until it has done its work.
@@ -223,12 +252,41 @@ func (s *Supervisor) Run(ctx context.Context, spec Spec) (Result, error) {
 	errR.Close()
 
 	res := Result{Duration: time.Since(started), Stdout: stdout.String(), Stderr: stderr.String(),
-		Killed: killed, KillReason: reason}
+		Killed: killed, KillReason: reason, LongLines: lr.long}
 	if cmd.ProcessState == nil {
 		return res, fmt.Errorf("wait for %s: %w", spec.Path, waitErr)
 	}
 	res.ExitCode, res.Signal = exitStatus(cmd.ProcessState)
 	return res, nil
+}
+
+// workDir says what is wrong with a child's working directory (nil: it is
+// one, or none was given). exec reports a missing one as the program's own
+// ENOENT, naming the program (with a keeper, hearthd's own executable).
+func workDir(dir string) error {
+	if dir == "" {
+		return nil
+	}
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("the working directory %s does not exist", dir)
+	case err != nil:
+		return fmt.Errorf("the working directory %s cannot be used: %w", dir, err)
+	case !fi.IsDir():
+		return fmt.Errorf("the working directory %s is not a directory", dir)
+	}
+	return nil
+}
+
+// startError is the error of a start that failed: the working directory's
+// fault when it is now at fault (it went between the check and the
+// start), else err.
+func startError(path, dir string, err error) error {
+	if derr := workDir(dir); derr != nil {
+		err = derr
+	}
+	return fmt.Errorf("start %s: %w", path, err)
 }
 
 // notStarted is Run's error when ctx ended before a child started: a
@@ -311,15 +369,44 @@ func (g *callbackGate) close() {
 	g.mu.Unlock()
 }
 
-func readLines(r io.Reader, tail *tailBuffer, onLine func([]byte), gate *callbackGate) {
-	br := bufio.NewReaderSize(r, 64<<10)
+// errTooMuchOutput stops a child whose lines passed Spec.LineBytes.
+var errTooMuchOutput = errors.New("the child printed more than its bound")
+
+// lineReader hands a child's stdout lines to OnLine (through the gate),
+// whole lines only and within a budget, and keeps the tail of everything.
+type lineReader struct {
+	tail   *tailBuffer
+	onLine func([]byte)
+	gate   *callbackGate
+	budget int64  // bytes OnLine may still be handed
+	over   func() // called once the budget is spent
+	long   int    // lines over MaxLine, dropped
+}
+
+func (lr *lineReader) read(r io.Reader) {
+	br := bufio.NewReaderSize(r, MaxLine)
+	inLong := false // the rest of a line over MaxLine: dropped
 	for {
 		line, err := br.ReadSlice('\n')
-		tail.Write(line)
-		if onLine != nil && len(line) > 0 && (err == nil || errors.Is(err, io.EOF)) {
-			gate.call(onLine, []byte(strings.TrimRight(string(line), "\r\n")))
+		lr.tail.Write(line)
+		switch {
+		case errors.Is(err, bufio.ErrBufferFull):
+			if !inLong {
+				lr.long++
+			}
+			inLong = true
+			continue
+		case inLong:
+			inLong = false // its last piece
+		case lr.onLine != nil && len(line) > 0 && (err == nil || errors.Is(err, io.EOF)):
+			if lr.budget -= int64(len(line)); lr.budget < 0 {
+				lr.over()
+				lr.onLine = nil // nothing more is handed on
+				break
+			}
+			lr.gate.call(lr.onLine, []byte(strings.TrimRight(string(line), "\r\n")))
 		}
-		if err != nil && !errors.Is(err, bufio.ErrBufferFull) {
+		if err != nil {
 			return
 		}
 	}

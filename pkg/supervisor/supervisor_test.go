@@ -255,3 +255,65 @@ func TestStartCancelStress(t *testing.T) {
 		t.Fatalf("%d children still live", s.Live())
 	}
 }
+
+// OnLine is handed whole lines only: a line longer than a line may be
+// (MaxLine) is dropped whole and counted, never handed in pieces (its tail
+// used to arrive as a line of its own), and the lines around it arrive.
+func TestLongLinesAreDroppedWhole(t *testing.T) {
+	s := New(Options{})
+	dir := t.TempDir()
+	script := filepath.Join(dir, "long.sh")
+	os.WriteFile(script, []byte("#!/bin/sh\necho before\nhead -c 200000 /dev/zero | tr '\\0' x\necho\necho after\n"), 0o755)
+	var lines []string
+	res, err := s.Run(context.Background(), Spec{Path: script, OnLine: func(l []byte) { lines = append(lines, string(l)) }})
+	if err != nil || res.ExitCode != 0 {
+		t.Fatalf("%+v %v", res, err)
+	}
+	if strings.Join(lines, ",") != "before,after" || res.LongLines != 1 {
+		t.Fatalf("lines %d (%.40q...), long %d", len(lines), lines, res.LongLines)
+	}
+}
+
+// What OnLine is handed is bounded (LineBytes): a child that prints more
+// is stopped once it has, with the reason "output", and no more than the
+// bound was handed on.
+func TestLineBytesAreBounded(t *testing.T) {
+	s := New(Options{})
+	var handed atomic.Int64
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	res, err := s.Run(ctx, Spec{Path: "/bin/sh", Args: []string{"-c", "while :; do echo 0123456789abcdef; done"}, LineBytes: 1 << 20,
+		OnLine: func(l []byte) { handed.Add(int64(len(l)) + 1) }})
+	if err != nil || !res.Killed || res.KillReason != "output" || ctx.Err() != nil {
+		t.Fatalf("%+v %v", res, err)
+	}
+	if n := handed.Load(); n > 1<<20 {
+		t.Fatalf("%d bytes handed on", n)
+	}
+}
+
+// A working directory that does not exist, or is not a directory, is named
+// in the error, for a short child and a long-lived one with its keeper
+// alike: never "fork/exec /proc/self/exe: no such file or directory", which
+// blames the keeper's executable for the directory it was to run in.
+func TestMissingWorkingDirectoryIsNamed(t *testing.T) {
+	s := New(Options{KeeperPath: "/proc/self/exe"})
+	missing := filepath.Join(t.TempDir(), "gone")
+	file := filepath.Join(t.TempDir(), "file")
+	os.WriteFile(file, nil, 0o600)
+	for dir, want := range map[string]string{missing: "does not exist", file: "is not a directory"} {
+		_, err := s.Run(context.Background(), Spec{Path: "/bin/true", Dir: dir})
+		if err == nil || !strings.Contains(err.Error(), "the working directory "+dir+" "+want) {
+			t.Errorf("Run in %s: %v", dir, err)
+		}
+		for _, keeper := range []bool{false, true} {
+			p, err := s.Start(ProcessSpec{Path: "/bin/true", Dir: dir, Keeper: keeper})
+			if err == nil {
+				p.Stop()
+			}
+			if err == nil || !strings.Contains(err.Error(), "the working directory "+dir+" "+want) || strings.Contains(err.Error(), "/proc/self/exe") {
+				t.Errorf("Start (keeper %v) in %s: %v", keeper, dir, err)
+			}
+		}
+	}
+}

@@ -99,6 +99,24 @@ func (w *Watch) Check() (string, error) {
 	return w.path, nil
 }
 
+// Runnable judges the file at path as a successor to run: regular,
+// executable, owned by this user or root, writable by no one else, in
+// directories only they may change (the rule Check applies to a new file
+// before its `version` runs). A hand-over runs nothing it does not pass.
+func Runnable(path string) error {
+	_, info, err := stat(path)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if err := safe(info); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if err := safePlace(path); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
+}
+
 func firstLine(s string) string {
 	s, _, _ = strings.Cut(s, "\n")
 	if len(s) > 80 {

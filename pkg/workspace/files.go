@@ -51,6 +51,11 @@ func (f *Family) git(ctx context.Context, dir string, args ...string) ([]string,
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
+		if res.KillReason == "output" {
+			// What git printed is held here line by line: bounded by the
+			// supervisor (Spec.LineBytes), past which git is stopped.
+			return nil, fmt.Errorf("git %s printed more than %d MiB, and was stopped", args[0], supervisor.DefaultLineBytes>>20)
+		}
 		return nil, fmt.Errorf("git %s was stopped", args[0])
 	}
 	if res.ExitCode != 0 {

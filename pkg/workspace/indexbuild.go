@@ -149,6 +149,9 @@ func (f *Family) indexBuild(ctx context.Context, call *tool.Call, a buildArgs) (
 }
 
 func describeExit(r supervisor.Result) string {
+	if r.KillReason == "output" {
+		return fmt.Sprintf("it printed more than %d MiB and was stopped", supervisor.DefaultLineBytes>>20)
+	}
 	if r.Signal != "" {
 		return "killed by " + r.Signal
 	}

@@ -64,16 +64,16 @@ net/http < pkg/schemas/backend, pkg/llm, pkg/memory/embed;
 
 # The daemon process: the version guard (no store, no tool code: it runs
 # before anything opens a store), the owner of a data directory, settings.
-pkg/atomicfile, pkg/endpoint, golang.org/x/sys < pkg/guard, pkg/owner;
+pkg/atomicfile, pkg/endpoint, pkg/safefile, golang.org/x/sys < pkg/guard, pkg/owner;
 pkg/config/keys, pkg/endpoint, github.com/pelletier/go-toml < pkg/config;
 
 # What a 2025 HTTP session negotiated, kept privately for the next daemon.
-pkg/atomicfile, pkg/endpoint < pkg/sessionkeep;
+pkg/atomicfile, pkg/safefile < pkg/sessionkeep;
 
 # Secrets at rest: sealed in the state directory, their key in the system's
 # credential store (go-keyring: the Secret Service, the Keychain, the
 # Credential Manager) or, where none runs, a 0600 key file.
-pkg/atomicfile, pkg/endpoint, github.com/zalando/go-keyring, golang.org/x/sys < pkg/secret;
+pkg/atomicfile, pkg/endpoint, pkg/safefile, github.com/zalando/go-keyring, golang.org/x/sys < pkg/secret;
 
 # MCP authorization: discovery, registration, sign-in, the token family of
 # each remote server; its test servers.
@@ -120,10 +120,10 @@ pkg/memory/store, pkg/memory/terms < pkg/memory/graphindex;
 pkg/memory/graphindex < pkg/memory/graphwrite;
 pkg/memory/store < pkg/memory/jsonl;
 pkg/memory/store, pkg/llm < pkg/memory/extract;
-pkg/memory/store, pkg/memory/lexindex, pkg/atomicfile < pkg/memory/rank;
+pkg/memory/store, pkg/memory/lexindex, pkg/atomicfile, pkg/safefile < pkg/memory/rank;
 pkg/memory/graphwrite, pkg/memory/rank, go.uber.org/zap < pkg/memory/storecore;
 pkg/memory/storecore, github.com/google/uuid, github.com/jackc/pgx, go.uber.org/zap < pkg/memory/pgstore;
-pkg/memory/storecore, github.com/google/uuid, database/sql, modernc.org/sqlite, go.uber.org/zap < pkg/memory/sqlitestore;
+pkg/memory/storecore, pkg/safefile, github.com/google/uuid, database/sql, modernc.org/sqlite, go.uber.org/zap < pkg/memory/sqlitestore;
 # pkg/memory is the one place that knows both engines, and makes an
 # engine's refusal of its database the version guard's.
 pkg/memory/pgstore, pkg/memory/sqlitestore, pkg/memory/chunk, pkg/memory/embed,
@@ -142,8 +142,8 @@ pkg/tool, pkg/repo, pkg/safefile, pkg/supervisor, pkg/workspace/index, go.uber.o
 pkg/envelope, pkg/jsonrpc, pkg/mcp < pkg/hosted/route;
 pkg/hosted, pkg/hosted/route !< pkg/mcp;
 # The catalog's storage: what each server answered, kept across restarts.
-pkg/atomicfile < pkg/hosted/catalog;
-pkg/endpoint, pkg/frame, pkg/hosted/catalog, pkg/hosted/route, pkg/rawio, pkg/repo, pkg/supervisor, go.uber.org/zap < pkg/hosted;
+pkg/atomicfile, pkg/safefile < pkg/hosted/catalog;
+pkg/endpoint, pkg/frame, pkg/hosted/catalog, pkg/hosted/route, pkg/rawio, pkg/repo, pkg/safefile, pkg/supervisor, go.uber.org/zap < pkg/hosted;
 
 # The MCP servers clients left behind: found in the process table, named by
 # hosted's rule of what a command runs.
@@ -164,7 +164,7 @@ golang.org/x/sys, testing < pkg/safefile/safefiletest;
 
 # The shim: no store, no schema library, no config parser (pkg/config/keys
 # names the setting variables). It starts hearthd serve, which outlives it.
-pkg/handoff, pkg/hello, pkg/owner, pkg/config/keys, pkg/portable, pkg/sockdir, pkg/version, golang.org/x/sys, os/exec < shim;
+pkg/handoff, pkg/hello, pkg/owner, pkg/config/keys, pkg/portable, pkg/safefile, pkg/sockdir, pkg/version, golang.org/x/sys, os/exec < shim;
 shim < shim/hearth;
 
 # The daemon wires everything together; hearthd adds the subcommands.

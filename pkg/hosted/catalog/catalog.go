@@ -5,13 +5,17 @@
 // identifies the server's code, so that a later daemon can answer a client
 // from it without starting the server (docs/decisions/0045-hosted-catalog.md).
 // Entries are files of their own, private to the user (a 0700 directory,
-// 0600 files), each written whole or not at all.
+// 0600 files), each written whole or not at all, and read by the rule for
+// hearth's own files (pkg/safefile) and judged as the live path judges an
+// upstream's answers (the Store's Check) before anything is answered from
+// them.
 package catalog
 
 import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -19,8 +23,10 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/hearth-mcp/hearth/pkg/atomicfile"
+	"github.com/hearth-mcp/hearth/pkg/safefile"
 )
 
 // Version is the entry format; an entry of another version is not used.
@@ -97,13 +103,31 @@ func (e *Entry) count() {
 	e.counts = [4]int{n("tools/list", "tools"), n("prompts/list", "prompts"), n("resources/list", "resources"), n("resources/templates/list", "resourceTemplates")}
 }
 
+// MaxEntry bounds one entry's file: an entry is every page of four lists
+// (at most 100 pages each), and the largest servers' tools lists are a
+// few hundred kilobytes, so 8 MiB is room for far more than any real
+// server lists while a file that is no entry (a device behind a link, a
+// file grown to gigabytes) is refused before it is read. An entry that
+// would be larger is not written: that server is not catalogued and its
+// clients wait for its start.
+const MaxEntry = 8 << 20
+
+// Check judges a parsed entry as the live path judges what an upstream
+// sends (the hosted package's check is the router's, route.CheckCatalog);
+// an entry it refuses is not answered from.
+type Check func(*Entry) error
+
 // Store is a directory of entries. The daemon that owns the data directory
 // is its only writer, so what it read or wrote is kept in memory and read
-// from the disk once: status lists the entries on every call.
+// from the disk once: status lists the entries on every call. No file is
+// read while the store's lock is held, so a slow disk delays only the
+// client whose entry it is.
 type Store struct {
 	dir   string
+	check Check
 	mu    sync.Mutex        // one writer at a time, so that Touch keeps a newer Save; guards the cache
 	cache map[string]*Entry // entries read or written, by key (never changed once cached: replaced)
+	why   map[string]error  // why a key's file was not used, when it was read and refused
 	whole bool              // the directory has been read whole into cache
 }
 
@@ -111,10 +135,10 @@ type Store struct {
 // removes what a writer killed in the middle of a Save left: the temporary
 // files atomicfile.Write renames into place (".KEY.json.*"), once they are
 // older than any write takes, so a daemon killed while writing does not
-// leave them to pile up.
-func Open(dir string) *Store {
+// leave them to pile up. check, when set, judges each entry read.
+func Open(dir string, check Check) *Store {
 	sweepTemporaries(dir, time.Now().Add(-time.Minute))
-	return &Store{dir: dir}
+	return &Store{dir: dir, check: check}
 }
 
 var temporaryPattern = regexp.MustCompile(`^\.[0-9a-f]{4,64}\.json\..+$`)
@@ -147,49 +171,92 @@ func (s *Store) path(key string) (string, error) {
 }
 
 // Load reads the entry of key; ok is false when there is none usable (no
-// file, a file of another version or that does not parse).
+// file, or one Lookup refuses).
 func (s *Store) Load(key string) (*Entry, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.load(key)
+	e, _ := s.Lookup(key)
+	return e, e != nil
 }
 
-// load is Load with s.mu held. The entry returned is shared: never change it.
-func (s *Store) load(key string) (*Entry, bool) {
+// Lookup reads the entry of key: nil and no error when there is none, nil
+// and why when its file is not one to answer from (not hearth's own file,
+// over MaxEntry, not valid UTF-8 or JSON, of another version or key, or
+// refused by the store's check). The entry returned is shared: never
+// change it.
+func (s *Store) Lookup(key string) (*Entry, error) {
+	s.mu.Lock()
 	if e, ok := s.cache[key]; ok {
-		return e, e != nil
+		why := s.why[key]
+		s.mu.Unlock()
+		return e, why
 	}
 	if s.whole || !keyPattern.MatchString(key) {
-		return nil, false
+		s.mu.Unlock()
+		return nil, nil
 	}
-	e, ok := s.read(key)
-	s.remember(key, e)
-	return e, ok
+	s.mu.Unlock()
+	e, why := s.read(key) // outside the lock
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if cur, ok := s.cache[key]; ok {
+		// Saved, forgotten or read by another meanwhile: that stands.
+		return cur, s.why[key]
+	}
+	s.remember(key, e, why)
+	return e, why
 }
 
-func (s *Store) remember(key string, e *Entry) {
+func (s *Store) remember(key string, e *Entry, why error) {
 	if s.cache == nil {
-		s.cache = map[string]*Entry{}
+		s.cache, s.why = map[string]*Entry{}, map[string]error{}
 	}
 	s.cache[key] = e
+	if why != nil {
+		s.why[key] = why
+	} else {
+		delete(s.why, key)
+	}
 }
 
-// read reads the entry of key from its file.
-func (s *Store) read(key string) (*Entry, bool) {
+// readFile reads an entry's file (a test's hook: defaultRead).
+var readFile, defaultRead = safefile.ReadOwn, safefile.ReadOwn
+
+// read reads the entry of key from its file, a file of hearth's own
+// (safefile.ReadOwn: no link followed, no FIFO waited on, another user's
+// refused, at most MaxEntry bytes), and checks it.
+func (s *Store) read(key string) (*Entry, error) {
 	p, err := s.path(key)
 	if err != nil {
-		return nil, false
+		return nil, err
 	}
-	b, err := os.ReadFile(p)
+	b, err := readFile(p, MaxEntry)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
 	if err != nil {
-		return nil, false
+		return nil, err
+	}
+	if !utf8.Valid(b) {
+		return nil, fmt.Errorf("%s is not valid UTF-8", p)
 	}
 	var e Entry
-	if json.Unmarshal(b, &e) != nil || e.Version != Version || e.Key != key || e.InitResult == nil && e.Discover == nil {
-		return nil, false
+	if err := json.Unmarshal(b, &e); err != nil {
+		return nil, fmt.Errorf("%s: %v", p, err)
+	}
+	switch {
+	case e.Version != Version:
+		return nil, fmt.Errorf("%s is of format %d, not %d", p, e.Version, Version)
+	case e.Key != key:
+		return nil, fmt.Errorf("%s names another key", p)
+	case e.InitResult == nil && e.Discover == nil:
+		return nil, fmt.Errorf("%s holds no initialize result", p)
+	}
+	if s.check != nil {
+		if err := s.check(&e); err != nil {
+			return nil, fmt.Errorf("%s: %w", p, err)
+		}
 	}
 	e.count()
-	return &e, true
+	return &e, nil
 }
 
 // Save writes an entry, replacing the key's former one atomically.
@@ -204,28 +271,33 @@ func (s *Store) save(e *Entry) error {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(s.dir, 0o700); err != nil {
+	if err := safefile.OwnDir(s.dir); err != nil {
 		return err
 	}
-	_ = os.Chmod(s.dir, 0o700)
 	e.Version = Version
 	b, err := json.Marshal(e)
 	if err != nil {
 		return err
 	}
+	if len(b) > MaxEntry {
+		return fmt.Errorf("its entry would be %d bytes, more than the catalog's %d: not catalogued", len(b), MaxEntry)
+	}
 	if err := atomicfile.Write(p, b, 0o600); err != nil {
 		return err
 	}
 	e.count()
-	s.remember(e.Key, e)
+	s.remember(e.Key, e, nil)
 	return nil
 }
 
 // Touch records that the key's upstream ran at t, when it has an entry.
 func (s *Store) Touch(key string, t time.Time) {
+	if e, _ := s.Lookup(key); e == nil { // read, if it must be, outside the lock
+		return
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if e, ok := s.load(key); ok {
+	if e := s.cache[key]; e != nil { // the latest: a Save meanwhile stands
 		c := *e // cached entries are shared: a new one replaces it
 		c.LastRan = t
 		_ = s.save(&c)
@@ -242,11 +314,11 @@ func (s *Store) Forget(key string) (bool, error) {
 	defer s.mu.Unlock()
 	err = os.Remove(p)
 	if errors.Is(err, os.ErrNotExist) {
-		s.remember(key, nil)
+		s.remember(key, nil, nil)
 		return false, nil
 	}
 	if err == nil {
-		s.remember(key, nil)
+		s.remember(key, nil, nil)
 	}
 	return err == nil, err
 }
@@ -254,15 +326,22 @@ func (s *Store) Forget(key string) (bool, error) {
 // All reads every usable entry, ordered by server then key.
 func (s *Store) All() []*Entry {
 	s.mu.Lock()
-	if !s.whole {
+	whole := s.whole
+	s.mu.Unlock()
+	if !whole {
+		// Each file read outside the lock (Lookup), then the directory
+		// counts as read.
 		names, _ := os.ReadDir(s.dir)
 		for _, n := range names {
 			if key, ok := strings.CutSuffix(n.Name(), ".json"); ok {
-				s.load(key)
+				s.Lookup(key)
 			}
 		}
+		s.mu.Lock()
 		s.whole = true
+		s.mu.Unlock()
 	}
+	s.mu.Lock()
 	var out []*Entry
 	for _, e := range s.cache {
 		if e != nil {

@@ -10,7 +10,7 @@ import (
 
 func TestStoreRoundTripAndPrivacy(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "catalog")
-	s := Open(dir)
+	s := Open(dir, nil)
 	e := &Entry{Key: "0123abcd", Server: "memory", InitResult: json.RawMessage(`{"serverInfo":{"name":"m"}}`),
 		Lists:    map[string][]json.RawMessage{"tools/list": {json.RawMessage(`{"tools":[{"name":"a"},{"name":"b"}]}`), json.RawMessage(`{"tools":[{"name":"c"}]}`)}},
 		Recorded: time.Now().UTC()}
@@ -49,7 +49,7 @@ func TestStoreRoundTripAndPrivacy(t *testing.T) {
 // entry that cannot be trusted is not used.
 func TestStoreRefuses(t *testing.T) {
 	dir := t.TempDir()
-	s := Open(dir)
+	s := Open(dir, nil)
 	for _, key := range []string{"", "abc", "../../etc/passwd", "ABCDEF", "0123abcg", "0123abcd/../x", "0123abcd\x00"} {
 		if _, err := s.path(key); err == nil {
 			t.Errorf("key %q accepted", key)
@@ -144,10 +144,10 @@ func TestModernEntry(t *testing.T) {
 		ListCaps: json.RawMessage(`{"roots":{},"sampling":{},"elicitation":{}}`),
 		Lists:    map[string][]json.RawMessage{"tools/list": {json.RawMessage(`{"tools":[{"name":"a"}],"ttlMs":60000}`)}},
 		Recorded: recorded}
-	if err := Open(dir).Save(e); err != nil {
+	if err := Open(dir, nil).Save(e); err != nil {
 		t.Fatal(err)
 	}
-	got, ok := Open(dir).Load("4567cdef")
+	got, ok := Open(dir, nil).Load("4567cdef")
 	if !ok || got.Discover == nil || got.ListTTLMillis["tools/list"] != 60_000 || string(got.ListCaps) == "" {
 		t.Fatalf("a modern entry read back: %+v %v", got, ok)
 	}
@@ -184,7 +184,7 @@ func TestOpenSweepsLeftTemporaries(t *testing.T) {
 		write(".notes.json.1", old),                 // not a key's
 		write("0123abcd.json.1", old),               // not hidden: not atomicfile's
 	}
-	Open(dir)
+	Open(dir, nil)
 	if _, err := os.Stat(left); !os.IsNotExist(err) {
 		t.Errorf("the old temporary is still there: %v", err)
 	}
@@ -193,7 +193,7 @@ func TestOpenSweepsLeftTemporaries(t *testing.T) {
 			t.Errorf("%s was removed: %v", filepath.Base(p), err)
 		}
 	}
-	Open(filepath.Join(dir, "none")) // no directory yet: nothing to do, nothing made
+	Open(filepath.Join(dir, "none"), nil) // no directory yet: nothing to do, nothing made
 	if _, err := os.Stat(filepath.Join(dir, "none")); !os.IsNotExist(err) {
 		t.Errorf("Open made the directory: %v", err)
 	}

@@ -1,20 +1,32 @@
 package catalog
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/hearth-mcp/hearth/pkg/safefile"
 )
 
 // Identity is what tells one build of a server's code from another without
 // running it: the resolved command and its arguments, the size and
 // modification time of the command's file (and of the file a symbolic link
-// to it names), of the script an interpreter runs, and for a package runner
-// (npx, uvx, ...) the package it was asked for. An entry whose identity
-// differs from the server's now is not answered from.
+// to it names), of the script an interpreter runs, of the module `python -m`
+// runs from the server's directory, of the files a `sh -c` command line or
+// a launcher script names, and the content (SHA-256) of each of those files
+// that is small (a script; an interpreter's own binary is known by its size
+// and time); for a package runner (npx, uvx, ...) the package it was asked
+// for. An entry whose identity differs from the server's now is not answered
+// from. What it cannot see (docs/hosting.md, "What identifies a server's
+// code"): an installed package's files (a `python -m` module from
+// site-packages, what a script requires), what a launcher's launcher names,
+// files the server reads as it runs.
 type Identity struct {
 	Command string   `json:"command"`
 	Args    []string `json:"args"`
@@ -31,16 +43,35 @@ type Identity struct {
 	Resolved string `json:"resolved,omitempty"`
 }
 
-// Stamp is one file's size and modification time.
+// Stamp is one file's size and modification time, and the SHA-256 of its
+// content when it is at most hashLimit bytes.
 type Stamp struct {
 	Path    string    `json:"path"`
 	Size    int64     `json:"size"`
 	ModTime time.Time `json:"modTime"`
+	SHA256  string    `json:"sha256,omitempty"`
 }
+
+// The reach of an identity: files up to hashLimit are hashed (2 ms for
+// the largest, once per instance), launcher scripts up to launcherLimit
+// are read for the files they name, and at most maxNamed files named by a
+// command line or a launcher are stamped.
+const (
+	hashLimit     = 1 << 20
+	launcherLimit = 64 << 10
+	maxNamed      = 16
+)
 
 // interpreters run a script named by an argument: the script is the
 // server's code as much as the interpreter is.
 var interpreters = regexp.MustCompile(`^(node|nodejs|bun|deno|python[0-9.]*|pypy[0-9.]*|ruby|perl|php|sh|bash|dash|zsh|java)$`)
+
+// shells run a command line (-c) or a launcher script whose words name the
+// server's files.
+var shells = regexp.MustCompile(`^(sh|bash|dash|zsh)$`)
+
+// pythons run a module (-m NAME) found first in the working directory.
+var pythons = regexp.MustCompile(`^(python[0-9.]*|pypy[0-9.]*)$`)
 
 // runners fetch and run a package named by their first argument that is
 // not a flag.
@@ -52,33 +83,75 @@ var runnerValueFlags = map[string]bool{"-p": true, "--package": true, "--from": 
 // Identify computes the identity of a command run in dir.
 func Identify(command string, args []string, dir string) Identity {
 	id := Identity{Command: command, Args: slices.Clone(args)}
-	stamp := func(p string) {
+	seen := map[string]bool{}
+	abs := func(p string) string {
 		if !filepath.IsAbs(p) {
 			p = filepath.Join(dir, p)
 		}
-		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
-			id.Files = append(id.Files, Stamp{Path: p, Size: fi.Size(), ModTime: fi.ModTime().UTC()})
-			if real, err := filepath.EvalSymlinks(p); err == nil && real != p {
-				if fi, err := os.Stat(real); err == nil {
-					id.Files = append(id.Files, Stamp{Path: real, Size: fi.Size(), ModTime: fi.ModTime().UTC()})
-				}
+		return filepath.Clean(p)
+	}
+	// stamp stamps the regular file p (and the file a link there names);
+	// it reports whether there was one.
+	stamp := func(p string) bool {
+		p = abs(p)
+		fi, err := os.Stat(p)
+		if err != nil || !fi.Mode().IsRegular() {
+			return false
+		}
+		if !seen[p] {
+			seen[p] = true
+			id.Files = append(id.Files, stampOf(p, fi))
+		}
+		if real, err := filepath.EvalSymlinks(p); err == nil && real != p && !seen[real] {
+			if fi, err := os.Stat(real); err == nil && fi.Mode().IsRegular() {
+				seen[real] = true
+				id.Files = append(id.Files, stampOf(real, fi))
+			}
+		}
+		return true
+	}
+	named := 0
+	// stampNamed stamps the files the words of a command line or a
+	// launcher script name, one level deep.
+	stampNamed := func(text string) {
+		for _, w := range strings.Fields(text) {
+			w = strings.Trim(w, `"';&|()`)
+			if w == "" || strings.HasPrefix(w, "-") || strings.ContainsAny(w, "$`*?=") || named >= maxNamed {
+				continue
+			}
+			if stamp(w) {
+				named++
 			}
 		}
 	}
-	stamp(command)
+	if stamp(command) {
+		if text, ok := launcherText(abs(command)); ok {
+			stampNamed(text) // a script run as the command: what it runs
+		}
+	}
 	base := filepath.Base(command)
 	switch {
 	case interpreters.MatchString(base):
-		for _, a := range args {
-			if strings.HasPrefix(a, "-") {
+		for i := 0; i < len(args); i++ {
+			a := args[i]
+			switch {
+			case a == "-c" && shells.MatchString(base) && i+1 < len(args):
+				stampNamed(args[i+1])
+				i++
+				continue
+			case a == "-m" && pythons.MatchString(base) && i+1 < len(args):
+				stampModule(args[i+1], dir, stamp)
+				i++
+				continue
+			case strings.HasPrefix(a, "-"):
 				continue
 			}
-			p := a
-			if !filepath.IsAbs(p) {
-				p = filepath.Join(dir, p)
-			}
-			if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
-				stamp(p)
+			if stamp(a) {
+				if shells.MatchString(base) {
+					if text, ok := launcherText(abs(a)); ok {
+						stampNamed(text)
+					}
+				}
 				break
 			}
 		}
@@ -86,6 +159,52 @@ func Identify(command string, args []string, dir string) Identity {
 		id.Package, id.Pinned = runnerPackage(base, args)
 	}
 	return id
+}
+
+// stampOf stamps the regular file p described by fi, hashing it when it
+// is small. The file is opened as pkg/safefile opens what a client names
+// (never blocking on what was swapped for a FIFO).
+func stampOf(p string, fi os.FileInfo) Stamp {
+	st := Stamp{Path: p, Size: fi.Size(), ModTime: fi.ModTime().UTC()}
+	if fi.Size() <= hashLimit {
+		if f, err := safefile.Open(p); err == nil {
+			h := sha256.New()
+			if _, err := io.Copy(h, io.LimitReader(f, hashLimit+1)); err == nil {
+				st.SHA256 = hex.EncodeToString(h.Sum(nil))
+			}
+			f.Close()
+		}
+	}
+	return st
+}
+
+// launcherText is the text of p when it is a script (it begins "#!") of at
+// most launcherLimit bytes: the files its words name are the server's code
+// as much as it is.
+func launcherText(p string) (string, bool) {
+	f, err := safefile.Open(p)
+	if err != nil {
+		return "", false
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, launcherLimit+1))
+	if err != nil || len(b) > launcherLimit || !strings.HasPrefix(string(b), "#!") {
+		return "", false
+	}
+	return string(b), true
+}
+
+// stampModule stamps what `python -m NAME` runs when the working
+// directory holds it (the first place Python looks): NAME.py, or the
+// package's __main__.py and __init__.py. A module installed elsewhere is
+// not seen.
+func stampModule(name, dir string, stamp func(string) bool) {
+	rel := filepath.Join(strings.Split(name, ".")...)
+	if stamp(filepath.Join(dir, rel+".py")) {
+		return
+	}
+	stamp(filepath.Join(dir, rel, "__main__.py"))
+	stamp(filepath.Join(dir, rel, "__init__.py"))
 }
 
 // runnerPackage is the package a runner's arguments name, and whether it
@@ -136,6 +255,6 @@ func pinned(runner, spec string) bool {
 func (a Identity) Same(b Identity) bool {
 	return a.Command == b.Command && slices.Equal(a.Args, b.Args) && a.Package == b.Package &&
 		slices.EqualFunc(a.Files, b.Files, func(x, y Stamp) bool {
-			return x.Path == y.Path && x.Size == y.Size && x.ModTime.Equal(y.ModTime)
+			return x.Path == y.Path && x.Size == y.Size && x.ModTime.Equal(y.ModTime) && x.SHA256 == y.SHA256
 		})
 }

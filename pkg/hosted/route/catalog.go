@@ -299,8 +299,8 @@ func (r *Router) fetchPage(f *catalogFetch, method, cursor string) {
 		if r.cat.fetch != f || r.up != f.up {
 			return // another upstream's
 		}
-		if errObj != nil || result == nil {
-			f.failed[method] = true
+		if errObj != nil || result == nil || checkPage(method, result) != nil {
+			f.failed[method] = true // not catalogued: its clients ask the upstream
 		} else {
 			f.pages[method] = append(f.pages[method], result)
 			if next := nextCursor(result); next != "" && next != cursor && len(f.pages[method]) < maxCatalogPages {

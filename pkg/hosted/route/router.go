@@ -363,6 +363,14 @@ func (r *Router) initialized(result, errObj json.RawMessage) {
 		r.probeDiscover()
 		return
 	}
+	if err := checkInitResult(result); err != nil {
+		// What every later client would be given as the server's own
+		// answer: refused here as a catalog entry holding it is
+		// (CheckCatalog), with a valid error in its place.
+		msg := fmt.Sprintf("%s sent an invalid response to initialize: %v", r.opts.Name, err)
+		r.failStart(rpcError(CodeUpstream, r.UpstreamError("%s", msg).Error()), errors.New(msg))
+		return
+	}
 	r.era = eraLegacy
 	r.initResult, r.discover = result, nil
 	r.upCaps = parseUpstreamCaps(result)
@@ -496,8 +504,14 @@ func (r *Router) FromUpstream(line []byte) error {
 	if perr != nil {
 		r.mu.Lock()
 		defer r.unlock()
-		if k, ok := r.answering(envelope.ScanHead(line)); ok {
-			e := envelope.ScanHead(line)
+		e := envelope.ScanHead(line)
+		if e.FirstID != nil {
+			// Two ids: whichever request it meant, it is no answer to
+			// either. Each request in flight it names is answered at once
+			// with an error rather than left to its timeout.
+			return r.answerRepeatedID(e, line)
+		}
+		if k, ok := r.answering(e); ok {
 			why := perr.Err.Message
 			switch {
 			case e.HasResult && e.HasError:
@@ -523,6 +537,25 @@ func (r *Router) FromUpstream(line []byte) error {
 		r.upstreamNotification(msg)
 	}
 	return nil
+}
+
+// answerRepeatedID answers every request in flight that a frame writing
+// its id twice names (the first id and the last) with an error saying so;
+// r.mu is held. The frame is nobody's answer: JSON leaves a repeated
+// name's meaning to the parser.
+func (r *Router) answerRepeatedID(e envelope.Envelope, line []byte) error {
+	why := fmt.Sprintf("it writes its id twice (%s and %s): %s", shortText(e.FirstID), shortText(e.ID), shortText(line))
+	var err error
+	for _, id := range [][]byte{e.FirstID, e.ID} {
+		e.ID = id
+		if k, ok := r.answering(e); ok {
+			err = r.answerInvalid(k, why)
+		}
+	}
+	if err == nil {
+		return fmt.Errorf("%w: %s", ErrInvalidResponse, why)
+	}
+	return err
 }
 
 // answering says which request in flight a frame of the upstream that

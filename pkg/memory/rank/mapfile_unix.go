@@ -3,8 +3,9 @@
 package rank
 
 import (
-	"os"
 	"syscall"
+
+	"github.com/hearth-mcp/hearth/pkg/safefile"
 )
 
 // mapFile maps the file at path privately (copy on write: the index may
@@ -17,7 +18,9 @@ import (
 // its store, which is as long as the daemon. (The file it came from may be
 // replaced meanwhile: the mapping keeps the old one readable.)
 func mapFile(path string) (b []byte, release func(), err error) {
-	f, err := os.Open(path)
+	// A file of hearth's own, in the data directory (safefile.OpenOwn: no
+	// link followed, no FIFO waited on, another user's refused).
+	f, err := safefile.OpenOwn(path)
 	if err != nil {
 		return nil, nil, err
 	}

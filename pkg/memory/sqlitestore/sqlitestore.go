@@ -26,6 +26,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -42,6 +43,7 @@ import (
 	"github.com/hearth-mcp/hearth/pkg/memory/rank"
 	"github.com/hearth-mcp/hearth/pkg/memory/store"
 	"github.com/hearth-mcp/hearth/pkg/memory/storecore"
+	"github.com/hearth-mcp/hearth/pkg/safefile"
 )
 
 // maxBatch bounds one group commit, so a burst cannot hold the write lock long.
@@ -82,17 +84,29 @@ func dsn(path string, extra ...string) string {
 // umask, and its -wal and -shm with the database's own mode, so creating
 // the database 0600 first keeps all three private; files an older build
 // left wider are narrowed.
+//
+// The three are files of hearth's own in the data directory, which SQLite
+// then opens by name: each must be one by safefile's rule (no link, no
+// FIFO, this user's and writable by no one else) before SQLite sees it.
 func private(path string) error {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	files := []string{path, path + "-wal", path + "-shm"}
+	for _, p := range files {
+		if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o077 != 0 {
+			if err := os.Chmod(p, 0o600); err != nil {
+				return fmt.Errorf("narrow %s to 0600: %w", p, err)
+			}
+		}
+	}
+	f, err := safefile.AppendOwn(path)
 	if err != nil {
 		return err
 	}
 	f.Close()
-	for _, p := range []string{path, path + "-wal", path + "-shm"} {
-		if fi, err := os.Stat(p); err == nil && fi.Mode().Perm()&0o077 != 0 {
-			if err := os.Chmod(p, 0o600); err != nil {
-				return fmt.Errorf("narrow %s to 0600: %w", p, err)
-			}
+	for _, p := range files[1:] {
+		if f, err := safefile.OpenOwn(p); err == nil {
+			f.Close()
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return err
 		}
 	}
 	return nil

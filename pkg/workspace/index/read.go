@@ -4,8 +4,9 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
-	"os"
 	"sort"
+
+	"github.com/hearth-mcp/hearth/pkg/safefile"
 )
 
 // Index is an open index file. It is safe for concurrent use until Close.
@@ -161,8 +162,13 @@ func (ix *Index) postings(t uint32) []int32 {
 	return out
 }
 
-// mapFileFallback reads the file into memory where mmap is unavailable.
+// readWhole reads the file into memory where mmap is unavailable, by the
+// rule for hearth's own files (safefile.ReadOwn).
 func readWhole(path string) ([]byte, func() error, error) {
-	b, err := os.ReadFile(path)
+	b, err := safefile.ReadOwn(path, maxIndexFile)
 	return b, func() error { return nil }, err
 }
+
+// maxIndexFile bounds an index read whole: far above any index's size (a
+// million files' trigrams), so only something that is no index is refused.
+const maxIndexFile = 1 << 34
