@@ -1,0 +1,118 @@
+package route
+
+import (
+	"bytes"
+	"encoding/json"
+	"sort"
+	"strings"
+
+	"github.com/hearth-mcp/hearth/pkg/jsonrpc"
+)
+
+// A client's shape is what of its initialize can change what a 2025 server
+// offers it or does for it (docs/decisions/0056-client-shape.md): its
+// protocol version, its capabilities and its clientInfo, with the JSON
+// written one way and what the protocol defines as equal folded together.
+// A shared 2025 upstream serves clients of one shape only, and is
+// initialized with what they declare: every one of them then sees what it
+// would see spawning the server itself.
+
+// ShapeOf is the shape of the client a request comes from, when the request
+// says it: an initialize's params, or a 2026-07-28 request's _meta (whose
+// capabilities and clientInfo a 2025 upstream would be initialized with,
+// initParamsFromMeta). ok is false for any other request.
+func ShapeOf(msg *jsonrpc.Message) (shape string, ok bool) {
+	if msg == nil || msg.Kind != jsonrpc.Request {
+		return "", false
+	}
+	if msg.Method == "initialize" {
+		return Shape(msg.Params), true
+	}
+	if modernMeta(msg.Params) != nil {
+		return Shape(initParamsFromMeta(msg.Params)), true
+	}
+	return "", false
+}
+
+// Shape is the canonical text of initialize params: every member but
+// _meta (which carries what one request is about, not what the client is),
+// objects with their keys sorted, and capabilities normalized:
+//
+//   - elicitation: {} means form mode (the 2025-11-25 revision's rule for
+//     clients written before modes), so it is {"form":{}};
+//   - roots.listChanged false is no listChanged, as is its absence.
+//
+// Anything else counts as written, a capability hearth does not know of
+// included: a server may offer something for it. Params that are not a JSON
+// object have the shape of their text.
+func Shape(params json.RawMessage) string {
+	var p map[string]any
+	d := json.NewDecoder(bytes.NewReader(params))
+	d.UseNumber()
+	if d.Decode(&p) != nil || p == nil {
+		return "invalid:" + string(bytes.TrimSpace(params))
+	}
+	delete(p, "_meta")
+	if caps, ok := p["capabilities"].(map[string]any); ok {
+		if e, ok := caps["elicitation"].(map[string]any); ok {
+			_, form := e["form"]
+			_, url := e["url"]
+			if !form && !url {
+				e["form"] = map[string]any{}
+			}
+		}
+		if r, ok := caps["roots"].(map[string]any); ok && r["listChanged"] == false {
+			delete(r, "listChanged")
+		}
+	}
+	b, _ := json.Marshal(p) // map keys sorted, numbers as written
+	return string(b)
+}
+
+// Described words a shape for people, from the params it was made of:
+// the client's name and version, its protocol version and the capabilities
+// it declared, sub-capabilities in parentheses ("claude-code 2.1.332,
+// 2025-11-25, elicitation(form,url) roots(listChanged)"). It holds no value
+// a client could have put a secret in beyond what every server it starts
+// is told.
+func Described(params json.RawMessage) string {
+	var p struct {
+		ProtocolVersion string                     `json:"protocolVersion"`
+		Capabilities    map[string]json.RawMessage `json:"capabilities"`
+		ClientInfo      struct {
+			Name    string `json:"name"`
+			Version string `json:"version"`
+		} `json:"clientInfo"`
+	}
+	_ = json.Unmarshal(params, &p)
+	var parts []string
+	if who := strings.TrimSpace(p.ClientInfo.Name + " " + p.ClientInfo.Version); who != "" {
+		parts = append(parts, who)
+	}
+	if p.ProtocolVersion != "" {
+		parts = append(parts, p.ProtocolVersion)
+	}
+	names := make([]string, 0, len(p.Capabilities))
+	for name, v := range p.Capabilities {
+		var sub map[string]json.RawMessage
+		_ = json.Unmarshal(v, &sub)
+		subs := make([]string, 0, len(sub))
+		for s, sv := range sub {
+			if string(bytes.TrimSpace(sv)) != "false" {
+				subs = append(subs, s)
+			}
+		}
+		sort.Strings(subs)
+		if len(subs) > 0 {
+			name += "(" + strings.Join(subs, ",") + ")"
+		}
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	if len(names) == 0 {
+		parts = append(parts, "no capabilities")
+	} else {
+		parts = append(parts, strings.Join(names, " "))
+	}
+	return strings.Join(parts, ", ")
+}
