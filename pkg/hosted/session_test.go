@@ -3,34 +3,13 @@
 package hosted
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/hearth-mcp/hearth/pkg/hosted/route"
 	"github.com/hearth-mcp/hearth/pkg/jsonrpc"
 )
-
-// open attaches a client without binding it: it is bound by what it sends.
-func open(t *testing.T, tb *Table, spec Spec, dir string) *client {
-	t.Helper()
-	c := &client{t: t, frames: make(chan map[string]any, 64)}
-	conns++
-	s, err := tb.Attach(spec, dir, conns, "", route.WriteFunc(func(f []byte) error {
-		var m map[string]any
-		json.Unmarshal(f, &m)
-		m["_text"] = string(f)
-		c.frames <- m
-		return nil
-	}), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.s = s
-	return c
-}
 
 func initParams(caps, name string) string {
 	return fmt.Sprintf(`{"protocolVersion":"2025-11-25","capabilities":%s,"clientInfo":{"name":%q,"version":"1"}}`, caps, name)

@@ -50,7 +50,20 @@ type client struct {
 
 var conns uint64
 
+// attach attaches a client bound as its initialize would bind it
+// (initialize sends the same params), so that the instance exists before
+// any frame.
 func attach(t *testing.T, tb *Table, spec Spec, dir string) *client {
+	t.Helper()
+	c := open(t, tb, spec, dir)
+	if err := c.s.bind(testShape, false); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// open attaches a client without binding it: it is bound by what it sends.
+func open(t *testing.T, tb *Table, spec Spec, dir string) *client {
 	t.Helper()
 	c := &client{t: t, frames: make(chan map[string]any, 64)}
 	conns++
@@ -70,11 +83,6 @@ func attach(t *testing.T, tb *Table, spec Spec, dir string) *client {
 		t.Fatal(err)
 	}
 	c.s = s
-	// Bound as the client's initialize would bind it (initialize sends
-	// the same params), so that the instance exists before any frame.
-	if err := s.bind(testShape, false); err != nil {
-		t.Fatal(err)
-	}
 	return c
 }
 
