@@ -63,7 +63,7 @@ func (h *upstreamHarness) startCount() int {
 }
 
 // A modern upstream is catalogued: its DiscoverResult and its lists
-// (fetched with the shared capabilities in _meta), with its own ttlMs. A
+// (fetched with its first client's capabilities in _meta), with its own ttlMs. A
 // router seeded with it answers a legacy client's initialize (from the
 // DiscoverResult) and a modern client's server/discover and listen, and
 // every page of tools/list to either when it declares the capabilities
