@@ -263,6 +263,14 @@ func (t *Table) pick(spec Spec, clientDir string, conn uint64, shape string) (*I
 		return nil, ErrClosed
 	}
 	in := t.modernOf(spec.Key(scope, ""))
+	if in != nil {
+		in.mu.Lock()
+		gone := in.gone
+		in.mu.Unlock()
+		if gone {
+			in = nil // leaving the table: a new instance serves
+		}
+	}
 	if in == nil {
 		key := spec.Key(scope, shape)
 		if in = t.inst[key]; in == nil {
