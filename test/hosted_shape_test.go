@@ -34,10 +34,12 @@ var listKinds = []struct{ method, member string }{
 // matrixProfile is one client the matrix drives: lists gives, for each
 // target (a name and the argv that starts the server: the server itself,
 // or hearth run and the server), what the client saw of it, started in
-// dir with env.
+// dir with env; it may return before the client is done (the Inspector's
+// runs go on beside the other clients'), and the function it returns
+// waits for them.
 type matrixProfile struct {
 	name  string
-	lists func(t *testing.T, env []string, dir string, targets [][2][]string) []listing
+	lists func(t *testing.T, env []string, dir string, targets [][2][]string) func() []listing
 }
 
 // For each client the tests drive (the TypeScript SDK v1 and v2, the Go
@@ -50,8 +52,8 @@ type matrixProfile struct {
 // server-filesystem's list_allowed_directories: a client that declares
 // roots is asked for its own, one that declares none leaves the server
 // its command line's directory. The clients attach in alternation to one
-// daemon, those of the Go side staying attached, so instances of every
-// shape serve at once; no two instances of one server serve one shape in
+// daemon (the Inspector's runs going on beside the others'), those of the
+// Go side staying attached, so instances of every shape serve at once; no two instances of one server serve one shape in
 // one directory (docs/decisions/0056-client-shape.md).
 func TestHostedListsEqualDirectSpawnForEveryClient(t *testing.T) {
 	node := needNode(t)
@@ -91,25 +93,32 @@ func TestHostedListsEqualDirectSpawnForEveryClient(t *testing.T) {
 		matrixProfile{"TypeScript SDK v2", tsListing("v2")},
 	)
 
+	type run struct {
+		profile, server string
+		wait            func() []listing
+	}
+	var runs []run
 	for _, srv := range servers {
 		for _, p := range profiles {
-			start := time.Now()
-			got := p.lists(t, env, project, [][2][]string{{{"direct"}, srv.argv}, {{"hosted"}, append([]string{bin.hearth, "run", "--"}, srv.argv...)}})
-			direct, hosted := got[0], got[1]
-			if !strings.Contains(direct["tools/list"], `"name"`) {
-				t.Errorf("%s, %s: the direct spawn lists no tools: %.300s", p.name, srv.name, direct["tools/list"])
+			runs = append(runs, run{p.name, srv.name,
+				p.lists(t, env, project, [][2][]string{{{"direct"}, srv.argv}, {{"hosted"}, append([]string{bin.hearth, "run", "--"}, srv.argv...)}})})
+		}
+	}
+	for _, r := range runs {
+		got := r.wait()
+		direct, hosted := got[0], got[1]
+		if !strings.Contains(direct["tools/list"], `"name"`) {
+			t.Errorf("%s, %s: the direct spawn lists no tools: %.300s", r.profile, r.server, direct["tools/list"])
+		}
+		for _, k := range append([]string{"initialize", "allowed"}, methods()...) {
+			if direct[k] != hosted[k] {
+				t.Errorf("%s, %s: %s through hearth differs from a direct spawn:\nhosted: %.1500s\ndirect: %.1500s", r.profile, r.server, k, hosted[k], direct[k])
 			}
-			for _, k := range append([]string{"initialize", "allowed"}, methods()...) {
-				if direct[k] != hosted[k] {
-					t.Errorf("%s, %s: %s through hearth differs from a direct spawn:\nhosted: %.1500s\ndirect: %.1500s", p.name, srv.name, k, hosted[k], direct[k])
-				}
-			}
-			t.Logf("%s, %s: %v", p.name, srv.name, time.Since(start).Round(time.Millisecond))
-			if srv.name == "server-filesystem" {
-				t.Logf("%s: server-filesystem allows %q", p.name, direct["allowed"])
-				if direct["allowed"] == "" {
-					t.Errorf("%s: list_allowed_directories answered nothing", p.name)
-				}
+		}
+		if r.server == "server-filesystem" {
+			t.Logf("%s: server-filesystem allows %q", r.profile, direct["allowed"])
+			if direct["allowed"] == "" {
+				t.Errorf("%s: list_allowed_directories answered nothing", r.profile)
 			}
 		}
 	}
@@ -147,20 +156,20 @@ func methods() []string {
 }
 
 // each makes a profile's lists of a function that lists one target.
-func each(one func(t *testing.T, env []string, dir string, argv []string) listing) func(*testing.T, []string, string, [][2][]string) []listing {
-	return func(t *testing.T, env []string, dir string, targets [][2][]string) []listing {
+func each(one func(t *testing.T, env []string, dir string, argv []string) listing) func(*testing.T, []string, string, [][2][]string) func() []listing {
+	return func(t *testing.T, env []string, dir string, targets [][2][]string) func() []listing {
 		out := make([]listing, len(targets))
 		for i, tg := range targets {
 			out[i] = one(t, env, dir, tg[1])
 		}
-		return out
+		return func() []listing { return out }
 	}
 }
 
 // tsListing lists with test/ts/lists.mjs: one node process for every
 // target, each with the SDK's default environment.
-func tsListing(sdk string) func(*testing.T, []string, string, [][2][]string) []listing {
-	return func(t *testing.T, env []string, dir string, targets [][2][]string) []listing {
+func tsListing(sdk string) func(*testing.T, []string, string, [][2][]string) func() []listing {
+	return func(t *testing.T, env []string, dir string, targets [][2][]string) func() []listing {
 		args := []string{sdk, dir}
 		for _, tg := range targets {
 			args = append(args, tg[0][0]+"="+strings.Join(tg[1], "\t"))
@@ -186,7 +195,7 @@ func tsListing(sdk string) func(*testing.T, []string, string, [][2][]string) []l
 			}
 			res[i] = l
 		}
-		return res
+		return func() []listing { return res }
 	}
 }
 
@@ -306,31 +315,34 @@ func mcpGoListing(t *testing.T, env []string, dir string, argv []string) listing
 	return l
 }
 
+// inspectorRunOf is one run of the Inspector CLI: the target and list it
+// is for, its arguments, and what it printed.
+type inspectorRunOf struct {
+	target int
+	key    string
+	args   []string
+	raw    []byte
+	err    error
+}
+
 // inspectorListings lists with the MCP Inspector CLI, one run per method
 // and target (it starts the server each time), all at once: each run
 // waits about 2 s for a server that does not exit as its stdin closes. It
 // lists tools, prompts and resources, not templates (the other clients
 // do).
-func inspectorListings(t *testing.T, env []string, dir string, targets [][2][]string) []listing {
+func inspectorListings(t *testing.T, env []string, dir string, targets [][2][]string) func() []listing {
 	t.Helper()
 	node, launcher := needInspector(t)
-	type run struct {
-		target int
-		key    string
-		args   []string
-		raw    []byte
-		err    error
-	}
-	var runs []*run
+	var runs []*inspectorRunOf
 	for i := range targets {
 		for _, k := range listKinds[:3] { // tools, prompts, resources: each run costs seconds
-			runs = append(runs, &run{target: i, key: k.method, args: []string{"--method", k.method}})
+			runs = append(runs, &inspectorRunOf{target: i, key: k.method, args: []string{"--method", k.method}})
 		}
 		if strings.Contains(targets[i][1][len(targets[i][1])-2], "server-filesystem") {
-			runs = append(runs, &run{target: i, key: "allowed", args: []string{"--method", "tools/call", "--tool-name", "list_allowed_directories"}})
+			runs = append(runs, &inspectorRunOf{target: i, key: "allowed", args: []string{"--method", "tools/call", "--tool-name", "list_allowed_directories"}})
 		}
 	}
-	var wg sync.WaitGroup
+	var wg sync.WaitGroup // waited for by inspectorResults
 	for _, r := range runs {
 		wg.Add(1)
 		go func() {
@@ -343,8 +355,13 @@ func inspectorListings(t *testing.T, env []string, dir string, targets [][2][]st
 			r.raw, r.err = cmd.Output()
 		}()
 	}
+	return func() []listing { return inspectorResults(&wg, runs, len(targets)) }
+}
+
+// inspectorResults are the Inspector's listings, once its runs are done.
+func inspectorResults(wg *sync.WaitGroup, runs []*inspectorRunOf, targets int) []listing {
 	wg.Wait()
-	out := make([]listing, len(targets))
+	out := make([]listing, targets)
 	for i := range out {
 		out[i] = listing{}
 	}

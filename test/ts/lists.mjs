@@ -40,7 +40,8 @@ for (const t of targets) {
   const [name, spec] = t.split(/=(.*)/s);
   const [command, ...args] = spec.split("\t");
   const client = new Client({ name: `hearth-e2e-lists-${sdk}`, version: "1" });
-  await client.connect(new Stdio({ command, args, cwd, stderr: "inherit" }));
+  const transport = new Stdio({ command, args, cwd, stderr: "inherit" });
+  await client.connect(transport);
   const r = {
     tools: await all((p) => client.listTools(p), "tools"),
     prompts: await all((p) => client.listPrompts(p), "prompts"),
@@ -52,6 +53,9 @@ for (const t of targets) {
     r.allowed = (res.content || []).map((c) => c.text || "").join("");
   }
   out[name] = r;
+  // Ended at once: close waits up to 2 s for a server that does not exit
+  // when its stdin closes (server-everything).
+  if (transport.pid) process.kill(transport.pid, "SIGKILL");
   await client.close();
 }
 print(JSON.stringify(out));
