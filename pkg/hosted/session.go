@@ -70,15 +70,19 @@ func (t *Table) Attach(spec Spec, clientDir string, conn uint64, tag string, pee
 // or perr when it is not JSON-RPC. A frame that says the client's shape
 // binds the session first.
 func (s *Session) Handle(msg *jsonrpc.Message, perr *jsonrpc.ParseError) {
-	if perr == nil {
+	c := s.client()
+	// Only a session not bound yet, or an initialize, can say a shape: the
+	// other frames of a bound session go on at once.
+	if perr == nil && msg.Kind == jsonrpc.Request && (c == nil || msg.Method == "initialize") {
 		if shape, ok := route.ShapeOf(msg); ok {
 			if err := s.bind(shape, msg.Method == "initialize"); err != nil {
 				_ = s.w.Write(jsonrpc.ResponseFrame(msg.ID, nil, (&jsonrpc.Error{Code: route.CodeUpstream, Message: err.Error()}).JSON()), msg.ID.Key())
 				return
 			}
+			c = s.client()
 		}
 	}
-	if c := s.client(); c != nil {
+	if c != nil {
 		c.HandleParsed(msg, perr)
 		return
 	}
