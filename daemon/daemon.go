@@ -101,6 +101,8 @@ type Daemon struct {
 	// later reload succeeds.
 	reloadMu     sync.Mutex
 	reloadFailed string
+	// ui is the status page and the savings it shows (ui.go).
+	ui uiState
 }
 
 // New opens the families and builds the registry. children is the daemon's
@@ -255,6 +257,8 @@ func (d *Daemon) Run(ctx context.Context) error {
 	memCtx, stopMem := context.WithCancel(ctx)
 	defer stopMem()
 	go d.returnMemory(memCtx)
+	go d.sampleSavings(memCtx)
+	defer d.stopUI()
 	switch d.cfg.Mode {
 	case ModeSocket:
 		return d.runSocket(ctx)

@@ -10,6 +10,7 @@ import (
 	"github.com/hearth-mcp/hearth/pkg/endpoint"
 	"github.com/hearth-mcp/hearth/pkg/hosted"
 	"github.com/hearth-mcp/hearth/pkg/mcp"
+	"github.com/hearth-mcp/hearth/pkg/savings"
 	"github.com/hearth-mcp/hearth/pkg/tool"
 	"github.com/hearth-mcp/hearth/pkg/version"
 )
@@ -47,6 +48,16 @@ type statusResult struct {
 	// Hosted are the instances of hosted servers (hearth run); no
 	// environment value is ever in it.
 	Hosted []hosted.Status `json:"hosted"`
+	// Savings is what sharing them saves now (ui.go, pkg/savings).
+	Savings statusSavings `json:"savings"`
+}
+
+// statusSavings is what sharing the hosted servers saves: now, in one
+// line, and the most since the daemon started.
+type statusSavings struct {
+	Now  savings.Figures `json:"now"`
+	Line string          `json:"line"`
+	Peak savings.Sample  `json:"peak"`
 }
 
 // statusSettings is where the daemon's settings came from: the config file
@@ -121,13 +132,15 @@ func (d *Daemon) statusTool() tool.Tool {
 			"the data directory it owns, its socket and store, where the data directory, config file and socket are and why (places), the clients attached (name, version, directory, since when, shim version, and transport: direct when the shim handed its client's stdio to the daemon, relay when it copies frames, socket, stdio or http), the Streamable HTTP endpoint (url, auth, token file), " +
 			"and its settings: the config file, and per setting its value (secrets redacted), where it came from (env, file or default) " +
 			"and any change waiting for a restart; problems lists what a family serves without (a schema file or an examples root that did not load); " +
-			"hosted lists the hosted MCP servers (hearth run): name (the config name, the name its client's entry gives it, or the package, image or script an inline command runs), the entries' names, command line (secrets redacted), sharing, scope, key hash, the shape of the clients it serves (their name, version, protocol version and capabilities), what tells it apart from other instances of its name (never a variable's value), state, pid, protocol version, clients, resident memory, uptime, restarts, last error and log file, and what its catalog holds (counts of tools, prompts, resources and templates, age, last run); a catalogued server that is not running is listed with state stopped. A reload whose config file could not be used is listed in problems, with the file's line, until a later reload succeeds.",
+			"hosted lists the hosted MCP servers (hearth run): name (the config name, the name its client's entry gives it, or the package, image or script an inline command runs), the entries' names, command line (secrets redacted), sharing, scope, key hash, the shape of the clients it serves (their name, version, protocol version and capabilities), what tells it apart from other instances of its name (never a variable's value), state, pid, protocol version, clients, resident memory, uptime, restarts, last error and log file, and what its catalog holds (counts of tools, prompts, resources and templates, age, last run); a catalogued server that is not running is listed with state stopped; a reload whose config file could not be used is listed in problems, with the file's line, until a later reload succeeds; " +
+			"savings says what sharing the hosted servers saves now: the processes and memory a direct spawn per window would take (each instance's clients times its measured process tree) beside what hearth runs for them (each tree once, its keeper, the shims), the difference, one line saying so, and the sample that saved the most since the daemon started.",
 		InputSchema:   json.RawMessage(`{"type":"object","additionalProperties":false,"properties":{}}`),
-		SchemaVersion: 12, // 2: the result gained "children"; 3: "settings", "home", "socket", "store", "clients"; 4: connections gained "max", "held_bytes", "max_held_bytes", "overloaded"; 5: "problems", and each client's "transport"; 6: "places"; 7: "hosted", and each client's "hosted"; 8: "http"; 9: outputSchema; 10: each hosted instance's "name" is always there (its config name, or what it runs); 11: each hosted entry's "catalog" (decision 0045), and catalogued servers that no instance serves, state "stopped"; 12: each hosted entry's "entries", "shape" and "differs" (decision 0056)
+		SchemaVersion: 13, // 2: the result gained "children"; 3: "settings", "home", "socket", "store", "clients"; 4: connections gained "max", "held_bytes", "max_held_bytes", "overloaded"; 5: "problems", and each client's "transport"; 6: "places"; 7: "hosted", and each client's "hosted"; 8: "http"; 9: outputSchema; 10: each hosted instance's "name" is always there (its config name, or what it runs); 11: each hosted entry's "catalog" (decision 0045), and catalogued servers that no instance serves, state "stopped"; 12: "savings", each client's "hosted_key" and "shim_pid", and a hosted instance's rssBytes its whole tree (decision 0063); 13: each hosted entry's "entries", "shape" and "differs" (decision 0056)
 		Annotations:   tool.Annotations{ReadOnly: true, Idempotent: true},
 		Timeout:       5 * time.Second,
 	}, func(ctx context.Context, call *tool.Call, _ struct{}) (statusResult, error) {
 		c := d.srv.Counters()
+		hostedNow := d.hosted.Statuses()
 		return statusResult{
 			Version:        version.Version,
 			ToolingVersion: version.Tooling(),
@@ -150,9 +163,19 @@ func (d *Daemon) statusTool() tool.Tool {
 			Clients:  d.srv.Clients(),
 			HTTP:     d.statusHTTP(),
 			Problems: d.problems(),
-			Hosted:   d.hosted.Statuses(),
+			Hosted:   hostedNow,
+			Savings:  d.statusSavings(hostedNow),
 		}, nil
 	})
+}
+
+func (d *Daemon) statusSavings(statuses []hosted.Status) statusSavings {
+	now, _, err := d.savingsMeter().Measure(statuses, d.srv.Clients())
+	if err != nil {
+		return statusSavings{Line: "not measured: " + err.Error()}
+	}
+	_, peak := d.savingsMeter().History()
+	return statusSavings{Now: now, Line: now.Line(), Peak: peak}
 }
 
 // store names the families' durable stores (engine and place), "; "-joined.

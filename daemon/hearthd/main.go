@@ -7,6 +7,8 @@
 //	hearthd restart         replace the serving daemon, handing over its hosted servers
 //	hearthd servers restart|stop NAME
 //	                        restart or stop a hosted server (hearth run)
+//	hearthd sweep [--kill]  list (and end) the MCP servers clients left behind
+//	hearthd ui              open the status page in the browser
 //	hearthd memory import FILE.jsonl | export
 //	                        the official memory server's file into and out of the memory graph
 //	hearthd adopt [--write | --undo] [--only NAME,...] [--except NAME,...] [--share MODE] [--project DIR]
@@ -82,6 +84,15 @@ commands:
             restart a hosted server (clearing a failure), stop it for good, or
             drop its catalog entry; NAME is the name your client's entry gives
             it, its [servers.NAME], what it runs, or a key prefix
+  ui [--print]
+            open the daemon's status page in your browser (a one-time link, through
+            the open_url setting's command: HEARTH_OPEN_URL, else the system's
+            opener); --print prints the link instead
+  sweep [--kill] [--grace 5s] [--json] [--session SID]...
+            list the stdio MCP servers their clients left behind on this account
+            (the client gone, the server's stdin a pipe or socket nobody can write);
+            --kill ends each whole tree (SIGTERM, SIGKILL after the grace). Never
+            hearth's own servers, a live client's, or another user's processes
   adopt [--write | --undo] [--only NAME[,NAME]] [--except NAME[,NAME]]
         [--share MODE | --share NAME=MODE[,...]] [--project DIR]... [--command PATH]
             move the stdio MCP servers of your clients' configs (Claude Code,
@@ -148,6 +159,10 @@ func run(args []string) int {
 		return serversCmd(args[1:], os.Stdout, os.Stderr, os.Getenv)
 	case "reload":
 		return reloadCmd(args[1:], os.Stdout, os.Stderr, os.Getenv)
+	case "ui":
+		return uiCmd(args[1:], os.Stdout, os.Stderr, os.Getenv)
+	case "sweep":
+		return sweepCmd(args[1:], os.Stdout, os.Stderr)
 	case "stop":
 		return stopCmd(args[1:], os.Stdout, os.Stderr, os.Getenv)
 	case "restart":

@@ -261,7 +261,10 @@ type statusView struct {
 	Tools         []mcp.ToolCounters `json:"tools"`
 	Problems      []string           `json:"problems"`
 	Hosted        []hosted.Status    `json:"hosted"`
-	Places        struct {
+	Savings       struct {
+		Line string `json:"line"`
+	} `json:"savings"`
+	Places struct {
 		Data, Config, Socket endpoint.Place
 		Unfollowed           []string
 	} `json:"places"`
@@ -331,6 +334,9 @@ func (st *statusView) print(out io.Writer, socket string) {
 		w.Flush()
 	}
 	printHosted(out, st.Hosted)
+	if st.Savings.Line != "" && len(st.Hosted) > 0 {
+		fmt.Fprintf(out, "  %s\n", st.Savings.Line)
+	}
 	var used []int
 	for i, t := range st.Tools {
 		if t.Calls > 0 {

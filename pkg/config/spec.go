@@ -71,6 +71,7 @@ var types = map[string]spec{
 	"http_auth":           {kind: kindString, def: "token", example: "none", live: true},
 	"hosted_control":      {kind: kindBool, def: "false"},
 	"upgrade_handover":    {kind: kindBool, def: "true"},
+	"open_url":            {kind: kindString, example: "firefox --new-window", live: true},
 }
 
 // specs is keys.Settings with their types, in its order.

@@ -41,9 +41,24 @@ func (s Spec) ServerName() string {
 // value (with "=", "://" or a secret redacted away): otherwise the name is
 // the command's base name.
 func RunName(command string, args []string) string {
+	name, _ := runName(command, args)
+	return name
+}
+
+// Launched reports whether the rule above reads command through a launcher
+// or an interpreter it knows (npx, uvx, docker run, node, python, sh, ...)
+// to what it runs: how the orphan sweep (pkg/sweep) recognises a stdio MCP
+// server by how it was started.
+func Launched(command string, args []string) bool {
+	_, launched := runName(command, args)
+	return launched
+}
+
+// runName is RunName, and whether a launcher or interpreter named it.
+func runName(command string, args []string) (string, bool) {
 	base := baseName(command)
 	if command == "" {
-		return ""
+		return "", false
 	}
 	tool := launcherName(base)
 	sub := func(words ...string) ([]string, bool) {
@@ -107,9 +122,9 @@ func RunName(command string, args []string) string {
 		name = script(positional(args, nodeValue))
 	}
 	if !plainName(name) {
-		return base
+		return base, name != ""
 	}
-	return name
+	return name, true
 }
 
 // interpreters run a script named by their first argument.

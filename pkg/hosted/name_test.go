@@ -101,3 +101,36 @@ func TestLabelElidesTheMiddle(t *testing.T) {
 		t.Fatalf("a Windows command's label %q", win)
 	}
 }
+
+// What the orphan sweep takes for a server started through a launcher or
+// an interpreter: those the naming rule reads through, not any command.
+func TestLaunched(t *testing.T) {
+	for _, tc := range []struct {
+		cmd  string
+		want bool
+	}{
+		{"npx -y @modelcontextprotocol/server-everything", true},
+		{"npm exec @modelcontextprotocol/server-everything", true},
+		{"sh -c mcp-server-everything", true},
+		{"node /srv/index.js", true},
+		{"node -e setInterval(()=>{},1e6)", true}, // named node, launched all the same
+		{"python3 -m mcp_server_time", true},
+		{"uvx mcp-server-fetch", true},
+		{"docker run -i --rm mcp/fetch", true},
+		{`C:\Users\me\AppData\Roaming\npm\npx.cmd -y pkg`, true},
+		{"npm start", false},
+		{"npx", false},
+		{"docker ps", false},
+		{"sleep 600", false},
+		{"/usr/local/bin/github-mcp-server stdio", false},
+		{"", false},
+	} {
+		f := strings.Fields(tc.cmd)
+		if len(f) == 0 {
+			f = []string{""}
+		}
+		if got := Launched(f[0], f[1:]); got != tc.want {
+			t.Errorf("Launched(%q) = %v, want %v", tc.cmd, got, tc.want)
+		}
+	}
+}

@@ -3,6 +3,8 @@ package hosted
 import (
 	"errors"
 	"io"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -193,7 +195,10 @@ func (s *Session) finish() { s.doneOnce.Do(func() { close(s.done) }) }
 // Status names the hosted server, and who the client said it is in what
 // the router decoded (its initialize, or a modern probe).
 func (s *Session) Status(ci *mcp.ClientInfo) {
-	ci.Hosted = s.Label()
+	ci.Hosted, ci.HostedKey = s.Label(), s.Instance()
+	if pid, err := strconv.Atoi(strings.TrimPrefix(s.tag, "shim:")); err == nil {
+		ci.ShimPID = pid
+	}
 	c := s.client()
 	if c == nil {
 		return

@@ -1,12 +1,10 @@
 package hosted
 
 import (
-	"os"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/hearth-mcp/hearth/pkg/hosted/catalog"
+	"github.com/hearth-mcp/hearth/pkg/proctable"
 )
 
 // Status describes one instance for hearthd status and daemon_status. It
@@ -22,7 +20,7 @@ type Status struct {
 	Pid           int      `json:"pid,omitempty"`
 	Era           string   `json:"era,omitempty"` // the protocol version the upstream answered initialize with
 	Clients       int      `json:"clients"`
-	RSSBytes      int64    `json:"rssBytes,omitempty"` // of its whole process group
+	RSSBytes      int64    `json:"rssBytes,omitempty"` // of its whole tree: keeper, upstream, descendants
 	UptimeSeconds float64  `json:"uptimeSeconds,omitempty"`
 	Restarts      int      `json:"restarts"`
 	LastError     string   `json:"lastError,omitempty"`
@@ -83,7 +81,7 @@ func (in *Instance) status() Status {
 	st.Shape = in.describedShape()
 	st.Era = in.r.ProtocolVersion()
 	if st.Pid > 0 {
-		st.RSSBytes = groupRSS(st.Pid)
+		st.RSSBytes = treeRSS(st.Pid)
 	}
 	if in.catalogued() {
 		if e, ok := in.t.cat.Load(in.key); ok {
@@ -106,30 +104,21 @@ func (in *Instance) stateLocked() string {
 	return "idle"
 }
 
-// groupRSS sums the resident memory of every process in the group (Linux;
-// 0 elsewhere): a server started through npx is several processes.
-func groupRSS(pgid int) int64 {
-	entries, err := os.ReadDir("/proc")
+// treeRSS sums the resident memory of pid and every process descended
+// from it in the process table (0 where the table says none): the
+// upstream's keeper, the upstream (whose process group is its own, not
+// the keeper's) and all it started, a server started through npx being
+// several processes and a setsid one its subreaper's child.
+func treeRSS(pid int) int64 {
+	procs, err := proctable.List()
 	if err != nil {
 		return 0
 	}
-	want := strconv.Itoa(pgid)
+	tree := proctable.Tree(procs, pid)
+	proctable.Details(tree)
 	var total int64
-	for _, e := range entries {
-		if e.Name()[0] < '0' || e.Name()[0] > '9' {
-			continue
-		}
-		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		s := string(stat)
-		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-		if len(f) < 22 || f[2] != want {
-			continue
-		}
-		pages, _ := strconv.ParseInt(f[21], 10, 64) // rss, in pages
-		total += pages * int64(os.Getpagesize())
+	for _, p := range tree {
+		total += p.RSS
 	}
 	return total
 }

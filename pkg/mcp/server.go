@@ -319,8 +319,13 @@ type ClientInfo struct {
 	// Requests counts the requests read on this connection.
 	Requests uint64 `json:"requests"`
 	// Hosted names the hosted server the connection is attached to
-	// (`hearth run`); "" for a connection to hearth's own tools.
-	Hosted string `json:"hosted,omitempty"`
+	// (`hearth run`); "" for a connection to hearth's own tools. HostedKey
+	// is that instance's key (hosted.Status.Key).
+	Hosted    string `json:"hosted,omitempty"`
+	HostedKey string `json:"hosted_key,omitempty"`
+	// ShimPID is the pid of the shim a hosted client came through (PID is
+	// its client's, from the shim's hello); 0 when none.
+	ShimPID int `json:"shim_pid,omitempty"`
 }
 
 // Clients lists the sessions connected now, oldest first.

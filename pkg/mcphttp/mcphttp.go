@@ -34,6 +34,7 @@ import (
 	"github.com/hearth-mcp/hearth/pkg/jsonrpc"
 	"github.com/hearth-mcp/hearth/pkg/mcp"
 	"github.com/hearth-mcp/hearth/pkg/sessionkeep"
+	"github.com/hearth-mcp/hearth/pkg/webguard"
 )
 
 // ServeFunc serves one MCP connection until it ends: mcp.Server.Serve, or
@@ -168,11 +169,11 @@ func (h *Handler) Sessions() int {
 }
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if why := checkHost(r.Host); why != "" {
+	if why := webguard.CheckHost(r.Host); why != "" {
 		refuse(w, http.StatusForbidden, jsonrpc.CodeInvalidRequest, "Forbidden: "+why)
 		return
 	}
-	if why := checkOrigin(r.Header.Values("Origin")); why != "" {
+	if why := webguard.CheckOrigin(r.Header.Values("Origin")); why != "" {
 		refuse(w, http.StatusForbidden, jsonrpc.CodeInvalidRequest, "Forbidden: "+why)
 		return
 	}

@@ -286,3 +286,11 @@ func errorCode(b []byte) (int, bool) {
 	}
 	return e.Code, true
 }
+
+// clip shortens what a client sent for an error message.
+func clip(s string) string {
+	if len(s) > 80 {
+		return s[:80] + "…"
+	}
+	return s
+}

@@ -37,7 +37,7 @@ const rules = `
 # Standard library only.
 NONE < pkg/version, pkg/stats, pkg/envelope, pkg/hello, pkg/frame, pkg/jsonval,
        pkg/config/keys, pkg/endpoint, pkg/safefile, pkg/jsonc, pkg/textedit,
-       pkg/memory/store, pkg/memory/chunk, deploy/systemd, deploy/launchd, pkg/portable;
+       pkg/memory/store, pkg/memory/chunk, deploy/systemd, deploy/launchd, pkg/portable, pkg/webguard;
 
 # Knowing a newer hearthd was installed, in a place only you and root change.
 pkg/endpoint < pkg/upgrade;
@@ -54,6 +54,10 @@ golang.org/x/sys < pkg/sockdir;
 golang.org/x/sys < pkg/proctable;
 os/exec, pkg/portable, pkg/proctable, golang.org/x/sys < pkg/supervisor;
 
+# Opening a URL for the user (a sign-in page): a process that must outlive
+# hearth (the browser it starts), so it is not the supervisor's.
+os/exec < pkg/opener;
+
 # Talking HTTP to a service the user configured: the schema backend, the LLM
 # provider, the embedding service.
 net/http < pkg/schemas/backend, pkg/llm, pkg/memory/embed;
@@ -65,6 +69,20 @@ pkg/config/keys, pkg/endpoint, github.com/pelletier/go-toml < pkg/config;
 
 # What a 2025 HTTP session negotiated, kept privately for the next daemon.
 pkg/atomicfile, pkg/endpoint < pkg/sessionkeep;
+
+# Secrets at rest: sealed in the state directory, their key in the system's
+# credential store (go-keyring: the Secret Service, the Keychain, the
+# Credential Manager) or, where none runs, a 0600 key file.
+pkg/atomicfile, pkg/endpoint, github.com/zalando/go-keyring, golang.org/x/sys < pkg/secret;
+
+# MCP authorization: discovery, registration, sign-in, the token family of
+# each remote server; its test servers.
+net/http < pkg/oauth;
+net/http < pkg/oauth/oauthtest;
+
+# A remote MCP server as a hosted upstream: Streamable HTTP of both eras and
+# the 2024-11-05 HTTP+SSE transport, authorized by pkg/oauth.
+pkg/oauth, pkg/envelope, pkg/jsonrpc, pkg/version, net/http, go.uber.org/zap < pkg/remote;
 
 # JSON, validation, JSON-RPC.
 pkg/jsonval < pkg/repo, pkg/schemas/jsondiff;
@@ -89,7 +107,7 @@ pkg/frame, pkg/hello, pkg/jsonrpc, pkg/stats, pkg/tool, go.uber.org/zap < pkg/mc
 
 # Streamable HTTP: a transport plugging sessions into HTTP requests
 # (docs/architecture.md, "The session in parts"), serving loopback clients.
-pkg/mcp, pkg/envelope, pkg/sessionkeep, net/http, go.uber.org/zap < pkg/mcphttp;
+pkg/mcp, pkg/envelope, pkg/sessionkeep, pkg/webguard, net/http, go.uber.org/zap < pkg/mcphttp;
 
 # Families and the packages under them. Nothing here imports pkg/mcp,
 # pkg/jsonrpc or pkg/frame (domain logic knows nothing of JSON-RPC), and the
@@ -127,6 +145,15 @@ pkg/hosted, pkg/hosted/route !< pkg/mcp;
 pkg/atomicfile < pkg/hosted/catalog;
 pkg/endpoint, pkg/frame, pkg/hosted/catalog, pkg/hosted/route, pkg/rawio, pkg/repo, pkg/supervisor, go.uber.org/zap < pkg/hosted;
 
+# The MCP servers clients left behind: found in the process table, named by
+# hosted's rule of what a command runs.
+pkg/hosted, pkg/proctable, golang.org/x/sys < pkg/sweep;
+
+# What sharing saves, measured from the hosted servers' status and the
+# process table; the status page that shows it, with the sweep's list.
+pkg/hosted, pkg/mcp, pkg/proctable < pkg/savings;
+pkg/hosted, pkg/mcp, pkg/savings, pkg/sweep, pkg/webguard, net/http < pkg/statuspage;
+
 # Adopting an MCP client's configuration.
 pkg/atomicfile, pkg/jsonc, pkg/textedit < pkg/adopt;
 
@@ -142,8 +169,8 @@ shim < shim/hearth;
 
 # The daemon wires everything together; hearthd adds the subcommands.
 pkg/mcp, pkg/mcphttp, pkg/sessionkeep, net/http, pkg/schemas, pkg/memory, pkg/clarify, pkg/workspace, pkg/config,
-pkg/handoff, pkg/hello, pkg/rawio, pkg/sockdir, pkg/supervisor, pkg/hosted, pkg/version, github.com/coreos/go-systemd, go.uber.org/zap, golang.org/x/sys < daemon;
-daemon, shim, pkg/guard, pkg/owner, pkg/adopt, pkg/upgrade, pkg/memory/jsonl, deploy/systemd, deploy/launchd, go.uber.org/zap, os/exec < daemon/hearthd;
+pkg/handoff, pkg/hello, pkg/rawio, pkg/sockdir, pkg/supervisor, pkg/hosted, pkg/statuspage, pkg/version, github.com/coreos/go-systemd, go.uber.org/zap, golang.org/x/sys < daemon;
+daemon, shim, pkg/guard, pkg/owner, pkg/adopt, pkg/sweep, pkg/opener, pkg/upgrade, pkg/memory/jsonl, deploy/systemd, deploy/launchd, go.uber.org/zap, os/exec < daemon/hearthd;
 
 # The release builder: it runs go build and git.
 pkg/version, os/exec < tools/release;
@@ -153,7 +180,10 @@ pkg/memory/pgstore, pkg/memory/sqlitestore !< daemon/hearthd;
 # The end-to-end tests and the benchmarks drive real binaries.
 NONE < test, test/bench, test/deps, test/internal/rawping, test/internal/recordserver, test/bench/internal/catalogserver;
 github.com/modelcontextprotocol/go-sdk < test/internal/hostedserver;
+github.com/modelcontextprotocol/go-sdk, os/exec < test/internal/leaver;
 os/exec < test/bench/internal/benchtable;
+# The conformance suite's client: hearth's remote packages, as hearth run --url will use them.
+pkg/remote, pkg/oauth, pkg/oauth/oauthtest, pkg/opener, pkg/secret < test/internal/remoteclient;
 os/exec < test/bench/internal/linerelay;
 github.com/modelcontextprotocol/go-sdk, github.com/wI2L/jsondiff < test/bench/internal/sdkserver;
 `

@@ -47,6 +47,7 @@ var Settings = []Setting{
 	{"http_auth", "HEARTH_HTTP_AUTH"},
 	{"hosted_control", "HEARTH_HOSTED_CONTROL"},
 	{"upgrade_handover", "HEARTH_UPGRADE_HANDOVER"},
+	{"open_url", "HEARTH_OPEN_URL"},
 }
 
 // SettingVars lists the environment variables of Settings, in its order.

@@ -1,4 +1,8 @@
-package mcphttp
+// Package webguard is the DNS-rebinding guard of hearth's loopback HTTP
+// endpoints: Streamable HTTP's /mcp (pkg/mcphttp) and the status page
+// (pkg/statuspage) refuse a request whose Host is not a loopback host or
+// whose Origin is not a loopback origin.
+package webguard
 
 import (
 	"net"
@@ -16,31 +20,31 @@ import (
 // such requests whatever the attacker's DNS says; clients that are not
 // browsers send no Origin and name the address they connected to.
 
-// checkHost returns why Host is refused ("" when it names a loopback host).
-func checkHost(host string) string {
+// CheckHost returns why Host is refused ("" when it names a loopback host).
+func CheckHost(host string) string {
 	if host == "" {
 		return "the request names no Host"
 	}
-	if !loopbackHost(host) {
+	if !LoopbackHost(host) {
 		return "Host " + strconv.Quote(clip(host)) + " is not a loopback host (localhost, 127.0.0.1 or [::1]); this endpoint serves local clients only"
 	}
 	return ""
 }
 
-// checkOrigin returns why an Origin is refused ("" when there is none, or it
+// CheckOrigin returns why an Origin is refused ("" when there is none, or it
 // is a loopback origin).
-func checkOrigin(values []string) string {
+func CheckOrigin(values []string) string {
 	for _, v := range values {
 		u, err := url.Parse(strings.TrimSpace(v))
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Path != "" || !loopbackHost(u.Host) {
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Path != "" || !LoopbackHost(u.Host) {
 			return "Origin " + strconv.Quote(clip(v)) + " is not a local origin; requests from web pages of other sites are refused"
 		}
 	}
 	return ""
 }
 
-// loopbackHost reports whether host[:port] names the loopback interface.
-func loopbackHost(hostport string) bool {
+// LoopbackHost reports whether host[:port] names the loopback interface.
+func LoopbackHost(hostport string) bool {
 	host := hostport
 	if h, port, err := net.SplitHostPort(hostport); err == nil {
 		if _, perr := strconv.ParseUint(port, 10, 16); perr != nil {

@@ -1,0 +1,3 @@
+package secret
+
+const storeName = "the login Keychain"

@@ -1,0 +1,3 @@
+package secret
+
+const storeName = "the Secret Service over D-Bus"

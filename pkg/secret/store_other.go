@@ -1,0 +1,5 @@
+//go:build !linux && !darwin && !windows
+
+package secret
+
+const storeName = "the Secret Service over D-Bus"
