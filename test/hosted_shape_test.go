@@ -125,7 +125,10 @@ func TestHostedListsEqualDirectSpawnForEveryClient(t *testing.T) {
 
 	// Instances: one per shape (and directory) of each server.
 	var st struct {
-		Hosted []struct{ Name, Server, Key, Scope, Shape, State string }
+		Hosted []struct {
+			Name, Server, Key, Scope, Shape, State string
+			EnvNames                               []string
+		}
 	}
 	if err := json.Unmarshal(statusJSON(t, env), &st); err != nil {
 		t.Fatal(err)
@@ -137,12 +140,14 @@ func TestHostedListsEqualDirectSpawnForEveryClient(t *testing.T) {
 			continue
 		}
 		n++
-		id := h.Server + "|" + h.Scope + "|" + h.Shape
+		// The clients driven from Go give the shim the test's environment,
+		// which differs from its parent's: variables of the entry's.
+		id := h.Server + "|" + h.Scope + "|" + h.Shape + "|" + strings.Join(h.EnvNames, ",")
 		if other, ok := seen[id]; ok {
 			t.Errorf("two instances of %s serve one shape in %s: %s and %s (%s)", h.Server, h.Scope, other, h.Key, h.Shape)
 		}
 		seen[id] = h.Key
-		t.Logf("instance %s %s in %s: %s", h.Name, h.Key, h.Scope, h.Shape)
+		t.Logf("instance %s %s in %s: %s; variables %v", h.Name, h.Key, h.Scope, h.Shape, h.EnvNames)
 	}
 	t.Logf("%d instances for %d clients on %d servers", n, len(profiles), len(servers))
 }

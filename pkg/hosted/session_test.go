@@ -38,7 +38,7 @@ func TestSessionsAreBoundByShape(t *testing.T) {
 	}
 	a.s.Handle(jsonrpc.Parse([]byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"x"}}`))) // nowhere to go: dropped
 	a.call(0, "initialize", initParams(`{"roots":{}}`, "one"))
-	b.call(0, "initialize", initParams(`{"roots":{"listChanged":false}}`, "one")) // the same shape
+	b.call(0, "initialize", initParams(`{"roots":{"listChanged":false}}`, "two")) // the same shape: another client declaring the same
 	c.call(0, "initialize", initParams(`{}`, "other"))
 	if a.s.Instance() != b.s.Instance() || a.s.Instance() == c.s.Instance() || a.s.Instance() == "" {
 		t.Fatalf("instances: a %s, b %s, c %s", a.s.Instance(), b.s.Instance(), c.s.Instance())
@@ -51,9 +51,9 @@ func TestSessionsAreBoundByShape(t *testing.T) {
 		if s.Name != "test-normal" || len(s.Entries) != 1 || s.Entries[0] != "mine" || s.Clients == 0 || s.Differs == "" || strings.Contains(s.Differs, "HOSTED_TEST_SERVER=") {
 			t.Errorf("status %+v", s)
 		}
-		want := "one 1, 2025-11-25, roots"
+		want := "2025-11-25, roots"
 		if s.Key == c.s.Instance() {
-			want = "other 1, 2025-11-25, no capabilities"
+			want = "2025-11-25, no capabilities"
 		}
 		if s.Shape != want || !strings.Contains(s.Differs, "for "+want) || strings.Contains(s.Differs, "in /p") {
 			t.Errorf("instance %s: shape %q, differs %q; want %q", s.Key, s.Shape, s.Differs, want)

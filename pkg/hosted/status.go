@@ -30,7 +30,7 @@ type Status struct {
 	// --name), which hearthd servers takes.
 	Entries []string `json:"entries,omitempty"`
 	// Shape words the shape of the clients it serves (route.Described:
-	// their name and version, protocol version and capabilities).
+	// the protocol version and capabilities they declare).
 	Shape string `json:"shape,omitempty"`
 	// Differs words what tells it apart from the other instances of its
 	// name (never a variable's value); "" when it is alone.

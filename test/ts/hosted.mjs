@@ -31,9 +31,9 @@ function upstreams() {
   return n;
 }
 
-// connect opens a session of one client (one clientInfo, one set of
-// capabilities: sessions of one client share an upstream); name tells the
-// sessions' answers apart.
+// connect opens a session of one client (one set of capabilities:
+// sessions of one client share an upstream); name tells the sessions'
+// answers apart.
 async function connect(name) {
   const client = new Client({ name: "hearth-e2e", version: "1" }, { capabilities: { sampling: {} } });
   client.asked = 0;

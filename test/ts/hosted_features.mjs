@@ -1,7 +1,7 @@
 // Drives @modelcontextprotocol/server-everything hosted behind `hearth run`
 // with three TypeScript SDK v1 clients sharing one directory instance (each
 // with the SDK's default environment, and one client's shape: the same
-// clientInfo and capabilities, as sessions of one client are), and a
+// capabilities, as sessions of one client declare), and a
 // fourth on a `--share client` instance, through logging, resources and
 // subscriptions, elicitation, roots and list changes; prints what each
 // client saw as one JSON object for test/hosted_npm_test.go to check.
@@ -30,7 +30,6 @@ async function connect(name, { elicitation = false, roots = false, share = "" } 
   const capabilities = {};
   if (elicitation) capabilities.elicitation = {};
   if (roots) capabilities.roots = { listChanged: true };
-  // One clientInfo for all: the clients differ only by what they answer.
   const client = new Client({ name: "hearth-features", version: "1" }, { capabilities });
   Object.assign(client, { logs: [], updated: [], resourcesChanged: 0, elicited: 0, rootsAsked: 0 });
   client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => client.logs.push(n.params));

@@ -11,16 +11,18 @@ import (
 
 // A client's shape is what of its initialize can change what a 2025 server
 // offers it or does for it (docs/decisions/0056-client-shape.md): its
-// protocol version, its capabilities and its clientInfo, with the JSON
-// written one way and what the protocol defines as equal folded together.
+// protocol version and its capabilities, with the JSON written one way and
+// what the protocol defines as equal folded together. Its clientInfo is
+// not: no server the tests run reads it, and two clients that declare the
+// same are served alike.
 // A shared 2025 upstream serves clients of one shape only, and is
 // initialized with what they declare: every one of them then sees what it
 // would see spawning the server itself.
 
 // ShapeOf is the shape of the client a request comes from, when the request
 // says it: an initialize's params, or a 2026-07-28 request's _meta (whose
-// capabilities and clientInfo a 2025 upstream would be initialized with,
-// initParamsFromMeta). ok is false for any other request.
+// capabilities a 2025 upstream would be initialized with, with the version
+// initParamsFromMeta gives it). ok is false for any other request.
 func ShapeOf(msg *jsonrpc.Message) (shape string, ok bool) {
 	if msg == nil || msg.Kind != jsonrpc.Request {
 		return "", false
@@ -35,8 +37,9 @@ func ShapeOf(msg *jsonrpc.Message) (shape string, ok bool) {
 }
 
 // Shape is the canonical text of initialize params: every member but
-// _meta (which carries what one request is about, not what the client is),
-// objects with their keys sorted, and capabilities normalized:
+// clientInfo (who the client is, which changes nothing a server offers
+// that hearth knows of) and _meta (what one request is about), objects
+// with their keys sorted, and capabilities normalized:
 //
 //   - elicitation: {} means form mode (the 2025-11-25 revision's rule for
 //     clients written before modes), so it is {"form":{}};
@@ -53,6 +56,7 @@ func Shape(params json.RawMessage) string {
 		return "invalid:" + string(bytes.TrimSpace(params))
 	}
 	delete(p, "_meta")
+	delete(p, "clientInfo")
 	if caps, ok := p["capabilities"].(map[string]any); ok {
 		if e, ok := caps["elicitation"].(map[string]any); ok {
 			_, form := e["form"]
@@ -70,25 +74,15 @@ func Shape(params json.RawMessage) string {
 }
 
 // Described words a shape for people, from the params it was made of:
-// the client's name and version, its protocol version and the capabilities
-// it declared, sub-capabilities in parentheses ("claude-code 2.1.332,
-// 2025-11-25, elicitation(form,url) roots(listChanged)"). It holds no value
-// a client could have put a secret in beyond what every server it starts
-// is told.
+// the protocol version and the capabilities declared, sub-capabilities in
+// parentheses ("2025-11-25, elicitation(form,url) roots(listChanged)").
 func Described(params json.RawMessage) string {
 	var p struct {
 		ProtocolVersion string                     `json:"protocolVersion"`
 		Capabilities    map[string]json.RawMessage `json:"capabilities"`
-		ClientInfo      struct {
-			Name    string `json:"name"`
-			Version string `json:"version"`
-		} `json:"clientInfo"`
 	}
 	_ = json.Unmarshal(params, &p)
 	var parts []string
-	if who := strings.TrimSpace(p.ClientInfo.Name + " " + p.ClientInfo.Version); who != "" {
-		parts = append(parts, who)
-	}
 	if p.ProtocolVersion != "" {
 		parts = append(parts, p.ProtocolVersion)
 	}

@@ -8,8 +8,8 @@ import (
 )
 
 // Shapes that are one (what the protocol defines as equal, the JSON
-// written another way, a _meta of one request) and shapes that are not
-// (anything a server can see differently).
+// written another way, a _meta of one request, another clientInfo) and
+// shapes that are not (anything else a server can see differently).
 func TestShapeEquivalence(t *testing.T) {
 	base := `{"protocolVersion":"2025-11-25","capabilities":{"roots":{},"elicitation":{"form":{}}},"clientInfo":{"name":"c","version":"1"}}`
 	for _, tc := range []struct {
@@ -30,8 +30,9 @@ func TestShapeEquivalence(t *testing.T) {
 		{"an extension", `{"protocolVersion":"2025-11-25","capabilities":{"roots":{},"elicitation":{"form":{}},"extensions":{"io.modelcontextprotocol/tasks":{}}},"clientInfo":{"name":"c","version":"1"}}`, false},
 		{"a capability nobody knows yet", `{"protocolVersion":"2025-11-25","capabilities":{"roots":{},"elicitation":{"form":{}},"future":{}},"clientInfo":{"name":"c","version":"1"}}`, false},
 		{"another protocol version", `{"protocolVersion":"2025-06-18","capabilities":{"roots":{},"elicitation":{"form":{}}},"clientInfo":{"name":"c","version":"1"}}`, false},
-		{"another client", `{"protocolVersion":"2025-11-25","capabilities":{"roots":{},"elicitation":{"form":{}}},"clientInfo":{"name":"d","version":"1"}}`, false},
-		{"another version of it", `{"protocolVersion":"2025-11-25","capabilities":{"roots":{},"elicitation":{"form":{}}},"clientInfo":{"name":"c","version":"2"}}`, false},
+		{"another client declaring the same", `{"protocolVersion":"2025-11-25","capabilities":{"roots":{},"elicitation":{"form":{}}},"clientInfo":{"name":"d","version":"1"}}`, true},
+		{"another version of it declaring the same", `{"protocolVersion":"2025-11-25","capabilities":{"roots":{},"elicitation":{"form":{}}},"clientInfo":{"name":"c","version":"2"}}`, true},
+		{"a member of initialize nobody knows yet", `{"protocolVersion":"2025-11-25","capabilities":{"roots":{},"elicitation":{"form":{}}},"clientInfo":{"name":"c","version":"1"},"later":true}`, false},
 	} {
 		if got := Shape(json.RawMessage(tc.params)) == Shape(json.RawMessage(base)); got != tc.same {
 			t.Errorf("%s: same shape %v, want %v\n%s\n%s", tc.name, got, tc.same, Shape(json.RawMessage(tc.params)), Shape(json.RawMessage(base)))
@@ -89,8 +90,8 @@ func FuzzShape(f *testing.F) {
 // Described words what a client declares, for status.
 func TestDescribed(t *testing.T) {
 	for params, want := range map[string]string{
-		`{"protocolVersion":"2025-11-25","capabilities":{"roots":{"listChanged":true},"elicitation":{"form":{},"url":{}}},"clientInfo":{"name":"claude-code","version":"2.1.332"}}`: "claude-code 2.1.332, 2025-11-25, elicitation(form,url) roots(listChanged)",
-		`{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"a","version":"1"}}`:                                                                                "a 1, 2025-06-18, no capabilities",
+		`{"protocolVersion":"2025-11-25","capabilities":{"roots":{"listChanged":true},"elicitation":{"form":{},"url":{}}},"clientInfo":{"name":"claude-code","version":"2.1.332"}}`: "2025-11-25, elicitation(form,url) roots(listChanged)",
+		`{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"a","version":"1"}}`:                                                                                "2025-06-18, no capabilities",
 		`{"capabilities":{"roots":{"listChanged":false}}}`: "roots",
 		`nonsense`: "no capabilities",
 	} {
