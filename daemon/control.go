@@ -38,9 +38,23 @@ type hostedControlResult struct {
 	Instances int    `json:"instances"`
 }
 
+// ReloadMethod is the control request of `hearthd reload`: the daemon
+// reloads as on SIGHUP (Daemon.Reload); the result is {"reloaded":true},
+// or an error whose message says what did not apply (the config file's
+// line), which daemon_status lists until a later reload succeeds.
+const ReloadMethod = "$/hearth/reload"
+
 // controls are the daemon's control methods (mcp.Options.Control).
 func (d *Daemon) controls() map[string]mcp.ControlFunc {
-	return map[string]mcp.ControlFunc{ServersMethod: d.serversControl, HandOverMethod: d.handOverControl, UIMethod: d.uiControl}
+	return map[string]mcp.ControlFunc{ServersMethod: d.serversControl, HandOverMethod: d.handOverControl, ReloadMethod: d.reloadControl, UIMethod: d.uiControl}
+}
+
+// reloadControl answers $/hearth/reload.
+func (d *Daemon) reloadControl(context.Context, json.RawMessage) (any, error) {
+	if err := d.Reload(); err != nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+	}
+	return map[string]bool{"reloaded": true}, nil
 }
 
 // serversControl answers $/hearth/servers.

@@ -13,6 +13,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -99,6 +100,11 @@ type Daemon struct {
 	Unfollowed []string
 	// web is the Streamable HTTP endpoint, when served (http.go).
 	web webState
+	// reloadMu guards reloadFailed: why the last reload did not apply
+	// ("" when it did, or none ran), a problem in daemon_status until a
+	// later reload succeeds.
+	reloadMu     sync.Mutex
+	reloadFailed string
 	// ui is the status page and the savings it shows (ui.go).
 	ui uiState
 }
@@ -543,15 +549,17 @@ func (d *Daemon) readyFields() string {
 	return out
 }
 
-// Reload is SIGHUP: it re-reads the settings (the config file), then asks
-// every family that can to re-read its configuration. A config file that
-// cannot be used is logged, naming the file and the key, and the previous
-// settings keep serving; a good one is swapped in at once, except that a
-// setting only a restart applies keeps its running value (logged as
-// "changed; takes effect after a restart"). A family whose reload fails
-// keeps serving what it had; the error is logged. When the tool list or
-// the resources changed, every client is told (docs/protocol.md).
-func (d *Daemon) Reload() {
+// Reload is `hearthd reload` (and SIGHUP): it re-reads the settings (the
+// config file), then asks every family that can to re-read its
+// configuration. A config file that cannot be used is logged, naming the
+// file and its line or key, and the previous settings keep serving; a good
+// one is swapped in at once, except that a setting only a restart applies
+// keeps its running value (logged as "changed; takes effect after a
+// restart"). A family whose reload fails keeps serving what it had. What
+// did not apply is returned, and daemon_status lists it as a problem until
+// a later reload succeeds. When the tool list or the resources changed,
+// every client is told (docs/protocol.md).
+func (d *Daemon) Reload() error {
 	before := d.served()
 	defer func() {
 		after := d.served()
@@ -561,28 +569,61 @@ func (d *Daemon) Reload() {
 			d.srv.ListChanged(tools, resources)
 		}
 	}()
-	d.reloadSettings()
+	var failed []error
+	if err := d.reloadSettings(); err != nil {
+		failed = append(failed, err)
+	}
 	d.reloadHTTP()
 	d.eachFamily(func(f tool.Family) {
 		if r, ok := f.(tool.Reloader); ok {
 			if err := r.Reload(); err != nil {
 				d.log.Error("reload failed; the previous state keeps serving", zap.String("family", fmt.Sprintf("%T", f)), zap.Error(err))
+				failed = append(failed, fmt.Errorf("%s: %w", familyName(f), err))
 			} else {
 				d.log.Info("reloaded", zap.String("family", fmt.Sprintf("%T", f)))
 			}
 		}
 	})
+	err := errors.Join(failed...)
+	d.reloadMu.Lock()
+	if err != nil {
+		d.reloadFailed = fmt.Sprintf("the reload at %s did not apply, the previous settings keep serving until one succeeds (fix it, then hearthd reload): %v",
+			time.Now().Format(time.DateTime), strings.ReplaceAll(err.Error(), "\n", "; "))
+	} else {
+		d.reloadFailed = ""
+	}
+	d.reloadMu.Unlock()
+	return err
 }
 
-func (d *Daemon) reloadSettings() {
+// reloadProblem is why the last reload did not apply ("" when it did).
+func (d *Daemon) reloadProblem() string {
+	d.reloadMu.Lock()
+	defer d.reloadMu.Unlock()
+	return d.reloadFailed
+}
+
+// familyName names a family for a person: its package (schemas, memory).
+func familyName(f tool.Family) string {
+	name := fmt.Sprintf("%T", f)
+	name = strings.TrimPrefix(name, "*")
+	if i := strings.IndexByte(name, '.'); i > 0 {
+		name = name[:i]
+	}
+	return name
+}
+
+// reloadSettings reads the config file again; an error (the file's, with
+// its line) leaves the previous settings serving.
+func (d *Daemon) reloadSettings() error {
 	live := d.cfg.Settings
 	if live == nil {
-		return
+		return nil
 	}
 	next, changes, err := live.Settings().Reload()
 	if err != nil {
 		d.log.Error("config reload failed; the previous settings keep serving", zap.Error(err))
-		return
+		return err
 	}
 	live.Store(next)
 	for _, c := range changes {
@@ -595,6 +636,7 @@ func (d *Daemon) reloadSettings() {
 	}
 	path, read := next.File()
 	d.log.Info("config reloaded", zap.String("file", path), zap.Bool("file_read", read), zap.Int("changed", len(changes)))
+	return nil
 }
 
 // Settings is the settings being served, or nil when the daemon was built

@@ -98,14 +98,14 @@ func (d *Daemon) hostedSpec(rr hello.Run) (hosted.Spec, error) {
 		for k, v := range rr.Env {
 			merged[k] = v
 		}
-		return hosted.Spec{Name: rr.Name, Command: resolveCommand(sv.Command), Args: sv.Args, Env: envList(merged), Dir: sv.Cwd,
+		return hosted.Spec{Name: rr.Name, Entry: rr.Entry, Command: resolveCommand(sv.Command), Args: sv.Args, Env: envList(merged), Dir: sv.Cwd,
 			Sharing: sharing, IdleTimeout: sv.IdleTimeout, InitTimeout: sv.InitTimeout, AnswerTimeout: sv.AnswerTimeout, Restart: sv.Restart,
 			Prestart: sv.Prestart, NoCatalog: sv.NoCatalog}, nil
 	}
 	if strings.TrimSpace(rr.Command) == "" {
 		return hosted.Spec{}, errors.New("no command to run: use hearth run COMMAND ARGS... or hearth run NAME")
 	}
-	return hosted.Spec{Command: resolveCommand(rr.Command), Args: rr.Args, Env: env, Sharing: share}, nil
+	return hosted.Spec{Entry: rr.Entry, Command: resolveCommand(rr.Command), Args: rr.Args, Env: env, Sharing: share}, nil
 }
 
 // resolveCommand makes a bare command name absolute when the daemon finds

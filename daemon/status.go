@@ -132,10 +132,10 @@ func (d *Daemon) statusTool() tool.Tool {
 			"the data directory it owns, its socket and store, where the data directory, config file and socket are and why (places), the clients attached (name, version, directory, since when, shim version, and transport: direct when the shim handed its client's stdio to the daemon, relay when it copies frames, socket, stdio or http), the Streamable HTTP endpoint (url, auth, token file), " +
 			"and its settings: the config file, and per setting its value (secrets redacted), where it came from (env, file or default) " +
 			"and any change waiting for a restart; problems lists what a family serves without (a schema file or an examples root that did not load); " +
-			"hosted lists the hosted MCP servers (hearth run): name (the config name, or the package, image or script an inline command runs), command line (secrets redacted), sharing, scope, key hash, state, pid, protocol version, clients, resident memory, uptime, restarts, last error and log file, and what its catalog holds (counts of tools, prompts, resources and templates, age, last run); a catalogued server that is not running is listed with state stopped; " +
+			"hosted lists the hosted MCP servers (hearth run): name (the config name, the name its client's entry gives it, or the package, image or script an inline command runs), the entries' names, command line (secrets redacted), sharing, scope, key hash, the shape of the clients it serves (the protocol version and capabilities they declare), what tells it apart from other instances of its name (never a variable's value), state, pid, protocol version, clients, resident memory, uptime, restarts, last error and log file, and what its catalog holds (counts of tools, prompts, resources and templates, age, last run); a catalogued server that is not running is listed with state stopped; a reload whose config file could not be used is listed in problems, with the file's line, until a later reload succeeds; " +
 			"savings says what sharing the hosted servers saves now: the processes and memory a direct spawn per window would take (each instance's clients times its measured process tree) beside what hearth runs for them (each tree once, its keeper, the shims), the difference, one line saying so, and the sample that saved the most since the daemon started.",
 		InputSchema:   json.RawMessage(`{"type":"object","additionalProperties":false,"properties":{}}`),
-		SchemaVersion: 12, // 2: the result gained "children"; 3: "settings", "home", "socket", "store", "clients"; 4: connections gained "max", "held_bytes", "max_held_bytes", "overloaded"; 5: "problems", and each client's "transport"; 6: "places"; 7: "hosted", and each client's "hosted"; 8: "http"; 9: outputSchema; 10: each hosted instance's "name" is always there (its config name, or what it runs); 11: each hosted entry's "catalog" (decision 0045), and catalogued servers that no instance serves, state "stopped"; 12: "savings", each client's "hosted_key" and "shim_pid", and a hosted instance's rssBytes its whole tree (decision 0063)
+		SchemaVersion: 13, // 2: the result gained "children"; 3: "settings", "home", "socket", "store", "clients"; 4: connections gained "max", "held_bytes", "max_held_bytes", "overloaded"; 5: "problems", and each client's "transport"; 6: "places"; 7: "hosted", and each client's "hosted"; 8: "http"; 9: outputSchema; 10: each hosted instance's "name" is always there (its config name, or what it runs); 11: each hosted entry's "catalog" (decision 0045), and catalogued servers that no instance serves, state "stopped"; 12: "savings", each client's "hosted_key" and "shim_pid", and a hosted instance's rssBytes its whole tree (decision 0063); 13: each hosted entry's "entries", "shape" and "differs" (decision 0056)
 		Annotations:   tool.Annotations{ReadOnly: true, Idempotent: true},
 		Timeout:       5 * time.Second,
 	}, func(ctx context.Context, call *tool.Call, _ struct{}) (statusResult, error) {
@@ -195,6 +195,9 @@ func (d *Daemon) store() string {
 // problems gathers what the families report they serve without.
 func (d *Daemon) problems() []string {
 	out := []string{}
+	if p := d.reloadProblem(); p != "" {
+		out = append(out, p)
+	}
 	if err := d.reg.Compile(); err != nil {
 		out = append(out, "tools whose schema does not compile (their calls fail): "+err.Error())
 	}

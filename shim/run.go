@@ -15,27 +15,37 @@ import (
 const RunEnvVar = "HEARTH_RUN_ENV"
 
 // ParseRun reads the arguments after `hearth run`: `[--share MODE] [--env
-// NAMES]...` then `-- COMMAND ARGS...`, `NAME`, or `COMMAND ARGS...` (a
-// name and a command at once: the daemon chooses).
+// NAMES]... [--name NAME]` then `-- COMMAND ARGS...`, `NAME`, or `COMMAND
+// ARGS...` (a name and a command at once: the daemon chooses).
 // environ is the shim's environment, parent its parent's (the client's)
 // when known.
+//
+// `--env` takes its names as its next argument or after `=`; an `--env`
+// followed by another option or by `--` names none (an empty list, as
+// `--env=` does), so `hearth run --env -- npx srv` runs npx with no
+// variable of its entry rather than take `--` for the list.
 func ParseRun(args, environ, parent []string, parentKnown bool) (*hello.Run, error) {
 	var r hello.Run
 	var named []string
 	explicit := false
 	for len(args) > 0 {
 		flag, value, hasValue := strings.Cut(args[0], "=")
-		if flag != "--share" && flag != "--env" {
+		if flag != "--share" && flag != "--env" && flag != "--name" {
 			break
 		}
 		if !hasValue {
-			if len(args) < 2 {
-				if flag == "--share" {
-					return nil, errors.New("hearth run --share: want global, directory or client")
-				}
-				return nil, errors.New("hearth run --env: want NAME[,NAME...]")
+			switch {
+			case len(args) >= 2 && !strings.HasPrefix(args[1], "-"):
+				value, args = args[1], args[1:]
+			case flag == "--env" && len(args) >= 2:
+				// --env then an option or --: no names
+			case flag == "--share":
+				return nil, errors.New("hearth run --share: want global, directory or client")
+			case flag == "--name":
+				return nil, errors.New("hearth run --name: want the name the client's entry gives the server")
+			default:
+				return nil, errors.New("hearth run --env: want NAME[,NAME...] (or --env= for none)")
 			}
-			value, args = args[1], args[1:]
 		}
 		args = args[1:]
 		switch flag {
@@ -49,6 +59,11 @@ func ParseRun(args, environ, parent []string, parentKnown bool) (*hello.Run, err
 		case "--env":
 			explicit = true
 			named = append(named, splitNames(value)...)
+		case "--name":
+			if strings.TrimSpace(value) == "" {
+				return nil, errors.New("hearth run --name: want the name the client's entry gives the server")
+			}
+			r.Entry = value
 		}
 	}
 	switch {
@@ -68,7 +83,7 @@ func ParseRun(args, environ, parent []string, parentKnown bool) (*hello.Run, err
 		r.Name = args[0]
 		r.Command, r.Args = resolveCommand(args[0]), args[1:]
 	default:
-		return nil, errors.New("hearth run takes [--share MODE] [--env NAMES] then NAME (a [servers.NAME] table of the config file), COMMAND ARGS..., or -- COMMAND ARGS...; got " + strings.Join(args, " "))
+		return nil, errors.New("hearth run takes [--share MODE] [--env NAMES] [--name NAME] then NAME (a [servers.NAME] table of the config file), COMMAND ARGS..., or -- COMMAND ARGS...; got " + strings.Join(args, " "))
 	}
 	if v, ok := envMap(environ)[RunEnvVar]; ok {
 		explicit = true
@@ -117,11 +132,14 @@ func splitNames(list string) []string {
 //     the parent has not, or has with another value, was set for this server.
 //   - else: none.
 //
-// A variable a known client adds to every server (ClientAdded) is never the
-// entry's unless named: it goes to client, with every other such variable
-// the shim has. hearth's own settings and a shell's bookkeeping are neither.
+// A variable a known client adds to every server (ClientVarsOf: its
+// namespaces when the environment holds its marks, and the names observed)
+// is never the entry's unless named: it goes to client, with every other
+// such variable the shim has. hearth's own settings and a shell's
+// bookkeeping are neither.
 func EntryEnv(environ, parent []string, parentKnown, explicit bool, named []string) (entry, client map[string]string) {
 	own, theirs := envMap(environ), envMap(parent)
+	clients := ClientVarsOf(environ)
 	entry, client = map[string]string{}, map[string]string{}
 	for _, n := range named {
 		if v, ok := own[n]; ok && !skipEnv(n) {
@@ -132,7 +150,7 @@ func EntryEnv(environ, parent []string, parentKnown, explicit bool, named []stri
 		if skipEnv(k) {
 			continue
 		}
-		if ClientAdded(k) {
+		if clients.Added(k) {
 			if _, ok := entry[k]; !ok {
 				client[k] = v
 			}

@@ -68,6 +68,10 @@ func TestParseRunEnv(t *testing.T) {
 		{[]string{"--env=B,C", "--share", "global", "--", "/opt/srv"}, "B=2 C=3 D=4"},
 		{[]string{"--share=client", "--env", "C", "--env", "B", "name"}, "B=2 C=3 D=4"},
 		{[]string{"--env=", "--", "/opt/srv"}, "D=4"},
+		// --env before -- or another option names none: -- is no list.
+		{[]string{"--env", "--", "/opt/srv"}, "D=4"},
+		{[]string{"--env", "--share", "client", "--", "/opt/srv"}, "D=4"},
+		{[]string{"--env", "--name", "x", "--", "/opt/srv"}, "D=4"},
 	} {
 		r, err := ParseRun(tc.args, environ, parent, true)
 		if err != nil {
@@ -89,6 +93,65 @@ func TestParseRunEnv(t *testing.T) {
 	}
 	if _, err := ParseRun([]string{"--env"}, nil, nil, false); err == nil || !strings.Contains(err.Error(), "want NAME") {
 		t.Fatalf("--env without names: %v", err)
+	}
+	r, err = ParseRun([]string{"--env", "--", "npx", "--env", "x"}, environ, parent, true)
+	if err != nil || !strings.HasSuffix(r.Command, "npx") || strings.Join(r.Args, " ") != "--env x" {
+		t.Fatalf("--env -- npx: %+v %v", r, err)
+	}
+}
+
+// --name carries the client's own name for the entry; it takes a value.
+func TestParseRunName(t *testing.T) {
+	for _, tc := range []struct {
+		args  []string
+		entry string // "" with err: an error's words
+		err   string
+	}{
+		{[]string{"--name", "memory", "--", "/opt/srv"}, "memory", ""},
+		{[]string{"--env=A", "--name=my server", "--share", "global", "--", "/opt/srv"}, "my server", ""},
+		{[]string{"--name"}, "", "want the name"},
+		{[]string{"--name", "--", "/opt/srv"}, "", "want the name"},
+		{[]string{"--name=", "--", "/opt/srv"}, "", "want the name"},
+		{[]string{"--", "/opt/srv", "--name", "x"}, "", ""}, // the server's own argument
+	} {
+		r, err := ParseRun(tc.args, nil, nil, false)
+		switch {
+		case tc.err != "":
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%v: %+v %v, want an error saying %q", tc.args, r, err, tc.err)
+			}
+		case err != nil || r.Entry != tc.entry:
+			t.Errorf("%v: entry %q %v, want %q", tc.args, r.Entry, err, tc.entry)
+		}
+	}
+}
+
+// A known client's namespaces are its own only where its marks say it
+// started the shim; the names observed are the client's whoever started
+// it; a named variable is always the entry's.
+func TestClientVariablesByMarks(t *testing.T) {
+	parent := []string{"PATH=/usr/bin"}
+	for _, tc := range []struct {
+		name    string
+		environ []string
+		named   []string
+		entry   string // sorted NAME=VALUE, space-separated
+	}{
+		{"a Claude Code variable nobody has seen yet", []string{"CLAUDECODE=1", "CLAUDE_CODE_SESSION_ID=s", "CLAUDE_CODE_NEXT_THING=n", "CLAUDE_LATER=l", "TOKEN=t"}, nil, "TOKEN=t"},
+		{"the same under another client: the entry's", []string{"CLAUDE_CODE_NEXT_THING=n", "CLAUDE_API_KEY=k", "TOKEN=t"}, nil, "CLAUDE_API_KEY=k CLAUDE_CODE_NEXT_THING=n TOKEN=t"},
+		{"observed names without marks", []string{"CLAUDE_CODE_CHILD_NOTES_DIR=/tmp/n", "AI_AGENT=x", "TOKEN=t"}, nil, "TOKEN=t"},
+		{"Electron's namespace under its marks", []string{"ELECTRON_RUN_AS_NODE=1", "ELECTRON_EXTRA=e", "VSCODE_NLS_CONFIG={}", "TOKEN=t"}, nil, "TOKEN=t"},
+		{"named is the entry's, marks or not", []string{"CLAUDECODE=1", "CLAUDE_API_KEY=k"}, []string{"CLAUDE_API_KEY"}, "CLAUDE_API_KEY=k"},
+	} {
+		entry, _ := EntryEnv(tc.environ, parent, true, tc.named != nil, tc.named)
+		var got []string
+		for k, v := range entry {
+			got = append(got, k+"="+v)
+		}
+		slices.Sort(got)
+		if strings.Join(got, " ") != tc.entry {
+			t.Errorf("%s: entry %v, want %s", tc.name, got, tc.entry)
+		}
 	}
 }
 

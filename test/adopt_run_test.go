@@ -168,10 +168,11 @@ func TestAdoptedEntriesAnswerThroughHearth(t *testing.T) {
 	}
 	for _, e := range entries {
 		entry := readEntry(t, filepath.Join(home, e.file), e.key, e.name)
-		// Each entry sets MEMORY_FILE_PATH: the shim is told its name.
-		want := []string{"run", "--env", "MEMORY_FILE_PATH", "--", "node"}
+		// Each entry sets MEMORY_FILE_PATH: the shim is told its name, and
+		// the entry's own name.
+		want := []string{"run", "--name", e.name, "--env", "MEMORY_FILE_PATH", "--", "node"}
 		if e.name == "graph" {
-			want = []string{"run", "--share", "client", "--env", "MEMORY_FILE_PATH", "--", "node"}
+			want = []string{"run", "--share", "client", "--name", e.name, "--env", "MEMORY_FILE_PATH", "--", "node"}
 		}
 		if entry.Command != "hearth" || !slices.Equal(entry.Args[:len(want)], want) {
 			t.Fatalf("%s %s was not moved: %+v", e.file, e.name, entry)

@@ -231,12 +231,12 @@ func TestAdoptDryRunWriteTwiceUndo(t *testing.T) {
 	for _, want := range []string{
 		"--- ~/.claude.json\n",
 		`+        "run",` + "\n",
-		`+      "args": ["run", "--", "npx", "-y", "@modelcontextprotocol/server-filesystem", "/home/me/Documents"]`,
-		`+{"mcpServers":{"everything":{"command":"hearth","args":["run","--","npx","-y","@modelcontextprotocol/server-everything"]}}}`,
-		`+			"args": ["run", "--share", "client", "--", "npx", "@playwright/mcp@latest"]`,
-		`+			"args": ["run", "--env", "MEMORY_FILE_PATH,GITHUB_TOKEN", "--", "npx", "-y", "@modelcontextprotocol/server-memory"],`,
-		`+		"lint": {"type": "stdio", "command": "hearth", "args": ["run", "--", "${workspaceFolder}/bin/lint-mcp", "--stdio"]}`,
-		`+      "args": ["run", "--", "node", "tools/docs-server.js"],`,
+		`+      "args": ["run", "--name", "filesystem", "--env=", "--", "npx", "-y", "@modelcontextprotocol/server-filesystem", "/home/me/Documents"]`,
+		`+{"mcpServers":{"everything":{"command":"hearth","args":["run","--name","everything","--env=","--","npx","-y","@modelcontextprotocol/server-everything"]}}}`,
+		`+			"args": ["run", "--share", "client", "--name", "playwright", "--env=", "--", "npx", "@playwright/mcp@latest"]`,
+		`+			"args": ["run", "--name", "memory", "--env", "MEMORY_FILE_PATH,GITHUB_TOKEN", "--", "npx", "-y", "@modelcontextprotocol/server-memory"],`,
+		`+		"lint": {"type": "stdio", "command": "hearth", "args": ["run", "--name", "lint", "--env=", "--", "${workspaceFolder}/bin/lint-mcp", "--stdio"]}`,
+		`+      "args": ["run", "--name", "docs", "--env=", "--", "node", "tools/docs-server.js"],`,
 		"Claude Code     ~/.claude.json                                                   memory",
 		"app-db", "[project /home/me/app]",
 		"hearth's own server", "left alone: http server", "left alone: sse server",
@@ -283,7 +283,7 @@ func TestAdoptDryRunWriteTwiceUndo(t *testing.T) {
 		}
 	}
 	if !strings.Contains(written[".claude.json"], `"numStartups": 41,
-  "theme": "dark",`) || !strings.Contains(written[".claude.json"], `"app-db": {"type": "stdio", "command": "hearth", "args": ["run", "--", "uvx", "mcp-server-sqlite", "--db-path", "app.db"], "env": {}, "cwd": "/home/me/app"}`) {
+  "theme": "dark",`) || !strings.Contains(written[".claude.json"], `"app-db": {"type": "stdio", "command": "hearth", "args": ["run", "--name", "app-db", "--env=", "--", "uvx", "mcp-server-sqlite", "--db-path", "app.db"], "env": {}, "cwd": "/home/me/app"}`) {
 		t.Errorf(".claude.json:\n%s", written[".claude.json"])
 	}
 

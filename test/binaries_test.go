@@ -43,6 +43,7 @@ func TestMain(m *testing.M) {
 		bin.hearth:                         "github.com/hearth-mcp/hearth/shim/hearth",
 		filepath.Join(dir, "rawping"):      "github.com/hearth-mcp/hearth/test/internal/rawping",
 		filepath.Join(dir, "hostedserver"): "github.com/hearth-mcp/hearth/test/internal/hostedserver",
+		filepath.Join(dir, "recordserver"): "github.com/hearth-mcp/hearth/test/internal/recordserver",
 		filepath.Join(dir, "leaver"):       "github.com/hearth-mcp/hearth/test/internal/leaver",
 	} {
 		if o, err := exec.Command("go", "build", "-tags", "hearth_resultcheck", "-o", out, pkg).CombinedOutput(); err != nil {

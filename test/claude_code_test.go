@@ -15,15 +15,12 @@ import (
 	"time"
 )
 
-// needClaude is the Claude Code CLI installed in test/ts (npm ci there),
-// checked to run: its postinstall puts the native binary in place of a stub.
+// needClaude is the Claude Code CLI test/ts pins (npm ci there), checked
+// to run: its postinstall puts the native binary in place of a stub.
+// (node_modules/.bin/claude may be either CLI test/ts installs.)
 func needClaude(t *testing.T) string {
 	t.Helper()
-	p, _ := filepath.Abs(filepath.Join("ts", "node_modules", ".bin", "claude"))
-	out, err := exec.Command(p, "--version").Output()
-	needOrSkip(t, err == nil && strings.Contains(string(out), "Claude Code"),
-		"a working test/ts/node_modules/.bin/claude (@anthropic-ai/claude-code, npm ci in test/ts)")
-	return p
+	return claudeCLIs(t)[0].path
 }
 
 // claudeEnv is the environment of a Claude Code user whose HOME is home:
@@ -75,9 +72,8 @@ type claudeHome struct {
 	scripts                        map[string]string // entry name: the server's script
 }
 
-func adoptClaudeHome(t *testing.T) claudeHome {
+func adoptClaudeHome(t *testing.T, claude string) claudeHome {
 	t.Helper()
-	claude := needClaude(t)
 	everything := npmServer(t, "server-everything")
 	memory := npmServer(t, "server-memory")
 	filesystem := npmServer(t, "server-filesystem")
@@ -129,13 +125,21 @@ func adoptClaudeHome(t *testing.T) claudeHome {
 // servers (server-everything; server-memory with its MEMORY_FILE_PATH in
 // the entry's env; server-filesystem on a directory), moved behind hearth
 // by `hearthd adopt --write`, then `claude mcp list` three at once and
-// three more one after another, from one project directory. Claude Code
-// starts each server of each run with variables of its own session
-// (CLAUDE_CODE_SESSION_ID, ...): every server answers in every run, and
+// three more one after another, from one project directory, with the CLI
+// test/ts pins and with the newest. Claude Code starts each server of each
+// run with variables of its own session (CLAUDE_CODE_SESSION_ID, and
+// CLAUDE_CODE_CHILD_NOTES_DIR and more in 2.1.332), and the newest probes
+// with server/discover first: every server answers in every run, and
 // hearth hosts exactly one instance per entry, not one per session
-// (decisions 0036 and 0042).
+// (decisions 0042, 0056 and 0057), named by the entry's name.
 func TestClaudeCodeSharesAdoptedServers(t *testing.T) {
-	a := adoptClaudeHome(t)
+	for _, cli := range claudeCLIs(t) {
+		t.Run(cli.version, func(t *testing.T) { claudeCodeSharesAdoptedServers(t, cli.path) })
+	}
+}
+
+func claudeCodeSharesAdoptedServers(t *testing.T, claudePath string) {
+	a := adoptClaudeHome(t, claudePath)
 	claude, project, servers, env := a.claude, a.project, a.scripts, a.env
 	check := func(run string, got map[string]string, raw string) {
 		t.Helper()
@@ -172,15 +176,22 @@ func TestClaudeCodeSharesAdoptedServers(t *testing.T) {
 	status, code := runHearthdCmd(t, env, "status", "--json")
 	var st struct {
 		Hosted []struct {
-			Server, Key, State string
-			EnvNames           []string
+			Server, Name, Key, State string
+			EnvNames                 []string
 		}
 	}
 	if err := json.Unmarshal([]byte(status), &st); code != 0 || err != nil {
 		t.Fatalf("hearthd status --json exit %d: %v\n%s", code, err, status)
 	}
+	names := map[string]bool{}
 	for _, h := range st.Hosted {
-		t.Logf("hosted: %s (%s, env %v)", h.Server, h.State, h.EnvNames)
+		t.Logf("hosted: %s %s (%s, env %v)", h.Name, h.Server, h.State, h.EnvNames)
+		names[h.Name] = true
+	}
+	for name := range servers {
+		if !names[name] {
+			t.Errorf("no instance is named %s, the entry's name", name)
+		}
 	}
 	if len(st.Hosted) != len(servers) {
 		t.Errorf("%d hosted instances, want one per entry (%d):", len(st.Hosted), len(servers))
@@ -196,7 +207,8 @@ func TestClaudeCodeSharesAdoptedServers(t *testing.T) {
 // connected, answered from the catalog, and no server process is started
 // for it, neither while it runs nor after (decision 0045).
 func TestClaudeCodeListsCataloguedServersWithoutStarting(t *testing.T) {
-	a := adoptClaudeHome(t)
+	clis := claudeCLIs(t)
+	a := adoptClaudeHome(t, clis[len(clis)-1].path) // the newest: it probes first
 	check := func(run string, got map[string]string, raw string) {
 		t.Helper()
 		for name := range a.scripts {
@@ -270,9 +282,15 @@ func TestClaudeCodeAddsHearthOverStdioAndHTTP(t *testing.T) {
 		}
 	}
 	env := claudeEnv(home, runtime)
+	// As for a user who installed it: `claude` on the PATH (the package's
+	// binary is bin/claude.exe).
+	onPath := shortTempDir(t)
+	if err := os.Symlink(claude, filepath.Join(onPath, "claude")); err != nil {
+		t.Fatal(err)
+	}
 	for i, kv := range env {
 		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
-			env[i] = "PATH=" + filepath.Dir(claude) + ":" + v // as for a user who installed it
+			env[i] = "PATH=" + onPath + ":" + v
 		}
 	}
 	env = append(env, "HEARTH_HOME="+data)

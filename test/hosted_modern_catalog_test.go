@@ -16,10 +16,11 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// sharedCapsOptions are go-sdk client options declaring exactly the
-// capabilities hearth fetches a shared upstream's lists with (decision
-// 0034): a modern upstream's catalogued lists are answered only to a
-// client declaring those (decision 0038). changed, when set, hears
+// sharedCapsOptions are go-sdk client options declaring roots, sampling
+// and elicitation, the same for every client of a test: a modern
+// upstream's lists are fetched with its first client's capabilities, and
+// its catalogued lists are answered only to a client declaring those
+// (decisions 0051 and 0056). changed, when set, hears
 // tools/list_changed.
 func sharedCapsOptions(changed chan<- string, name string) *mcp.ClientOptions {
 	opts := &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{

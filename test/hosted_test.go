@@ -117,11 +117,13 @@ func callText(t *testing.T, cs *mcp.ClientSession, tool string, args map[string]
 	return b.String(), res.IsError
 }
 
-// Three clients of one inline entry share one upstream: each gets its own
-// answers under the same ids (every go-sdk client numbers from 1); a client
-// that probes with server/discover and a 2025-11-25 client are served by
-// the same instance; sampling during the only client's call reaches it, and
-// with another client's call in flight it is refused and nobody sees it.
+// Three clients of one inline entry and one shape share one upstream: each
+// gets its own answers under the same ids (every go-sdk client numbers from
+// 1); a client that probes with server/discover and a 2025-11-25 client are
+// served by the same instance; sampling during the only client's call
+// reaches it, and with another client's call in flight it is refused and
+// nobody sees it. A client that declares no sampling has an upstream of its
+// own, initialized as it declares (docs/decisions/0056-client-shape.md).
 func TestHostedGoSDKClientsShareOneUpstream(t *testing.T) {
 	env, _, _ := shimEnv(t)
 	server := filepath.Join(bin.dir, "hostedserver")
@@ -134,7 +136,7 @@ func TestHostedGoSDKClientsShareOneUpstream(t *testing.T) {
 	}
 	a := hostedClient(t, env, sampler("a"), "")           // probes with server/discover, falls back
 	b := hostedClient(t, env, sampler("b"), "2025-11-25") // initialize at once
-	c := hostedClient(t, env, nil, "2025-11-25")
+	c := hostedClient(t, env, sampler("c"), "2025-11-25")
 	pids := map[string]bool{}
 	for name, cs := range map[string]*mcp.ClientSession{"a": a, "b": b, "c": c} {
 		out, _ := callText(t, cs, "echo", map[string]any{"text": name})
@@ -146,6 +148,10 @@ func TestHostedGoSDKClientsShareOneUpstream(t *testing.T) {
 	}
 	if len(pids) != 1 || len(processesOf(server)) != 1 {
 		t.Fatalf("upstreams: %v, processes %v", pids, processesOf(server))
+	}
+	plain := hostedClient(t, env, nil, "2025-11-25")
+	if out, _ := callText(t, plain, "echo", map[string]any{"text": "plain"}); pids[strings.TrimPrefix(out, "plain ")] || len(processesOf(server)) != 2 {
+		t.Fatalf("a client of another shape: %q, processes %v", out, processesOf(server))
 	}
 	if out, isErr := callText(t, a, "sample", map[string]any{"text": "q"}); isErr || out != "sampled: from a" {
 		t.Fatalf("sampling with one client in flight: %q", out)

@@ -65,18 +65,25 @@ commands:
             the memory graph, all or nothing; through the daemon when one serves
   memory export [--workspace NAME] [-o FILE]
             write the memory graph in that format (to stdout without -o)
-  status [--json]
+  status [--json] [NAME]
             show the daemon serving this user's data directory, its clients
             and per-tool counts (exit 0 serving, 1 none serves), and how many
             servers of each MCP client config go through hearth; and the hosted
-            servers (hearth run): sharing, key, state, pid, clients, memory
+            servers (hearth run): sharing, key, state, pid, clients, memory;
+            with NAME, only that hosted server's instances
+  reload    the serving daemon reads its config file again (as SIGHUP does);
+            exit 1 with the reason, the file's line, when it did not apply
   stop      stop the daemon serving this user's data directory, as SIGTERM does
             (in-flight calls drain), and wait for it to exit
   restart   start a new daemon (this hearthd, e.g. one just installed) in place
             of the serving one, which hands it its running hosted servers
-  servers restart|stop NAME
-            restart a hosted server (clearing a failure) or stop it for good;
-            NAME is its [servers.NAME], its command's base name, or its key
+  servers [list] [--json]
+            list every hosted server: state, clients, instances and what
+            tells each instance apart (directory, variable names, client shape)
+  servers restart|stop|forget NAME
+            restart a hosted server (clearing a failure), stop it for good, or
+            drop its catalog entry; NAME is the name your client's entry gives
+            it, its [servers.NAME], what it runs, or a key prefix
   ui [--print]
             open the daemon's status page in your browser (a one-time link, through
             the open_url setting's command: HEARTH_OPEN_URL, else the system's
@@ -150,6 +157,8 @@ func run(args []string) int {
 		return memoryCmd(args[1:], os.Stdout, os.Stderr)
 	case "servers":
 		return serversCmd(args[1:], os.Stdout, os.Stderr, os.Getenv)
+	case "reload":
+		return reloadCmd(args[1:], os.Stdout, os.Stderr, os.Getenv)
 	case "ui":
 		return uiCmd(args[1:], os.Stdout, os.Stderr, os.Getenv)
 	case "sweep":
@@ -306,7 +315,7 @@ func serve(mode daemon.Mode) int {
 	signal.Notify(hup, syscall.SIGHUP)
 	go func() {
 		for range hup {
-			d.Reload()
+			_ = d.Reload() // logged, and a problem in daemon_status until a reload succeeds
 		}
 	}()
 	if err := d.Run(ctx); err != nil {

@@ -36,16 +36,25 @@ const (
 // statusCmd prints the daemon that serves this user's data directory, its
 // clients and its per-tool counts: what a person sharing one daemon between
 // several editors needs to see. --json prints daemon_status's object.
+//
+// `hearthd status NAME` shows only the hosted server NAME names (its name,
+// a name its clients' entries give it, its label or a key prefix): its
+// instances, what tells them apart, their catalog and last errors.
 func statusCmd(args []string, stdout, stderr io.Writer, getenv func(string) string) int {
-	asJSON := false
+	asJSON, name := false, ""
 	for _, a := range args {
-		switch a {
-		case "--json":
+		switch {
+		case a == "--json":
 			asJSON = true
+		case name == "" && !strings.HasPrefix(a, "-"):
+			name = a
 		default:
-			fmt.Fprintf(stderr, "hearthd status: unexpected argument %q (usage: hearthd status [--json])\n", a)
+			fmt.Fprintf(stderr, "hearthd status: unexpected argument %q (usage: hearthd status [--json] [NAME])\n", a)
 			return statusUsage
 		}
+	}
+	if name != "" {
+		return statusOfServer(name, asJSON, stdout, stderr, getenv)
 	}
 	home, err := endpoint.Home(getenv)
 	if err != nil {
@@ -86,6 +95,38 @@ func statusCmd(args []string, stdout, stderr io.Writer, getenv func(string) stri
 	st.print(stdout, socket)
 	fmt.Fprintln(stdout)
 	printClientConfigs(stdout, getenv, asJSON)
+	return statusServing
+}
+
+// statusOfServer is `hearthd status NAME`: the hosted server's instances.
+func statusOfServer(name string, asJSON bool, stdout, stderr io.Writer, getenv func(string) string) int {
+	list, ok := hostedOf(stderr, getenv, "hearthd status")
+	if !ok {
+		return statusNone
+	}
+	var found []hosted.Status
+	names := map[string]bool{}
+	for _, h := range list {
+		names[h.Name] = true
+		if namesHosted(h, name) {
+			found = append(found, h)
+		}
+	}
+	if len(found) == 0 {
+		known := make([]string, 0, len(names))
+		for n := range names {
+			known = append(known, n)
+		}
+		sort.Strings(known)
+		fmt.Fprintf(stderr, "hearthd status: no hosted server is named %q, and no key starts with it (hosted servers: %s)\n", name, dash(strings.Join(known, ", ")))
+		return statusNone
+	}
+	if asJSON {
+		b, _ := json.MarshalIndent(found, "", "  ")
+		stdout.Write(append(b, '\n'))
+		return statusServing
+	}
+	printHosted(stdout, found)
 	return statusServing
 }
 
@@ -350,10 +391,7 @@ func printHosted(out io.Writer, list []hosted.Status) {
 	}
 	w.Flush()
 	for _, h := range list {
-		fmt.Fprintf(out, "  %s: %s", h.Key, h.Server)
-		if h.Scope != "" {
-			fmt.Fprintf(out, ", for %s", h.Scope)
-		}
+		fmt.Fprintf(out, "  %s: %s", h.Key, instanceWords(h))
 		if h.Log != "" {
 			fmt.Fprintf(out, "; log %s", h.Log)
 		}

@@ -105,12 +105,14 @@ func TestVSCodePlanKeepsCommentsAndInputs(t *testing.T) {
 				"-y",`, `"command": "hearth",
 			"args": [
 				"run",
+				"--name",
+				"memory",
 				"--env",
 				"MEMORY_FILE_PATH,TOKEN",
 				"--",
 				"npx",
 				"-y",`,
-		`"shell": {"command": "${env:HOME}/bin/tool"}`, `"shell": {"command": "hearth", "args": ["run", "--", "${env:HOME}/bin/tool"]}`,
+		`"shell": {"command": "${env:HOME}/bin/tool"}`, `"shell": {"command": "hearth", "args": ["run", "--name", "shell", "--env=", "--", "${env:HOME}/bin/tool"]}`,
 	).Replace(vscodeUser)
 	if string(p.New) != wantText {
 		t.Fatalf("new text:\n%s\nwant:\n%s", p.New, wantText)
@@ -118,7 +120,7 @@ func TestVSCodePlanKeepsCommentsAndInputs(t *testing.T) {
 	// The result is still JSONC the client reads, with the same servers.
 	again := load(t, Location{Client: VSCode, Path: write(t, p.New), Key: "servers", Syntax: jsonc.JSONC})
 	for _, s := range again.Servers {
-		if s.Name == "memory" && !slices.Equal(s.Args, []string{"run", "--env", "MEMORY_FILE_PATH,TOKEN", "--", "npx", "-y", "@modelcontextprotocol/server-memory"}) {
+		if s.Name == "memory" && !slices.Equal(s.Args, []string{"run", "--name", "memory", "--env", "MEMORY_FILE_PATH,TOKEN", "--", "npx", "-y", "@modelcontextprotocol/server-memory"}) {
 			t.Fatalf("memory args %q", s.Args)
 		}
 		if s.Name != "remote" && s.Kind != Hosted {
@@ -164,8 +166,8 @@ func TestClaudeCodeUserAndProjects(t *testing.T) {
 	}
 	for _, s := range []string{
 		`"command": "hearth",
-      "args": ["run", "--", "npx", "-y", "@modelcontextprotocol/server-filesystem", "/tmp"],`,
-		`"db": {"command": "hearth", "args": ["run", "--share", "client", "--env", "DB", "--", "uvx"], "cwd": "/home/u/app", "env": {"DB": "x"}}`,
+      "args": ["run", "--name", "fs", "--env=", "--", "npx", "-y", "@modelcontextprotocol/server-filesystem", "/tmp"],`,
+		`"db": {"command": "hearth", "args": ["run", "--share", "client", "--name", "db", "--env", "DB", "--", "uvx"], "cwd": "/home/u/app", "env": {"DB": "x"}}`,
 		`"numStartups": 12,`,
 	} {
 		if !strings.Contains(string(p.New), s) {
@@ -197,14 +199,14 @@ func TestSelectionAndBadShare(t *testing.T) {
 // client reads as `run -- COMMAND ARGS...`, and nothing else changes.
 func TestEntryShapes(t *testing.T) {
 	for _, tc := range []struct{ name, entry, want string }{
-		{"no args, one line", `{"command": "x"}`, `{"command": "hearth", "args": ["run", "--", "x"]}`},
-		{"no args, env after", "{\n  \"command\": \"x\",\n  \"env\": {}\n}", "{\n  \"command\": \"hearth\",\n  \"args\": [\"run\", \"--\", \"x\"],\n  \"env\": {}\n}"},
-		{"no args, command last", "{\n  \"env\": {},\n  \"command\": \"x\"\n}", "{\n  \"env\": {},\n  \"command\": \"hearth\",\n  \"args\": [\"run\", \"--\", \"x\"]\n}"},
-		{"null args", `{"command": "x", "args": null}`, `{"command": "hearth", "args": ["run", "--", "x"]}`},
-		{"empty args", `{"args": [ ], "command": "x"}`, `{"args": ["run", "--", "x" ], "command": "hearth"}`},
-		{"one arg", `{"command": "x", "args": ["a"]}`, `{"command": "hearth", "args": ["run", "--", "x", "a"]}`},
-		{"tight args", `{"command":"x","args":["a","b"]}`, `{"command":"hearth","args":["run","--","x","a","b"]}`},
-		{"escapes kept", `{"command": "C:\\tools\\x.exe", "args": ["\u0041"]}`, `{"command": "hearth", "args": ["run", "--", "C:\\tools\\x.exe", "\u0041"]}`},
+		{"no args, one line", `{"command": "x"}`, `{"command": "hearth", "args": ["run", "--name", "s", "--env=", "--", "x"]}`},
+		{"no args, env after", "{\n  \"command\": \"x\",\n  \"env\": {}\n}", "{\n  \"command\": \"hearth\",\n  \"args\": [\"run\", \"--name\", \"s\", \"--env=\", \"--\", \"x\"],\n  \"env\": {}\n}"},
+		{"no args, command last", "{\n  \"env\": {},\n  \"command\": \"x\"\n}", "{\n  \"env\": {},\n  \"command\": \"hearth\",\n  \"args\": [\"run\", \"--name\", \"s\", \"--env=\", \"--\", \"x\"]\n}"},
+		{"null args", `{"command": "x", "args": null}`, `{"command": "hearth", "args": ["run", "--name", "s", "--env=", "--", "x"]}`},
+		{"empty args", `{"args": [ ], "command": "x"}`, `{"args": ["run", "--name", "s", "--env=", "--", "x" ], "command": "hearth"}`},
+		{"one arg", `{"command": "x", "args": ["a"]}`, `{"command": "hearth", "args": ["run", "--name", "s", "--env=", "--", "x", "a"]}`},
+		{"tight args", `{"command":"x","args":["a","b"]}`, `{"command":"hearth","args":["run","--name","s","--env=","--","x","a","b"]}`},
+		{"escapes kept", `{"command": "C:\\tools\\x.exe", "args": ["\u0041"]}`, `{"command": "hearth", "args": ["run", "--name", "s", "--env=", "--", "C:\\tools\\x.exe", "\u0041"]}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			src := `{"mcpServers": {"s": ` + tc.entry + `}}`
@@ -217,7 +219,7 @@ func TestEntryShapes(t *testing.T) {
 				t.Fatalf("got  %s\nwant %s", p.New, want)
 			}
 			again := load(t, Location{Path: write(t, p.New), Key: "mcpServers"})
-			if again.Err != nil || again.Servers[0].Kind != Hosted || again.Servers[0].Args[2] != f.Servers[0].Command {
+			if again.Err != nil || again.Servers[0].Kind != Hosted || again.Servers[0].Args[5] != f.Servers[0].Command {
 				t.Fatalf("rewritten entry reads as %+v (%v)", again.Servers[0], again.Err)
 			}
 		})

@@ -53,7 +53,7 @@ func FuzzPlan(f *testing.F) {
 				a := after.Servers[i]
 				want := d.Server
 				if d.Action == Move {
-					if a.Kind != Hosted || a.Command != "hearth" || !slices.Equal(a.Args, append([]string{"run", "--", want.Command}, want.Args...)) {
+					if a.Kind != Hosted || a.Command != "hearth" || !slices.Equal(a.Args, append(RunArgs("", want.Name, envArgs(want.entry)), append([]string{want.Command}, want.Args...)...)) {
 						t.Fatalf("moved %s reads as %+v\n%s", d.Name, a, p.New)
 					}
 					continue

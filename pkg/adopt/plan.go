@@ -174,23 +174,40 @@ func (f *File) Plan(opt Options) (*Plan, error) {
 }
 
 // RunArgs are the arguments a moved entry gives the shim before the
-// server's own command: `run`, the sharing mode if one is set, and `--`.
-func RunArgs(share string) []string {
+// server's own command: `run`, the sharing mode if one is set, the
+// entry's name (`--name`, what status and hearthd servers then call it),
+// the names of its variables (`--env`, envArgs) and `--`.
+func RunArgs(share, name string, env []string) []string {
 	args := []string{"run"}
 	if share != "" {
 		args = append(args, "--share", share)
 	}
+	if name != "" {
+		if strings.HasPrefix(name, "-") {
+			args = append(args, "--name="+name)
+		} else {
+			args = append(args, "--name", name)
+		}
+	}
+	if len(env) == 0 {
+		args = append(args, "--env=")
+	} else {
+		args = append(args, "--env", strings.Join(env, ","))
+	}
 	return append(args, "--")
 }
 
-// envArgs are `--env NAMES` for an entry with an `env` object: the shim
-// then passes exactly those variables, so the instance key holds what the
-// entry declares and nothing its client adds per session (decision 0036,
-// revised). A name the list cannot carry (empty, or holding a comma or an
-// equals sign) is left out; the entry then keeps its other names.
+// envArgs are the names of an entry's variables, for `--env`: the shim
+// then passes exactly those, so the instance key holds what the entry
+// declares and nothing its client adds per session, whatever the client
+// and its version (docs/decisions/0057-client-variables.md). An entry
+// without `env` (or with one that is not an object) names none: `--env=`,
+// the empty list, which is as exact. A name the list cannot carry (empty,
+// or holding a comma, an equals sign or white space) is left out; the
+// entry then keeps its other names.
 func envArgs(entry *jsonc.Node) []string {
 	env := entry.Get("env")
-	if env == nil || env.Kind != jsonc.Object || len(env.Members) == 0 {
+	if env == nil || env.Kind != jsonc.Object {
 		return nil
 	}
 	var names []string
@@ -200,22 +217,18 @@ func envArgs(entry *jsonc.Node) []string {
 		}
 		names = append(names, m.Key)
 	}
-	if len(names) == 0 {
-		return nil
-	}
-	return []string{"--env", strings.Join(names, ",")}
+	return names
 }
 
 // moveEdits rewrites one stdio entry in place: its command becomes the
-// shim, and its args gain `run [--share MODE] -- COMMAND` in front. The old
-// command is copied as written (escapes, ${input:...} and all); an entry
-// with `env` also gets `--env NAMES` (envArgs); env, cwd and every other
-// member are not touched.
+// shim, and its args gain `run [--share MODE] --name NAME --env NAMES --
+// COMMAND` in front (RunArgs). The old command is copied as written
+// (escapes, ${input:...} and all); env, cwd and every other member are
+// not touched.
 func (f *File) moveEdits(s *Server, shim, share string) []textedit.Edit {
 	cmd := s.entry.Get("command")
-	prefix := make([]string, 0, 7)
-	run := RunArgs(share)
-	run = slices.Insert(run, len(run)-1, envArgs(s.entry)...) // before "--"
+	run := RunArgs(share, s.Name, envArgs(s.entry))
+	prefix := make([]string, 0, len(run)+1)
 	for _, a := range run {
 		prefix = append(prefix, quote(a))
 	}

@@ -4,20 +4,23 @@ import (
 	"testing"
 )
 
-// An entry with `env` moves behind hearth naming its variables (`--env`), so
+// A moved entry names its variables (`--env`, an empty list included), so
 // the shim passes exactly those and the instance key holds what the entry
-// declares, not what its client adds per session (decision 0036, revised).
+// declares, not what its client adds per session whatever its version
+// (docs/decisions/0057-client-variables.md), and carries its own name
+// (`--name`).
 func TestMovedEntryNamesItsEnv(t *testing.T) {
 	for _, tc := range []struct{ name, entry, want string }{
 		{"env", `{"command": "npx", "args": ["srv"], "env": {"GITHUB_TOKEN": "t", "DEBUG": "1"}}`,
-			`{"command": "hearth", "args": ["run", "--env", "GITHUB_TOKEN,DEBUG", "--", "npx", "srv"], "env": {"GITHUB_TOKEN": "t", "DEBUG": "1"}}`},
+			`{"command": "hearth", "args": ["run", "--name", "s", "--env", "GITHUB_TOKEN,DEBUG", "--", "npx", "srv"], "env": {"GITHUB_TOKEN": "t", "DEBUG": "1"}}`},
 		{"env and a sharing mode, no args", `{"env": {"A": "1"}, "command": "x"}`,
-			`{"env": {"A": "1"}, "command": "hearth", "args": ["run", "--share", "client", "--env", "A", "--", "x"]}`},
-		{"empty env", `{"command": "x", "env": {}}`, `{"command": "hearth", "args": ["run", "--", "x"], "env": {}}`},
-		{"env not an object", `{"command": "x", "env": null}`, `{"command": "hearth", "args": ["run", "--", "x"], "env": null}`},
+			`{"env": {"A": "1"}, "command": "hearth", "args": ["run", "--share", "client", "--name", "s", "--env", "A", "--", "x"]}`},
+		{"empty env: an empty list", `{"command": "x", "env": {}}`, `{"command": "hearth", "args": ["run", "--name", "s", "--env=", "--", "x"], "env": {}}`},
+		{"env not an object", `{"command": "x", "env": null}`, `{"command": "hearth", "args": ["run", "--name", "s", "--env=", "--", "x"], "env": null}`},
+		{"no env: an empty list", `{"command": "x"}`, `{"command": "hearth", "args": ["run", "--name", "s", "--env=", "--", "x"]}`},
 		{"names a list cannot carry are left out, a repeated one once", `{"command": "x", "env": {"A,B": "1", "": "2", "C": "3", "C": "4"}}`,
-			`{"command": "hearth", "args": ["run", "--env", "C", "--", "x"], "env": {"A,B": "1", "": "2", "C": "3", "C": "4"}}`},
-		{"only such names", `{"command": "x", "env": {"A=B": "1"}}`, `{"command": "hearth", "args": ["run", "--", "x"], "env": {"A=B": "1"}}`},
+			`{"command": "hearth", "args": ["run", "--name", "s", "--env", "C", "--", "x"], "env": {"A,B": "1", "": "2", "C": "3", "C": "4"}}`},
+		{"only such names", `{"command": "x", "env": {"A=B": "1"}}`, `{"command": "hearth", "args": ["run", "--name", "s", "--env=", "--", "x"], "env": {"A=B": "1"}}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			src := `{"mcpServers": {"s": ` + tc.entry + `}}`

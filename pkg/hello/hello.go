@@ -37,8 +37,12 @@ type Run struct {
 	// Sharing, when set (--share), overrides the sharing mode: global,
 	// directory or client.
 	Sharing string `json:"sharing,omitempty"`
+	// Entry is the name the client's own entry gives the server (--name,
+	// which hearthd adopt writes): what status shows and what hearthd
+	// servers restart|stop take. It is no part of the instance key.
+	Entry string `json:"entry,omitempty"`
 	// ClientEnv holds the variables the client adds to every server it
-	// starts (ClientAdded): the daemon passes them only under client
+	// starts (the shim's ClientVarsOf): the daemon passes them only under client
 	// sharing, and they are no part of the key (decision 0036).
 	ClientEnv map[string]string `json:"clientEnv,omitempty"`
 }

@@ -41,6 +41,12 @@ func (in *Instance) fromCatalog() {
 				in.t.log.Info("hosted server's catalog entry is not answered from: its lists are older than their ttlMs", zap.String("server", in.spec.Label()), zap.String("key", in.key))
 			default:
 				seeded := in.r.Seed(seedOf(e))
+				if seeded && e.Discover != nil && in.spec.Sharing != PerClient {
+					in.mu.Lock()
+					in.modern = true
+					in.mu.Unlock()
+					in.t.speaksModern(in)
+				}
 				in.t.log.Info("hosted server answered from its catalog until a request needs it", zap.String("server", in.spec.Label()), zap.String("key", in.key), zap.Bool("seeded", seeded))
 			}
 		}

@@ -69,7 +69,7 @@ func TestClientEnvOnlyUnderClientSharing(t *testing.T) {
 		a := Spec{Command: "/s/srv", Env: []string{"TOKEN=t"}, ClientEnv: []string{"CLAUDE_CODE_SESSION_ID=1"}, Sharing: sharing}
 		b := a
 		b.ClientEnv = []string{"CLAUDE_CODE_SESSION_ID=2"}
-		if a.Key("scope") != b.Key("scope") {
+		if a.Key("scope", "") != b.Key("scope", "") {
 			t.Errorf("%s: the client's variables changed the key", sharing)
 		}
 		in := &Instance{spec: a}

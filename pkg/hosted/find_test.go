@@ -31,7 +31,7 @@ func TestFindInstances(t *testing.T) {
 	seen := map[string]Spec{}
 	for i := 0; twinB.Command == ""; i++ {
 		s := inline(fmt.Sprintf("/opt/twin %d", i))
-		k := s.Key(s.Scope("/p1", 0))[:minKeyPrefix]
+		k := s.Key(s.Scope("/p1", 0), testShape)[:minKeyPrefix]
 		if prev, ok := seen[k]; ok {
 			twinA, twinB = prev, s
 		}
@@ -43,7 +43,7 @@ func TestFindInstances(t *testing.T) {
 	}{{everything, "/p1"}, {everything, "/p2"}, {files, "/p1"}, {indexA, "/p1"}, {indexB, "/p2"}, {cfg, "/p1"}, {cfg, "/p2"}, {twinA, "/p1"}, {twinB, "/p1"}} {
 		attach(t, tb, a.spec, a.dir)
 	}
-	key := func(s Spec, dir string) string { return s.Key(s.Scope(dir, 0)) }
+	key := func(s Spec, dir string) string { return s.Key(s.Scope(dir, 0), testShape) }
 	for _, tc := range []struct {
 		q         string
 		n         int

@@ -19,6 +19,7 @@ import (
 // descriptors: it travels as JSON.
 type Record struct {
 	Key       string           `json:"key"`
+	Shape     string           `json:"shape,omitempty"` // its clients' (route.Shape)
 	Scope     string           `json:"scope"`
 	ClientDir string           `json:"clientDir"`
 	Spec      Spec             `json:"spec"`
@@ -90,11 +91,12 @@ func (in *Instance) handOver() (Handed, error) {
 	if in.t.inst[in.key] == in {
 		delete(in.t.inst, in.key)
 	}
-	rec := Record{Key: in.key, Scope: in.scope, ClientDir: in.clientDir, Spec: in.spec, KeeperPid: p.Pid,
+	rec := Record{Key: in.key, Shape: in.shape, Scope: in.scope, ClientDir: in.clientDir, Spec: in.spec, KeeperPid: p.Pid,
 		Router: carried, Started: in.startedAt, Restarts: in.restarts, Identity: in.identity}
 	out := in.out
 	in.mu.Unlock()
 	in.t.mu.Unlock()
+	in.t.forgetModern(in)
 	// This daemon reads the upstream's stdout no more: a line it had read
 	// and not routed yet would be lost, but nothing is in flight.
 	if out != nil {
@@ -116,7 +118,7 @@ func (t *Table) Adopt(list []Handed) {
 			h.Files.Close() // the keeper then ends its tree: no orphan
 			continue
 		}
-		in := t.newInstance(r.Spec, r.Key, r.Scope, r.ClientDir)
+		in := t.newInstance(r.Spec, r.Key, r.Scope, r.ClientDir, r.Shape)
 		t.inst[r.Key] = in
 		t.mu.Unlock()
 		t.ensureLogDir()
@@ -132,6 +134,12 @@ func (t *Table) Adopt(list []Handed) {
 		in.out = out
 		in.mu.Unlock()
 		in.r.Adopt(newStdinPeer(p.Stdin), r.Router)
+		if r.Router.Discover != nil {
+			in.mu.Lock()
+			in.modern = true
+			in.mu.Unlock()
+			t.speaksModern(in)
+		}
 		go in.read(out)
 		go in.watch(p, out)
 		t.log.Info("hosted server adopted from the previous daemon", zap.String("server", r.Spec.Label()), zap.String("key", r.Key), zap.Int("pid", p.Pid))

@@ -79,6 +79,8 @@ func (o *upstreamOut) close() {
 type Instance struct {
 	t         *Table
 	key       string
+	base      string // the key without the shape (Table.modern)
+	shape     string // the shape of its clients (route.Shape)
 	scope     string
 	clientDir string
 	spec      Spec
@@ -108,26 +110,31 @@ type Instance struct {
 	// identity is what the running upstream's code was when it started
 	// (catalog.go).
 	identity catalog.Identity
+	// entries are the names its clients' entries gave it (hearth run
+	// --name), in the order first seen.
+	entries []string
+	// modern: its upstream speaks 2026-07-28 (it serves every shape).
+	modern bool
 }
 
-func (t *Table) newInstance(spec Spec, key, scope, clientDir string) *Instance {
+func (t *Table) newInstance(spec Spec, key, scope, clientDir, shape string) *Instance {
 	if spec.IdleTimeout <= 0 {
 		spec.IdleTimeout = DefaultIdleTimeout
 	}
 	if spec.InitTimeout <= 0 {
 		spec.InitTimeout = DefaultInitTimeout
 	}
-	in := &Instance{t: t, key: key, scope: scope, clientDir: clientDir, spec: spec, created: time.Now()}
+	in := &Instance{t: t, key: key, base: spec.Key(scope, ""), shape: shape, scope: scope, clientDir: clientDir, spec: spec, created: time.Now()}
+	if spec.Entry != "" {
+		in.entries = []string{spec.Entry}
+	}
 	in.logPath = t.logPath(spec, key)
-	mode, rootDir := route.Shared, ""
-	switch spec.Sharing {
-	case PerClient:
+	mode := route.Shared
+	if spec.Sharing == PerClient {
 		mode = route.Single
-	case Directory:
-		rootDir = scope
 	}
 	in.r = route.New(route.Options{
-		Name: spec.Label(), LogPath: in.logPath, Mode: mode, RootDir: rootDir,
+		Name: spec.Label(), LogPath: in.logPath, Mode: mode, Directory: spec.Sharing == Directory,
 		AnswerTimeout: spec.AnswerTimeout,
 		Wake:          func() { go in.start() },
 		Ready:         in.onReady,
@@ -368,14 +375,40 @@ func (in *Instance) failedOr(err error) error {
 	return err
 }
 
-// onReady: the upstream answered initialize (the router's lock is held).
-func (in *Instance) onReady() {
+// onReady: the upstream answered initialize, or server/discover (the
+// router's lock is held). An upstream that speaks 2026-07-28 serves every
+// client of its base, whatever their shape (Table.speaksModern).
+func (in *Instance) onReady(modern bool) {
 	in.mu.Lock()
 	in.ready = true
+	in.modern = modern
 	if in.initTimer != nil {
 		in.initTimer.Stop()
 	}
+	gone := in.gone
 	in.mu.Unlock()
+	if modern && !gone && in.spec.Sharing != PerClient {
+		in.t.speaksModern(in)
+	}
+}
+
+// named records the name a client's entry gives the instance.
+func (in *Instance) named(entry string) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	for _, e := range in.entries {
+		if e == entry {
+			return
+		}
+	}
+	in.entries = append(in.entries, entry)
+}
+
+// Entries are the names its clients' entries gave it.
+func (in *Instance) Entries() []string {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return append([]string(nil), in.entries...)
 }
 
 // kill stops the running upstream because it misbehaved; why becomes the
@@ -458,6 +491,7 @@ func (in *Instance) stopForGood(why error) {
 	}
 	in.mu.Unlock()
 	in.t.mu.Unlock()
+	in.t.forgetModern(in)
 	if p != nil {
 		p.Stop() // watch tells the router
 	} else {

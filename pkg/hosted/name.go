@@ -4,12 +4,16 @@ import "strings"
 
 // ServerName is what people call the server (status, `hearthd servers`,
 // log file names, the advice in errors): its config name, else the name
-// derived from what it runs (RunName). Several instances may share it (one
+// its client's entry gives it (hearth run --name), else the name derived
+// from what it runs (RunName). Several instances may share it (one
 // per directory); their keys tell them apart (docs/architecture.md,
 // "Hosted servers").
 func (s Spec) ServerName() string {
 	if s.Name != "" {
 		return s.Name
+	}
+	if s.Entry != "" {
+		return s.Entry
 	}
 	return RunName(s.Command, s.Args)
 }

@@ -68,7 +68,12 @@ const (
 // Spec is what to run: a [servers.NAME] table of the config file, or a
 // client's inline `hearth run -- COMMAND ARGS...`.
 type Spec struct {
-	Name    string   // the config's name; "" for an inline command
+	Name string // the config's name; "" for an inline command
+	// Entry is the name the client's own entry gives the server (hearth
+	// run --name): what the user calls it. It is no part of the key:
+	// entries of one command under two names share an instance, known by
+	// both.
+	Entry   string
 	Command string   // the program, resolved to an absolute path when found on PATH
 	Args    []string //
 	// Env is what the client's entry (or the config) sets, NAME=VALUE; the
@@ -152,10 +157,14 @@ func (s Spec) Scope(clientDir string, conn uint64) string {
 }
 
 // Key is the instance key: a hash of the resolved command, its arguments,
-// the environment the entry set, the working directory, the sharing mode
-// and the scope (decision 0032). Two windows with the same entry share an
-// instance; an entry that sets another token gets its own.
-func (s Spec) Key(scope string) string {
+// the environment the entry set, the working directory, the sharing mode,
+// the scope (decision 0032) and the shape of its clients (route.Shape,
+// docs/decisions/0056-client-shape.md). Two windows of one client with the
+// same entry share an instance; an entry that sets another token, or a
+// client that declares other capabilities, gets its own. Key(scope, "")
+// is the instance's base: what a 2026-07-28 upstream serving every shape
+// is keyed by.
+func (s Spec) Key(scope, shape string) string {
 	h := sha256.New()
 	field := func(v string) { fmt.Fprintf(h, "%d:%s\x00", len(v), v) }
 	field(s.Name)
@@ -173,5 +182,6 @@ func (s Spec) Key(scope string) string {
 	field(s.Dir)
 	field(string(s.Sharing))
 	field(scope)
+	field(shape)
 	return hex.EncodeToString(h.Sum(nil))[:16]
 }

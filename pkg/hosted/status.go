@@ -26,6 +26,15 @@ type Status struct {
 	LastError     string   `json:"lastError,omitempty"`
 	Log           string   `json:"log"`
 	EnvNames      []string `json:"envNames,omitempty"`
+	// Entries are the names its clients' entries give it (hearth run
+	// --name), which hearthd servers takes.
+	Entries []string `json:"entries,omitempty"`
+	// Shape words the shape of the clients it serves (route.Described:
+	// the protocol version and capabilities they declare).
+	Shape string `json:"shape,omitempty"`
+	// Differs words what tells it apart from the other instances of its
+	// name (never a variable's value); "" when it is alone.
+	Differs string `json:"differs,omitempty"`
 	// Catalog is what the catalog holds for the instance's key
 	// (docs/decisions/0045-hosted-catalog.md); a catalogued server with no
 	// instance is listed with state "stopped".
@@ -61,7 +70,7 @@ func (in *Instance) status() Status {
 	st := Status{
 		Server: in.spec.Label(), Name: in.spec.ServerName(), Command: in.spec.Command, Sharing: string(in.spec.Sharing),
 		Scope: in.scope, Key: in.key, Clients: in.clients, Restarts: in.restarts, LastError: in.lastErr,
-		Log: in.logPath, EnvNames: in.spec.EnvNames(),
+		Log: in.logPath, EnvNames: in.spec.EnvNames(), Entries: append([]string(nil), in.entries...),
 	}
 	st.State = in.stateLocked()
 	if in.proc != nil {
@@ -69,6 +78,7 @@ func (in *Instance) status() Status {
 		st.UptimeSeconds = time.Since(in.startedAt).Round(time.Second).Seconds()
 	}
 	in.mu.Unlock()
+	st.Shape = in.describedShape()
 	st.Era = in.r.ProtocolVersion()
 	if st.Pid > 0 {
 		st.RSSBytes = treeRSS(st.Pid)

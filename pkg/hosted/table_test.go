@@ -50,7 +50,20 @@ type client struct {
 
 var conns uint64
 
+// attach attaches a client bound as its initialize would bind it
+// (initialize sends the same params), so that the instance exists before
+// any frame.
 func attach(t *testing.T, tb *Table, spec Spec, dir string) *client {
+	t.Helper()
+	c := open(t, tb, spec, dir)
+	if err := c.s.bind(testShape, false); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// open attaches a client without binding it: it is bound by what it sends.
+func open(t *testing.T, tb *Table, spec Spec, dir string) *client {
 	t.Helper()
 	c := &client{t: t, frames: make(chan map[string]any, 64)}
 	conns++
@@ -72,6 +85,12 @@ func attach(t *testing.T, tb *Table, spec Spec, dir string) *client {
 	c.s = s
 	return c
 }
+
+// testInit are the initialize params of the tests' clients, and
+// testShape their shape.
+const testInit = `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}`
+
+var testShape = route.Shape(json.RawMessage(testInit))
 
 func (c *client) call(id int, method, params string) map[string]any {
 	c.t.Helper()
@@ -97,7 +116,7 @@ func (c *client) reply(within time.Duration) map[string]any {
 
 func (c *client) initialize() map[string]any {
 	c.t.Helper()
-	m := c.call(0, "initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}`)
+	m := c.call(0, "initialize", testInit)
 	c.s.Handle(jsonrpc.Parse([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)))
 	return m
 }
@@ -294,20 +313,20 @@ func TestInstanceKeys(t *testing.T) {
 	token.Env = append([]string{"API_TOKEN=secret-two"}, spec.Env...)
 	spec.Env = append([]string{"API_TOKEN=secret-one"}, spec.Env...)
 	scope := func(dir string) string { return spec.Scope(dir, 1) }
-	if spec.Key(scope(repo)) == spec.Key(scope(sub)) {
+	if spec.Key(scope(repo), "") == spec.Key(scope(sub), "") {
 		t.Fatal("a subdirectory of the repository shares the repository's key")
 	}
-	if spec.Key(scope(sub)) != spec.Key(spec.Scope(sub+"/", 2)) {
+	if spec.Key(scope(sub), "") != spec.Key(spec.Scope(sub+"/", 2), "") {
 		t.Fatal("one directory, written two ways, has two keys")
 	}
-	if spec.Key(scope(repo)) == spec.Key(scope(other)) {
+	if spec.Key(scope(repo), "") == spec.Key(scope(other), "") {
 		t.Fatal("two directories share a key")
 	}
-	if spec.Key(scope(repo)) == token.Key(scope(repo)) {
+	if spec.Key(scope(repo), "") == token.Key(scope(repo), "") {
 		t.Fatal("two tokens share a key")
 	}
 	per := testSpec("normal", PerClient)
-	if per.Key(per.Scope("/x", 1)) == per.Key(per.Scope("/x", 2)) {
+	if per.Key(per.Scope("/x", 1), "") == per.Key(per.Scope("/x", 2), "") {
 		t.Fatal("two connections share a client instance")
 	}
 	tb := newTable(t)

@@ -18,10 +18,12 @@ import (
 	"time"
 )
 
-// claudeCLI is the Claude Code CLI installed in test/ts (npm ci there).
+// claudeCLI is the Claude Code CLI test/ts pins longest (npm ci there),
+// the one the figures of docs/development.md were measured with
+// (node_modules/.bin/claude may be either CLI test/ts installs).
 func claudeCLI(b *testing.B) string {
 	b.Helper()
-	p, _ := filepath.Abs(filepath.Join("..", "ts", "node_modules", ".bin", "claude"))
+	p, _ := filepath.Abs(filepath.Join("..", "ts", "node_modules", "@anthropic-ai", "claude-code", "bin", "claude.exe"))
 	if out, err := exec.Command(p, "--version").Output(); err != nil || !strings.Contains(string(out), "Claude Code") {
 		b.Skip("the Claude Code CLI is missing (npm ci in test/ts)")
 	}

@@ -31,15 +31,16 @@ function upstreams() {
   return n;
 }
 
-async function connect(name, sampling) {
-  const client = new Client({ name, version: "1" }, { capabilities: sampling ? { sampling: {} } : {} });
+// connect opens a session of one client (one set of capabilities:
+// sessions of one client share an upstream); name tells the sessions'
+// answers apart.
+async function connect(name) {
+  const client = new Client({ name: "hearth-e2e", version: "1" }, { capabilities: { sampling: {} } });
   client.asked = 0;
-  if (sampling) {
-    client.setRequestHandler(CreateMessageRequestSchema, async () => {
-      client.asked++;
-      return { model: "m", role: "assistant", content: { type: "text", text: `answer of ${name}` } };
-    });
-  }
+  client.setRequestHandler(CreateMessageRequestSchema, async () => {
+    client.asked++;
+    return { model: "m", role: "assistant", content: { type: "text", text: `answer of ${name}` } };
+  });
   // No env: the SDK passes its default environment (HOME, PATH, ...); a run
   // over the portable mechanisms adds its switch, which the SDK merges in.
   const env = process.env.HEARTH_PORTABLE ? { HEARTH_PORTABLE: process.env.HEARTH_PORTABLE } : undefined;
@@ -49,9 +50,9 @@ async function connect(name, sampling) {
 
 const text = (r) => (r.content || []).map((c) => c.text || "").join("");
 
-const a = await connect("a", true);
-const b = await connect("b", true);
-const c = await connect("c", false);
+const a = await connect("a");
+const b = await connect("b");
+const c = await connect("c");
 out.upstreams = upstreams();
 out.server = a.getServerVersion();
 

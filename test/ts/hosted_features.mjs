@@ -1,9 +1,10 @@
 // Drives @modelcontextprotocol/server-everything hosted behind `hearth run`
 // with three TypeScript SDK v1 clients sharing one directory instance (each
-// with the SDK's default environment), and a fourth on a `--share client`
-// instance, through logging, resources and subscriptions, elicitation,
-// roots and list changes; prints what each client saw as one JSON object
-// for test/hosted_npm_test.go to check.
+// with the SDK's default environment, and one client's shape: the same
+// capabilities, as sessions of one client declare), and a
+// fourth on a `--share client` instance, through logging, resources and
+// subscriptions, elicitation, roots and list changes; prints what each
+// client saw as one JSON object for test/hosted_npm_test.go to check.
 //
 // Every check rests on order, never on time: server-everything writes the
 // log messages and resource updates a request causes before its answer,
@@ -29,7 +30,7 @@ async function connect(name, { elicitation = false, roots = false, share = "" } 
   const capabilities = {};
   if (elicitation) capabilities.elicitation = {};
   if (roots) capabilities.roots = { listChanged: true };
-  const client = new Client({ name, version: "1" }, { capabilities });
+  const client = new Client({ name: "hearth-features", version: "1" }, { capabilities });
   Object.assign(client, { logs: [], updated: [], resourcesChanged: 0, elicited: 0, rootsAsked: 0 });
   client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => client.logs.push(n.params));
   client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => client.updated.push(n.params.uri));
@@ -64,21 +65,21 @@ const logsWith = (cl, s) => cl.logs.filter((l) => String(l.data).includes(s)).le
 const callOrError = (cl, name, args = {}) =>
   cl.callTool({ name, arguments: args }).then((r) => ({ text: text(r), isError: !!r.isError }), (e) => ({ text: e.message, isError: true }));
 
-// a opens the instance: its capabilities (elicitation, roots) are the ones
-// the upstream is initialized with. 350 ms after initialize the upstream
-// asks for roots; on a directory instance hearth answers, and the upstream
-// logs what it got (to a, the only client).
+// a opens the instance: what it declares (elicitation, roots) is what the
+// upstream is initialized with, and b and c declare the same. 350 ms after
+// initialize the upstream asks for roots: a, the only client, answers with
+// its own, and the upstream logs what it got (to a).
 const a = await connect("a", { elicitation: true, roots: true });
 out.rootsLogged = await waitFor(() => logsWith(a, "Roots updated: 1 root(s)") > 0, 10000);
 const b = await connect("b", { elicitation: true, roots: true });
-const c = await connect("c");
+const c = await connect("c", { elicitation: true, roots: true });
 const all = [a, b, c];
 // barrier: one echo per client, one at a time (never two in flight).
 const barrier = async () => {
   for (const cl of all) await cl.callTool({ name: "echo", arguments: { message: "barrier" } });
 };
 
-// Roots on a directory instance: the instance's directory, no client asked.
+// Roots on a directory instance: the ones a gave, no other client asked.
 out.rootsDirectory = { text: (await callOrError(a, "get-roots-list")).text, askedA: a.rootsAsked, askedB: b.rootsAsked };
 
 // Logging: a at debug, b at info, c at notice.
@@ -155,7 +156,7 @@ out.updates.other = all.map((cl) => cl.updated.filter((u) => u !== R1));
 // of R3, closes; hearth unsubscribes upstream, whose log (no request in
 // flight) goes to every client by its level.
 const R3 = "demo://resource/dynamic/text/3";
-const e = await connect("e");
+const e = await connect("e", { elicitation: true, roots: true });
 await e.subscribeResource({ uri: R3 });
 await e.close();
 out.leftUnsubscribed = await waitFor(() => logsWith(a, unsubscribed(R3)) > 0, 10000);

@@ -39,8 +39,9 @@ type Entry struct {
 	Server   string `json:"server"` // its label, as status shows it
 	Name     string `json:"name"`   // its name (config name, or what it runs)
 	Identity Identity
-	// InitParams are what hearth sent the upstream's initialize with (the
-	// capabilities hearth declared, decision 0034); InitResult its answer.
+	// InitParams are what hearth sent the upstream's initialize with (its
+	// clients' shape, docs/decisions/0056-client-shape.md); InitResult its
+	// answer.
 	InitParams json.RawMessage `json:"initParams"`
 	InitResult json.RawMessage `json:"initResult"`
 	// Era is the protocol version the upstream answered initialize with,

@@ -24,10 +24,20 @@ func catalogServer(tools ...string) *mcp.Server {
 // record runs a router on srv until it has recorded the server's catalog.
 func record(t *testing.T, srv *mcp.Server) Catalog {
 	t.Helper()
+	return recordAfter(t, srv, strings.Replace(initReq, "%s", "0", 1))
+}
+
+// recordAfter is record with the first client's initialize init.
+func recordAfter(t *testing.T, srv *mcp.Server, init string) Catalog {
+	t.Helper()
 	got := make(chan Catalog, 4)
 	h := newHarness(t, srv, Options{Record: func(c Catalog) { got <- c }})
 	rc := h.raw()
-	rc.initialize()
+	rc.send(init)
+	if m := rc.response(); m["result"] == nil {
+		t.Fatalf("initialize: %s", m["_text"])
+	}
+	rc.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	select {
 	case c := <-got:
 		return c

@@ -24,7 +24,11 @@ type Client struct {
 	inflight map[string]string // its request id key -> upstream id key
 	subs     map[string]bool   // resource URIs it subscribed to
 	tag      string            // who it is across daemons ("": nobody known; resume.go)
+	seq      uint64            // its place in the order clients attached
 	settled  func()            // WhenSettled's, until called
+	// initialized: it sent notifications/initialized (or speaks
+	// 2026-07-28 throughout): the upstream's requests may reach it.
+	initialized bool
 	// initParams are its initialize's params (its capabilities and
 	// clientInfo, sent in _meta on its behalf to a modern upstream).
 	initParams json.RawMessage
@@ -54,6 +58,8 @@ func (r *Router) Attach(peer Peer, gone func(error)) *Client {
 		}
 	})
 	r.mu.Lock()
+	r.attached++
+	c.seq = r.attached
 	r.clients[c] = struct{}{}
 	r.unlock()
 	return c
@@ -211,6 +217,9 @@ func (c *Client) detach(park bool) {
 	c.gone = true
 	c.out.close()
 	delete(r.clients, c)
+	if r.rootsFrom == c {
+		r.rootsFrom = nil
+	}
 	for _, upKey := range c.inflight {
 		p := r.pending[upKey]
 		if p == nil {
@@ -326,7 +335,14 @@ func (c *Client) request(msg *jsonrpc.Message) {
 	}
 	if modernMeta(msg.Params) != nil {
 		if !c.inited {
+			// What it declares, until an initialize says otherwise.
 			c.modern = true
+			c.caps = parseClientCaps(initParamsFromMeta(msg.Params))
+			if msg.Method != "server/discover" && !c.initialized {
+				// It speaks 2026-07-28 throughout: no initialize comes.
+				c.initialized = true
+				defer c.releaseHeld()
+			}
 		}
 		if r.initParams == nil {
 			r.initParams = upstreamInitParams(initParamsFromMeta(msg.Params), r.opts.Mode)
@@ -468,20 +484,12 @@ func (c *Client) initialize(msg *jsonrpc.Message) {
 	r.needUpstream()
 }
 
-// SharedCapabilities are the client capabilities a shared upstream is
-// initialized with, whichever client came first: every kind of
-// server-to-client request hearth can route to the client it is for
-// (sampling, elicitation, roots), and nothing else. A server that offers
-// tools by its client's capabilities then offers every client of the
-// instance the same tools, prompts and resources, before and after a
-// restart; a request of a kind its client did not declare is refused to
-// the upstream (decisions 0034 and 0035). roots.listChanged is left out:
-// one client's change of roots is not relayed to a process others share.
-const SharedCapabilities = `{"roots":{},"sampling":{},"elicitation":{}}`
-
 // upstreamInitParams are what an upstream is initialized with: the first
-// client's protocol version and client info, with SharedCapabilities on a
-// shared instance in place of the client's own (decision 0034). A single
+// client's initialize params. A shared instance's clients are all of one
+// shape (Shape: what else the params hold is only _meta, about that one
+// request), so the upstream is told what each of them declares, and
+// offers each what it would offer it spawned directly
+// (docs/decisions/0056-client-shape.md); their _meta is left out. A single
 // client's pass unchanged.
 func upstreamInitParams(params json.RawMessage, mode Mode) json.RawMessage {
 	if params == nil {
@@ -492,9 +500,12 @@ func upstreamInitParams(params json.RawMessage, mode Mode) json.RawMessage {
 	}
 	p, ok := decodeObject(params)
 	if !ok {
-		p = object{}
+		return params
 	}
-	p["capabilities"] = json.RawMessage(SharedCapabilities)
+	if _, has := p["_meta"]; !has {
+		return params
+	}
+	delete(p, "_meta")
 	return p.encode()
 }
 
@@ -628,7 +639,12 @@ func (c *Client) notification(msg *jsonrpc.Message) {
 	switch msg.Method {
 	case "notifications/initialized":
 		// The upstream had its own from hearth; a single client's
-		// initialize was the upstream's.
+		// initialize was the upstream's. What the upstream asked of the
+		// client before it was initialized reaches it now.
+		if !c.initialized {
+			c.initialized = true
+			c.releaseHeld()
+		}
 		return
 	case "notifications/cancelled":
 		p, ok := decodeObject(msg.Params)
@@ -671,9 +687,11 @@ func (c *Client) notification(msg *jsonrpc.Message) {
 		r.sendUp(jsonrpc.RawNotificationFrame(msg.Method, p.encode()))
 		return
 	case "notifications/roots/list_changed":
-		if r.opts.Mode == Shared || r.era == eraModern {
-			// A shared upstream's roots are not one client's (decision
-			// 0034); a modern one asks for roots in each request.
+		if r.era == eraModern || r.opts.Mode == Shared && c != r.rootsFrom {
+			// A shared upstream holds one client's roots: only that
+			// client's change is the upstream's to hear (it asks that
+			// client again, rootsTarget); a modern one asks for roots in
+			// each request.
 			return
 		}
 	}
@@ -698,5 +716,8 @@ func (c *Client) response(msg *jsonrpc.Message) {
 		return
 	}
 	delete(r.s2cUp, envelope.Key(s.upID))
+	if s.method == "roots/list" && msg.Error == nil {
+		r.rootsFrom = c // the upstream now holds its roots
+	}
 	r.sendUp(jsonrpc.ResponseFrame(jsonrpc.RawID(s.upID), msg.Result, msg.Error))
 }

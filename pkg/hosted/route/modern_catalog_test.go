@@ -41,10 +41,14 @@ func modernCatalogServer(toolsTTL int, tools ...string) *mcp.Server {
 	return srv
 }
 
-// sharedInit is a legacy client's initialize declaring the capabilities a
-// shared upstream is initialized with (SharedCapabilities): the set the
-// catalog's lists are fetched with.
-const sharedInit = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"sampling":{},"roots":{},"elicitation":{}},"clientInfo":{"name":"raw","version":"1"}}}`
+// sharedCaps are what the catalog tests' clients declare, and so what a
+// shared upstream is initialized with and its catalog's lists fetched with
+// (docs/decisions/0056-client-shape.md); sharedInit is a legacy client's
+// initialize declaring them.
+const (
+	sharedCaps = `{"sampling":{},"roots":{},"elicitation":{}}`
+	sharedInit = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":` + sharedCaps + `,"clientInfo":{"name":"raw","version":"1"}}}`
+)
 
 // modernMetaOf is a modern client's _meta declaring caps.
 func modernMetaOf(caps string) string {
@@ -59,7 +63,7 @@ func (h *upstreamHarness) startCount() int {
 }
 
 // A modern upstream is catalogued: its DiscoverResult and its lists
-// (fetched with the shared capabilities in _meta), with its own ttlMs. A
+// (fetched with its first client's capabilities in _meta), with its own ttlMs. A
 // router seeded with it answers a legacy client's initialize (from the
 // DiscoverResult) and a modern client's server/discover and listen, and
 // every page of tools/list to either when it declares the capabilities
@@ -68,12 +72,12 @@ func (h *upstreamHarness) startCount() int {
 // other tools reach the legacy client as tools/list_changed and the
 // modern one on its listen.
 func TestModernCatalogAnswersWithoutUpstream(t *testing.T) {
-	cat := record(t, modernCatalogServer(60_000, "alpha", "beta"))
+	cat := recordAfter(t, modernCatalogServer(60_000, "alpha", "beta"), sharedInit)
 	if cat.Discover == nil || cat.InitResult != nil || len(cat.Lists["tools/list"]) != 2 ||
 		cat.ListTTL["tools/list"] != time.Minute || cat.DiscoverTTL != time.Hour {
 		t.Fatalf("recorded %+v", cat)
 	}
-	if canonical(cat.ListCaps) != canonical(json.RawMessage(SharedCapabilities)) {
+	if canonical(cat.ListCaps) != canonical(json.RawMessage(sharedCaps)) {
 		t.Fatalf("lists fetched with %s", cat.ListCaps)
 	}
 	got := make(chan Catalog, 4)
@@ -265,7 +269,7 @@ func TestCarriedModernUpstream(t *testing.T) {
 // 2026-07-28 or has no capabilities object is not seeded; a page whose
 // ttlMs is no positive integer makes its list stale at once (not held).
 func TestModernCatalogBadInput(t *testing.T) {
-	params := json.RawMessage(`{"protocolVersion":"2025-11-25","capabilities":` + SharedCapabilities + `}`)
+	params := json.RawMessage(`{"protocolVersion":"2025-11-25","capabilities":` + sharedCaps + `}`)
 	for _, d := range []string{
 		`{"supportedVersions":["2025-11-25"],"capabilities":{}}`,
 		`{"supportedVersions":["2026-07-28"],"capabilities":[]}`,

@@ -19,8 +19,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/url"
-	"path/filepath"
 	"strconv"
 	"sync"
 	"time"
@@ -68,17 +66,19 @@ type Options struct {
 	Name    string // the server's name, in every error message
 	LogPath string // its stderr log, named in errors
 	Mode    Mode
-	// RootDir, when set (sharing directory), is the directory hearth answers
-	// the upstream's roots/list with; a client is never asked.
-	RootDir string
+	// Directory: the instance is shared by clients in one directory
+	// (sharing directory), so a roots/list whose client is not certain is
+	// asked of the client whose roots the upstream holds (rootsTarget).
+	Directory bool
 	// The router calls these with its lock held: they must not block or
 	// call the router back.
 	//
 	// Wake asks for an upstream: the router has requests waiting and no
 	// ready upstream. The instance answers with Up or Down.
 	Wake func()
-	// Ready: the upstream answered initialize.
-	Ready func()
+	// Ready: the upstream answered initialize, or server/discover when
+	// modern (it speaks 2026-07-28).
+	Ready func(modern bool)
 	// Trouble: the upstream must be stopped (it refused initialize, or let
 	// more than UpstreamLimit bytes pile up on its stdin).
 	Trouble func(error)
@@ -118,6 +118,12 @@ type Router struct {
 	nextTok int64   // progress tokens hearth gives the upstream
 
 	clients map[*Client]struct{}
+	// attached counts the clients ever attached, each one's seq: the
+	// lowest seq attached came first.
+	attached uint64
+	// rootsFrom is the client whose answer to roots/list the upstream
+	// holds (nil: none attached answered one).
+	rootsFrom *Client
 
 	// initParams are what the upstream's initialize is sent with (from the
 	// first client's initialize); initResult is its result, given to every
@@ -242,6 +248,10 @@ type s2cReq struct {
 	// InputRequiredResult; the answer goes to the round, under key.
 	round *inputRound
 	key   string
+	// held is the frame, until the client is initialized and it is sent
+	// (releaseHeld); seq orders such frames.
+	held []byte
+	seq  int64
 }
 
 // stop stops its timer, if any, once it is answered or given up.
@@ -274,7 +284,7 @@ func New(opts Options) *Router {
 		opts.UpstreamLimit = 64 << 20
 	}
 	if opts.Ready == nil {
-		opts.Ready = func() {}
+		opts.Ready = func(bool) {}
 	}
 	if opts.Trouble == nil {
 		opts.Trouble = func(error) {}
@@ -419,7 +429,7 @@ func (r *Router) becomeReady() {
 		r.forward(q.c, q.msg, q.params)
 	}
 	r.fetchCatalog()
-	r.opts.Ready()
+	r.opts.Ready(r.era == eraModern)
 }
 
 // initAnswer is the initialize result a client gets: the legacy upstream's
@@ -649,12 +659,6 @@ func (r *Router) UpstreamError(format string, args ...any) error {
 		msg += " (its log: " + r.opts.LogPath + ")"
 	}
 	return errors.New(msg)
-}
-
-// rootsResult is the answer to roots/list on a directory instance.
-func rootsResult(dir string) json.RawMessage {
-	u := url.URL{Scheme: "file", Path: filepath.ToSlash(dir)}
-	return mustJSON(map[string]any{"roots": []map[string]string{{"uri": u.String(), "name": filepath.Base(dir)}}})
 }
 
 func mustJSON(v any) json.RawMessage {

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hearth-mcp/hearth/pkg/jsonrpc"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -181,10 +183,11 @@ func TestSamplingGoesToTheOnlyClientInFlight(t *testing.T) {
 
 // A client that opens with server/discover falls back to initialize and is
 // served beside a 2025 client; roots/list on a directory instance is
-// answered by hearth with the directory.
+// answered by the client whose call asked, with its own roots, never by
+// hearth.
 func TestDiscoverProbeFallsBackAndDirectoryRoots(t *testing.T) {
 	ts := newTestServer()
-	h := newHarness(t, ts.srv, Options{RootDir: "/work/some project"})
+	h := newHarness(t, ts.srv, Options{Directory: true})
 	legacy, _ := h.sdkClient(&mcp.ClientOptions{}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	modern, _ := h.sdkClient(&mcp.ClientOptions{}, nil) // probes with server/discover first
 	ctx := t.Context()
@@ -200,10 +203,86 @@ func TestDiscoverProbeFallsBackAndDirectoryRoots(t *testing.T) {
 	if n := h.count("server/discover"); n != 0 {
 		t.Fatalf("the probe reached the legacy upstream")
 	}
-	res, err := modern.CallTool(ctx, &mcp.CallToolParams{Name: "roots"})
-	if err != nil || textOf(res) != "file:///work/some%20project" {
-		t.Fatalf("roots: %v %q", err, textOf(res))
+}
+
+// roots/list is answered by a client, with its own roots, never by
+// hearth: during a call by the client that made it; asked with no call in
+// flight on a directory instance, by the client whose roots the upstream
+// holds, else the one attached longest (its clients share a directory and
+// a shape); on a global instance, refused unless only one client is
+// attached. Only the holder's roots/list_changed reaches the upstream.
+func TestRootsAreAClientsOwn(t *testing.T) {
+	rootsInit := `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"roots":{"listChanged":true}},"clientInfo":{"name":"raw","version":"1"}}}`
+	open := func(h *upstreamHarness) *rawClient {
+		rc := h.raw()
+		rc.send(rootsInit)
+		rc.response()
+		rc.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+		return rc
 	}
+	// answerRoots answers the roots/list rc is asked with uri.
+	answerRoots := func(rc *rawClient, uri string) {
+		t.Helper()
+		m := rc.next()
+		if m["method"] != "roots/list" {
+			t.Fatalf("want roots/list, got %s", m["_text"])
+		}
+		id, _ := json.Marshal(m["id"])
+		rc.send(`{"jsonrpc":"2.0","id":` + string(id) + `,"result":{"roots":[{"uri":"` + uri + `"}]}}`)
+	}
+	later := func(ts *testServer, rc *rawClient, id string) {
+		t.Helper()
+		rc.send(callFrame(id, "roots-later", `{"key":"later`+id+`"}`))
+		if m := rc.response(); !strings.Contains(m["_text"].(string), "later") {
+			t.Fatalf("roots-later: %s", m["_text"])
+		}
+		ts.releaseKey("later" + id)
+	}
+
+	ts := newTestServer()
+	h := newHarness(t, ts.srv, Options{Directory: true})
+	a, b := open(h), open(h)
+	// In a call: its own client.
+	b.send(callFrame("1", "roots", `{}`))
+	answerRoots(b, "file:///b")
+	if m := b.response(); !strings.Contains(m["_text"].(string), "file:///b") {
+		t.Fatalf("roots in b's call: %s", m["_text"])
+	}
+	a.quiet(50 * time.Millisecond)
+	// No call in flight: b, whose roots the upstream holds.
+	later(ts, a, "2")
+	answerRoots(b, "file:///b2")
+	if got := <-ts.laterRoots; got != "file:///b2" {
+		t.Fatalf("roots asked with no call in flight: %q", got)
+	}
+	a.quiet(50 * time.Millisecond)
+	// a's change of roots is not the upstream's; b's is.
+	a.send(`{"jsonrpc":"2.0","method":"notifications/roots/list_changed"}`)
+	b.send(`{"jsonrpc":"2.0","method":"notifications/roots/list_changed"}`)
+	h.settled()
+	if n := h.count("notifications/roots/list_changed"); n != 1 {
+		t.Fatalf("%d roots/list_changed reached the upstream, want b's only", n)
+	}
+	// b gone: a, attached longest of those left (a third came later).
+	c := open(h)
+	b.c.Detach()
+	later(ts, c, "3")
+	answerRoots(a, "file:///a")
+	if got := <-ts.laterRoots; got != "file:///a" {
+		t.Fatalf("roots after the holder left: %q", got)
+	}
+	c.quiet(50 * time.Millisecond)
+
+	// A global instance: refused with two clients and none in flight.
+	ts = newTestServer()
+	h = newHarness(t, ts.srv, Options{})
+	a, b = open(h), open(h)
+	later(ts, a, "4")
+	if got := <-ts.laterRoots; !strings.Contains(got, "shared") {
+		t.Fatalf("roots on a global instance: %q", got)
+	}
+	a.quiet(50 * time.Millisecond)
+	b.quiet(50 * time.Millisecond)
 }
 
 // Subscriptions are counted per client: one subscribe and one unsubscribe
@@ -465,23 +544,22 @@ func TestBadClientFrames(t *testing.T) {
 	a.response()
 }
 
-// A shared upstream is initialized with the same capabilities whichever
-// client comes first, and again after a restart: a first client that
-// declared nothing and one that declared sampling and roots give the
-// upstream the same initialize (decision 0034), so a server that offers
-// tools by its client's capabilities offers every client the same ones.
-func TestSharedUpstreamCapabilitiesDoNotDependOnArrival(t *testing.T) {
+// A shared upstream is initialized with what its first client declares,
+// and again so after a restart: its clients are all of one shape (the
+// table keys instances by it, docs/decisions/0056-client-shape.md), so the
+// upstream offers each of them what it would offer it spawned directly.
+// The client's _meta, about that one request, is left out.
+func TestSharedUpstreamIsInitializedAsItsClientsDeclare(t *testing.T) {
 	firsts := map[string]string{
 		"none":     `{}`,
 		"sampling": `{"sampling":{},"roots":{"listChanged":true}}`,
-		"odd":      `{"experimental":{"x":{}},"elicitation":{"form":{}}}`,
+		"odd":      `{"experimental":{"x":{}},"elicitation":{"form":{},"url":{}}}`,
 	}
-	var seen []string
 	for name, caps := range firsts {
 		ts := newTestServer()
 		h := newHarness(t, ts.srv, Options{})
 		a := h.raw()
-		a.send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":` + caps + `,"clientInfo":{"name":"raw","version":"1"}}}`)
+		a.send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":` + caps + `,"clientInfo":{"name":"raw","version":"7"},"_meta":{"trace":"one request's"}}}`)
 		if m := a.response(); m["result"] == nil {
 			t.Fatalf("%s: initialize: %s", name, m["_text"])
 		}
@@ -494,45 +572,51 @@ func TestSharedUpstreamCapabilitiesDoNotDependOnArrival(t *testing.T) {
 		}
 		for _, f := range frames {
 			var m struct {
-				Params struct {
-					Capabilities json.RawMessage `json:"capabilities"`
-				} `json:"params"`
+				Params map[string]json.RawMessage `json:"params"`
 			}
 			json.Unmarshal([]byte(f), &m)
-			if string(m.Params.Capabilities) != SharedCapabilities {
-				t.Fatalf("%s first: the upstream was initialized with %s, want %s", name, m.Params.Capabilities, SharedCapabilities)
+			if canonical(m.Params["capabilities"]) != canonical(json.RawMessage(caps)) || string(m.Params["protocolVersion"]) != `"2025-06-18"` ||
+				string(m.Params["clientInfo"]) != `{"name":"raw","version":"7"}` {
+				t.Fatalf("%s first: the upstream was initialized with %s", name, f)
 			}
-			seen = append(seen, string(m.Params.Capabilities))
+			if _, ok := m.Params["_meta"]; ok {
+				t.Fatalf("%s: the client's _meta reached the shared upstream's initialize: %s", name, f)
+			}
 		}
-	}
-	if len(seen) != 6 {
-		t.Fatalf("initializes checked: %d", len(seen))
 	}
 }
 
 // A first client that probes with a modern server/discover (as the Go SDK
 // does) before falling back to initialize gives a shared legacy upstream
-// the same capabilities as any other first client (decision 0034).
-func TestSharedUpstreamCapabilitiesAfterAModernProbe(t *testing.T) {
+// what its probe declared: the capabilities and clientInfo of its _meta,
+// whose shape is that of its initialize of the same (ShapeOf).
+func TestSharedUpstreamAfterAModernProbe(t *testing.T) {
 	ts := newTestServer()
 	h := newHarness(t, ts.srv, Options{})
 	a := h.raw()
 	a.send(`{"jsonrpc":"2.0","id":"d","method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"experimental":{"x":{}}},"io.modelcontextprotocol/clientInfo":{"name":"probe","version":"1"}}}}`)
 	a.response() // refused: the upstream speaks 2025
-	a.initialize()
+	a.send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"experimental":{"x":{}}},"clientInfo":{"name":"probe","version":"1"}}}`)
+	a.response()
 	h.settled()
 	frames := h.framesOf("initialize")
 	if len(frames) != 1 {
 		t.Fatalf("%d initialize sent upstream", len(frames))
 	}
 	var m struct {
-		Params struct {
-			Capabilities json.RawMessage `json:"capabilities"`
-		} `json:"params"`
+		Params json.RawMessage `json:"params"`
 	}
 	json.Unmarshal([]byte(frames[0]), &m)
-	if string(m.Params.Capabilities) != SharedCapabilities {
-		t.Fatalf("after a modern probe the upstream was initialized with %s, want %s", m.Params.Capabilities, SharedCapabilities)
+	if string(m.Params) != `{"capabilities":{"experimental":{"x":{}}},"clientInfo":{"name":"probe","version":"1"},"protocolVersion":"2025-11-25"}` {
+		t.Fatalf("after a modern probe the upstream was initialized with %s", m.Params)
+	}
+	probe := jsonrpc.Parse
+	pm, _ := probe([]byte(`{"jsonrpc":"2.0","id":"d","method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"experimental":{"x":{}}},"io.modelcontextprotocol/clientInfo":{"name":"probe","version":"1"}}}}`))
+	im, _ := probe([]byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"experimental":{"x":{}}},"clientInfo":{"name":"probe","version":"1"}}}`))
+	ps, _ := ShapeOf(pm)
+	is, _ := ShapeOf(im)
+	if ps != is {
+		t.Fatalf("the probe's shape %s is not its initialize's %s", ps, is)
 	}
 }
 
@@ -565,5 +649,30 @@ func TestOddMethodNamesAreForwardedAsJSON(t *testing.T) {
 			t.Fatalf("forwarded method %q", m.Method)
 		}
 		return
+	}
+}
+
+// A request the upstream makes of a client before the client's
+// notifications/initialized (a probing client whose probe started the
+// upstream; one whose call came before it said initialized) reaches it
+// only after that notification, as a server it spawned would send it
+// (docs/decisions/0056-client-shape.md).
+func TestUpstreamRequestsWaitForTheClientsInitialized(t *testing.T) {
+	ts := newTestServer()
+	h := newHarness(t, ts.srv, Options{Directory: true})
+	a := h.raw()
+	a.send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"roots":{}},"clientInfo":{"name":"raw","version":"1"}}}`)
+	a.response()
+	a.send(callFrame("1", "roots", `{}`)) // before notifications/initialized
+	a.quiet(200 * time.Millisecond)
+	a.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	m := a.next()
+	if m["method"] != "roots/list" {
+		t.Fatalf("after initialized: %s", m["_text"])
+	}
+	id, _ := json.Marshal(m["id"])
+	a.send(`{"jsonrpc":"2.0","id":` + string(id) + `,"result":{"roots":[{"uri":"file:///a"}]}}`)
+	if m := a.response(); !strings.Contains(m["_text"].(string), "file:///a") {
+		t.Fatalf("roots: %s", m["_text"])
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -17,6 +18,9 @@ import (
 // clients' calls in flight at once.
 type testServer struct {
 	srv *mcp.Server
+	// laterRoots gets what each roots/list the "roots-later" tool made
+	// after its call was answered came back with.
+	laterRoots chan string
 
 	mu        sync.Mutex
 	release   map[string]chan struct{}
@@ -30,7 +34,7 @@ func newTestServer() *testServer { return newTestServerWith(&mcp.ServerOptions{}
 // newTestServerWith builds the test server on opts; legacy adds the tools
 // that make 2025-era requests of the client (sample, roots).
 func newTestServerWith(opts *mcp.ServerOptions, legacy bool) *testServer {
-	ts := &testServer{release: map[string]chan struct{}{}, started: map[string]chan struct{}{}}
+	ts := &testServer{release: map[string]chan struct{}{}, started: map[string]chan struct{}{}, laterRoots: make(chan string, 4)}
 	opts.Instructions = "a server of the router's tests"
 	opts.SubscribeHandler = func(_ context.Context, req *mcp.SubscribeRequest) error {
 		ts.mu.Lock()
@@ -95,6 +99,29 @@ func newTestServerWith(opts *mcp.ServerOptions, legacy bool) *testServer {
 			uris = append(uris, r.URI)
 		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.Join(uris, ",")}}}, nil, nil
+	})
+	// roots-later asks for roots of its own accord once the test releases
+	// its key, after its call was answered: as server-filesystem does after
+	// initialize, with no request of a client in flight.
+	mcp.AddTool(ts.srv, &mcp.Tool{Name: "roots-later", Description: "lists roots after its call"}, func(_ context.Context, req *mcp.CallToolRequest, a waitArgs) (*mcp.CallToolResult, any, error) {
+		rel, st := ts.gate(a.Key)
+		close(st)
+		go func() {
+			<-rel
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			res, err := req.Session.ListRoots(ctx, nil)
+			if err != nil {
+				ts.laterRoots <- "error: " + err.Error()
+				return
+			}
+			var uris []string
+			for _, r := range res.Roots {
+				uris = append(uris, r.URI)
+			}
+			ts.laterRoots <- strings.Join(uris, ",")
+		}()
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "later"}}}, nil, nil
 	})
 	return ts
 }

@@ -1,117 +1,112 @@
 package route
 
 import (
+	"bytes"
 	"encoding/json"
-	"fmt"
-	"unicode/utf8"
+	"sort"
+	"strings"
+
+	"github.com/hearth-mcp/hearth/pkg/jsonrpc"
 )
 
-// What an upstream's answers must look like before hearth keeps them and
-// answers other clients with them: its initialize result, the pages of its
-// lists, and so a catalog entry made of them. The same checks serve the
-// live path (an upstream's answer) and the catalog read from disk
-// (CheckCatalog), so an entry is answered from only when the live path
-// would have taken what it holds.
+// A client's shape is what of its initialize can change what a 2025 server
+// offers it or does for it (docs/decisions/0056-client-shape.md): its
+// protocol version and its capabilities, with the JSON written one way and
+// what the protocol defines as equal folded together. Its clientInfo is
+// not: no server the tests run reads it, and two clients that declare the
+// same are served alike.
+// A shared 2025 upstream serves clients of one shape only, and is
+// initialized with what they declare: every one of them then sees what it
+// would see spawning the server itself.
 
-// checkInitResult validates a 2025 upstream's initialize result as MCP's
-// InitializeResult: an object with a protocolVersion string, a
-// capabilities object and a serverInfo object with a name.
-func checkInitResult(result json.RawMessage) error {
-	o, ok := decodeObject(result)
-	if !ok {
-		return fmt.Errorf("its initialize result is not an object: %s", shortText(result))
+// ShapeOf is the shape of the client a request comes from, when the request
+// says it: an initialize's params, or a 2026-07-28 request's _meta (whose
+// capabilities a 2025 upstream would be initialized with, with the version
+// initParamsFromMeta gives it). ok is false for any other request.
+func ShapeOf(msg *jsonrpc.Message) (shape string, ok bool) {
+	if msg == nil || msg.Kind != jsonrpc.Request {
+		return "", false
 	}
-	var version string
-	if json.Unmarshal(o["protocolVersion"], &version) != nil || version == "" {
-		return fmt.Errorf("its initialize result has no protocolVersion string")
+	if msg.Method == "initialize" {
+		return Shape(msg.Params), true
 	}
-	if _, ok := decodeObject(o["capabilities"]); !ok {
-		return fmt.Errorf("its initialize result has no capabilities object")
+	if modernMeta(msg.Params) != nil {
+		return Shape(initParamsFromMeta(msg.Params)), true
 	}
-	info, ok := decodeObject(o["serverInfo"])
-	var name string
-	if !ok || json.Unmarshal(info["name"], &name) != nil {
-		return fmt.Errorf("its initialize result has no serverInfo object with a name")
-	}
-	return nil
+	return "", false
 }
 
-// listMember is the array each catalogued list's result holds.
-var listMember = map[string]string{
-	"tools/list": "tools", "prompts/list": "prompts", "resources/list": "resources", "resources/templates/list": "resourceTemplates",
-}
-
-// checkPage validates one page of a catalogued list: an object whose list
-// member is an array of objects, and whose nextCursor, when present, is a
-// string.
-func checkPage(method string, page json.RawMessage) error {
-	member, ok := listMember[method]
-	if !ok {
-		return fmt.Errorf("%s is no list hearth catalogues", method)
+// Shape is the canonical text of initialize params: every member but
+// clientInfo (who the client is, which changes nothing a server offers
+// that hearth knows of) and _meta (what one request is about), objects
+// with their keys sorted, and capabilities normalized:
+//
+//   - elicitation: {} means form mode (the 2025-11-25 revision's rule for
+//     clients written before modes), so it is {"form":{}};
+//   - roots.listChanged false is no listChanged, as is its absence.
+//
+// Anything else counts as written, a capability hearth does not know of
+// included: a server may offer something for it. Params that are not a JSON
+// object have the shape of their text.
+func Shape(params json.RawMessage) string {
+	var p map[string]any
+	d := json.NewDecoder(bytes.NewReader(params))
+	d.UseNumber()
+	if d.Decode(&p) != nil || p == nil {
+		return "invalid:" + string(bytes.TrimSpace(params))
 	}
-	o, ok := decodeObject(page)
-	if !ok {
-		return fmt.Errorf("a page of its %s is not an object: %s", method, shortText(page))
-	}
-	var items []json.RawMessage
-	if json.Unmarshal(o[member], &items) != nil || items == nil {
-		return fmt.Errorf("a page of its %s has no %s array", method, member)
-	}
-	for _, it := range items {
-		if _, ok := decodeObject(it); !ok {
-			return fmt.Errorf("a page of its %s holds %s, not an object", method, shortText(it))
-		}
-	}
-	if c, ok := o["nextCursor"]; ok && !isNull(c) {
-		var s string
-		if json.Unmarshal(c, &s) != nil {
-			return fmt.Errorf("a page of its %s has a nextCursor that is no string", method)
-		}
-	}
-	return nil
-}
-
-// CheckCatalog validates a catalog as the live path validates what an
-// upstream sends: its initialize result (or a 2026-07-28 upstream's
-// DiscoverResult), every page of every list, and that its text is valid
-// UTF-8 (a frame of the upstream's that is not is no JSON-RPC message). A
-// catalog that fails is not answered from: the server starts live.
-func CheckCatalog(c Catalog) error {
-	for _, part := range [][]byte{c.InitParams, c.InitResult, c.Discover, c.ListCaps} {
-		if !utf8.Valid(part) {
-			return fmt.Errorf("it holds text that is not valid UTF-8")
-		}
-	}
-	if c.InitParams == nil {
-		return fmt.Errorf("it holds no initialize params")
-	}
-	if _, ok := decodeObject(c.InitParams); !ok {
-		return fmt.Errorf("its initialize params are not an object")
-	}
-	switch {
-	case c.Discover != nil:
-		if err := checkDiscover(c.Discover); err != nil {
-			return err
-		}
-	case c.InitResult != nil:
-		if err := checkInitResult(c.InitResult); err != nil {
-			return err
-		}
-	default:
-		return fmt.Errorf("it holds neither an initialize result nor a DiscoverResult")
-	}
-	for method, pages := range c.Lists {
-		if len(pages) == 0 || len(pages) > maxCatalogPages {
-			return fmt.Errorf("its %s has %d pages", method, len(pages))
-		}
-		for _, p := range pages {
-			if !utf8.Valid(p) {
-				return fmt.Errorf("a page of its %s is not valid UTF-8", method)
-			}
-			if err := checkPage(method, p); err != nil {
-				return err
+	delete(p, "_meta")
+	delete(p, "clientInfo")
+	if caps, ok := p["capabilities"].(map[string]any); ok {
+		if e, ok := caps["elicitation"].(map[string]any); ok {
+			_, form := e["form"]
+			_, url := e["url"]
+			if !form && !url {
+				e["form"] = map[string]any{}
 			}
 		}
+		if r, ok := caps["roots"].(map[string]any); ok && r["listChanged"] == false {
+			delete(r, "listChanged")
+		}
 	}
-	return nil
+	b, _ := json.Marshal(p) // map keys sorted, numbers as written
+	return string(b)
+}
+
+// Described words a shape for people, from the params it was made of:
+// the protocol version and the capabilities declared, sub-capabilities in
+// parentheses ("2025-11-25, elicitation(form,url) roots(listChanged)").
+func Described(params json.RawMessage) string {
+	var p struct {
+		ProtocolVersion string                     `json:"protocolVersion"`
+		Capabilities    map[string]json.RawMessage `json:"capabilities"`
+	}
+	_ = json.Unmarshal(params, &p)
+	var parts []string
+	if p.ProtocolVersion != "" {
+		parts = append(parts, p.ProtocolVersion)
+	}
+	names := make([]string, 0, len(p.Capabilities))
+	for name, v := range p.Capabilities {
+		var sub map[string]json.RawMessage
+		_ = json.Unmarshal(v, &sub)
+		subs := make([]string, 0, len(sub))
+		for s, sv := range sub {
+			if string(bytes.TrimSpace(sv)) != "false" {
+				subs = append(subs, s)
+			}
+		}
+		sort.Strings(subs)
+		if len(subs) > 0 {
+			name += "(" + strings.Join(subs, ",") + ")"
+		}
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	if len(names) == 0 {
+		parts = append(parts, "no capabilities")
+	} else {
+		parts = append(parts, strings.Join(names, " "))
+	}
+	return strings.Join(parts, ", ")
 }

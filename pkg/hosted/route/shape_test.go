@@ -2,104 +2,101 @@ package route
 
 import (
 	"encoding/json"
-	"strings"
 	"testing"
-	"time"
+
+	"github.com/hearth-mcp/hearth/pkg/jsonrpc"
 )
 
-var goodInit = json.RawMessage(`{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"s","version":"1"}}`)
-
-// The bad-input table of an upstream's initialize result: each is refused
-// by the live path (the client gets a valid error naming what is wrong,
-// and the upstream is stopped) as a catalog entry holding it is.
-var badInitResults = []struct{ result, why string }{
-	{`null`, "not an object"},
-	{`"str"`, "not an object"},
-	{`[1,2]`, "not an object"},
-	{`7`, "not an object"},
-	{`{}`, "no protocolVersion"},
-	{`{"protocolVersion":5,"capabilities":{},"serverInfo":{"name":"s"}}`, "no protocolVersion"},
-	{`{"protocolVersion":"2025-11-25","serverInfo":{"name":"s"}}`, "no capabilities"},
-	{`{"protocolVersion":"2025-11-25","capabilities":[],"serverInfo":{"name":"s"}}`, "no capabilities"},
-	{`{"protocolVersion":"2025-11-25","capabilities":{}}`, "no serverInfo"},
-	{`{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":"s"}`, "no serverInfo"},
-	{`{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":7}}`, "no serverInfo"},
-}
-
-func TestInvalidInitializeResultFailsTheStart(t *testing.T) {
-	for _, tc := range badInitResults {
-		t.Run(tc.result, func(t *testing.T) {
-			s := newScripted(t)
-			c := s.client()
-			c.send(strings.Replace(initReq, "%s", "1", 1))
-			s.reply(s.expect("initialize"), `"result":`+tc.result)
-			m := c.response()
-			e, _ := m["error"].(map[string]any)
-			if e == nil || e["code"] != float64(CodeUpstream) || !strings.Contains(e["message"].(string), "invalid response to initialize") ||
-				!strings.Contains(e["message"].(string), tc.why) {
-				t.Fatalf("%s answered %s", tc.result, m["_text"])
-			}
-			s.mu.Lock()
-			defer s.mu.Unlock()
-			if len(s.trouble) != 1 {
-				t.Fatalf("trouble %v: the upstream must be stopped", s.trouble)
-			}
-		})
-	}
-}
-
-// The bad-input table of a catalog: every malformed initialize result, list
-// page, DiscoverResult and invalid UTF-8 is refused by CheckCatalog, and a
-// router is seeded only with what passes.
-func TestCheckCatalog(t *testing.T) {
-	params := json.RawMessage(`{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"hearth","version":"1"}}`)
-	good := Catalog{InitParams: params, InitResult: goodInit, Lists: map[string][]json.RawMessage{
-		"tools/list": {json.RawMessage(`{"tools":[{"name":"a","inputSchema":{"type":"object"}}],"nextCursor":"2"}`), json.RawMessage(`{"tools":[]}`)},
-	}}
-	if err := CheckCatalog(good); err != nil {
-		t.Fatal(err)
-	}
-	bad := map[string]Catalog{}
-	for _, tc := range badInitResults {
-		c := good
-		c.InitResult = json.RawMessage(tc.result)
-		bad["initResult "+tc.result] = c
-	}
-	for name, pages := range map[string][]string{
-		"a page that is an array":    {`[1]`},
-		"a page that is a string":    {`"tools"`},
-		"a page that is null":        {`null`},
-		"no tools member":            {`{"prompts":[]}`},
-		"tools not an array":         {`{"tools":"a"}`},
-		"a tool that is no object":   {`{"tools":[1]}`},
-		"a cursor that is no string": {`{"tools":[],"nextCursor":5}`},
-		"invalid UTF-8":              {"{\"tools\":[{\"name\":\"\xff\"}]}"},
-		"no page at all":             {},
+// Shapes that are one (what the protocol defines as equal, the JSON
+// written another way, a _meta of one request, another clientInfo) and
+// shapes that are not (anything else a server can see differently).
+func TestShapeEquivalence(t *testing.T) {
+	base := `{"protocolVersion":"2025-11-25","capabilities":{"roots":{},"elicitation":{"form":{}}},"clientInfo":{"name":"c","version":"1"}}`
+	for _, tc := range []struct {
+		name   string
+		params string
+		same   bool
+	}{
+		{"the same", base, true},
+		{"members and keys in another order, with space", `{ "clientInfo" : {"version":"1","name":"c"}, "capabilities":{"elicitation":{"form":{}},"roots":{}}, "protocolVersion":"2025-11-25"}`, true},
+		{"elicitation {} is form mode", `{"protocolVersion":"2025-11-25","capabilities":{"roots":{},"elicitation":{}},"clientInfo":{"name":"c","version":"1"}}`, true},
+		{"roots.listChanged false is none", `{"protocolVersion":"2025-11-25","capabilities":{"roots":{"listChanged":false},"elicitation":{"form":{}}},"clientInfo":{"name":"c","version":"1"}}`, true},
+		{"a _meta of its own", `{"protocolVersion":"2025-11-25","capabilities":{"roots":{},"elicitation":{"form":{}}},"clientInfo":{"name":"c","version":"1"},"_meta":{"trace":"x"}}`, true},
+		{"roots.listChanged", `{"protocolVersion":"2025-11-25","capabilities":{"roots":{"listChanged":true},"elicitation":{"form":{}}},"clientInfo":{"name":"c","version":"1"}}`, false},
+		{"no roots", `{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{"form":{}}},"clientInfo":{"name":"c","version":"1"}}`, false},
+		{"elicitation's URL mode", `{"protocolVersion":"2025-11-25","capabilities":{"roots":{},"elicitation":{"form":{},"url":{}}},"clientInfo":{"name":"c","version":"1"}}`, false},
+		{"URL mode alone", `{"protocolVersion":"2025-11-25","capabilities":{"roots":{},"elicitation":{"url":{}}},"clientInfo":{"name":"c","version":"1"}}`, false},
+		{"sampling", `{"protocolVersion":"2025-11-25","capabilities":{"roots":{},"elicitation":{"form":{}},"sampling":{}},"clientInfo":{"name":"c","version":"1"}}`, false},
+		{"an extension", `{"protocolVersion":"2025-11-25","capabilities":{"roots":{},"elicitation":{"form":{}},"extensions":{"io.modelcontextprotocol/tasks":{}}},"clientInfo":{"name":"c","version":"1"}}`, false},
+		{"a capability nobody knows yet", `{"protocolVersion":"2025-11-25","capabilities":{"roots":{},"elicitation":{"form":{}},"future":{}},"clientInfo":{"name":"c","version":"1"}}`, false},
+		{"another protocol version", `{"protocolVersion":"2025-06-18","capabilities":{"roots":{},"elicitation":{"form":{}}},"clientInfo":{"name":"c","version":"1"}}`, false},
+		{"another client declaring the same", `{"protocolVersion":"2025-11-25","capabilities":{"roots":{},"elicitation":{"form":{}}},"clientInfo":{"name":"d","version":"1"}}`, true},
+		{"another version of it declaring the same", `{"protocolVersion":"2025-11-25","capabilities":{"roots":{},"elicitation":{"form":{}}},"clientInfo":{"name":"c","version":"2"}}`, true},
+		{"a member of initialize nobody knows yet", `{"protocolVersion":"2025-11-25","capabilities":{"roots":{},"elicitation":{"form":{}}},"clientInfo":{"name":"c","version":"1"},"later":true}`, false},
 	} {
-		c := good
-		c.Lists = map[string][]json.RawMessage{"tools/list": nil}
-		for _, p := range pages {
-			c.Lists["tools/list"] = append(c.Lists["tools/list"], json.RawMessage(p))
+		if got := Shape(json.RawMessage(tc.params)) == Shape(json.RawMessage(base)); got != tc.same {
+			t.Errorf("%s: same shape %v, want %v\n%s\n%s", tc.name, got, tc.same, Shape(json.RawMessage(tc.params)), Shape(json.RawMessage(base)))
 		}
-		bad[name] = c
 	}
-	unknown := good
-	unknown.Lists = map[string][]json.RawMessage{"tools/call": {json.RawMessage(`{"tools":[]}`)}}
-	bad["a list hearth does not catalogue"] = unknown
-	noParams := good
-	noParams.InitParams = nil
-	bad["no initialize params"] = noParams
-	badUTF := good
-	badUTF.InitResult = json.RawMessage("{\"protocolVersion\":\"2025-11-25\",\"capabilities\":{},\"serverInfo\":{\"name\":\"\xc3\"}}")
-	bad["an initResult of invalid UTF-8"] = badUTF
-	modern := Catalog{InitParams: params, Discover: json.RawMessage(`{"supportedVersions":["2027-01-01"],"capabilities":{}}`), DiscoverTTL: time.Hour, Fetched: time.Now()}
-	bad["a DiscoverResult of another version"] = modern
-	neither := good
-	neither.InitResult = nil
-	bad["neither result"] = neither
-	for name, c := range bad {
-		if err := CheckCatalog(c); err == nil {
-			t.Errorf("%s: accepted", name)
+}
+
+// Bad input: params that are no object have a shape of their own (never
+// a panic, never another client's); a modern request's shape is that of
+// the initialize it stands for; other messages have none.
+func TestShapeBadInput(t *testing.T) {
+	seen := map[string]string{}
+	for _, p := range []string{``, `null`, `[]`, `"x"`, `7`, `{`, `{"capabilities":[]}`, `{"capabilities":null}`, `{"capabilities":{"elicitation":null}}`, `{"capabilities":{"elicitation":[]}}`, `{}`} {
+		s := Shape(json.RawMessage(p))
+		if other, ok := seen[s]; ok {
+			t.Errorf("%q and %q have one shape %s", p, other, s)
+		}
+		seen[s] = p
+	}
+	modern, _ := jsonrpc.Parse([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"roots":{}},"io.modelcontextprotocol/clientInfo":{"name":"m","version":"1"}}}}`))
+	init, _ := jsonrpc.Parse([]byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"roots":{}},"clientInfo":{"name":"m","version":"1"}}}`))
+	ms, ok1 := ShapeOf(modern)
+	is, ok2 := ShapeOf(init)
+	if !ok1 || !ok2 || ms != is {
+		t.Errorf("a modern request's shape %q (%v), its initialize's %q (%v)", ms, ok1, is, ok2)
+	}
+	for _, f := range []string{`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, `{"jsonrpc":"2.0","method":"initialize","params":{}}`, `{"jsonrpc":"2.0","id":1,"result":{}}`} {
+		m, _ := jsonrpc.Parse([]byte(f))
+		if s, ok := ShapeOf(m); ok {
+			t.Errorf("%s has the shape %s", f, s)
+		}
+	}
+	if _, ok := ShapeOf(nil); ok {
+		t.Error("no message has a shape")
+	}
+}
+
+// Shape never panics, and a shape is its own shape's (canonical).
+func FuzzShape(f *testing.F) {
+	for _, s := range []string{`{}`, `{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{},"roots":{"listChanged":false}},"clientInfo":{"name":"c","version":"1"},"_meta":{}}`, `[]`, `{"capabilities":{"elicitation":{"url":{}}}}`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, params string) {
+		s := Shape(json.RawMessage(params))
+		Described(json.RawMessage(params))
+		var v map[string]any
+		if json.Unmarshal([]byte(params), &v) == nil && v != nil {
+			if again := Shape(json.RawMessage(s)); again != s {
+				t.Fatalf("the shape of %q is %s, and that shape's is %s", params, s, again)
+			}
+		}
+	})
+}
+
+// Described words what a client declares, for status.
+func TestDescribed(t *testing.T) {
+	for params, want := range map[string]string{
+		`{"protocolVersion":"2025-11-25","capabilities":{"roots":{"listChanged":true},"elicitation":{"form":{},"url":{}}},"clientInfo":{"name":"claude-code","version":"2.1.332"}}`: "2025-11-25, elicitation(form,url) roots(listChanged)",
+		`{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"a","version":"1"}}`:                                                                                "2025-06-18, no capabilities",
+		`{"capabilities":{"roots":{"listChanged":false}}}`: "roots",
+		`nonsense`: "no capabilities",
+	} {
+		if got := Described(json.RawMessage(params)); got != want {
+			t.Errorf("%s: %q, want %q", params, got, want)
 		}
 	}
 }

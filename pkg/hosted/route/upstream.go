@@ -2,9 +2,11 @@ package route
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -114,20 +116,22 @@ func shortText(b []byte) string {
 }
 
 // upstreamRequest routes a request the upstream makes of a client: ping is
-// answered here, roots/list on a directory instance too; anything else goes
-// to the one client whose request caused it when that is certain, or is
-// refused (decision 0035); r.mu is held.
+// answered here; anything else goes to the one client it is for when that
+// is certain, or is refused (decision 0035); roots/list is answered by a
+// client too, never by hearth (rootsTarget); r.mu is held.
 func (r *Router) upstreamRequest(msg *jsonrpc.Message) {
 	id := msg.ID.Raw()
-	switch {
-	case msg.Method == "ping":
+	if msg.Method == "ping" {
 		r.sendUp(jsonrpc.ResponseFrame(jsonrpc.RawID(id), json.RawMessage(`{}`), nil))
 		return
-	case msg.Method == "roots/list" && r.opts.RootDir != "":
-		r.sendUp(jsonrpc.ResponseFrame(jsonrpc.RawID(id), rootsResult(r.opts.RootDir), nil))
-		return
 	}
-	target, why := r.causingClient()
+	var target *Client
+	var why string
+	if msg.Method == "roots/list" {
+		target, why = r.rootsTarget()
+	} else {
+		target, why = r.causingClient()
+	}
 	if target == nil {
 		r.sendUp(jsonrpc.ResponseFrame(jsonrpc.RawID(id), nil, rpcError(CodeShared, why)))
 		return
@@ -140,11 +144,39 @@ func (r *Router) upstreamRequest(msg *jsonrpc.Message) {
 	r.nextS2C++
 	cid := strconv.AppendInt(nil, r.nextS2C, 10)
 	k := envelope.Key(cid)
-	s := &s2cReq{c: target, upID: append(json.RawMessage(nil), id...), re: target.aRequest(), method: msg.Method}
+	s := &s2cReq{c: target, upID: append(json.RawMessage(nil), id...), re: target.aRequest(), method: msg.Method, seq: r.nextS2C}
 	r.s2c[k] = s
 	r.s2cUp[envelope.Key(id)] = k
 	s.timer = time.AfterFunc(r.opts.AnswerTimeout, func() { r.unanswered(k, s) })
-	target.pushFor(jsonrpc.RequestFrame(jsonrpc.RawID(cid), msg.Method, msg.Params), s.re)
+	frame := jsonrpc.RequestFrame(jsonrpc.RawID(cid), msg.Method, msg.Params)
+	if !target.initialized {
+		// A server asks its client only once the client is initialized:
+		// one that started the upstream with a probe, or whose initialize
+		// the upstream's own preceded, hears of it after its
+		// notifications/initialized, as it would from a server it spawned.
+		s.held = frame
+		return
+	}
+	target.pushFor(frame, s.re)
+}
+
+// releaseHeld sends the client the requests the upstream made of it before
+// it was initialized (upstreamRequest), in the order they came; r.mu is
+// held.
+func (c *Client) releaseHeld() {
+	r := c.r
+	var held []*s2cReq
+	for _, s := range r.s2c {
+		if s.c == c && s.held != nil {
+			held = append(held, s)
+		}
+	}
+	slices.SortFunc(held, func(a, b *s2cReq) int { return cmp.Compare(a.seq, b.seq) })
+	for _, s := range held {
+		f := s.held
+		s.held = nil
+		c.pushFor(f, s.re)
+	}
 }
 
 // unanswered ends a request the upstream made of a client that the client
@@ -162,17 +194,23 @@ func (r *Router) unanswered(k string, s *s2cReq) {
 	delete(r.s2cUp, envelope.Key(s.upID))
 	why := "hearth: the client did not answer " + s.method + " within " + r.opts.AnswerTimeout.String() +
 		" (a client must answer a request the server makes of it; see answer_timeout)"
+	if s.held != nil {
+		why = "hearth: the client did not finish its initialization within " + r.opts.AnswerTimeout.String() + ", so it was never asked " + s.method
+	}
 	r.sendUp(jsonrpc.ResponseFrame(jsonrpc.RawID(s.upID), nil, rpcError(CodeUnanswered, why)))
-	s.c.pushFor(jsonrpc.RawNotificationFrame("notifications/cancelled",
-		mustJSON(map[string]any{"requestId": json.RawMessage(k), "reason": why})), s.re)
+	if s.held == nil {
+		s.c.pushFor(jsonrpc.RawNotificationFrame("notifications/cancelled",
+			mustJSON(map[string]any{"requestId": json.RawMessage(k), "reason": why})), s.re)
+	}
 }
 
 // causingClient is the client a server-to-client request is for when that
 // is certain: the single client of a client instance, or on a shared one
-// the only client with a request in flight. Otherwise it says why not;
-// r.mu is held.
+// the only client with a request in flight, else, with none in flight,
+// the only client attached (the upstream serves nobody else). Otherwise it
+// says why not; r.mu is held.
 func (r *Router) causingClient() (*Client, string) {
-	if r.opts.Mode == Single {
+	if r.opts.Mode == Single || len(r.clients) == 1 {
 		for c := range r.clients {
 			return c, ""
 		}
@@ -196,6 +234,34 @@ func (r *Router) causingClient() (*Client, string) {
 		return nil, "hearth: " + r.opts.Name + " is shared and " + strconv.Itoa(n) + " clients have requests in flight, " +
 			"so which client this request is for is not certain; it is refused (run the server with sharing = \"client\" to send it its client's requests)"
 	}
+}
+
+// rootsTarget is the client a roots/list is asked of: the one certain to
+// be the cause (causingClient); else, on an instance whose clients share
+// one directory, the client whose roots the upstream already holds, else
+// the client attached longest. They are all of one shape and directory
+// (docs/decisions/0056-client-shape.md), and the upstream can hold one set
+// of roots only: it is told a real client's, never a union nor one made
+// up. On a global instance, whose clients may be anywhere, it is refused
+// unless certain; r.mu is held.
+func (r *Router) rootsTarget() (*Client, string) {
+	c, why := r.causingClient()
+	if c != nil || r.opts.Mode != Shared || !r.opts.Directory {
+		return c, why
+	}
+	if r.rootsFrom != nil && !r.rootsFrom.gone {
+		return r.rootsFrom, ""
+	}
+	var first *Client
+	for c := range r.clients {
+		if first == nil || c.seq < first.seq {
+			first = c
+		}
+	}
+	if first == nil {
+		return nil, why
+	}
+	return first, ""
 }
 
 // lacks names the capability a request needs that the client did not
