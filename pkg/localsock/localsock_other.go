@@ -1,37 +1,44 @@
 //go:build !unix && !windows
 
-package daemon
+package localsock
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"net"
+	"os"
 	"runtime"
+	"syscall"
+	"time"
 )
 
-// ErrAlreadyRunning reports that another daemon holds the socket's lock.
-var ErrAlreadyRunning = errors.New("another hearthd is already serving this socket")
+// errNotHere is why nothing is served or dialed off Unix and Windows: the
+// socket needs a peer check the system offers
+// (docs/decisions/0044-platforms.md). hearthd stdio does not need it.
+var errNotHere = fmt.Errorf("not supported on %s yet: the daemon's socket and its peer check are implemented for Unix and Windows only (docs/decisions/0044-platforms.md); use hearthd stdio", runtime.GOOS)
 
-// errNoSocket is why a daemon off Unix and Windows does not serve its
-// socket: the listener needs a peer check the system offers (decision
-// 0044; Windows's is its access lists, decision 0047). hearthd stdio does
-// not need it.
-var errNoSocket = fmt.Errorf("hearthd serve: not supported on %s yet: the daemon's socket and its peer check are implemented for Unix and Windows only (docs/decisions/0044-platforms.md); use hearthd stdio", runtime.GOOS)
+type listener struct{}
 
-// socketListener is the Unix listener's shape, so the serving code is one;
-// it is never made off Unix.
-type socketListener struct {
-	*net.UnixListener
-	path      string
-	activated bool
-	private   bool
-}
+func (listener) accept() (*Conn, error)         { return nil, errNotHere }
+func (listener) close() error                   { return nil }
+func lockSocket(string) (*os.File, bool, error) { return nil, false, errNotHere }
+func bind(string, uint32) (listener, error)     { return listener{}, errNotHere }
+func prepareDir(string, bool) error             { return errNotHere }
+func removeStale(string) error                  { return errNotHere }
+func Inherit(f *os.File) (*Listener, error)     { return nil, errNotHere }
+func Dial(path string) (*Conn, error)           { return nil, errNotHere }
+func Absent(err error) bool                     { return false }
+func Me() (string, error)                       { return "", errNotHere }
+func userWords(u string) string                 { return u }
 
-func (d *Daemon) socket() (*socketListener, error) { return nil, errNoSocket }
+// Conn is never made here.
+type Conn struct{ Peer Peer }
 
-func listen(cfg Config) (*socketListener, error) { return nil, errNoSocket }
-
-func (l *socketListener) close() { l.UnixListener.Close() }
-
-func (l *socketListener) gone(ctx context.Context) <-chan struct{} { return make(chan struct{}) }
+func (c *Conn) Read([]byte) (int, error)              { return 0, errNotHere }
+func (c *Conn) Write([]byte) (int, error)             { return 0, errNotHere }
+func (c *Conn) Close() error                          { return nil }
+func (c *Conn) CloseWrite() error                     { return errNotHere }
+func (c *Conn) CloseRead() error                      { return errNotHere }
+func (c *Conn) SetDeadline(time.Time) error           { return errNotHere }
+func (c *Conn) SetReadDeadline(time.Time) error       { return errNotHere }
+func (c *Conn) SetWriteDeadline(time.Time) error      { return errNotHere }
+func (c *Conn) SyscallConn() (syscall.RawConn, error) { return nil, errors.ErrUnsupported }

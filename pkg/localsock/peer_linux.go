@@ -1,34 +1,19 @@
-package daemon
+package localsock
 
 import (
 	"fmt"
-	"net"
+	"strconv"
 
 	"golang.org/x/sys/unix"
 )
 
-// peer is who is on the other end of a connection.
-type peer struct {
-	UID int
-	PID int
-}
-
-// peerOf reads SO_PEERCRED: the kernel's record of the connecting process,
-// which the client cannot forge.
-func peerOf(c *net.UnixConn) (peer, error) {
-	raw, err := c.SyscallConn()
+// peerOf reads SO_PEERCRED: the kernel's record of the process at the other
+// end of fd (the client's at its connect, the server's at its listen), which
+// that process cannot forge.
+func peerOf(fd int) (Peer, error) {
+	cred, err := unix.GetsockoptUcred(fd, unix.SOL_SOCKET, unix.SO_PEERCRED)
 	if err != nil {
-		return peer{}, err
+		return Peer{}, fmt.Errorf("SO_PEERCRED: %w", err)
 	}
-	var cred *unix.Ucred
-	var credErr error
-	if err := raw.Control(func(fd uintptr) {
-		cred, credErr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
-	}); err != nil {
-		return peer{}, err
-	}
-	if credErr != nil {
-		return peer{}, fmt.Errorf("SO_PEERCRED: %w", credErr)
-	}
-	return peer{UID: int(cred.Uid), PID: int(cred.Pid)}, nil
+	return Peer{PID: int(cred.Pid), User: strconv.Itoa(int(cred.Uid))}, nil
 }
