@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -23,6 +22,7 @@ import (
 	"github.com/hearth-mcp/hearth/pkg/config"
 	"github.com/hearth-mcp/hearth/pkg/hosted"
 	"github.com/hearth-mcp/hearth/pkg/jsonrpc"
+	"github.com/hearth-mcp/hearth/pkg/localsock"
 	"github.com/hearth-mcp/hearth/pkg/mcp"
 	"github.com/hearth-mcp/hearth/pkg/supervisor"
 	"github.com/hearth-mcp/hearth/pkg/tool"
@@ -282,28 +282,23 @@ func (d *Daemon) runStdio(ctx context.Context) error {
 	// stdio daemon that owns its home also listens on the socket, so a shim
 	// started later attaches here instead of opening the stores a second
 	// time (decision 0015). A socket another daemon holds is left to it.
-	var ln *socketListener
+	var ln *localsock.Listener
 	if d.StdioListens {
 		// Its own socket, named for its pid: clients find it through the
 		// data directory's owner record, and it never takes the shared
 		// socket path from a daemon of another data directory.
-		cfg := d.cfg
-		cfg.SocketPath = filepath.Join(filepath.Dir(d.cfg.SocketPath), fmt.Sprintf("hearthd-stdio-%d.sock", os.Getpid()))
-		l, err := listen(cfg)
-		if err == nil {
-			l.private = true
-		}
+		path := filepath.Join(filepath.Dir(d.cfg.SocketPath), fmt.Sprintf("hearthd-stdio-%d.sock", os.Getpid()))
+		l, err := localsock.Listen(path, localsock.Options{Private: d.cfg.SocketDirIsOurs, Mode: uint32(d.cfg.SocketMode), OwnLock: true})
 		if err != nil {
 			d.log.Info("serving stdio only: the socket is not available", zap.String("path", d.cfg.SocketPath), zap.Error(err))
 		} else {
-			l.SetUnlinkOnClose(false)
-			defer l.close()
+			defer l.Remove()
 			ln = l
 		}
 	}
 	socketPath := ""
 	if ln != nil {
-		socketPath = ln.path
+		socketPath = ln.Path()
 	}
 	if err := d.serving(ModeStdio, socketPath, "this stdio daemon's own socket; clients find it through the data directory's owner record"); err != nil {
 		return err
@@ -331,7 +326,7 @@ func (d *Daemon) runStdio(ctx context.Context) error {
 	if ln != nil {
 		go func() {
 			defer close(acceptDone)
-			d.accept(serveCtx, ln.UnixListener, &conns, newIdleTimer(0), make(chan struct{}, 1))
+			d.accept(serveCtx, ln, &conns, newIdleTimer(0), make(chan struct{}, 1))
 		}()
 	} else {
 		close(acceptDone)
@@ -345,7 +340,7 @@ func (d *Daemon) runStdio(ctx context.Context) error {
 		// the clients attached through the socket drain and their shims
 		// reconnect to a daemon of their own.
 		stopServing()
-		ln.UnixListener.Close()
+		ln.Close()
 		<-acceptDone
 		d.waitConns(&conns)
 	}
@@ -365,18 +360,18 @@ func (d *Daemon) runSocket(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	defer ln.close()
+	defer ln.Remove()
 	d.handover.mu.Lock()
-	d.activated = ln.activated
+	d.activated = ln.Inherited()
 	d.handover.mu.Unlock()
 	why := "the default for this data directory; clients find it through the data directory's owner record, whatever XDG_RUNTIME_DIR they have"
 	switch {
-	case ln.activated:
+	case ln.Inherited():
 		why = "passed by systemd (socket activation)"
 	case !d.cfg.SocketDirIsOurs:
 		why = "MCP_SOCKET_PATH"
 	}
-	if err := d.serving(ModeSocket, ln.path, why); err != nil {
+	if err := d.serving(ModeSocket, ln.Path(), why); err != nil {
 		return err
 	}
 	// HTTP before readiness: whoever sees the daemon ready finds it up.
@@ -385,8 +380,8 @@ func (d *Daemon) runSocket(ctx context.Context) error {
 	}
 	// The line, then the file, then systemd: whoever sees one finds the
 	// ones before it done.
-	d.log.Info("mcp:ready mode=socket path="+ln.path+d.readyFields(),
-		zap.String("mode", "socket"), zap.String("path", ln.path), zap.Bool("socket_activated", ln.activated),
+	d.log.Info("mcp:ready mode=socket path="+ln.Path()+d.readyFields(),
+		zap.String("mode", "socket"), zap.String("path", ln.Path()), zap.Bool("socket_activated", ln.Inherited()),
 		zap.Int("tools", d.reg.Len()))
 	if d.cfg.ReadyFile != "" {
 		if err := writeReadyFile(d.cfg.ReadyFile, time.Now()); err != nil {
@@ -407,7 +402,7 @@ func (d *Daemon) runSocket(ctx context.Context) error {
 	kick := make(chan struct{}, 1)
 	go func() {
 		defer close(acceptDone)
-		d.accept(serveCtx, ln.UnixListener, &conns, idle, kick)
+		d.accept(serveCtx, ln, &conns, idle, kick)
 	}()
 	d.preload()
 	go d.watchUpgrade(serveCtx, kick)
@@ -420,11 +415,11 @@ func (d *Daemon) runSocket(ctx context.Context) error {
 	case <-idle.expired():
 		reason = "idle"
 		d.log.Info("no client for the idle timeout; stopping", zap.Duration("idle_timeout", d.cfg.IdleTimeout))
-	case <-ln.gone(serveCtx):
+	case <-ln.Gone(serveCtx):
 		// Nobody can reach a daemon whose socket file is gone: stop, so
 		// that shims start a new one (systemd's socket stays systemd's).
 		reason = "socket removed"
-		d.log.Error("the socket file was removed or replaced; stopping so that clients reach a new daemon", zap.String("path", ln.path))
+		d.log.Error("the socket file was removed or replaced; stopping so that clients reach a new daemon", zap.String("path", ln.Path()))
 	}
 	// From here no successor starts: one asked for after a signal or the
 	// idle timeout would turn the stop into a restart.
@@ -432,7 +427,7 @@ func (d *Daemon) runSocket(ctx context.Context) error {
 	d.handover.stopped = true
 	d.handover.mu.Unlock()
 	stopServing()
-	ln.UnixListener.Close() // stop accepting; sessions see ctx and drain
+	ln.Close() // stop accepting; sessions see ctx and drain
 	<-acceptDone
 	d.stopHTTP(d.cfg.DrainTimeout + mcp.DefaultAbandonGrace)
 
@@ -462,15 +457,19 @@ func (d *Daemon) serving(mode Mode, socket, why string) error {
 	return d.OnServing(mode, socket)
 }
 
-// accept serves every connection whose peer is our own uid.
-// Each one kicks the check for an upgrade (upgrade.go).
-func (d *Daemon) accept(ctx context.Context, ln *net.UnixListener, conns *sync.WaitGroup, idle *idleTimer, kick chan<- struct{}) {
-	uid := os.Getuid()
+// accept serves every connection whose peer is our own user
+// (localsock.Ours). Each one kicks the check for an upgrade (upgrade.go).
+func (d *Daemon) accept(ctx context.Context, ln *localsock.Listener, conns *sync.WaitGroup, idle *idleTimer, kick chan<- struct{}) {
 	backoff := 5 * time.Millisecond
 	for {
-		c, err := ln.AcceptUnix()
+		c, err := ln.Accept()
+		var unread *localsock.PeerError
+		if errors.As(err, &unread) {
+			d.log.Warn("refused a connection whose credentials could not be read", zap.Error(err))
+			continue
+		}
 		if err != nil {
-			if ctx.Err() != nil || errors.Is(err, net.ErrClosed) {
+			if ctx.Err() != nil || errors.Is(err, localsock.ErrClosed) {
 				return
 			}
 			d.acceptHealthy.Store(false)
@@ -482,10 +481,10 @@ func (d *Daemon) accept(ctx context.Context, ln *net.UnixListener, conns *sync.W
 		}
 		backoff = 5 * time.Millisecond
 		d.acceptHealthy.Store(true)
-		p, err := peerOf(c)
-		if err != nil || p.UID != uid {
+		p := c.Peer
+		if err := localsock.Ours(p, "the client"); err != nil {
 			d.log.Warn("refused a connection from another user",
-				zap.Int("peer_uid", p.UID), zap.Int("peer_pid", p.PID), zap.Int("uid", uid), zap.Error(err))
+				zap.String("peer_user", p.User), zap.Int("peer_pid", p.PID), zap.Error(err))
 			c.Close()
 			continue
 		}
@@ -510,7 +509,7 @@ func (d *Daemon) accept(ctx context.Context, ln *net.UnixListener, conns *sync.W
 // serveSocket serves an ordinary connection: frames over the socket itself
 // (a client, or a shim relaying its client's). first is what was already
 // read from it.
-func (d *Daemon) serveSocket(ctx context.Context, c *net.UnixConn, first []byte, p peer) {
+func (d *Daemon) serveSocket(ctx context.Context, c *localsock.Conn, first []byte, p localsock.Peer) {
 	var r io.Reader = c
 	if len(first) > 0 {
 		r = io.MultiReader(bytes.NewReader(first), c)
@@ -661,7 +660,7 @@ func (d *Daemon) stopChildren() {
 
 // refuseConnection tells a client past max_connections why, in a frame it
 // can read, and closes it; the log says so at most every 10 s.
-func (d *Daemon) refuseConnection(c *net.UnixConn, p peer, max int) {
+func (d *Daemon) refuseConnection(c *localsock.Conn, p localsock.Peer, max int) {
 	msg := fmt.Sprintf("hearthd already serves %d connections, its max_connections; close some clients or raise the limit", max)
 	c.SetWriteDeadline(time.Now().Add(time.Second))
 	c.Write(append(jsonrpc.ErrorFrame(jsonrpc.ID{}, &jsonrpc.Error{Code: jsonrpc.CodeOverloaded, Message: msg,

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"sync"
 	"time"
@@ -19,6 +18,7 @@ import (
 	"github.com/hearth-mcp/hearth/pkg/envelope"
 	"github.com/hearth-mcp/hearth/pkg/handoff"
 	"github.com/hearth-mcp/hearth/pkg/jsonrpc"
+	"github.com/hearth-mcp/hearth/pkg/localsock"
 	"github.com/hearth-mcp/hearth/pkg/mcp"
 	"github.com/hearth-mcp/hearth/pkg/rawio"
 	"github.com/hearth-mcp/hearth/pkg/tool"
@@ -28,7 +28,7 @@ import (
 // attach request, sent with its client's stdin and stdout, a handoff region
 // and a staging pipe, has its client served on those descriptors directly
 // (decision 0020); everything else is an ordinary connection.
-func (d *Daemon) serveConn(ctx context.Context, c *net.UnixConn, p peer) {
+func (d *Daemon) serveConn(ctx context.Context, c *localsock.Conn, p localsock.Peer) {
 	first, fds, err := readFirst(ctx, c)
 	if err != nil || len(first) == 0 {
 		closeAll(fds)
@@ -47,11 +47,11 @@ func (d *Daemon) serveConn(ctx context.Context, c *net.UnixConn, p peer) {
 
 // readFirst reads what the client sends first, with any descriptors that
 // came with it. A drain (ctx) interrupts the wait.
-func readFirst(ctx context.Context, c *net.UnixConn) ([]byte, []int, error) {
+func readFirst(ctx context.Context, c *localsock.Conn) ([]byte, []int, error) {
 	buf := make([]byte, 4096)
 	oob := make([]byte, unix.CmsgSpace(4*(handoff.AttachFDs+1)))
 	stop := context.AfterFunc(ctx, func() { c.SetReadDeadline(time.Now()) })
-	n, oobn, flags, _, err := c.ReadMsgUnix(buf, oob)
+	n, oobn, flags, err := c.ReadMsg(buf, oob, unix.MSG_CMSG_CLOEXEC)
 	if !stop() {
 		err = ctx.Err()
 	}
@@ -92,7 +92,7 @@ func isAttach(first []byte) bool {
 }
 
 // attachReply answers the attach request.
-func attachReply(c net.Conn, err error) error {
+func attachReply(c *localsock.Conn, err error) error {
 	id := jsonrpc.RawID([]byte(`"` + handoff.AttachID + `"`))
 	var frame []byte
 	if err != nil {
@@ -113,7 +113,7 @@ var errShimGone = errors.New("the shim went away")
 // stdin, stdout, the handoff region and the staging pipe's two ends. It
 // reports false when it refused them (after answering so): the connection
 // is then an ordinary one.
-func (d *Daemon) serveDirect(ctx context.Context, c *net.UnixConn, first []byte, fds []int, p peer) bool {
+func (d *Daemon) serveDirect(ctx context.Context, c *localsock.Conn, first []byte, fds []int, p localsock.Peer) bool {
 	region, limit, swallow, err := takeDescriptors(first, fds[0], fds[1], fds[2], fds[3], fds[4])
 	unix.Close(fds[2]) // mapped, or refused
 	defer unix.Close(fds[3])

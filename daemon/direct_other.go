@@ -4,11 +4,12 @@ package daemon
 
 import (
 	"context"
-	"net"
+
+	"github.com/hearth-mcp/hearth/pkg/localsock"
 )
 
 // serveConn serves one accepted connection. Descriptor passing (decision
 // 0020) needs Linux's memfd: every connection here is an ordinary one.
-func (d *Daemon) serveConn(ctx context.Context, c *net.UnixConn, p peer) {
+func (d *Daemon) serveConn(ctx context.Context, c *localsock.Conn, p localsock.Peer) {
 	d.serveSocket(ctx, c, nil, p)
 }

@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"net"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -18,6 +17,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/hearth-mcp/hearth/pkg/localsock"
 	"github.com/hearth-mcp/hearth/pkg/tool"
 )
 
@@ -33,131 +33,6 @@ func socketConfig(t *testing.T) Config {
 		t.Fatal(err)
 	}
 	return cfg
-}
-
-func TestListenPermissions(t *testing.T) {
-	cfg := socketConfig(t)
-	ln, err := listen(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.close()
-	fi, err := os.Stat(cfg.SocketPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if fi.Mode().Type() != fs.ModeSocket || fi.Mode().Perm() != 0o600 {
-		t.Fatalf("socket mode %v", fi.Mode())
-	}
-	di, _ := os.Stat(filepath.Dir(cfg.SocketPath))
-	if di.Mode().Perm() != 0o700 {
-		t.Fatalf("directory mode %v", di.Mode())
-	}
-}
-
-func TestListenSocketModeOverride(t *testing.T) {
-	cfg := socketConfig(t)
-	cfg.SocketMode = 0o660
-	ln, err := listen(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.close()
-	if fi, _ := os.Stat(cfg.SocketPath); fi.Mode().Perm() != 0o660 {
-		t.Fatalf("mode %v", fi.Mode())
-	}
-}
-
-func TestListenTightensOurDirectory(t *testing.T) {
-	cfg := socketConfig(t)
-	dir := filepath.Dir(cfg.SocketPath)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	os.Chmod(dir, 0o755)
-	ln, err := listen(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.close()
-	if di, _ := os.Stat(dir); di.Mode().Perm() != 0o700 {
-		t.Fatalf("directory left at %v", di.Mode())
-	}
-}
-
-func TestListenRefusesForeignDirectory(t *testing.T) {
-	if os.Getuid() != 0 {
-		t.Skip("needs root to chown a directory to another user")
-	}
-	cfg := socketConfig(t)
-	dir := filepath.Dir(cfg.SocketPath)
-	os.MkdirAll(dir, 0o700)
-	if err := os.Chown(dir, 65534, 65534); err != nil {
-		t.Fatal(err)
-	}
-	_, err := listen(cfg)
-	if err == nil || !strings.Contains(err.Error(), "belongs to uid 65534") {
-		t.Fatalf("want refusal, got %v", err)
-	}
-}
-
-func TestListenRefusesSymlinkDirectory(t *testing.T) {
-	cfg := socketConfig(t)
-	dir := filepath.Dir(cfg.SocketPath)
-	os.Symlink(t.TempDir(), dir)
-	if _, err := listen(cfg); err == nil || !strings.Contains(err.Error(), "not a directory") {
-		t.Fatalf("want refusal, got %v", err)
-	}
-}
-
-func TestListenSingleInstance(t *testing.T) {
-	cfg := socketConfig(t)
-	first, err := listen(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = listen(cfg)
-	if !errors.Is(err, ErrAlreadyRunning) || !strings.Contains(err.Error(), "pid "+strconv.Itoa(os.Getpid())) {
-		t.Fatalf("second listen: %v", err)
-	}
-	first.close()
-	again, err := listen(cfg)
-	if err != nil {
-		t.Fatalf("after the first closed: %v", err)
-	}
-	again.close()
-}
-
-func TestListenRemovesStaleSocket(t *testing.T) {
-	cfg := socketConfig(t)
-	os.MkdirAll(filepath.Dir(cfg.SocketPath), 0o700)
-	// A socket file nobody serves, as a crashed daemon leaves it.
-	stale, err := net.ListenUnix("unix", &net.UnixAddr{Name: cfg.SocketPath, Net: "unix"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	stale.SetUnlinkOnClose(false)
-	stale.Close()
-	ln, err := listen(cfg)
-	if err != nil {
-		t.Fatalf("stale socket not replaced: %v", err)
-	}
-	ln.close()
-	if _, err := os.Lstat(cfg.SocketPath); !errors.Is(err, fs.ErrNotExist) {
-		t.Fatalf("socket not unlinked on close: %v", err)
-	}
-}
-
-func TestListenKeepsNonSocket(t *testing.T) {
-	cfg := socketConfig(t)
-	os.MkdirAll(filepath.Dir(cfg.SocketPath), 0o700)
-	os.WriteFile(cfg.SocketPath, []byte("precious"), 0o600)
-	if _, err := listen(cfg); err == nil || !strings.Contains(err.Error(), "not a socket") {
-		t.Fatalf("want refusal, got %v", err)
-	}
-	if b, _ := os.ReadFile(cfg.SocketPath); string(b) != "precious" {
-		t.Fatal("a regular file was replaced")
-	}
 }
 
 func TestRunRefusesZeroToolsAndTwice(t *testing.T) {
@@ -243,51 +118,6 @@ func TestSocketLifecycle(t *testing.T) {
 	_ = syscall.Getuid
 }
 
-// An explicit MCP_SOCKET_PATH may be in a shared directory only where no
-// other user can replace the socket.
-func TestListenChecksAnExplicitDirectory(t *testing.T) {
-	base := shortDir(t)
-	cases := []struct {
-		name string
-		mode os.FileMode
-		uid  int
-		want string // "" accepted
-	}{
-		{"own 0700", 0o700, -1, ""},
-		{"sticky and world-writable (like /tmp)", 0o777 | os.ModeSticky, -1, ""},
-		{"world-writable, not sticky", 0o777, -1, "writable by others and not sticky"},
-		{"group-writable, not sticky", 0o770, -1, "writable by others and not sticky"},
-		{"another user's", 0o755, 65534, "belongs to uid 65534"},
-	}
-	for i, c := range cases {
-		if c.uid >= 0 && os.Getuid() != 0 {
-			continue // needs root to give a directory away
-		}
-		dir := filepath.Join(base, strconv.Itoa(i))
-		os.Mkdir(dir, 0o700)
-		if err := os.Chmod(dir, c.mode); err != nil {
-			t.Fatal(err)
-		}
-		if c.uid >= 0 {
-			os.Chown(dir, c.uid, c.uid)
-		}
-		cfg, err := LoadConfig(ModeSocket, env(map[string]string{"MCP_SOCKET_PATH": filepath.Join(dir, "s.sock")}))
-		if err != nil {
-			t.Fatal(err)
-		}
-		ln, err := listen(cfg)
-		switch {
-		case c.want == "" && err != nil:
-			t.Errorf("%s: refused: %v", c.name, err)
-		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
-			t.Errorf("%s: got %v, want an error containing %q", c.name, err, c.want)
-		}
-		if ln != nil {
-			ln.close()
-		}
-	}
-}
-
 // A daemon whose socket file is removed (or replaced) stops, so that
 // clients reach a new one instead of a socket nobody serves.
 func TestDaemonStopsWhenItsSocketIsRemoved(t *testing.T) {
@@ -305,19 +135,9 @@ func TestDaemonStopsWhenItsSocketIsRemoved(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-	case <-time.After(5 * socketCheckEvery):
+	case <-time.After(5 * localsock.CheckEvery):
 		t.Fatal("the daemon kept running without its socket")
 	}
-}
-
-func shortDir(t *testing.T) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "hd")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	return dir
 }
 
 // Past max_connections a client is told why, in a frame, and closed; the

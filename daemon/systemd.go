@@ -3,37 +3,34 @@ package daemon
 import (
 	"context"
 	"fmt"
-	"net"
 	"time"
 
 	"github.com/coreos/go-systemd/v22/activation"
 	sd "github.com/coreos/go-systemd/v22/daemon"
 	"go.uber.org/zap"
+
+	"github.com/hearth-mcp/hearth/pkg/localsock"
 )
 
 // activated returns the listening socket systemd passed (socket activation),
-// or nil when the daemon was not socket-activated. activation.Listeners
-// unsets LISTEN_* so no child inherits them.
-func activated() (*net.UnixListener, error) {
-	lns, err := activation.Listeners()
-	if err != nil {
-		return nil, fmt.Errorf("socket activation: %w", err)
-	}
-	for _, ln := range lns {
-		if ul, ok := ln.(*net.UnixListener); ok {
-			// systemd owns the socket file: never unlink it (Close of a
-			// FileListener does not, but be explicit).
-			ul.SetUnlinkOnClose(false)
-			return ul, nil
-		}
+// or nil when the daemon was not socket-activated. activation.Files unsets
+// LISTEN_* so no child inherits them; the socket file stays systemd's.
+func activated() (*localsock.Listener, error) {
+	files := activation.Files(true)
+	var ln *localsock.Listener
+	for _, f := range files {
 		if ln != nil {
-			ln.Close()
+			f.Close()
+			continue
+		}
+		if l, err := localsock.Inherit(f); err == nil {
+			ln = l
 		}
 	}
-	if len(lns) > 0 {
-		return nil, fmt.Errorf("socket activation passed %d sockets but no Unix stream socket", len(lns))
+	if ln == nil && len(files) > 0 {
+		return nil, fmt.Errorf("socket activation passed %d sockets but no Unix stream socket", len(files))
 	}
-	return nil, nil
+	return ln, nil
 }
 
 // notify sends one sd_notify state; outside systemd it does nothing.

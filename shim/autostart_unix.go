@@ -17,7 +17,7 @@ import (
 const openFlags = syscall.O_NOFOLLOW | syscall.O_CLOEXEC
 
 // makeSocketDir creates the socket's directory 0700; the daemon checks it
-// is the user's (daemon/listen_unix.go).
+// is the user's (pkg/localsock).
 func makeSocketDir(dir string) error { return os.MkdirAll(dir, 0o700) }
 
 // tryLock takes f's flock without waiting: false when another starter

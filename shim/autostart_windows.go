@@ -12,20 +12,20 @@ import (
 
 	"golang.org/x/sys/windows"
 
-	"github.com/hearth-mcp/hearth/pkg/sockdir"
+	"github.com/hearth-mcp/hearth/pkg/localsock"
 )
 
 // openFlags: Go's handles on Windows are not inherited by children anyway.
 const openFlags = 0
 
 // makeSocketDir creates the socket's directory the user's alone, with the
-// protected access list the daemon would give it (sockdir.Prepare); one
-// that exists is left for dial and the daemon to check.
+// protected access list the daemon would give it (localsock.PrepareDir);
+// one that exists is left for dial and the daemon to check.
 func makeSocketDir(dir string) error {
 	if _, err := os.Stat(dir); err == nil {
 		return nil
 	}
-	return sockdir.Prepare(dir)
+	return localsock.PrepareDir(dir)
 }
 
 // tryLock takes a LockFileEx lock on f without waiting: false when

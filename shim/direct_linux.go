@@ -214,7 +214,7 @@ func (s *Shim) attachDirect(c *conn, owed *[]owedReq) attachResult {
 
 // sendFDs writes the attach request with the descriptors.
 func sendFDs(c *conn, req []byte, fds ...int) error {
-	rc, err := c.File.SyscallConn()
+	rc, err := c.SyscallConn()
 	if err != nil {
 		return err
 	}

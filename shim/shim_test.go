@@ -18,6 +18,7 @@ import (
 
 	"github.com/hearth-mcp/hearth/pkg/frame"
 	"github.com/hearth-mcp/hearth/pkg/handoff"
+	"github.com/hearth-mcp/hearth/pkg/localsock"
 )
 
 func newTestShim(getenv map[string]string) (*Shim, *bytes.Buffer) {
@@ -88,12 +89,12 @@ func pipeConn(t *testing.T) (*conn, *os.File) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { r.Close(); w.Close() })
-	return &conn{File: w}, r
+	return localsock.FileConn(w, localsock.Peer{}), r
 }
 
 func readAll(t *testing.T, f *os.File, c *conn) string {
 	t.Helper()
-	c.File.Close()
+	c.Close()
 	var b bytes.Buffer
 	b.ReadFrom(f)
 	return b.String()
@@ -327,7 +328,7 @@ func TestAttachRefusedFallsBackToTheRelay(t *testing.T) {
 	daemonEnd := os.NewFile(uintptr(fds[1]), "daemon")
 	defer daemonEnd.Close()
 	unix.SetNonblock(fds[0], true)
-	c := &conn{File: os.NewFile(uintptr(fds[0]), "shim"), fd: fds[0]}
+	c := localsock.FileConn(os.NewFile(uintptr(fds[0]), "shim"), localsock.Peer{})
 	defer c.Close()
 	r, w, _ := os.Pipe()
 	defer r.Close()
@@ -404,7 +405,7 @@ func TestCutFrameFromADyingDaemonIsNotForwarded(t *testing.T) {
 		t.Fatal(err)
 	}
 	daemonEnd := os.NewFile(uintptr(fds[1]), "daemon")
-	c := &conn{File: os.NewFile(uintptr(fds[0]), "shim"), fd: fds[0]}
+	c := localsock.FileConn(os.NewFile(uintptr(fds[0]), "shim"), localsock.Peer{})
 	defer c.Close()
 	s, out := newTestShim(nil)
 	s.gen = 2 // the connection read is an older one: lost() leaves the shim as it is
@@ -465,7 +466,7 @@ func TestReplyReadAheadFromALostDaemonIsNotAnsweredTwice(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	old := &conn{File: os.NewFile(uintptr(fds[0]), "shim"), fd: fds[0]}
+	old := localsock.FileConn(os.NewFile(uintptr(fds[0]), "shim"), localsock.Peer{})
 	daemonEnd := os.NewFile(uintptr(fds[1]), "daemon")
 
 	s := &Shim{

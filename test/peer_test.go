@@ -38,7 +38,7 @@ func TestOtherUserRefused(t *testing.T) {
 	if err != nil || !strings.Contains(string(mine), `"result":{}`) {
 		t.Fatalf("own uid: %v %s", err, mine)
 	}
-	if log := d.stderr.String(); !strings.Contains(log, "refused a connection from another user") || !strings.Contains(log, `"peer_uid":65534`) {
+	if log := d.stderr.String(); !strings.Contains(log, "refused a connection from another user") || !strings.Contains(log, `"peer_user":"65534"`) {
 		t.Fatalf("refusal not logged:\n%s", log)
 	}
 }

@@ -5,9 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"time"
 
+	"github.com/hearth-mcp/hearth/pkg/localsock"
 	"github.com/hearth-mcp/hearth/pkg/version"
 )
 
@@ -47,12 +47,10 @@ func daemonTool(socket, client, name string, args map[string]any, timeout time.D
 // socket, after an MCP initialize as the client named client, and returns
 // its result; a JSON-RPC error is returned with its message. The socket
 // must be the user's own. The request may take timeout, plus 10 s for the
-// exchange.
+// exchange. It dials as the shim does (localsock.Dial): a socket, or a
+// process serving it, of another user is refused before a byte is sent.
 func daemonRequest(socket, client, method string, params any, timeout time.Duration) (json.RawMessage, error) {
-	if err := socketIsOurs(socket); err != nil {
-		return nil, err
-	}
-	c, err := net.DialTimeout("unix", socket, 2*time.Second)
+	c, err := localsock.Dial(socket)
 	if err != nil {
 		return nil, err
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/hearth-mcp/hearth/pkg/adopt"
 	"github.com/hearth-mcp/hearth/pkg/endpoint"
 	"github.com/hearth-mcp/hearth/pkg/hosted"
+	"github.com/hearth-mcp/hearth/pkg/localsock"
 	"github.com/hearth-mcp/hearth/pkg/mcp"
 	"github.com/hearth-mcp/hearth/pkg/owner"
 )
@@ -204,11 +205,15 @@ func statusSocket(home string, getenv func(string) string) (socket string, owned
 	return path, false, nil
 }
 
-// noneServes words why no daemon answered for home: an owner that does not
+// noneServes words why no daemon answered for home: a socket or a server
+// of another user's, refused (localsock.ErrNotOurs); an owner that does not
 // answer, or none at all, and then what a dead one left behind (a daemon
 // killed with SIGKILL leaves its record, socket and readiness file; the
 // next one removes them).
 func noneServes(home, socket string, owned bool, err error) string {
+	if errors.Is(err, localsock.ErrNotOurs) {
+		return err.Error()
+	}
 	if owned {
 		return fmt.Sprintf("the daemon that owns %s does not answer on its socket %s: %v", home, socket, err)
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hearth-mcp/hearth/pkg/endpoint"
+	"github.com/hearth-mcp/hearth/pkg/localsock"
 )
 
 // stopTimeout bounds how long `hearthd stop` waits for the daemon to exit:
@@ -39,7 +40,8 @@ func stopCmd(args []string, stdout, stderr io.Writer, getenv func(string) string
 	}
 	raw, err := queryStatus(socket)
 	if err != nil {
-		if owned {
+		// A server of another user's is no "nothing to stop".
+		if owned || errors.Is(err, localsock.ErrNotOurs) {
 			fmt.Fprintln(stderr, "hearthd stop:", noneServes(home, socket, owned, err))
 			return 1
 		}

@@ -9,6 +9,7 @@ import (
 	"go/build"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -45,8 +46,10 @@ pkg/endpoint < pkg/upgrade;
 # Replacing a file all at once: renameat2 and renamex_np to exchange two.
 golang.org/x/sys < pkg/atomicfile;
 
-# The socket's directory kept the user's alone by its access list (Windows).
-golang.org/x/sys < pkg/sockdir;
+# The daemon's local socket: listen, dial and the peer's identity, with the
+# system's calls on the descriptor (the shim links it: no package net on
+# Unix).
+pkg/safefile, golang.org/x/sys < pkg/localsock;
 
 # The system's process table (a keeper's descendant tracker reads it), and
 # the one place that starts the daemon's child processes (x/sys: Job Objects
@@ -164,13 +167,13 @@ golang.org/x/sys, testing < pkg/safefile/safefiletest;
 
 # The shim: no store, no schema library, no config parser (pkg/config/keys
 # names the setting variables). It starts hearthd serve, which outlives it.
-pkg/handoff, pkg/hello, pkg/owner, pkg/config/keys, pkg/portable, pkg/safefile, pkg/sockdir, pkg/version, golang.org/x/sys, os/exec < shim;
+pkg/handoff, pkg/hello, pkg/owner, pkg/config/keys, pkg/portable, pkg/localsock, pkg/safefile, pkg/version, golang.org/x/sys, os/exec < shim;
 shim < shim/hearth;
 
 # The daemon wires everything together; hearthd adds the subcommands.
 pkg/mcp, pkg/mcphttp, pkg/sessionkeep, net/http, pkg/schemas, pkg/memory, pkg/clarify, pkg/workspace, pkg/config,
-pkg/handoff, pkg/hello, pkg/rawio, pkg/sockdir, pkg/supervisor, pkg/hosted, pkg/statuspage, pkg/version, github.com/coreos/go-systemd, go.uber.org/zap, golang.org/x/sys < daemon;
-daemon, shim, pkg/guard, pkg/owner, pkg/adopt, pkg/sweep, pkg/opener, pkg/upgrade, pkg/memory/jsonl, deploy/systemd, deploy/launchd, go.uber.org/zap, os/exec < daemon/hearthd;
+pkg/handoff, pkg/hello, pkg/rawio, pkg/localsock, pkg/supervisor, pkg/hosted, pkg/statuspage, pkg/version, github.com/coreos/go-systemd, go.uber.org/zap, golang.org/x/sys < daemon;
+daemon, shim, pkg/localsock, pkg/guard, pkg/owner, pkg/adopt, pkg/sweep, pkg/opener, pkg/upgrade, pkg/memory/jsonl, deploy/systemd, deploy/launchd, go.uber.org/zap, os/exec < daemon/hearthd;
 
 # The release builder: it runs go build and git.
 pkg/version, os/exec < tools/release;
@@ -463,4 +466,21 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	os.Exit(m.Run())
+}
+
+// The shim dials the daemon with system calls on the descriptor
+// (pkg/localsock) and links no package net: with cgo, net brings libc's
+// resolver, and the shim, which thousands may run, stays a static binary.
+func TestShimLinksNoNet(t *testing.T) {
+	for _, goos := range []string{"linux", "darwin"} {
+		cmd := exec.Command("go", "list", "-deps", module+"/shim/hearth")
+		cmd.Env = append(os.Environ(), "GOOS="+goos)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("GOOS=%s go list: %v", goos, err)
+		}
+		if slices.Contains(strings.Fields(string(out)), "net") {
+			t.Errorf("GOOS=%s: the shim links package net (go list -deps ./shim/hearth)", goos)
+		}
+	}
 }

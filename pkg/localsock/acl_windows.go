@@ -1,6 +1,6 @@
 //go:build windows
 
-package sockdir
+package localsock
 
 import (
 	"errors"
@@ -13,11 +13,11 @@ import (
 	"golang.org/x/sys/windows"
 )
 
-// Prepare makes dir the user's private directory for the socket: created
+// PrepareDir makes dir the user's private directory for the socket: created
 // with SDDL's protected list when it does not exist (its parents as usual),
-// else checked (Check), never changed: a directory someone else made or
+// else checked (CheckPrivate), never changed: a directory someone else made or
 // opened is refused, not repaired behind their back.
-func Prepare(dir string) error {
+func PrepareDir(dir string) error {
 	if err := os.MkdirAll(filepath.Dir(dir), 0o700); err != nil {
 		return fmt.Errorf("create %s: %w", filepath.Dir(dir), err)
 	}
@@ -39,13 +39,13 @@ func Prepare(dir string) error {
 	if err != nil && !errors.Is(err, windows.ERROR_ALREADY_EXISTS) {
 		return fmt.Errorf("create socket directory %s: %w", dir, err)
 	}
-	return Check(dir)
+	return CheckPrivate(dir)
 }
 
-// Check says why path (the socket's directory, or the socket) is not the
+// CheckPrivate says why path (the socket's directory, or the socket) is not the
 // user's alone, or nil: see Judge. A directory must be a real one, not a
 // link or junction to elsewhere.
-func Check(path string) error {
+func CheckPrivate(path string) error {
 	fi, err := os.Lstat(path)
 	if err != nil {
 		return err

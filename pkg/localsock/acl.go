@@ -6,7 +6,7 @@
 // byte (Check). What the check accepts is decided by Judge, a pure function
 // tested on every system; only reading and writing security descriptors is
 // Windows's (sockdir_windows.go).
-package sockdir
+package localsock
 
 import (
 	"fmt"

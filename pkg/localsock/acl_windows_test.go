@@ -1,6 +1,6 @@
 //go:build windows
 
-package sockdir
+package localsock
 
 import (
 	"os"
@@ -12,27 +12,27 @@ import (
 	"golang.org/x/sys/windows"
 )
 
-// Prepare makes a directory that Check accepts, and a file created in it
+// PrepareDir makes a directory that CheckPrivate accepts, and a file created in it
 // inherits its list, so that the socket file passes too.
 func TestPrepareMakesAPrivateDirectory(t *testing.T) {
 	skipUnderWine(t)
 	dir := filepath.Join(t.TempDir(), "hearth")
-	if err := Prepare(dir); err != nil {
+	if err := PrepareDir(dir); err != nil {
 		t.Fatal(err)
 	}
-	if err := Prepare(dir); err != nil {
+	if err := PrepareDir(dir); err != nil {
 		t.Fatalf("again, on the existing directory: %v", err)
 	}
 	f := filepath.Join(dir, "hearthd.sock")
 	if err := os.WriteFile(f, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := Check(f); err != nil {
+	if err := CheckPrivate(f); err != nil {
 		t.Fatalf("a file created in it: %v", err)
 	}
 }
 
-// A directory that grants anyone else access is refused, by Prepare too,
+// A directory that grants anyone else access is refused, by PrepareDir too,
 // and left as it is.
 func TestADirectoryOpenToOthersIsRefused(t *testing.T) {
 	skipUnderWine(t)
@@ -54,10 +54,10 @@ func TestADirectoryOpenToOthersIsRefused(t *testing.T) {
 		if err := windows.CreateDirectory(windows.StringToUTF16Ptr(dir), sa); err != nil {
 			t.Fatal(err)
 		}
-		if err := Check(dir); err == nil {
+		if err := CheckPrivate(dir); err == nil {
 			t.Errorf("%s: Check accepted %s", name, sddl)
 		}
-		if err := Prepare(dir); err == nil || !strings.Contains(err.Error(), dir) {
+		if err := PrepareDir(dir); err == nil || !strings.Contains(err.Error(), dir) {
 			t.Errorf("%s: Prepare: %v, want a refusal naming the directory", name, err)
 		}
 	}

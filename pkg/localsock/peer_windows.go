@@ -1,20 +1,13 @@
 //go:build windows
 
-package daemon
+package localsock
 
 import (
 	"net"
-	"os"
 	"unsafe"
 
 	"golang.org/x/sys/windows"
 )
-
-// peer is who is on the other end of a connection.
-type peer struct {
-	UID int
-	PID int
-}
 
 // sioAFUnixGetPeerPID is SIO_AF_UNIX_GETPEERPID (afunix.h):
 // _WSAIOR(IOC_VENDOR, 256).
@@ -23,14 +16,15 @@ const sioAFUnixGetPeerPID = 0x40000000 | 0x18000000 | 256
 // peerOf: Windows has no peer credential. Only the user (and the system)
 // can open the socket, whose directory and file the daemon made the user's
 // alone (listen_windows.go), so whoever connected is the user: the access
-// list is the check (docs/decisions/0047-windows-socket.md). UID is then
-// the daemon's own (Go's -1 on Windows), and the pid, which names the
-// client in the log, is asked of the socket where the system says it.
-func peerOf(c *net.UnixConn) (peer, error) {
-	p := peer{UID: os.Getuid()}
+// list is the check (docs/decisions/0047-windows-socket.md). User is then
+// the daemon's own, and the pid, which names the client in the log, is
+// asked of the socket where the system says it.
+func peerOf(c *net.UnixConn) Peer {
+	p := Peer{}
+	p.User, _ = Me()
 	raw, err := c.SyscallConn()
 	if err != nil {
-		return p, nil
+		return p
 	}
 	raw.Control(func(fd uintptr) {
 		var pid uint32
@@ -39,5 +33,11 @@ func peerOf(c *net.UnixConn) (peer, error) {
 			p.PID = int(pid)
 		}
 	})
-	return p, nil
+	return p
 }
+
+// Me is the user this process runs as, as Peer.User says it: its SID.
+func Me() (string, error) { return userSID() }
+
+// userWords names a Peer.User for a person: "user S-1-5-21-…".
+func userWords(u string) string { return "user " + u }
