@@ -201,3 +201,34 @@ func TestDecisionsIndexed(t *testing.T) {
 		}
 	}
 }
+
+// TestREADMEIsAFrontPage: the README says what hearth is, how to install it
+// and how to connect the first client, and links to the rest: the first
+// client's recipe is within its first 80 lines, the whole at most 300, and
+// its two set-up commands stay (hearthd serve on the embedded defaults, and
+// the tests).
+func TestREADMEIsAFrontPage(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(raw), "\n"), "\n")
+	if len(lines) > 300 {
+		t.Errorf("README.md has %d lines, more than 300: move the detail to the docs page it belongs in", len(lines))
+	}
+	first := -1
+	for i, l := range lines {
+		if l == "claude mcp add -s user hearth -- hearth" {
+			first = i + 1
+			break
+		}
+	}
+	if first < 0 || first > 80 {
+		t.Errorf("the first client recipe (claude mcp add -s user hearth -- hearth) is at line %d of README.md, not within its first 80", first)
+	}
+	for _, want := range []string{"\nhearthd serve\n", "`go test ./...`"} {
+		if !strings.Contains(string(raw), want) {
+			t.Errorf("README.md lost its set-up command %q", strings.TrimSpace(want))
+		}
+	}
+}
