@@ -232,3 +232,35 @@ func TestREADMEIsAFrontPage(t *testing.T) {
 		}
 	}
 }
+
+// readerless are wordings that speak of what a reader of the repository does
+// not have: the machine the docs were written on ("this machine", a figure
+// "measured here"), the project's tracker and its first notes.
+var readerless = regexp.MustCompile(`(?i)\bthis machine\b|\b(measured|ran|run|untestable|observed|took|ms|minutes)\s+here\b|here \(not|(?-i:\bDESIGN\.md\b)|\bissue\s+#?\d+|\bthe issue\b|\bthe lead\b`)
+
+// TestDocsSpeakToTheReader: no README or docs page says "here" for the
+// machine it was written on, or points to an issue, the first design notes
+// or the project's lead: the repository stands alone.
+func TestDocsSpeakToTheReader(t *testing.T) {
+	for _, f := range docFiles(t) {
+		raw, err := os.ReadFile(filepath.Join("..", filepath.FromSlash(f)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for n, l := range strings.Split(string(raw), "\n") {
+			if m := readerless.FindString(l); m != "" {
+				t.Errorf("%s:%d says %q, which a reader does not have: say which machine, or what it refers to, in words that stand alone", f, n+1, m)
+			}
+		}
+	}
+	for _, bad := range []string{"took 11 minutes here", "on this machine", "Wine 8.0 here (not Windows)", "see DESIGN.md", "issue 45", "the issue asked"} {
+		if !readerless.MatchString(bad) {
+			t.Errorf("readerless misses %q", bad)
+		}
+	}
+	for _, good := range []string{"fails here, and", "the machine's load", "where it departs", "an object opened here is never closed"} {
+		if readerless.MatchString(good) {
+			t.Errorf("readerless matches %q", good)
+		}
+	}
+}
