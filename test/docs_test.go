@@ -176,9 +176,10 @@ func TestDocsGithubAnchor(t *testing.T) {
 	}
 }
 
-// Every decision file has its row in the decisions index and in
-// docs/architecture.md's table, the two places a reader looks for it.
-func TestDecisionsIndexed(t *testing.T) {
+// decisionFiles are the decision files, docs/decisions/NNNN-*.md, and the
+// text of their index, docs/decisions/README.md.
+func decisionFiles(t *testing.T) ([]string, string) {
+	t.Helper()
 	files, err := filepath.Glob(filepath.Join("..", "docs", "decisions", "[0-9][0-9][0-9][0-9]-*.md"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no decision files: %v", err)
@@ -187,13 +188,20 @@ func TestDecisionsIndexed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return files, string(index)
+}
+
+// Every decision file has its row in the decisions index and in
+// docs/architecture.md's table, the two places a reader looks for it.
+func TestDecisionsIndexed(t *testing.T) {
+	files, index := decisionFiles(t)
 	arch, err := os.ReadFile(filepath.Join("..", "docs", "architecture.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, f := range files {
 		name := filepath.Base(f)
-		if !strings.Contains(string(index), "("+name+")") {
+		if !strings.Contains(index, "("+name+")") {
 			t.Errorf("docs/decisions/README.md has no row linking %s", name)
 		}
 		if !strings.Contains(string(arch), "(decisions/"+name+")") {
@@ -298,14 +306,7 @@ func decisionStatusText(text string) (string, bool) {
 // its History, its last section; the index shows each Status line as it is,
 // and a decision that revises another is named in that one's Status line.
 func TestDecisionsStateTheirDecision(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join("..", "docs", "decisions", "[0-9][0-9][0-9][0-9]-*.md"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no decision files: %v", err)
-	}
-	index, err := os.ReadFile(filepath.Join("..", "docs", "decisions", "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	files, index := decisionFiles(t)
 	statuses := map[string]string{}
 	texts := map[string]string{}
 	for _, f := range files {
@@ -346,7 +347,7 @@ func TestDecisionsStateTheirDecision(t *testing.T) {
 				t.Errorf("%s:%d: %q is a revision note: state the decision as it stands, and say how it changed in its History", name, n+1, revisionNote.FindString(l))
 			}
 		}
-		row := regexp.MustCompile(`(?m)^\| \[` + num + `\]\(` + regexp.QuoteMeta(name) + `\) \| .* \| ([^|]*) \|$`).FindStringSubmatch(string(index))
+		row := regexp.MustCompile(`(?m)^\| \[` + num + `\]\(` + regexp.QuoteMeta(name) + `\) \| .* \| ([^|]*) \|$`).FindStringSubmatch(index)
 		if row == nil || row[1] != st {
 			got := "no row"
 			if row != nil {
