@@ -57,10 +57,13 @@ var readmeSteps = []readmeStep{
 	{cmd: "hearthd migrate", skip: "needs the PostgreSQL cluster above; test/postgres_test.go runs it"},
 }
 
-// readmeFiles are the README and the docs its reference moved to, in the
-// order a reader follows them: their commands are readmeSteps in this
-// order, and their config examples are checked as the README's own.
-var readmeFiles = []string{"README.md", "docs/hosting.md", "docs/reference.md", "docs/behaviour.md", "docs/tools.md", "docs/development.md"}
+// readmeFiles are the README and the guides it links to, in the order a
+// reader follows them: their commands are readmeSteps in this order, and
+// their config examples are checked as the README's own.
+// TestREADMEFilesCoverTheGuides keeps every guide with a command or a config
+// example in this list.
+var readmeFiles = []string{"README.md", "docs/hosting.md", "docs/http.md", "docs/platforms.md", "docs/status.md",
+	"docs/reference.md", "docs/behaviour.md", "docs/tools.md", "docs/development.md"}
 
 // readmeBlock is one fenced block of readmeFiles.
 type readmeBlock struct{ lang, text string }
@@ -283,6 +286,33 @@ func TestREADMETopToBottom(t *testing.T) {
 	}
 	if p, _ := st["problems"].([]any); len(p) != 0 {
 		t.Fatalf("problems with the README's config example: %v", p)
+	}
+}
+
+// TestREADMEFilesCoverTheGuides: a Markdown file of the repository with a
+// shell command or a config-file example is in readmeFiles, so that
+// TestREADMETopToBottom runs (or knows why it skips) each command and parses
+// each example: a section moved out of the README to a page of its own
+// stays checked.
+func TestREADMEFilesCoverTheGuides(t *testing.T) {
+	checked := map[string]bool{}
+	for _, f := range readmeFiles {
+		checked[f] = true
+	}
+	checkedBlock := regexp.MustCompile("(?m)^```(sh\n|toml\n# ~/.config/hearth/config.toml)")
+	for _, f := range docFiles(t) {
+		raw, err := os.ReadFile(filepath.Join("..", filepath.FromSlash(f)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !checked[f] && checkedBlock.Match(raw) {
+			t.Errorf("%s has a shell command or a config example but is not in readmeFiles (test/readme_test.go): add it where a reader meets it", f)
+		}
+	}
+	for f := range checked {
+		if _, err := os.Stat(filepath.Join("..", filepath.FromSlash(f))); err != nil {
+			t.Errorf("readmeFiles names %s: %v", f, err)
+		}
 	}
 }
 
