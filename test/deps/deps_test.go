@@ -138,15 +138,17 @@ pkg/tool, pkg/repo, pkg/safefile, pkg/supervisor, pkg/workspace/index, go.uber.o
 
 # Hosted MCP servers: children of the supervisor, whose frames are routed.
 # A hosted server is the other kind of dispatcher a session plugs in
-# (mcp.Dispatcher, docs/architecture.md, "The session in parts"): the
-# router writes to the session's mcp.Writer, the one writer interface of
-# both sides, and pkg/hosted's Session is the dispatcher. pkg/mcp knows
-# nothing of them.
-pkg/envelope, pkg/jsonrpc, pkg/mcp < pkg/hosted/route;
+# (mcp.Dispatcher, docs/architecture.md, "The session in parts"):
+# pkg/hosted's Session is the dispatcher, and the router writes to the
+# session's mcp.Writer through route.Peer, the two-method interface it
+# declares itself, so that neither sessions nor tools nor their schema
+# library lie under it. pkg/mcp knows nothing of them.
+pkg/envelope, pkg/jsonrpc < pkg/hosted/route;
+pkg/mcp !< pkg/hosted/route;
 pkg/hosted, pkg/hosted/route !< pkg/mcp;
 # The catalog's storage: what each server answered, kept across restarts.
 pkg/atomicfile, pkg/safefile < pkg/hosted/catalog;
-pkg/endpoint, pkg/frame, pkg/hosted/catalog, pkg/hosted/route, pkg/rawio, pkg/repo, pkg/safefile, pkg/supervisor, go.uber.org/zap < pkg/hosted;
+pkg/endpoint, pkg/frame, pkg/hosted/catalog, pkg/hosted/route, pkg/mcp, pkg/rawio, pkg/repo, pkg/safefile, pkg/supervisor, go.uber.org/zap < pkg/hosted;
 
 # The MCP servers clients left behind: found in the process table, named by
 # hosted's rule of what a command runs.
