@@ -12,7 +12,7 @@ import (
 
 	"github.com/hearth-mcp/hearth/pkg/envelope"
 	"github.com/hearth-mcp/hearth/pkg/handoff"
-	"github.com/hearth-mcp/hearth/pkg/jsonrpc"
+	"github.com/hearth-mcp/hearth/pkg/jsonrpc/wire"
 )
 
 // directState is the shim's side of descriptor passing (decision 0020):
@@ -153,7 +153,7 @@ func (s *Shim) attachDirect(c *conn, owed *[]owedReq) attachResult {
 			b, _ := json.Marshal(fields)
 			own = append(append(own, b...), '\n')
 			if initialized {
-				n, _ := jsonrpc.NotificationFrame("notifications/initialized", map[string]any{})
+				n, _ := wire.NotificationFrame("notifications/initialized", map[string]any{})
 				own = append(append(own, n...), '\n')
 			}
 		}
@@ -173,7 +173,7 @@ func (s *Shim) attachDirect(c *conn, owed *[]owedReq) attachResult {
 		return refused
 	}
 	params, _ := json.Marshal(handoff.AttachParams{Version: handoff.AttachVersion, Swallow: swallow})
-	req := append(jsonrpc.RequestFrame(jsonrpc.RawID([]byte(`"`+handoff.AttachID+`"`)), handoff.AttachMethod, params), '\n')
+	req := append(wire.RequestFrame(wire.RawID([]byte(`"`+handoff.AttachID+`"`)), handoff.AttachMethod, params), '\n')
 	if sendFDs(c, req, s.d.inFD, s.d.outFD, rawFD(s.d.file), s.d.stage[0], s.d.stage[1]) != nil {
 		s.setConn(nil)
 		return failed
@@ -378,7 +378,7 @@ func (s *Shim) inputEnded() bool {
 // input after that line.
 func (s *Shim) skipLongLine(input []byte) []byte {
 	defer func() {
-		s.out.WriteRaw([]byte(jsonrpc.TooLargeFrame))
+		s.out.WriteRaw([]byte(wire.TooLargeFrame))
 		s.out.Flush()
 	}()
 	if i := bytes.IndexByte(input, '\n'); i >= 0 {

@@ -63,7 +63,7 @@ func TestEndedListenIsNotSentAgainForItsID(t *testing.T) {
 			if perr != nil {
 				t.Fatal(perr)
 			}
-			tr.Took(msg, line, fr.Offset())
+			tr.Took(msg.Kind, msg.ID, msg.Method, msg.Params, line, fr.Offset())
 		}
 		s.mu.Lock()
 		defer s.mu.Unlock()

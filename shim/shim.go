@@ -23,7 +23,7 @@ import (
 	"github.com/hearth-mcp/hearth/pkg/envelope"
 	"github.com/hearth-mcp/hearth/pkg/frame"
 	"github.com/hearth-mcp/hearth/pkg/hello"
-	"github.com/hearth-mcp/hearth/pkg/jsonrpc"
+	"github.com/hearth-mcp/hearth/pkg/jsonrpc/wire"
 	"github.com/hearth-mcp/hearth/pkg/portable"
 	"github.com/hearth-mcp/hearth/pkg/version"
 )
@@ -41,7 +41,7 @@ const (
 )
 
 // CodeLost is the JSON-RPC error for a request the daemon never answered.
-const CodeLost = jsonrpc.CodeLost
+const CodeLost = wire.CodeLost
 
 // Shim relays one client's session.
 type Shim struct {
@@ -250,7 +250,7 @@ func (s *Shim) helloFrame() []byte {
 	if s.opts.Run != nil {
 		params.Run, _ = json.Marshal(s.opts.Run)
 	}
-	frame, _ := jsonrpc.NotificationFrame(hello.Method, params)
+	frame, _ := wire.NotificationFrame(hello.Method, params)
 	return frame
 }
 
@@ -285,7 +285,7 @@ func (s *Shim) readClient(in io.Reader) {
 		line, err := r.Read()
 		if errors.Is(err, frame.ErrTooLarge) {
 			// Discarded here; the daemon answers payload_too_large in order.
-			note, _ := jsonrpc.NotificationFrame("$/hearth/tooLarge", map[string]any{})
+			note, _ := wire.NotificationFrame("$/hearth/tooLarge", map[string]any{})
 			s.forward(note)
 			continue
 		}
@@ -310,7 +310,7 @@ func (s *Shim) readClient(in io.Reader) {
 // in request order, which only the daemon keeps).
 func clientInternal(line []byte) bool {
 	env, ok := envelope.Scan(line)
-	return ok && env.Kind() == envelope.Notification && jsonrpc.IsInternal(env.Method)
+	return ok && env.Kind() == envelope.Notification && wire.IsInternal(env.Method)
 }
 
 // owedReq is a request the client is owed a reply to: n of them, when a
@@ -618,21 +618,21 @@ func (s *Shim) replay() <-chan struct{} {
 	s.imu.Unlock()
 
 	if modern {
-		s.writeDaemonLocked(jsonrpc.RequestFrame(jsonrpc.RawID(id), "server/discover", []byte(`{"_meta":{`+
+		s.writeDaemonLocked(wire.RequestFrame(wire.RawID(id), "server/discover", []byte(`{"_meta":{`+
 			`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},`+
 			`"io.modelcontextprotocol/clientInfo":{"name":"hearth-shim","version":`+strconv.Quote(version.Tooling())+`}}}`)))
 		return ack
 	}
 	var fields map[string]json.RawMessage
 	if initFrame == nil || json.Unmarshal(initFrame, &fields) != nil {
-		s.writeDaemonLocked(jsonrpc.RequestFrame(jsonrpc.RawID(id), "ping", nil))
+		s.writeDaemonLocked(wire.RequestFrame(wire.RawID(id), "ping", nil))
 		return ack
 	}
 	fields["id"] = id
 	b, _ := json.Marshal(fields)
 	s.writeDaemonLocked(b)
 	if initialized {
-		n, _ := jsonrpc.NotificationFrame("notifications/initialized", map[string]any{})
+		n, _ := wire.NotificationFrame("notifications/initialized", map[string]any{})
 		s.writeDaemonLocked(n)
 	}
 	return ack
@@ -718,7 +718,7 @@ func (s *Shim) takeInflight() []owedReq {
 func (s *Shim) answerLost(reqs []owedReq, why string) {
 	for _, r := range reqs {
 		for range max(r.n, 1) {
-			s.out.WriteRaw(jsonrpc.ErrorFrame(jsonrpc.RawID(r.id), &jsonrpc.Error{Code: CodeLost, Message: why}))
+			s.out.WriteRaw(wire.ErrorFrame(wire.RawID(r.id), &wire.Error{Code: CodeLost, Message: why}))
 		}
 	}
 	s.out.Flush()
