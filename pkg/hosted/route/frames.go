@@ -3,9 +3,9 @@ package route
 import (
 	"bytes"
 	"encoding/json"
-	"strconv"
 
 	"github.com/hearth-mcp/hearth/pkg/jsonrpc"
+	"github.com/hearth-mcp/hearth/pkg/jsonrpc/wire"
 )
 
 // rpcError is a JSON-RPC error object's JSON text.
@@ -85,4 +85,6 @@ func withMember(params json.RawMessage, key string, val json.RawMessage) json.Ra
 	return p.encode()
 }
 
-func quote(s string) json.RawMessage { return json.RawMessage(strconv.Quote(s)) }
+// quote is s as a JSON string, as encoding/json writes it (strconv.Quote
+// writes Go's escapes, \a, \v and \x01 among them, which are no JSON).
+func quote(s string) json.RawMessage { return wire.AppendString(nil, s) }

@@ -116,6 +116,23 @@ func TestDiscoverResultIllTypedOptionalMembers(t *testing.T) {
 	}
 }
 
+// A DiscoverResult's instructions holding control characters (a bell, a
+// vertical tab, U+0001) reach the legacy client's initialize result as
+// JSON: quoted as encoding/json quotes, not as Go quotes (\a, \v and \x01
+// are no JSON escapes, and the client could not read its answer).
+func TestDiscoverInstructionsWithControlCharacters(t *testing.T) {
+	s := newScripted(t)
+	c := s.client()
+	c.send(strings.Replace(initReq, "%s", "1", 1))
+	s.reply(s.expect("initialize"), refusal)
+	s.reply(s.expect("server/discover"), `"result":{"supportedVersions":["2026-07-28"],"capabilities":{},"instructions":"bell\u0007 tab\u000b one\u0001 é"}`)
+	m := c.response()
+	res, _ := m["result"].(map[string]any)
+	if res == nil || res["instructions"] != "bell\a tab\v one\x01 é" {
+		t.Fatalf("got %s", m["_text"])
+	}
+}
+
 // Each malformed InputRequiredResult answers that request with an error
 // naming the server and the fault; the instance keeps serving the client
 // and another one.
