@@ -61,3 +61,34 @@ func BenchmarkLegacyClientCall(b *testing.B) {
 		})
 	}
 }
+
+// The cost the router adds to a 2026-07-28 client's tools/call carrying a
+// progress token (its _meta read for its era, its capabilities and its
+// token, and the token replaced by one of hearth's), on a legacy upstream
+// and on a modern one.
+func BenchmarkModernClientCall(b *testing.B) {
+	for _, modern := range []bool{false, true} {
+		name := "legacy-upstream"
+		if modern {
+			name = "modern-upstream"
+		}
+		b.Run(name, func(b *testing.B) {
+			var r *Router
+			r = New(Options{Name: "bench", Wake: func() { go r.Up(echoUpstream(&r, modern)) }})
+			frames := make(chan string, 16)
+			c := r.Attach(chanPeer(frames), nil)
+			call := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello"},"_meta":{"progressToken":"p1",` +
+				`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"sampling":{}},"io.modelcontextprotocol/clientInfo":{"name":"bench","version":"1"}}}}`)
+			c.Handle(call)
+			if f := <-frames; !strings.Contains(f, `"result"`) {
+				b.Fatalf("first call: %s", f)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				c.Handle(call)
+				<-frames
+			}
+		})
+	}
+}

@@ -1,6 +1,9 @@
 package route
 
-import "sync"
+import (
+	"errors"
+	"sync"
+)
 
 // Peer is how the router sends frames to one client or to the upstream: a
 // client's session writer (pkg/mcp's Writer has these two methods, so a
@@ -33,6 +36,9 @@ type WriteFunc func(frame []byte) error
 
 func (f WriteFunc) Write(b []byte, _ string) error        { return f(b) }
 func (f WriteFunc) TryWrite([]byte, string) (bool, error) { return false, nil }
+
+// errOverflow: a peer let more than its limit pile up.
+var errOverflow = errors.New("the client stopped reading: too much output queued for it")
 
 // labelled is a queued frame and its label (Peer).
 type labelled struct {
