@@ -68,7 +68,7 @@ func TestEndedListenIsNotSentAgainForItsID(t *testing.T) {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		s.takeBack()
-		frames2, rest := s.listensOf(s.takeInflight())
+		frames2, rest := s.ledger.listensOf(s.ledger.take(s.link.gen))
 		for _, f := range frames2 {
 			again = append(again, string(f))
 		}
