@@ -117,61 +117,22 @@ func rawMember(doc *jsonval.Doc, n *jsonval.Node, key string) json.RawMessage {
 // their text as written.
 func writeObject(doc *jsonval.Doc, n *jsonval.Node, set, setMeta []member) json.RawMessage {
 	b := make([]byte, 0, 16+textLen(doc, n)+membersLen(set)+membersLen(setMeta))
-	b = append(b, '{')
-	w := objectWriter{b: b}
+	return appendObject(b, doc, n, set, setMeta)
+}
+
+// appendObject appends what writeObject writes; n that is no object is
+// none (a _meta that is no object is the router's own from now on).
+func appendObject(b []byte, doc *jsonval.Doc, n *jsonval.Node, set, setMeta []member) []byte {
+	if n != nil && n.Kind() != jsonval.Object {
+		n = nil
+	}
+	w := objectWriter{b: append(b, '{')}
 	if setMeta != nil && (n == nil || doc.Get(n, "_meta") == nil) {
 		// The router's own _meta, first (as a 2026-07-28 client writes it).
 		w.key("_meta")
-		w.b = appendMeta(w.b, nil, nil, setMeta)
+		w.b = appendObject(w.b, nil, nil, setMeta, nil)
 		setMeta = nil
 	}
-	var wroteBuf [4]bool
-	wrote := wroteBuf[:0]
-	if len(set) > len(wroteBuf) {
-		wrote = make([]bool, 0, len(set))
-	}
-	wrote = wrote[:len(set)]
-	if n != nil {
-		last := lastOf{doc: doc, n: n}
-		for it := doc.Kids(n); ; {
-			m := it.Next()
-			if m == nil {
-				break
-			}
-			key := doc.Key(m)
-			if !last.is(key, m) {
-				continue
-			}
-			w.key(key)
-			if i := indexOf(set, key); i >= 0 {
-				w.b = append(w.b, set[i].val...)
-				wrote[i] = true
-				continue
-			}
-			if key == "_meta" && setMeta != nil {
-				w.b = appendMeta(w.b, doc, m, setMeta)
-				continue
-			}
-			raw, _ := doc.Raw(m)
-			w.b = append(w.b, raw...)
-		}
-	}
-	for i, s := range set {
-		if !wrote[i] {
-			w.key(s.key)
-			w.b = append(w.b, s.val...)
-		}
-	}
-	return append(w.b, '}')
-}
-
-// appendMeta writes a _meta object: n's members (n nil, or no object:
-// none) with those of set in place, then the rest of set.
-func appendMeta(b []byte, doc *jsonval.Doc, n *jsonval.Node, set []member) []byte {
-	if n != nil && n.Kind() != jsonval.Object {
-		n = nil // a _meta that is no object is the router's own from now on
-	}
-	w := objectWriter{b: append(b, '{')}
 	var wroteBuf [8]bool
 	wrote := wroteBuf[:0]
 	if len(set) > len(wroteBuf) {
@@ -190,13 +151,16 @@ func appendMeta(b []byte, doc *jsonval.Doc, n *jsonval.Node, set []member) []byt
 				continue
 			}
 			w.key(key)
-			if i := indexOf(set, key); i >= 0 {
+			switch i := indexOf(set, key); {
+			case i >= 0:
 				w.b = append(w.b, set[i].val...)
 				wrote[i] = true
-				continue
+			case key == "_meta" && setMeta != nil:
+				w.b = appendObject(w.b, doc, m, setMeta, nil)
+			default:
+				raw, _ := doc.Raw(m)
+				w.b = append(w.b, raw...)
 			}
-			raw, _ := doc.Raw(m)
-			w.b = append(w.b, raw...)
 		}
 	}
 	for i, s := range set {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/hearth-mcp/hearth/pkg/jsonrpc"
 )
@@ -72,54 +73,35 @@ func (l *link) pendingOf(c *Client) int {
 // takeOf removes c's waiting initialize and queued requests, and returns
 // the ids they are to be answered under, in the order they came.
 func (l *link) takeOf(c *Client) (initIDs []json.RawMessage, queued []*request) {
-	i := 0
-	for _, q := range l.queued {
+	l.queued = slices.DeleteFunc(l.queued, func(q queuedReq) bool {
 		if q.c == c {
 			queued = append(queued, q.q)
-			continue
 		}
-		l.queued[i] = q
-		i++
-	}
-	clear(l.queued[i:])
-	l.queued = l.queued[:i]
-	i = 0
-	for _, w := range l.waiting {
+		return q.c == c
+	})
+	l.waiting = slices.DeleteFunc(l.waiting, func(w waiter) bool {
 		if w.c == c {
 			initIDs = append(initIDs, w.id)
-			continue
 		}
-		l.waiting[i] = w
-		i++
-	}
-	clear(l.waiting[i:])
-	l.waiting = l.waiting[:i]
+		return w.c == c
+	})
 	return initIDs, queued
 }
 
 // dropWaiting forgets c's waiting initialize (c went away).
 func (l *link) dropWaiting(c *Client) {
-	i := 0
-	for _, w := range l.waiting {
-		if w.c != c {
-			l.waiting[i] = w
-			i++
-		}
-	}
-	l.waiting = l.waiting[:i]
+	l.waiting = slices.DeleteFunc(l.waiting, func(w waiter) bool { return w.c == c })
 }
 
 // unqueue drops c's queued request under client id key k, reporting
 // whether there was one: a cancelled request that never reached the
 // upstream gets no answer.
 func (l *link) unqueue(c *Client, k string) bool {
-	for i, q := range l.queued {
-		if q.c == c && q.q.msg.ID.Key() == k {
-			l.queued = append(l.queued[:i], l.queued[i+1:]...)
-			return true
-		}
+	i := slices.IndexFunc(l.queued, func(q queuedReq) bool { return q.c == c && q.q.msg.ID.Key() == k })
+	if i >= 0 {
+		l.queued = slices.Delete(l.queued, i, i+1)
 	}
-	return false
+	return i >= 0
 }
 
 // Up gives the router a new upstream, written through peer: it sends the
