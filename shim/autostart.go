@@ -32,6 +32,31 @@ const startWait = 5 * time.Second
 // live owner (a race with another starter): that owner is then the daemon.
 const exitOwned = 3
 
+// place is where the shim's daemon is: the data directory whose owner it
+// is, the socket this environment names (tried when the home has no
+// owner), and whether the shim may start one there.
+type place struct {
+	getenv      func(string) string
+	home        string
+	socket      string
+	noAutostart bool
+	versionSaid bool // the version difference was reported (under Shim.mu)
+}
+
+// find reads where the daemon is from the shim's environment.
+func (p *place) find() error {
+	path, _, err := endpoint.SocketPath(endpoint.Getenv(p.getenv))
+	if err != nil {
+		return err
+	}
+	p.socket = path
+	if p.home, err = endpoint.Home(endpoint.Getenv(p.getenv)); err != nil {
+		return err
+	}
+	p.noAutostart = p.getenv("HEARTH_NO_AUTOSTART") != ""
+	return nil
+}
+
 // connect finds the daemon and dials it, starting one if nobody serves.
 //
 // The data directory decides, not this process's socket variables: its
@@ -45,15 +70,15 @@ func (s *Shim) connect() (*conn, error) {
 	if c != nil || err != nil {
 		return c, err
 	}
-	c, err = dial(s.socket)
+	c, err = dial(s.place.socket)
 	if err == nil {
 		return c, nil
 	}
-	if errors.Is(err, errNotOurs) || !absent(err) || s.noAutostart {
-		if s.noAutostart && absent(err) {
-			return nil, fmt.Errorf("nobody serves %s or the socket %s, and HEARTH_NO_AUTOSTART is set", s.home, s.socket)
+	if errors.Is(err, errNotOurs) || !absent(err) || s.place.noAutostart {
+		if s.place.noAutostart && absent(err) {
+			return nil, fmt.Errorf("nobody serves %s or the socket %s, and HEARTH_NO_AUTOSTART is set", s.place.home, s.place.socket)
 		}
-		return nil, fmt.Errorf("%s: %w", s.socket, err)
+		return nil, fmt.Errorf("%s: %w", s.place.socket, err)
 	}
 	return s.autostart()
 }
@@ -72,10 +97,10 @@ func isOwnerSilent(err error) bool {
 // dialOwner dials the owner of the shim's data directory, waiting until
 // deadline for one that is starting. (nil, nil): the home has no owner.
 func (s *Shim) dialOwner(deadline time.Time) (*conn, error) {
-	wake := ownerWake{home: s.home}
+	wake := ownerWake{home: s.place.home}
 	defer wake.close()
 	for {
-		rec, state, err := owner.Find(s.home)
+		rec, state, err := owner.Find(s.place.home)
 		if err != nil {
 			return nil, nil // an unreadable home: fall back to the socket
 		}
@@ -85,7 +110,7 @@ func (s *Shim) dialOwner(deadline time.Time) (*conn, error) {
 		case owner.Serving:
 			if rec.Socket == "" {
 				return nil, fmt.Errorf("the data directory %s is owned by hearthd %s (pid %d), which serves no socket: "+
-					"close the client that started it, or give this client another HEARTH_HOME", s.home, rec.Mode, rec.PID)
+					"close the client that started it, or give this client another HEARTH_HOME", s.place.home, rec.Mode, rec.PID)
 			}
 			c, err := dial(rec.Socket)
 			if err == nil {
@@ -100,7 +125,7 @@ func (s *Shim) dialOwner(deadline time.Time) (*conn, error) {
 		}
 		if time.Now().After(deadline) {
 			return nil, &ownerSilent{fmt.Sprintf("the data directory %s is owned by hearthd (pid %d), which did not answer on %q within %v",
-				s.home, rec.PID, rec.Socket, startWait)}
+				s.place.home, rec.PID, rec.Socket, startWait)}
 		}
 		wake.wait(ownerPoll)
 	}
@@ -109,10 +134,10 @@ func (s *Shim) dialOwner(deadline time.Time) (*conn, error) {
 // noteVersion says once when the daemon runs another hearth version than
 // this shim: an upgrade takes effect only when the daemon restarts.
 func (s *Shim) noteVersion(rec owner.Record) {
-	if rec.Version == "" || rec.Version == version.Tooling() || s.versionSaid {
+	if rec.Version == "" || rec.Version == version.Tooling() || s.place.versionSaid {
 		return
 	}
-	s.versionSaid = true
+	s.place.versionSaid = true
 	s.say("this shim is hearth %s but the daemon (pid %d) runs %s; restart the daemon to use one version (`hearthd status` shows it)",
 		version.Tooling(), rec.PID, rec.Version)
 }
@@ -122,29 +147,29 @@ func (s *Shim) noteVersion(rec owner.Record) {
 // daemon instead of starting their own (gopls's -remote=auto handles the
 // same race with a lock).
 func (s *Shim) autostart() (*conn, error) {
-	if err := makeSocketDir(filepath.Dir(s.socket)); err != nil {
-		return nil, fmt.Errorf("create socket directory %s: %w", filepath.Dir(s.socket), err)
+	if err := makeSocketDir(filepath.Dir(s.place.socket)); err != nil {
+		return nil, fmt.Errorf("create socket directory %s: %w", filepath.Dir(s.place.socket), err)
 	}
 	// One starter per data directory. The lock lives in the user's own
 	// state directory, beside the daemon's log: the data directory is left
 	// to the daemon, whose version guard must find a refused one untouched.
 	// (Were two shims to resolve different state directories, both could
 	// start a daemon; the owner lock then refuses the second, exitOwned.)
-	state, err := endpoint.StateDir(endpoint.Getenv(s.getenv))
+	state, err := endpoint.StateDir(endpoint.Getenv(s.place.getenv))
 	if err != nil {
 		return nil, err
 	}
 	if _, err := endpoint.PrivateDir(state); err != nil {
 		return nil, err
 	}
-	sum := sha256.Sum256([]byte(s.home))
+	sum := sha256.Sum256([]byte(s.place.home))
 	lockPath := filepath.Join(state, "start-"+hex.EncodeToString(sum[:6])+".lock")
 	lock, err := os.OpenFile(lockPath, os.O_RDWR|os.O_CREATE|openFlags, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("open start lock %s: %w", lockPath, err)
 	}
 	defer lock.Close() // releases the lock
-	wake := ownerWake{home: s.home}
+	wake := ownerWake{home: s.place.home}
 	defer wake.close()
 	deadline := time.Now().Add(startWait + 5*time.Second)
 	for {
@@ -173,7 +198,7 @@ func (s *Shim) autostart() (*conn, error) {
 	if c, err := s.dialOwner(time.Now().Add(startWait)); c != nil || err != nil {
 		return c, err
 	}
-	if c, err := dial(s.socket); err == nil {
+	if c, err := dial(s.place.socket); err == nil {
 		return c, nil
 	}
 
@@ -262,7 +287,7 @@ func daemonReason(logPath string, offset int64) string {
 // daemonBinary finds hearthd: $HEARTH_DAEMON if set (an explicit choice wins),
 // else beside this binary (the two are installed together), else on PATH.
 func (s *Shim) daemonBinary() (string, error) {
-	if v := s.getenv("HEARTH_DAEMON"); v != "" {
+	if v := s.place.getenv("HEARTH_DAEMON"); v != "" {
 		return v, nil
 	}
 	if self, err := os.Executable(); err == nil {
@@ -279,7 +304,7 @@ func (s *Shim) daemonBinary() (string, error) {
 
 // openDaemonLog opens ~/.local/state/hearth/hearthd.log for appending.
 func (s *Shim) openDaemonLog() (string, *os.File, error) {
-	dir, err := endpoint.StateDir(endpoint.Getenv(s.getenv))
+	dir, err := endpoint.StateDir(endpoint.Getenv(s.place.getenv))
 	if err != nil {
 		return "", nil, err
 	}

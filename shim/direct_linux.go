@@ -5,14 +5,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
-	"strconv"
 	"time"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/hearth-mcp/hearth/pkg/envelope"
 	"github.com/hearth-mcp/hearth/pkg/handoff"
-	"github.com/hearth-mcp/hearth/pkg/jsonrpc"
+	"github.com/hearth-mcp/hearth/pkg/jsonrpc/wire"
 )
 
 // directState is the shim's side of descriptor passing (decision 0020):
@@ -86,7 +85,7 @@ func (s *Shim) prepareDirect() bool {
 		return false
 	}
 	s.d = directState{in: in, out: out, inFD: inFD, outFD: outFD, region: region, file: file, stage: stage}
-	s.in, s.raw = s.d.in, s.d.out
+	s.client.in, s.client.raw = s.d.in, s.d.out
 	return true
 }
 
@@ -136,24 +135,21 @@ func rawFD(f *os.File) int {
 // (*owed) are answered once the new one has accepted, before it starts, and
 // *owed is then emptied. s.mu is held.
 func (s *Shim) attachDirect(c *conn, owed *[]owedReq) attachResult {
-	s.setConn(c)
-	s.gen++
-	gen := s.gen
+	s.link.set(c)
+	s.link.gen++
+	gen := s.link.gen
 	own := append(s.helloFrame(), '\n')
-	s.imu.Lock()
-	initFrame, initialized, modern := s.initFrame, s.initialized, s.modern
-	s.imu.Unlock()
+	open := s.ledger.session()
 	var swallow string
-	if !modern && initFrame != nil {
+	if !open.modern && open.frame != nil {
 		var fields map[string]json.RawMessage
-		if json.Unmarshal(initFrame, &fields) == nil {
-			s.replays++
-			swallow = "hearth-shim-replay-" + strconv.Itoa(s.replays)
+		if json.Unmarshal(open.frame, &fields) == nil {
+			swallow = s.ledger.replayName()
 			fields["id"], _ = json.Marshal(swallow)
 			b, _ := json.Marshal(fields)
 			own = append(append(own, b...), '\n')
-			if initialized {
-				n, _ := jsonrpc.NotificationFrame("notifications/initialized", map[string]any{})
+			if open.initialized {
+				n, _ := wire.NotificationFrame("notifications/initialized", map[string]any{})
 				own = append(append(own, n...), '\n')
 			}
 		}
@@ -162,20 +158,20 @@ func (s *Shim) attachDirect(c *conn, owed *[]owedReq) attachResult {
 	// replayed initialize (relisten), as the client's input: they are owed
 	// no lost reply, and a daemon that goes away before taking them in
 	// leaves them for the next.
-	again, lost := s.listensOf(*owed)
+	again, lost := s.ledger.listensOf(*owed)
 	var input []byte
 	for _, f := range again {
 		input = append(append(input, f...), '\n')
 	}
-	input = append(input, s.pending...)
+	input = append(input, s.client.held...)
 	if !s.d.region.Reset(append(own, input...)) {
 		s.direct = false // more held input than a journal takes: relay it
 		return refused
 	}
 	params, _ := json.Marshal(handoff.AttachParams{Version: handoff.AttachVersion, Swallow: swallow})
-	req := append(jsonrpc.RequestFrame(jsonrpc.RawID([]byte(`"`+handoff.AttachID+`"`)), handoff.AttachMethod, params), '\n')
+	req := append(wire.RequestFrame(wire.RawID([]byte(`"`+handoff.AttachID+`"`)), handoff.AttachMethod, params), '\n')
 	if sendFDs(c, req, s.d.inFD, s.d.outFD, rawFD(s.d.file), s.d.stage[0], s.d.stage[1]) != nil {
-		s.setConn(nil)
+		s.link.set(nil)
 		return failed
 	}
 	br := bufio.NewReaderSize(c, 4096)
@@ -183,7 +179,7 @@ func (s *Shim) attachDirect(c *conn, owed *[]owedReq) attachResult {
 	line, err := br.ReadBytes('\n')
 	c.SetReadDeadline(time.Time{})
 	if err != nil {
-		s.setConn(nil)
+		s.link.set(nil)
 		return failed
 	}
 	if env, ok := envelope.Scan(bytes.TrimSpace(line)); !ok || !env.HasResult {
@@ -197,10 +193,10 @@ func (s *Shim) attachDirect(c *conn, owed *[]owedReq) attachResult {
 	s.answerLost(lost, lostMessage)
 	*owed = nil
 	if handoff.WriteMsg(c, handoff.MsgStart) != nil {
-		s.setConn(nil)
+		s.link.set(nil)
 		return failed
 	}
-	s.pending = nil
+	s.client.held = nil
 	s.d.attached = true
 	s.d.told = handoff.Told{Tracked: map[uint64]handoff.Owed{}, Replying: map[uint64]bool{}, Written: map[uint64]bool{}, Listens: map[uint64][]byte{}}
 	s.d.swallow = nil
@@ -313,52 +309,60 @@ func (s *Shim) takeBack() {
 		// The shim's own hello and replay: the next attach sends its own.
 		input = input[min(len(input), s.d.own-int(st.Taken)):]
 	}
-	s.imu.Lock()
-	// The listens to send the next daemon again are among what is owed:
-	// one sent to this daemon that the client has ended since (its cancel
-	// and the answer went through the daemon, never the shim) is over, and
-	// its id may be another request's now, owed its -32004.
-	for key := range s.listens {
-		if _, owed := s.inflight[key]; !owed {
-			delete(s.listens, key)
-		}
-	}
-	for _, o := range st.InFlight {
-		if s.d.swallow != nil && bytes.Equal(o.ID, s.d.swallow) {
-			continue // the replay's own request
-		}
-		s.seq++
-		key := envelope.Key(o.ID)
-		if f, ok := s.d.told.Listens[o.Seq]; ok {
-			if s.listens == nil {
-				s.listens = map[string][]byte{}
-			}
-			s.listens[key] = f // sent to the next daemon again (relisten)
-		}
-		r, ok := s.inflight[key]
-		if !ok {
-			r = owedReq{id: o.ID, seq: s.seq}
-		}
-		r.n++
-		s.inflight[key] = r
-	}
-	if st.Opening != nil {
-		s.initFrame = st.Opening
-	}
-	if st.Opened && !s.opened {
-		s.opened, s.modern = true, st.Modern
-	}
-	s.initialized = s.initialized || st.Initialized
-	s.imu.Unlock()
+	s.ledger.recovered(st, s.d.told.Listens, s.d.swallow)
 	if st.InLongLine {
 		input = s.skipLongLine(input)
 	}
-	s.pending = input
+	s.client.held = input
 	if len(bytes.TrimSpace(input)) == 0 && s.inputEnded() {
 		// The client closed its stdin: answer what was lost and exit, as
 		// the relay does, rather than start a daemon for nobody.
-		s.closing.Store(true)
+		s.end.closing.Store(true)
 	}
+}
+
+// recovered takes into the ledger what a daemon gone while serving the
+// client's stdio left of the session (st): the requests it had in flight
+// become owed (but the replay's own, swallow), those that were listens
+// (listens, by their seq) sent to the next daemon again, and its record
+// of the opening the session's. A listen sent to this daemon again that
+// the client has ended since (its cancel and the answer went through the
+// daemon, never the shim) is over, and its id may be another request's
+// now, owed its -32004.
+func (l *ledger) recovered(st handoff.State, listens map[uint64][]byte, swallow []byte) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for key := range l.listens {
+		if _, owed := l.owed[key]; !owed {
+			delete(l.listens, key)
+		}
+	}
+	for _, o := range st.InFlight {
+		if swallow != nil && bytes.Equal(o.ID, swallow) {
+			continue // the replay's own request
+		}
+		l.seq++
+		key := envelope.Key(o.ID)
+		if f, ok := listens[o.Seq]; ok {
+			if l.listens == nil {
+				l.listens = map[string][]byte{}
+			}
+			l.listens[key] = f // sent to the next daemon again (relisten)
+		}
+		r, ok := l.owed[key]
+		if !ok {
+			r = owedReq{id: o.ID, seq: l.seq}
+		}
+		r.n++
+		l.owed[key] = r
+	}
+	if st.Opening != nil {
+		l.opening.frame = st.Opening
+	}
+	if st.Opened && !l.opening.opened {
+		l.opening.opened, l.opening.modern = true, st.Modern
+	}
+	l.opening.initialized = l.opening.initialized || st.Initialized
 }
 
 // inputEnded reports whether the client's stdin has ended with nothing
@@ -378,15 +382,15 @@ func (s *Shim) inputEnded() bool {
 // input after that line.
 func (s *Shim) skipLongLine(input []byte) []byte {
 	defer func() {
-		s.out.WriteRaw([]byte(jsonrpc.TooLargeFrame))
-		s.out.Flush()
+		s.client.out.WriteRaw([]byte(wire.TooLargeFrame))
+		s.client.out.Flush()
 	}()
 	if i := bytes.IndexByte(input, '\n'); i >= 0 {
 		return input[i+1:]
 	}
 	buf := make([]byte, 64<<10)
 	for {
-		n, err := s.in.Read(buf)
+		n, err := s.client.in.Read(buf)
 		if i := bytes.IndexByte(buf[:n], '\n'); i >= 0 {
 			return append([]byte(nil), buf[i+1:n]...)
 		}

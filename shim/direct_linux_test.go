@@ -63,12 +63,12 @@ func TestEndedListenIsNotSentAgainForItsID(t *testing.T) {
 			if perr != nil {
 				t.Fatal(perr)
 			}
-			tr.Took(msg, line, fr.Offset())
+			tr.Took(msg.Kind, msg.ID, msg.Method, msg.Params, line, fr.Offset())
 		}
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		s.takeBack()
-		frames2, rest := s.listensOf(s.takeInflight())
+		frames2, rest := s.ledger.listensOf(s.ledger.take(s.link.gen))
 		for _, f := range frames2 {
 			again = append(again, string(f))
 		}

@@ -24,48 +24,13 @@ import (
 func newTestShim(getenv map[string]string) (*Shim, *bytes.Buffer) {
 	var out bytes.Buffer
 	s := &Shim{
-		getenv:   func(k string) string { return getenv[k] },
-		out:      frame.NewWriter(&out),
-		inflight: map[string]owedReq{},
-		done:     make(chan struct{}),
-		gen:      1, // as if connected once
+		place:  place{getenv: func(k string) string { return getenv[k] }},
+		client: stdio{out: frame.NewWriter(&out)},
+		ledger: newLedger(),
+		end:    ending{done: make(chan struct{})},
 	}
+	s.link.gen = 1 // as if connected once
 	return s, &out
-}
-
-func TestNoteTracksRequestsInFlight(t *testing.T) {
-	s, _ := newTestShim(nil)
-	for _, line := range []string{
-		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}`,
-		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
-		`{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"x"}}`,
-		`{"jsonrpc":"2.0","id":7,"method":"ping"}`,
-		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"7"}}`, // "7" is not 7: still owed
-		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}}`,   // no reply will come
-		`not json`,
-	} {
-		s.note([]byte(line))
-	}
-	if _, ok := s.inflight[`"a"`]; !ok || len(s.inflight) != 2 || !s.initialized || s.initFrame == nil {
-		t.Fatalf("inflight %v initialized %v init %s", s.inflight, s.initialized, s.initFrame)
-	}
-	if s.settle([]byte(`{"jsonrpc":"2.0","id":"a","result":{}}`), s.gen) {
-		t.Fatal("an ordinary reply was swallowed")
-	}
-	if s.settle([]byte(`{"jsonrpc":"2.0","method":"notifications/progress","params":{}}`), s.gen) {
-		t.Fatal("a notification was swallowed")
-	}
-	if _, ok := s.inflight["a"]; ok {
-		t.Fatal("a answered but still in flight")
-	}
-	owed := s.takeInflight()
-	if len(owed) != 1 || string(owed[0].id) != "1" || len(s.inflight) != 0 {
-		t.Fatalf("owed %v", owed)
-	}
-	s.restoreInflight(owed)
-	if len(s.inflight) != 1 {
-		t.Fatal("restore")
-	}
 }
 
 func TestAnswerLostEchoesIDs(t *testing.T) {
@@ -102,10 +67,10 @@ func readAll(t *testing.T, f *os.File, c *conn) string {
 
 func TestReplayRewritesInitializeAndIsAProbe(t *testing.T) {
 	s, _ := newTestShim(nil)
-	s.note([]byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","clientInfo":{"name":"ed"}}}`))
-	s.note([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`))
+	s.ledger.note([]byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","clientInfo":{"name":"ed"}}}`))
+	s.ledger.note([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`))
 	c, r := pipeConn(t)
-	s.conn = c
+	s.link.conn = c
 	ack := s.replay()
 	sent := readAll(t, r, c)
 	lines := strings.Split(strings.TrimSpace(sent), "\n")
@@ -113,7 +78,7 @@ func TestReplayRewritesInitializeAndIsAProbe(t *testing.T) {
 		!strings.Contains(lines[1], "notifications/initialized") {
 		t.Fatalf("replayed:\n%s", sent)
 	}
-	if !s.settle([]byte(`{"jsonrpc":"2.0","id":"hearth-shim-replay-1","result":{}}`), s.gen) {
+	if !s.ledger.settle([]byte(`{"jsonrpc":"2.0","id":"hearth-shim-replay-1","result":{}}`), s.link.gen) {
 		t.Fatal("the replay's reply reached the client")
 	}
 	select {
@@ -121,7 +86,7 @@ func TestReplayRewritesInitializeAndIsAProbe(t *testing.T) {
 	default:
 		t.Fatal("probe not acknowledged")
 	}
-	if _, ok := s.inflight["1"]; !ok {
+	if _, ok := s.ledger.owed["1"]; !ok {
 		t.Fatal("the client's own initialize id must stay owed until answered")
 	}
 }
@@ -129,7 +94,7 @@ func TestReplayRewritesInitializeAndIsAProbe(t *testing.T) {
 func TestReplayWithoutInitializePings(t *testing.T) {
 	s, _ := newTestShim(nil)
 	c, r := pipeConn(t)
-	s.conn = c
+	s.link.conn = c
 	s.replay()
 	if sent := readAll(t, r, c); !strings.Contains(sent, `"method":"ping"`) || !strings.Contains(sent, `hearth-shim-replay-1`) {
 		t.Fatalf("probe: %s", sent)
@@ -140,10 +105,10 @@ func TestReplayWithoutInitializePings(t *testing.T) {
 // server/discover carrying the modern _meta, and its reply is swallowed.
 func TestReplayOfAModernSessionDiscovers(t *testing.T) {
 	s, _ := newTestShim(nil)
-	s.note([]byte(`{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{}}}`))
-	s.note([]byte(`{"jsonrpc":"2.0","id":2,"method":"initialize","params":{}}`)) // not its first: no legacy replay
+	s.ledger.note([]byte(`{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{}}}`))
+	s.ledger.note([]byte(`{"jsonrpc":"2.0","id":2,"method":"initialize","params":{}}`)) // not its first: no legacy replay
 	c, r := pipeConn(t)
-	s.conn = c
+	s.link.conn = c
 	ack := s.replay()
 	sent := readAll(t, r, c)
 	var probe struct {
@@ -158,7 +123,7 @@ func TestReplayOfAModernSessionDiscovers(t *testing.T) {
 		probe.Params.Meta["io.modelcontextprotocol/clientCapabilities"] == nil {
 		t.Fatalf("probe: %s", sent)
 	}
-	if !s.settle([]byte(`{"jsonrpc":"2.0","id":"hearth-shim-replay-1","result":{"resultType":"complete"}}`), s.gen) {
+	if !s.ledger.settle([]byte(`{"jsonrpc":"2.0","id":"hearth-shim-replay-1","result":{"resultType":"complete"}}`), s.link.gen) {
 		t.Fatal("the probe's reply reached the client")
 	}
 	<-ack
@@ -243,11 +208,11 @@ func TestDaemonReason(t *testing.T) {
 // The hello tells the daemon which data directory this client resolved.
 func TestHelloNamesTheDataDirectory(t *testing.T) {
 	s, _ := newTestShim(nil)
-	s.home = "/data/hearth"
+	s.place.home = "/data/hearth"
 	c, r := pipeConn(t)
 	s.mu.Lock()
 	s.attach(c)
-	s.ended.Store(true) // its reader fails on the pipe's write end: no reconnect
+	s.end.ended.Store(true) // its reader fails on the pipe's write end: no reconnect
 	s.mu.Unlock()
 	buf := make([]byte, 4096)
 	n, _ := r.Read(buf)
@@ -266,54 +231,15 @@ func TestLostRepliesInRequestOrder(t *testing.T) {
 	s, out := newTestShim(nil)
 	var want []string
 	for i := 0; i < 50; i++ {
-		s.note([]byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"ping"}`, i)))
+		s.ledger.note([]byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"ping"}`, i)))
 		want = append(want, fmt.Sprintf(`"id":%d,`, i))
 	}
-	s.answerLost(s.takeInflight(), "gone")
+	s.answerLost(s.ledger.take(s.link.gen), "gone")
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
 	for i, line := range lines {
 		if !strings.Contains(line, want[i]) {
 			t.Fatalf("reply %d is %s, want %s", i, line, want[i])
 		}
-	}
-}
-
-// Frames the daemon answers without a pending request's id (malformed,
-// invalid id, over-long) are owed a reply too: the shim must not exit at EOF
-// before it arrives.
-func TestBadFramesAreOwedAReply(t *testing.T) {
-	for _, line := range []string{
-		`{"jsonrpc":`, // parse error
-		`not json`,
-		"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"x\":\"\xff\"}", // invalid UTF-8
-		`[{"jsonrpc":"2.0","id":1,"method":"ping"}]`,                        // batch
-		`{"jsonrpc":"2.0","id":1.5,"method":"ping"}`,                        // fractional id
-		`{"jsonrpc":"2.0","id":null,"method":"ping"}`,                       // null id
-		`{"jsonrpc":"2.0","id":{},"method":"ping"}`,                         // object id
-		`{"jsonrpc":"2.0","id":7}`,                                          // neither method nor result
-		`{"jsonrpc":"2.0","method":"$/hearth/tooLarge"}`,                    // the shim's marker for an over-long line
-	} {
-		s, _ := newTestShim(nil)
-		s.note([]byte(line))
-		if s.anon != 1 {
-			t.Errorf("%q: %d replies owed, want 1", line, s.anon)
-			continue
-		}
-		for _, reply := range []string{`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}`, `{"jsonrpc":"2.0","id":7,"error":{"code":-32600,"message":"x"}}`} {
-			s.anon = 1
-			if s.settle([]byte(reply), s.gen) || s.anon != 0 {
-				t.Errorf("%q: reply %s not counted (%d owed)", line, reply, s.anon)
-			}
-		}
-	}
-	// A notification, a response from the client and a valid request owe
-	// nothing anonymous.
-	s, _ := newTestShim(nil)
-	for _, line := range []string{`{"jsonrpc":"2.0","method":"notifications/initialized"}`, `{"jsonrpc":"2.0","id":"hearth-roots-1","result":{"roots":[]}}`, `{"jsonrpc":"2.0","id":3,"method":"ping"}`} {
-		s.note([]byte(line))
-	}
-	if s.anon != 0 || len(s.inflight) != 1 {
-		t.Fatalf("anon %d inflight %v", s.anon, s.inflight)
 	}
 }
 
@@ -335,7 +261,7 @@ func TestAttachRefusedFallsBackToTheRelay(t *testing.T) {
 	defer w.Close()
 	s, _ := newTestShim(nil)
 	s.opts = Options{Stdin: r, Stdout: w}
-	s.home = "/data/hearth"
+	s.place.home = "/data/hearth"
 	if !s.prepareDirect() {
 		t.Fatal("pipes can be handed over")
 	}
@@ -379,23 +305,6 @@ func TestAttachRefusedFallsBackToTheRelay(t *testing.T) {
 	s.finish(0)
 }
 
-// 77 and "77" in flight together are two requests the relay owes: a reply
-// to one settles that one only, and a lost daemon leaves the other owed
-// under its own id.
-func TestInflightKeepsIDTypes(t *testing.T) {
-	s, _ := newTestShim(nil)
-	s.note([]byte(`{"jsonrpc":"2.0","id":77,"method":"tools/call","params":{"name":"x"}}`))
-	s.note([]byte(`{"jsonrpc":"2.0","id":"77","method":"tools/call","params":{"name":"x"}}`))
-	if len(s.inflight) != 2 {
-		t.Fatalf("inflight %v", s.inflight)
-	}
-	s.settle([]byte(`{"jsonrpc":"2.0","id":"77","result":{}}`), s.gen)
-	r, ok := s.inflight["77"]
-	if len(s.inflight) != 1 || !ok || string(r.id) != "77" {
-		t.Fatalf("after the reply to \"77\": %v", s.inflight)
-	}
-}
-
 // A daemon killed in the middle of writing a frame leaves a cut line on the
 // relay's connection: the client gets the whole frames before it, never the
 // cut one (the request it answered stays owed, to be answered as lost).
@@ -408,7 +317,7 @@ func TestCutFrameFromADyingDaemonIsNotForwarded(t *testing.T) {
 	c := localsock.FileConn(os.NewFile(uintptr(fds[0]), "shim"), localsock.Peer{})
 	defer c.Close()
 	s, out := newTestShim(nil)
-	s.gen = 2 // the connection read is an older one: lost() leaves the shim as it is
+	s.link.gen = 2 // the connection read is an older one: lost() leaves the shim as it is
 	daemonEnd.Write([]byte(`{"jsonrpc":"2.0","id":1,"result":{}}` + "\n" + `{"jsonrpc":"2.0","id":2,"resu`))
 	daemonEnd.Close()
 	dead := make(chan struct{})
@@ -470,25 +379,21 @@ func TestReplyReadAheadFromALostDaemonIsNotAnsweredTwice(t *testing.T) {
 	daemonEnd := os.NewFile(uintptr(fds[1]), "daemon")
 
 	s := &Shim{
-		getenv:      func(string) string { return "" },
-		socket:      sock,
-		home:        dir, // no owner: the shim dials the socket
-		noAutostart: true,
-		out:         frame.NewWriter(outW),
-		raw:         outW,
-		inflight:    map[string]owedReq{},
-		done:        make(chan struct{}),
-		reading:     true, // the client's stdin is not read here
+		place: place{getenv: func(string) string { return "" }, socket: sock,
+			home: dir, noAutostart: true}, // no owner: the shim dials the socket
+		client: stdio{out: frame.NewWriter(outW), raw: outW, reading: true}, // the client's stdin is not read here
+		ledger: newLedger(),
+		end:    ending{done: make(chan struct{})},
 	}
 	s.mu.Lock()
-	s.setConn(old)
-	s.gen = 1
+	s.link.set(old)
+	s.link.gen = 1
 	s.mu.Unlock()
 	for _, req := range []string{
 		`{"jsonrpc":"2.0","id":1,"method":"ping"}`,
 		`{"jsonrpc":"2.0","id":2,"method":"ping"}`,
 	} {
-		s.note([]byte(req))
+		s.ledger.note([]byte(req))
 	}
 	// The daemon answers both, in one read of the shim's, and dies.
 	daemonEnd.Write([]byte(`{"jsonrpc":"2.0","id":1,"result":{}}` + "\n" + `{"jsonrpc":"2.0","id":2,"result":{}}` + "\n"))
@@ -497,9 +402,9 @@ func TestReplyReadAheadFromALostDaemonIsNotAnsweredTwice(t *testing.T) {
 	go s.readDaemon(old, 1, dead)
 	// Reply 1 settled: the reader is writing it and holds reply 2.
 	for {
-		s.imu.Lock()
-		_, owed := s.inflight["1"]
-		s.imu.Unlock()
+		s.ledger.mu.Lock()
+		_, owed := s.ledger.owed["1"]
+		s.ledger.mu.Unlock()
 		if !owed {
 			break
 		}

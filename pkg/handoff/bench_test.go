@@ -53,7 +53,7 @@ func BenchmarkBookkeeping(b *testing.B) {
 				}
 				msg, _ := jsonrpc.Parse(line)
 				if tr != nil {
-					tr.Took(msg, line, fr.Offset())
+					took(tr, msg, line, fr.Offset())
 				}
 				fw.WriteRaw(jsonrpc.ResultFrame(msg.ID, []byte(`{}`)))
 				fw.Flush()

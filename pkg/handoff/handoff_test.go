@@ -351,7 +351,7 @@ func crashRun(t *testing.T, seed int64, n int, long bool, every int) {
 			break
 		}
 		if errors.Is(err, frame.ErrTooLarge) {
-			tr.Took(nil, nil, fr.Offset())
+			took(tr, nil, nil, fr.Offset())
 			fw.WriteRaw([]byte(jsonrpc.TooLargeFrame))
 			continue
 		}
@@ -370,7 +370,7 @@ func crashRun(t *testing.T, seed int64, n int, long bool, every int) {
 			key = envelope.Key(p.RequestID)
 			cancelled[key] = true
 		}
-		tr.Took(msg, line, fr.Offset())
+		took(tr, msg, line, fr.Offset())
 		switch {
 		case perr != nil:
 			fw.WriteRaw(jsonrpc.ErrorFrame(perr.ID, perr.Err))
@@ -447,4 +447,14 @@ func TestResponseID(t *testing.T) {
 			t.Errorf("%s: %q %v, want %q", line, got, ok, want)
 		}
 	}
+}
+
+// took tells tr of a frame as a session does (mcp.Tracker): the parsed
+// frame's parts, or none when msg is nil.
+func took(tr *Tracker, msg *jsonrpc.Message, line []byte, end int64) {
+	if msg == nil {
+		tr.Took(0, jsonrpc.ID{}, "", nil, line, end)
+		return
+	}
+	tr.Took(msg.Kind, msg.ID, msg.Method, msg.Params, line, end)
 }

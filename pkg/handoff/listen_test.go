@@ -43,7 +43,7 @@ func TestTrackerTellsListens(t *testing.T) {
 		if perr != nil {
 			t.Fatal(perr)
 		}
-		tr.Took(msg, []byte(f), end)
+		took(tr, msg, []byte(f), end)
 		tracked = append(tracked, tr.seq)
 	}
 	if len(listens) != 1 || string(listens[tracked[1]]) != frames[1] {

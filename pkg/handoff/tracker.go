@@ -9,7 +9,7 @@ import (
 	"sync"
 
 	"github.com/hearth-mcp/hearth/pkg/envelope"
-	"github.com/hearth-mcp/hearth/pkg/jsonrpc"
+	"github.com/hearth-mcp/hearth/pkg/jsonrpc/wire"
 )
 
 // Tracker records, in the region, what the shim needs should the daemon die
@@ -48,29 +48,29 @@ func NewTracker(r *Region, j *Journal, ctl func(kind byte, parts ...[]byte) erro
 
 // Took records what a frame taken in means for a restart, then marks it
 // taken in: a daemon killed in between leaves records the shim ignores,
-// because the journal still holds the frame.
-func (t *Tracker) Took(msg *jsonrpc.Message, line []byte, end int64) {
-	if msg != nil {
-		switch msg.Kind {
-		case jsonrpc.Request:
-			t.request(msg.ID.Raw(), msg.Method, line, end)
-		case jsonrpc.Notification:
-			switch msg.Method {
-			case "notifications/initialized":
-				t.mu.Lock()
-				if !t.closed {
-					t.r.store64(offInitedAt, uint64(end))
-					t.setFlag(flagInitialized)
-				}
-				t.mu.Unlock()
-			case "notifications/cancelled":
-				// MCP: no reply will come for that request.
-				var p struct {
-					RequestID json.RawMessage `json:"requestId"`
-				}
-				if json.Unmarshal(msg.Params, &p) == nil {
-					t.cancelled(envelope.Key(p.RequestID))
-				}
+// because the journal still holds the frame. kind, id, method and params
+// are the frame as parsed (kind 0: the line did not parse, or was
+// discarded), line its text (mcp.Tracker).
+func (t *Tracker) Took(kind wire.Kind, id wire.ID, method string, params []byte, line []byte, end int64) {
+	switch kind {
+	case wire.Request:
+		t.request(id.Raw(), method, line, end)
+	case wire.Notification:
+		switch method {
+		case "notifications/initialized":
+			t.mu.Lock()
+			if !t.closed {
+				t.r.store64(offInitedAt, uint64(end))
+				t.setFlag(flagInitialized)
+			}
+			t.mu.Unlock()
+		case "notifications/cancelled":
+			// MCP: no reply will come for that request.
+			var p struct {
+				RequestID json.RawMessage `json:"requestId"`
+			}
+			if json.Unmarshal(params, &p) == nil {
+				t.cancelled(envelope.Key(p.RequestID))
 			}
 		}
 	}

@@ -49,6 +49,9 @@ type Session struct {
 
 var _ mcp.Dispatcher = (*Session)(nil)
 
+// A session's writer is what the router writes a client's frames with.
+var _ route.Peer = mcp.Writer(nil)
+
 // Attach attaches a client to spec for its directory and connection: the
 // instance is chosen (created, its upstream started on the first request
 // that needs it) when the client's first frame says its shape. The

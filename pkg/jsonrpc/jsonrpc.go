@@ -11,62 +11,50 @@ import (
 	"unicode/utf8"
 
 	"github.com/hearth-mcp/hearth/pkg/envelope"
+	"github.com/hearth-mcp/hearth/pkg/jsonrpc/wire"
 	"github.com/hearth-mcp/hearth/pkg/jsonval"
 )
 
-// Standard and hearth error codes. The -320xx codes are hearth's own server
-// errors; docs/protocol.md lists when each is sent.
+// The vocabulary of frames (ids, error objects and codes, the internal
+// methods, the frame builders) is pkg/jsonrpc/wire's, which holds no
+// decoder so that the shim links it alone; its names are given here again,
+// so that a layer that parses frames imports one package.
+
+// Error codes (wire's; docs/protocol.md lists when each is sent).
 const (
-	CodeParseError       = -32700
-	CodeInvalidRequest   = -32600
-	CodeMethodNotFound   = -32601
-	CodeInvalidParams    = -32602
-	CodeInternalError    = -32603
-	CodeStoreError       = -32000 // a store is unreachable (also: the shim resolves another data directory)
-	CodeOverloaded       = -32001 // the connection's queue is full (non-tool requests)
-	CodeResourceNotFound = -32002 // MCP: resources/read of an unknown URI
-	CodeShuttingDown     = -32005 // the daemon is draining; the request was not run
-	CodeToolError        = -32003 // a plain tool method (no MCP session) failed under the tool contract
-	CodeLost             = -32004 // the reply is lost: the shim lost the daemon with the request in flight, or an HTTP session no longer keeps it (REPLY_NOT_KEPT)
-	CodeDuplicateID      = -32006 // a request whose id is that of one still in flight on the connection
-	CodeCancelled        = -32800 // $/cancelRequest of a non-tool request
+	CodeParseError       = wire.CodeParseError
+	CodeInvalidRequest   = wire.CodeInvalidRequest
+	CodeMethodNotFound   = wire.CodeMethodNotFound
+	CodeInvalidParams    = wire.CodeInvalidParams
+	CodeInternalError    = wire.CodeInternalError
+	CodeStoreError       = wire.CodeStoreError
+	CodeOverloaded       = wire.CodeOverloaded
+	CodeResourceNotFound = wire.CodeResourceNotFound
+	CodeShuttingDown     = wire.CodeShuttingDown
+	CodeToolError        = wire.CodeToolError
+	CodeLost             = wire.CodeLost
+	CodeDuplicateID      = wire.CodeDuplicateID
+	CodeCancelled        = wire.CodeCancelled
 )
 
-// Kind says what a message is.
-type Kind int
+// Kind says what a message is (wire.Kind).
+type Kind = wire.Kind
 
 // The kinds of message.
 const (
-	Request Kind = iota + 1
-	Notification
-	Response
+	Request      = wire.Request
+	Notification = wire.Notification
+	Response     = wire.Response
 )
 
-// ID is a request id kept as the client's JSON text. The zero ID is null.
-type ID struct{ raw json.RawMessage }
+// ID is a request id kept as the client's JSON text (wire.ID).
+type ID = wire.ID
 
-// RawID returns an ID from JSON text (a string or an integer).
-func RawID(raw []byte) ID { return ID{raw: json.RawMessage(raw)} }
+// Error is a JSON-RPC error object (wire.Error).
+type Error = wire.Error
 
-// IsNull reports whether the id is null (absent or unknown).
-func (id ID) IsNull() bool { return len(id.raw) == 0 }
-
-// Raw is the id's JSON text ("null" for the zero ID).
-func (id ID) Raw() []byte {
-	if id.IsNull() {
-		return []byte("null")
-	}
-	return id.raw
-}
-
-// Key is the id as a map key, keeping its JSON type (envelope.Key, the one
-// id key every layer uses): JSON-RPC compares ids by type and value, so 77
-// and "77" are two requests, which may be in flight together, and a
-// cancellation names one of them; "\u0037" and "7" are one id
-// (docs/decisions/0030-ids-keep-their-type.md).
-func (id ID) Key() string { return envelope.Key(id.raw) }
-
-func (id ID) MarshalJSON() ([]byte, error) { return id.Raw(), nil }
+// RawID returns an ID from JSON text (wire.RawID).
+func RawID(raw []byte) ID { return wire.RawID(raw) }
 
 // Message is one parsed frame.
 type Message struct {
@@ -88,15 +76,6 @@ func (m *Message) Size() int { return m.size }
 // ParamsDoc is Params decoded, nil when absent. It shares the frame's
 // memory: the frame is decoded once, however many layers read it.
 func (m *Message) ParamsDoc() *jsonval.Doc { return m.params }
-
-// Error is a JSON-RPC error object.
-type Error struct {
-	Code    int    `json:"code"`
-	Message string `json:"message"`
-	Data    any    `json:"data,omitempty"`
-}
-
-func (e *Error) Error() string { return e.Message }
 
 // ParseError is a frame that cannot be served, with the id to answer (null
 // when the id itself could not be read).
@@ -141,19 +120,24 @@ func Parse(line []byte) (*Message, *ParseError) {
 		id := ID{}
 		if name != "id" {
 			if n := doc.Get(root, "id"); n != nil && validID(n) {
-				id = ID{raw: raw(n)}
+				id = RawID(raw(n))
 			}
 		}
 		return nil, invalid(id, `Invalid Request: the member "`+name+`" is written twice; a frame names each member once`)
 	}
 	m := &Message{}
-	defer func() { m.size = doc.Size() + len(m.ID.raw) + len(m.Params) + len(m.Result) + len(m.Error) }()
+	defer func() {
+		m.size = doc.Size() + len(m.Params) + len(m.Result) + len(m.Error)
+		if !m.ID.IsNull() {
+			m.size += len(m.ID.Raw())
+		}
+	}()
 	idNode := doc.Get(root, "id")
 	if idNode != nil {
 		if !validID(idNode) {
 			return nil, invalid(ID{}, "Invalid Request: id must be a string or an integer")
 		}
-		m.ID = ID{raw: raw(idNode)}
+		m.ID = RawID(raw(idNode))
 	}
 	if v := raw(doc.Get(root, "jsonrpc")); !bytes.Equal(v, []byte(`"2.0"`)) {
 		return nil, invalid(m.ID, `Invalid Request: "jsonrpc" must be "2.0"`)
@@ -205,7 +189,7 @@ func ParseResponse(line []byte) (m *Message, ok bool) {
 		off := cap(line) - cap(part)
 		return own[off : off+len(part) : off+len(part)]
 	}
-	m = &Message{Kind: Response, ID: ID{raw: at(e.ID)}, Result: at(e.Result), Error: at(e.Error)}
+	m = &Message{Kind: Response, ID: RawID(at(e.ID)), Result: at(e.Result), Error: at(e.Error)}
 	m.size = len(own)
 	return m, true
 }
@@ -256,119 +240,46 @@ func shorten(s string) string {
 	return s
 }
 
-// InternalPrefix begins the methods hearth's own shim and daemon speak to
-// each other ($/hearth/hello, $/hearth/tooLarge, $/hearth/attach): never
-// an MCP client's, and accepted only from the daemon's own socket
-// (docs/threat-model.md).
-const InternalPrefix = "$/hearth/"
+// InternalPrefix begins hearth's internal methods (wire.InternalPrefix).
+const InternalPrefix = wire.InternalPrefix
 
 // IsInternal says whether method is one of hearth's internal methods.
-func IsInternal(method string) bool {
-	return len(method) >= len(InternalPrefix) && method[:len(InternalPrefix)] == InternalPrefix
-}
+func IsInternal(method string) bool { return wire.IsInternal(method) }
 
 // InternalRefused is the error for an internal method from a transport
 // that may not send it.
-func InternalRefused(method string) *Error {
-	return &Error{Code: CodeMethodNotFound, Message: "Method not found: " + method +
-		" is internal to hearth: only the hearth shim may send it, over the daemon's own socket"}
-}
+func InternalRefused(method string) *Error { return wire.InternalRefused(method) }
 
-// TooLargeFrame is the reply to a line over the 1 MiB guard (docs/protocol.md,
-// "Framing"): a JSON-RPC error whose data is a payload_too_large validation
-// result in the schema tools' shape ({ok, reason, errors: [{path, msg}]}), which
-// plain JSON-RPC clients of those tools already read.
-const TooLargeFrame = `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"payload_too_large","data":{"ok":false,"reason":"validation_failed","errors":[{"path":"","msg":"payload_too_large"}]}}}`
+// TooLargeFrame is the reply to a line over the 1 MiB guard
+// (wire.TooLargeFrame).
+const TooLargeFrame = wire.TooLargeFrame
 
-// The frame builders below are the only ones: the daemon's sessions, the
-// shim and the hosted router all write frames with them, and the handoff's
-// frame writer relies on the prefix they begin with. A nil params writes no
-// params member; ids, params, results and error objects go in as their JSON
-// text, verbatim.
+// The frame builders (wire's, the only ones).
 
 // RequestFrame builds a request frame.
 func RequestFrame(id ID, method string, params []byte) []byte {
-	b := make([]byte, 0, len(params)+len(method)+48)
-	b = append(b, `{"jsonrpc":"2.0","id":`...)
-	b = append(b, id.Raw()...)
-	b = append(b, `,"method":`...)
-	b = appendString(b, method)
-	return appendParams(b, params)
+	return wire.RequestFrame(id, method, params)
 }
 
 // RawNotificationFrame builds a notification frame from its params' JSON
 // text.
 func RawNotificationFrame(method string, params []byte) []byte {
-	b := make([]byte, 0, len(params)+len(method)+40)
-	b = append(b, `{"jsonrpc":"2.0","method":`...)
-	b = appendString(b, method)
-	return appendParams(b, params)
+	return wire.RawNotificationFrame(method, params)
 }
 
 // NotificationFrame builds a notification frame, marshalling params.
 func NotificationFrame(method string, params any) ([]byte, error) {
-	p, err := json.Marshal(params)
-	if err != nil {
-		return nil, err
-	}
-	return RawNotificationFrame(method, p), nil
+	return wire.NotificationFrame(method, params)
 }
 
 // ResponseFrame builds a response carrying errObj when it is set, else
-// result (each the member's JSON text).
+// result.
 func ResponseFrame(id ID, result, errObj []byte) []byte {
-	b := make([]byte, 0, len(result)+len(errObj)+48)
-	b = append(b, `{"jsonrpc":"2.0","id":`...)
-	b = append(b, id.Raw()...)
-	if errObj != nil {
-		b = append(b, `,"error":`...)
-		b = append(b, errObj...)
-	} else {
-		b = append(b, `,"result":`...)
-		b = append(b, result...)
-	}
-	return append(b, '}')
+	return wire.ResponseFrame(id, result, errObj)
 }
 
 // ResultFrame builds a response frame from a result's JSON text.
-func ResultFrame(id ID, result []byte) []byte { return ResponseFrame(id, result, nil) }
+func ResultFrame(id ID, result []byte) []byte { return wire.ResultFrame(id, result) }
 
 // ErrorFrame builds an error response frame.
-func ErrorFrame(id ID, e *Error) []byte { return ResponseFrame(id, nil, e.JSON()) }
-
-// JSON is the error object's JSON text; Data that does not marshal is left
-// out.
-func (e *Error) JSON() []byte {
-	errJSON, err := json.Marshal(e)
-	if err != nil {
-		errJSON, _ = json.Marshal(&Error{Code: e.Code, Message: e.Message})
-	}
-	return errJSON
-}
-
-func appendParams(b, params []byte) []byte {
-	if params != nil {
-		b = append(b, `,"params":`...)
-		b = append(b, params...)
-	}
-	return append(b, '}')
-}
-
-// appendString appends s as a JSON string: as it is between quotes when it
-// needs no escape, else as encoding/json writes it (a control character
-// as \u00XX, which strconv.Quote would write as \xXX, no JSON escape).
-func appendString(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c == '"' || c == '\\' {
-			q, _ := json.Marshal(s)
-			return append(b, q...)
-		}
-	}
-	if !utf8.ValidString(s) {
-		q, _ := json.Marshal(s)
-		return append(b, q...)
-	}
-	b = append(b, '"')
-	b = append(b, s...)
-	return append(b, '"')
-}
+func ErrorFrame(id ID, e *Error) []byte { return wire.ErrorFrame(id, e) }

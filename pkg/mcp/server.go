@@ -245,10 +245,12 @@ type Conn struct {
 // Tracker hears of each frame a session reads (Conn.Tracker).
 type Tracker interface {
 	// Took is called for each frame read, in order, before it has any
-	// effect: msg is the parsed frame (nil when the line did not parse, or
-	// was discarded as too large or for want of memory), line its text,
-	// and end the stream offset just past it (frame.Reader.Offset).
-	Took(msg *jsonrpc.Message, line []byte, end int64)
+	// effect: kind, id, method and params are the parsed frame's (kind 0
+	// when the line did not parse, or was discarded as too large or for
+	// want of memory), line its text, and end the stream offset just past
+	// it (frame.Reader.Offset). The parts, not the message: the tracker
+	// lives beside the shim, which links no decoder (pkg/handoff).
+	Took(kind jsonrpc.Kind, id jsonrpc.ID, method string, params []byte, line []byte, end int64)
 }
 
 // ErrWriteFailed reports that the peer stopped reading (broken pipe, closed

@@ -324,9 +324,14 @@ func (s *session) source() FrameSource {
 
 // took tells the transport's tracker of a frame before it has any effect.
 func (s *session) took(msg *jsonrpc.Message, line []byte, end int64) {
-	if s.conn.Tracker != nil {
-		s.conn.Tracker.Took(msg, line, end)
+	if s.conn.Tracker == nil {
+		return
 	}
+	if msg == nil {
+		s.conn.Tracker.Took(0, jsonrpc.ID{}, "", nil, line, end)
+		return
+	}
+	s.conn.Tracker.Took(msg.Kind, msg.ID, msg.Method, msg.Params, line, end)
 }
 
 func (s *session) countRequest() {

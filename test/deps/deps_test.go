@@ -89,16 +89,18 @@ pkg/oauth, pkg/envelope, pkg/jsonrpc, pkg/version, net/http, go.uber.org/zap < p
 
 # JSON, validation, JSON-RPC.
 pkg/jsonval < pkg/repo, pkg/schemas/jsondiff;
-# The id key and the envelope scan are pkg/envelope's, which the shim links
-# without a JSON decoder.
-pkg/jsonval, pkg/envelope < pkg/jsonrpc;
+# The id key and the envelope scan are pkg/envelope's, and the frame
+# builders, ids, error objects and codes pkg/jsonrpc/wire's, which the
+# shim links without a JSON decoder; pkg/jsonrpc's Parse is the decoder's.
+pkg/envelope < pkg/jsonrpc/wire;
+pkg/jsonval, pkg/jsonrpc/wire < pkg/jsonrpc;
 pkg/jsonval, github.com/santhosh-tekuri/jsonschema, golang.org/x/text < pkg/validate;
 
 # Non-blocking system calls that need not tell the scheduler.
 golang.org/x/sys < pkg/rawio;
 
 # What a shim and the daemon share once the client's stdio is handed over.
-pkg/envelope, pkg/frame, pkg/jsonrpc, pkg/rawio, golang.org/x/sys < pkg/handoff;
+pkg/envelope, pkg/frame, pkg/jsonrpc/wire, pkg/rawio, golang.org/x/sys < pkg/handoff;
 
 # The tool contract: what a family declares and a handler is handed. No
 # processes, no repositories, no stores, no sessions.
@@ -138,15 +140,17 @@ pkg/tool, pkg/repo, pkg/safefile, pkg/supervisor, pkg/workspace/index, go.uber.o
 
 # Hosted MCP servers: children of the supervisor, whose frames are routed.
 # A hosted server is the other kind of dispatcher a session plugs in
-# (mcp.Dispatcher, docs/architecture.md, "The session in parts"): the
-# router writes to the session's mcp.Writer, the one writer interface of
-# both sides, and pkg/hosted's Session is the dispatcher. pkg/mcp knows
-# nothing of them.
-pkg/envelope, pkg/jsonrpc, pkg/mcp < pkg/hosted/route;
+# (mcp.Dispatcher, docs/architecture.md, "The session in parts"):
+# pkg/hosted's Session is the dispatcher, and the router writes to the
+# session's mcp.Writer through route.Peer, the two-method interface it
+# declares itself, so that neither sessions nor tools nor their schema
+# library lie under it. pkg/mcp knows nothing of them.
+pkg/envelope, pkg/jsonrpc < pkg/hosted/route;
+pkg/mcp !< pkg/hosted/route;
 pkg/hosted, pkg/hosted/route !< pkg/mcp;
 # The catalog's storage: what each server answered, kept across restarts.
 pkg/atomicfile, pkg/safefile < pkg/hosted/catalog;
-pkg/endpoint, pkg/frame, pkg/hosted/catalog, pkg/hosted/route, pkg/rawio, pkg/repo, pkg/safefile, pkg/supervisor, go.uber.org/zap < pkg/hosted;
+pkg/endpoint, pkg/frame, pkg/hosted/catalog, pkg/hosted/route, pkg/mcp, pkg/rawio, pkg/repo, pkg/safefile, pkg/supervisor, go.uber.org/zap < pkg/hosted;
 
 # The MCP servers clients left behind: found in the process table, named by
 # hosted's rule of what a command runs.
@@ -442,6 +446,9 @@ func TestImportRulesCatchBreaks(t *testing.T) {
 		{"pkg/guard", []string{module + "/pkg/memory/store"}, "pkg/guard imports pkg/memory/store"},
 		{"pkg/guard", []string{"database/sql"}, "pkg/guard imports database/sql"},
 		{"shim", []string{module + "/pkg/config"}, "shim imports pkg/config"},
+		{"shim", []string{module + "/pkg/jsonrpc"}, "shim imports pkg/jsonrpc"},
+		{"pkg/handoff", []string{module + "/pkg/jsonval"}, "pkg/handoff imports pkg/jsonval"},
+		{"pkg/hosted/route", []string{module + "/pkg/mcp"}, "pkg/hosted/route imports pkg/mcp"},
 		{"pkg/frame", []string{module + "/daemon"}, "pkg/frame imports daemon"},
 		{"pkg/envelope", []string{"github.com/example/new"}, "pkg/envelope imports github.com/example/new"},
 		{"daemon/hearthd", []string{module + "/pkg/memory"}, ""},

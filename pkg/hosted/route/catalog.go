@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/hearth-mcp/hearth/pkg/envelope"
 	"github.com/hearth-mcp/hearth/pkg/jsonrpc"
 )
 
@@ -46,15 +45,6 @@ type Catalog struct {
 	Fetched     time.Time
 }
 
-// catalogLists are the lists a catalog holds, and the notification that
-// says each changed.
-var catalogLists = []struct{ method, changed, capability string }{
-	{"tools/list", "notifications/tools/list_changed", "tools"},
-	{"prompts/list", "notifications/prompts/list_changed", "prompts"},
-	{"resources/list", "notifications/resources/list_changed", "resources"},
-	{"resources/templates/list", "notifications/resources/list_changed", "resources"},
-}
-
 // catalogState is the router's catalog: the one it was seeded with, then
 // what each started upstream listed (under r.mu).
 type catalogState struct {
@@ -85,16 +75,15 @@ type catalogFetch struct {
 func (r *Router) Seed(cat Catalog) bool {
 	r.mu.Lock()
 	defer r.unlock()
-	if r.opts.Mode != Shared || r.state != down || r.initResult != nil || r.discover != nil || cat.InitParams == nil {
+	if r.opts.Mode != Shared || r.link.state != down || r.era.answered() || cat.InitParams == nil {
 		return false
 	}
 	if cat.Discover != nil {
 		if checkDiscover(cat.Discover) != nil || !time.Now().Before(cat.Fetched.Add(cat.DiscoverTTL)) {
 			return false
 		}
-		r.initParams, r.discover = cat.InitParams, cat.Discover
-		r.upCaps = parseUpstreamCaps(cat.Discover)
-		r.era = eraModern // its clients are answered as a started one's are
+		r.era.initParams = cat.InitParams
+		r.era.modern(cat.Discover) // its clients are answered as a started one's are
 		r.cat.lists, r.cat.answers = cat.Lists, true
 		r.cat.caps = canonical(cat.ListCaps)
 		r.cat.discUntil = cat.Fetched.Add(cat.DiscoverTTL)
@@ -108,9 +97,8 @@ func (r *Router) Seed(cat Catalog) bool {
 	if cat.InitResult == nil {
 		return false
 	}
-	r.initParams, r.initResult = cat.InitParams, cat.InitResult
-	r.upCaps = parseUpstreamCaps(cat.InitResult)
-	r.era = eraLegacy // a 2025 server: the discover probe is refused at once
+	r.era.initParams = cat.InitParams
+	r.era.legacy(cat.InitResult) // a 2025 server: the discover probe is refused at once
 	r.cat.lists, r.cat.answers = cat.Lists, true
 	return true
 }
@@ -127,61 +115,12 @@ func (r *Router) ForgetCatalog() {
 // (its ttlMs ran out) while no upstream has started: the next initialize or
 // probe waits for a started upstream's; r.mu is held.
 func (r *Router) expireSeed() {
-	if !r.cat.seeded || r.state != down || time.Now().Before(r.cat.discUntil) {
+	if !r.cat.seeded || r.link.state != down || time.Now().Before(r.cat.discUntil) {
 		return
 	}
 	r.cat.seeded = false
-	r.discover, r.era = nil, eraUnknown
+	r.era.discover, r.era.kind = nil, eraUnknown
 	r.cat.lists, r.cat.answers = nil, false
-}
-
-// modernFromCatalog answers, from a modern upstream's catalog, a modern
-// client's server/discover and its subscriptions/listen for list changes
-// (hearth feeds it from its own listens once an upstream runs), and a list
-// request of a client whose capabilities are those the lists were fetched
-// with, while the list is fresh. It reports whether it answered; r.mu is
-// held.
-func (c *Client) modernFromCatalog(msg *jsonrpc.Message) bool {
-	r := c.r
-	meta := modernMeta(msg.Params)
-	switch msg.Method {
-	case "server/discover":
-		if meta == nil || !time.Now().Before(r.cat.discUntil) {
-			return false
-		}
-		c.answer(msg.ID, r.discover)
-		return true
-	case "subscriptions/listen":
-		p, _ := decodeObject(msg.Params)
-		n, _ := decodeObject(p["notifications"])
-		if meta == nil || len(n["resourceSubscriptions"]) > 0 && string(n["resourceSubscriptions"]) != "[]" {
-			return false // a resource's updates need the upstream running
-		}
-		c.listen(msg)
-		return true
-	case "logging/setLevel":
-		if meta != nil || c.level < 0 || r.state != down {
-			return false
-		}
-		c.metaMembers = nil // its level goes in its _meta from now on
-		c.answer(msg.ID, json.RawMessage(`{}`))
-		return true
-	}
-	until, ok := r.cat.until[msg.Method]
-	if !ok || !time.Now().Before(until) {
-		return false
-	}
-	var caps json.RawMessage
-	if meta != nil {
-		caps = meta[metaCapabilities]
-	} else {
-		p, _ := decodeObject(c.initParams)
-		caps = p["capabilities"]
-	}
-	if canonical(caps) != r.cat.caps {
-		return false
-	}
-	return c.fromPages(msg)
 }
 
 // canonical is JSON text in one form (keys sorted, no space), for
@@ -195,52 +134,26 @@ func canonical(raw json.RawMessage) string {
 	return string(b)
 }
 
-// fromCatalog answers a client's list request from the catalog while no
-// upstream is ready, and a logging/setLevel (its level is kept and set on
-// the upstream when one starts). It reports whether it answered; r.mu is
-// held.
-func (c *Client) fromCatalog(msg *jsonrpc.Message) bool {
-	r := c.r
-	if !r.cat.answers || r.state == ready || r.failure != nil || r.opts.Mode != Shared {
-		return false
-	}
-	if r.cat.seeded || r.era == eraModern && r.discover != nil {
-		return c.modernFromCatalog(msg)
-	}
-	if modernMeta(msg.Params) != nil {
-		return false
-	}
-	if msg.Method == "logging/setLevel" {
-		if c.level < 0 || r.state != down {
-			return false
-		}
-		c.answer(msg.ID, json.RawMessage(`{}`))
-		return true
-	}
-	return c.fromPages(msg)
-}
-
 // fromPages answers a list request with the catalog's page it asks for
 // (the first, or the one after its cursor's); r.mu is held.
-func (c *Client) fromPages(msg *jsonrpc.Message) bool {
-	pages, ok := c.r.cat.lists[msg.Method]
+func (c *Client) fromPages(q *request) bool {
+	pages, ok := c.r.cat.lists[q.msg.Method]
 	if !ok || len(pages) == 0 {
 		return false
 	}
-	p, _ := decodeObject(msg.Params)
-	for k := range p {
+	for _, k := range q.keys() {
 		if k != "cursor" && k != "_meta" {
 			return false // a list request hearth does not know the answer to
 		}
 	}
-	cursor := p.str("cursor")
+	cursor := q.str("cursor")
 	if cursor == "" {
-		c.answer(msg.ID, pages[0])
+		c.answer(q.msg.ID, pages[0])
 		return true
 	}
 	for i, page := range pages[:len(pages)-1] {
 		if nextCursor(page) == cursor {
-			c.answer(msg.ID, pages[i+1])
+			c.answer(q.msg.ID, pages[i+1])
 			return true
 		}
 	}
@@ -257,20 +170,20 @@ func nextCursor(page json.RawMessage) string {
 // (Options.Record) and tells clients of each list that differs from what
 // they may have been answered from the catalog; r.mu is held.
 func (r *Router) fetchCatalog() {
-	if r.opts.Record == nil || r.opts.Mode != Shared || r.era == eraUnknown || r.up == nil {
+	if r.opts.Record == nil || r.opts.Mode != Shared || r.era.kind == eraUnknown || r.link.out == nil {
 		return
 	}
-	answer := r.initResult
-	if r.era == eraModern {
-		answer = r.discover
+	answer := r.era.initResult
+	if r.era.kind == eraModern {
+		answer = r.era.discover
 	}
 	var caps map[string]json.RawMessage
 	if o, ok := decodeObject(answer); ok {
 		_ = json.Unmarshal(o["capabilities"], &caps)
 	}
-	f := &catalogFetch{up: r.up, pages: map[string][]json.RawMessage{}, failed: map[string]bool{}}
+	f := &catalogFetch{up: r.link.out, pages: map[string][]json.RawMessage{}, failed: map[string]bool{}}
 	r.cat.fetch = f
-	for _, l := range catalogLists {
+	for _, l := range listMethods {
 		if _, ok := caps[l.capability]; ok {
 			f.waiting++
 			r.fetchPage(f, l.method, "")
@@ -287,16 +200,14 @@ func (r *Router) fetchPage(f *catalogFetch, method, cursor string) {
 	if cursor != "" {
 		p["cursor"] = quote(cursor)
 	}
-	if r.era == eraModern {
+	if r.era.kind == eraModern {
 		// With the _meta of the shared capabilities (decision 0034): what
-		// a client declaring those is answered from (modernFromCatalog).
-		p["_meta"] = metaFromInit(r.initParams, -1).encode()
+		// a client declaring those is answered from (listFromCatalog).
+		p["_meta"] = metaFromInit(r.era.initParams, -1).encode()
 	}
 	params := p.encode()
-	r.nextID++
-	id := strconv.AppendInt(nil, r.nextID, 10)
-	r.pending[envelope.Key(id)] = &pend{method: method, internal: func(result, errObj json.RawMessage) {
-		if r.cat.fetch != f || r.up != f.up {
+	id, _ := r.flight.own(method, func(result, errObj json.RawMessage) {
+		if r.cat.fetch != f || r.link.out != f.up {
 			return // another upstream's
 		}
 		if errObj != nil || result == nil || checkPage(method, result) != nil {
@@ -312,7 +223,7 @@ func (r *Router) fetchPage(f *catalogFetch, method, cursor string) {
 		if f.waiting == 0 {
 			r.catalogFetched(f)
 		}
-	}}
+	})
 	r.sendUp(jsonrpc.RequestFrame(jsonrpc.RawID(id), method, params))
 }
 
@@ -329,11 +240,11 @@ func (r *Router) catalogFetched(f *catalogFetch) {
 			lists[m] = pages
 		}
 	}
-	if r.era == eraModern {
+	if r.era.kind == eraModern {
 		r.modernFetched(lists)
 		return
 	}
-	cat := Catalog{InitParams: r.initParams, InitResult: r.initResult, Lists: lists}
+	cat := Catalog{InitParams: r.era.initParams, InitResult: r.era.initResult, Lists: lists}
 	// ttlMs and cacheScope are 2026-07-28 fields, and the SDKs put them in
 	// a 2025 session's list results too with their defaults (the Go SDK:
 	// ttlMs 0, cacheScope "public"), which no server chose: a 0 there is
@@ -361,10 +272,10 @@ func (r *Router) catalogFetched(f *catalogFetch) {
 // is (a client could not be answered initialize from it); r.mu is held.
 func (r *Router) modernFetched(lists map[string][]json.RawMessage) {
 	now := time.Now()
-	discTTL, _ := freshFor(r.discover)
-	cat := Catalog{InitParams: r.initParams, Discover: r.discover, DiscoverTTL: discTTL,
+	discTTL, _ := freshFor(r.era.discover)
+	cat := Catalog{InitParams: r.era.initParams, Discover: r.era.discover, DiscoverTTL: discTTL,
 		Lists: map[string][]json.RawMessage{}, ListTTL: map[string]time.Duration{},
-		ListCaps: metaFromInit(r.initParams, -1)[metaCapabilities], Fetched: now}
+		ListCaps: metaFromInit(r.era.initParams, -1)[metaCapabilities], Fetched: now}
 	for m, pages := range lists {
 		ttl := time.Duration(-1)
 		for _, page := range pages {
@@ -412,21 +323,20 @@ func (r *Router) tellChanged(lists map[string][]json.RawMessage) {
 	old := r.cat.lists
 	if r.cat.answers {
 		sent := map[string]bool{}
-		for _, l := range catalogLists {
+		for _, l := range listMethods {
 			if _, had := old[l.method]; !had || sent[l.changed] || sameItems(old[l.method], lists[l.method]) {
 				continue
 			}
 			sent[l.changed] = true
-			r.cacheGen++
-			clear(r.cache)
-			if r.era == eraModern {
+			r.lists.changed()
+			if r.era.kind == eraModern {
 				// Legacy clients as the 2025 notification, modern ones on
 				// their listens that asked for it.
 				r.listChanged(&jsonrpc.Message{Kind: jsonrpc.Notification, Method: l.changed})
 				continue
 			}
 			f := jsonrpc.RawNotificationFrame(l.changed, nil)
-			for c := range r.clients {
+			for c := range r.clients.set {
 				c.push(f)
 			}
 		}

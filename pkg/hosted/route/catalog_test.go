@@ -156,3 +156,54 @@ func TestCatalogTTL(t *testing.T) {
 		}
 	}
 }
+
+// A cursor holding control characters (U+0001, a bell) is sent back to the
+// upstream as JSON, quoted as encoding/json quotes (not as Go quotes, whose
+// \x01 and \a are no JSON escapes): the page after it is fetched, and the
+// catalog recorded whole.
+func TestCatalogCursorWithControlCharacters(t *testing.T) {
+	got := make(chan Catalog, 1)
+	var r *Router
+	cursor := "page\x01two\a"
+	upstream := WriteFunc(func(f []byte) error {
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params struct {
+				Cursor *string `json:"cursor"`
+			} `json:"params"`
+		}
+		if err := json.Unmarshal(f, &m); err != nil {
+			t.Errorf("the router sent no JSON: %v: %q", err, f)
+			return nil
+		}
+		var body string
+		switch {
+		case m.Method == "initialize":
+			body = `{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"c","version":"1"}}`
+		case m.Method == "tools/list" && m.Params.Cursor == nil:
+			body = `{"tools":[{"name":"a","inputSchema":{"type":"object"}}],"nextCursor":"page\u0001two\u0007"}`
+		case m.Method == "tools/list" && *m.Params.Cursor == cursor:
+			body = `{"tools":[{"name":"b","inputSchema":{"type":"object"}}]}`
+		case m.Method == "tools/list":
+			t.Errorf("cursor %q, want %q", *m.Params.Cursor, cursor)
+			return nil
+		default:
+			return nil
+		}
+		go r.FromUpstream([]byte(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"result":` + body + `}`))
+		return nil
+	})
+	r = New(Options{Name: "cursors", Record: func(c Catalog) { got <- c }, Wake: func() { go r.Up(upstream) }})
+	frames := make(chan string, 8)
+	c := r.Attach(chanPeer(frames), nil)
+	c.Handle([]byte(strings.Replace(initReq, "%s", "0", 1)))
+	select {
+	case cat := <-got:
+		if pages := cat.Lists["tools/list"]; len(pages) != 2 || !strings.Contains(string(pages[1]), `"name":"b"`) {
+			t.Fatalf("recorded %s, want the pages of a and of b", pages)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no catalog recorded")
+	}
+}

@@ -3,6 +3,8 @@ package route
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -32,6 +34,26 @@ func checkInitResult(result json.RawMessage) error {
 	var name string
 	if !ok || json.Unmarshal(info["name"], &name) != nil {
 		return fmt.Errorf("its initialize result has no serverInfo object with a name")
+	}
+	return nil
+}
+
+// checkDiscover validates an upstream's DiscoverResult: supportedVersions
+// (strings) must name 2026-07-28, capabilities must be an object.
+func checkDiscover(result json.RawMessage) error {
+	o, ok := decodeObject(result)
+	if !ok {
+		return fmt.Errorf("its server/discover result is not an object: %.80s", result)
+	}
+	var versions []string
+	if json.Unmarshal(o["supportedVersions"], &versions) != nil || versions == nil {
+		return fmt.Errorf("its server/discover result has no supportedVersions list of strings")
+	}
+	if !slices.Contains(versions, modernVersion) {
+		return fmt.Errorf("it supports %s, and hearth speaks %s to upstreams", strings.Join(versions, ", "), modernVersion)
+	}
+	if _, ok := decodeObject(o["capabilities"]); !ok {
+		return fmt.Errorf("its server/discover result has no capabilities object")
 	}
 	return nil
 }

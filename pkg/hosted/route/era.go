@@ -1,14 +1,12 @@
 package route
 
 import (
-	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"maps"
 	"slices"
-	"strconv"
-	"strings"
 
-	"github.com/hearth-mcp/hearth/pkg/envelope"
 	"github.com/hearth-mcp/hearth/pkg/jsonrpc"
 )
 
@@ -29,24 +27,131 @@ const modernVersion = "2026-07-28"
 // client of a modern upstream, newest first.
 var legacyVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
 
-// The reserved _meta keys of 2026-07-28 requests and results.
-const (
-	metaVersion      = "io.modelcontextprotocol/protocolVersion"
-	metaCapabilities = "io.modelcontextprotocol/clientCapabilities"
-	metaClientInfo   = "io.modelcontextprotocol/clientInfo"
-	metaLogLevel     = "io.modelcontextprotocol/logLevel"
-	metaServerInfo   = "io.modelcontextprotocol/serverInfo"
-	metaSubscription = "io.modelcontextprotocol/subscriptionId"
-)
+// eraState is what the upstream is (under Router.mu): its era, learned
+// anew for each upstream started, what it was initialized with, its answer
+// (kept for every later client, even while a crashed upstream restarts),
+// the capabilities it declared, and the handshake in flight.
+type eraState struct {
+	kind int
+	// initParams are what the upstream's initialize is sent with (from the
+	// first client's); initResult is a legacy upstream's answer,
+	// discover a modern one's DiscoverResult, and refusal its answer to
+	// initialize (quoted if the probe fails too).
+	initParams json.RawMessage
+	initResult json.RawMessage
+	discover   json.RawMessage
+	refusal    json.RawMessage
+	caps       upstreamCaps
+	// awaiting is the upstream id key of the initialize or the probe in
+	// flight ("": none).
+	awaiting string
+	// listens are hearth's own on a modern upstream (modern.go).
+	listens hearthListens
+}
+
+func newEraState() eraState { return eraState{listens: newHearthListens()} }
+
+// answered: the upstream (this one or an earlier process) answered its
+// handshake, so a client's initialize is answered at once.
+func (e *eraState) answered() bool { return e.initResult != nil || e.discover != nil }
+
+// answer is the initialize result a client gets: the legacy upstream's
+// own, or one made from a modern upstream's DiscoverResult.
+func (e *eraState) answer(c *Client, name string) json.RawMessage {
+	if e.discover != nil {
+		return legacyInitResult(e.discover, c.session.initParams, name)
+	}
+	return e.initResult
+}
+
+// legacy: the upstream answered initialize.
+func (e *eraState) legacy(result json.RawMessage) {
+	e.kind = eraLegacy
+	e.initResult, e.discover = result, nil
+	e.caps = parseUpstreamCaps(result)
+}
+
+// modern: the upstream answered server/discover (or a catalog, or the
+// previous daemon, says it did).
+func (e *eraState) modern(discover json.RawMessage) {
+	e.kind = eraModern
+	e.discover, e.initResult = discover, nil
+	e.caps = parseUpstreamCaps(discover)
+}
+
+// upstreamCaps are what the upstream's capabilities offer the router.
+type upstreamCaps struct {
+	toolsChanged, promptsChanged, resourcesChanged bool
+	resourcesSubscribe                             bool
+}
+
+// listChanged: the upstream announces changes of the lists capability
+// offers.
+func (u upstreamCaps) listChanged(capability string) bool {
+	switch capability {
+	case "tools":
+		return u.toolsChanged
+	case "prompts":
+		return u.promptsChanged
+	case "resources":
+		return u.resourcesChanged
+	}
+	return false
+}
+
+func parseUpstreamCaps(result json.RawMessage) upstreamCaps {
+	var r struct {
+		Capabilities struct {
+			Tools     *struct{ ListChanged bool }            `json:"tools"`
+			Prompts   *struct{ ListChanged bool }            `json:"prompts"`
+			Resources *struct{ ListChanged, Subscribe bool } `json:"resources"`
+		} `json:"capabilities"`
+	}
+	_ = json.Unmarshal(result, &r)
+	var c upstreamCaps
+	c.toolsChanged = r.Capabilities.Tools != nil && r.Capabilities.Tools.ListChanged
+	c.promptsChanged = r.Capabilities.Prompts != nil && r.Capabilities.Prompts.ListChanged
+	c.resourcesChanged = r.Capabilities.Resources != nil && r.Capabilities.Resources.ListChanged
+	c.resourcesSubscribe = r.Capabilities.Resources != nil && r.Capabilities.Resources.Subscribe
+	return c
+}
+
+// sendInitialize sends the upstream its initialize; r.mu is held.
+func (r *Router) sendInitialize() {
+	id, key := r.flight.own("initialize", r.initialized)
+	r.era.awaiting = key
+	r.sendUp(jsonrpc.RequestFrame(jsonrpc.RawID(id), "initialize", r.era.initParams))
+}
+
+// initialized handles the upstream's answer to initialize; r.mu is held.
+// A refusal is not the end: a 2026-07-28 server refuses initialize, so it
+// is probed with server/discover (decision 0038).
+func (r *Router) initialized(result, errObj json.RawMessage) {
+	r.era.awaiting = ""
+	if errObj != nil {
+		r.era.refusal = errObj
+		r.probeDiscover()
+		return
+	}
+	if err := checkInitResult(result); err != nil {
+		// What every later client would be given as the server's own
+		// answer: refused here as a catalog entry holding it is
+		// (CheckCatalog), with a valid error in its place.
+		msg := fmt.Sprintf("%s sent an invalid response to initialize: %v", r.opts.Name, err)
+		r.failStart(rpcError(CodeUpstream, r.UpstreamError("%s", msg).Error()), errors.New(msg))
+		return
+	}
+	r.era.legacy(result)
+	r.sendUp(jsonrpc.RawNotificationFrame("notifications/initialized", nil))
+	r.becomeReady()
+}
 
 // probeDiscover asks an upstream that refused initialize whether it speaks
 // 2026-07-28; r.mu is held.
 func (r *Router) probeDiscover() {
-	r.nextID++
-	id := strconv.AppendInt(nil, r.nextID, 10)
-	r.initID = envelope.Key(id)
-	r.pending[r.initID] = &pend{method: "server/discover", internal: r.discovered}
-	params := mustJSON(map[string]any{"_meta": metaFromInit(r.initParams, -1)})
+	id, key := r.flight.own("server/discover", r.discovered)
+	r.era.awaiting = key
+	params := mustJSON(map[string]any{"_meta": metaFromInit(r.era.initParams, -1)})
 	r.sendUp(jsonrpc.RequestFrame(jsonrpc.RawID(id), "server/discover", params))
 }
 
@@ -54,7 +159,7 @@ func (r *Router) probeDiscover() {
 // 2026-07-28 makes the upstream modern; anything else fails the start,
 // quoting both refusals; r.mu is held.
 func (r *Router) discovered(result, errObj json.RawMessage) {
-	r.initID = ""
+	r.era.awaiting = ""
 	why := ""
 	if errObj != nil {
 		why = "server/discover: " + errorMessage(errObj)
@@ -62,14 +167,56 @@ func (r *Router) discovered(result, errObj json.RawMessage) {
 		why = err.Error()
 	}
 	if why != "" {
-		msg := fmt.Sprintf("%s refused initialize (%s) and is no 2026-07-28 server either (%s)", r.opts.Name, errorMessage(r.refusal), why)
+		msg := fmt.Sprintf("%s refused initialize (%s) and is no 2026-07-28 server either (%s)", r.opts.Name, errorMessage(r.era.refusal), why)
 		r.failStart(rpcError(CodeUpstream, r.UpstreamError("%s", msg).Error()), fmt.Errorf("%s", msg))
 		return
 	}
-	r.era = eraModern
-	r.discover, r.initResult = result, nil
-	r.upCaps = parseUpstreamCaps(result)
+	r.era.modern(result)
 	r.becomeReady()
+}
+
+// becomeReady: the upstream's era is known and it serves; the clients
+// waiting get their initialize answered, what the clients had open is
+// opened again on a restarted upstream, and queued requests go; r.mu is
+// held.
+func (r *Router) becomeReady() {
+	r.link.state = ready
+	r.cat.seeded = false // the upstream's own answer from now on
+	for _, w := range r.link.waiting {
+		w.c.push(jsonrpc.ResponseFrame(jsonrpc.RawID(w.id), r.era.answer(w.c, r.opts.Name), nil))
+	}
+	r.link.waiting = nil
+	if r.era.kind == eraModern {
+		r.openListens()
+	} else {
+		for uri := range r.subs.byURI {
+			r.internalRequest("resources/subscribe", mustJSON(map[string]string{"uri": uri}))
+		}
+		if lvl := r.minLevel(); lvl >= 0 {
+			r.link.level = lvl
+			r.internalRequest("logging/setLevel", mustJSON(map[string]string{"level": levelNames[lvl]}))
+		}
+	}
+	queued := r.link.queued
+	r.link.queued = nil
+	for _, q := range queued {
+		if q.c.gone {
+			continue
+		}
+		r.forward(q.c, q.q, q.m)
+	}
+	r.fetchCatalog()
+	r.opts.Ready(r.era.kind == eraModern)
+}
+
+// failStart answers the clients waiting for the upstream's start with
+// errObj and has the upstream stopped (why); r.mu is held.
+func (r *Router) failStart(errObj json.RawMessage, why error) {
+	for _, w := range r.link.waiting {
+		w.c.push(jsonrpc.ResponseFrame(jsonrpc.RawID(w.id), nil, errObj))
+	}
+	r.link.waiting = nil
+	r.opts.Trouble(why)
 }
 
 // Awaiting names what a starting upstream has not answered yet, for the
@@ -78,30 +225,25 @@ func (r *Router) discovered(result, errObj json.RawMessage) {
 func (r *Router) Awaiting() string {
 	r.mu.Lock()
 	defer r.unlock()
-	if p := r.pending[r.initID]; p != nil && p.method == "server/discover" {
-		return "server/discover after refusing initialize (" + errorMessage(r.refusal) + ")"
+	if p := r.flight.get(r.era.awaiting); p != nil && p.method == "server/discover" {
+		return "server/discover after refusing initialize (" + errorMessage(r.era.refusal) + ")"
 	}
 	return "initialize"
 }
 
-// checkDiscover validates an upstream's DiscoverResult: supportedVersions
-// (strings) must name 2026-07-28, capabilities must be an object.
-func checkDiscover(result json.RawMessage) error {
-	o, ok := decodeObject(result)
-	if !ok {
-		return fmt.Errorf("its server/discover result is not an object: %.80s", result)
+// ProtocolVersion is the version the upstream answered initialize with (""
+// before it has).
+func (r *Router) ProtocolVersion() string {
+	r.mu.Lock()
+	defer r.unlock()
+	if r.era.discover != nil {
+		return modernVersion
 	}
-	var versions []string
-	if json.Unmarshal(o["supportedVersions"], &versions) != nil || versions == nil {
-		return fmt.Errorf("its server/discover result has no supportedVersions list of strings")
+	var res struct {
+		ProtocolVersion string `json:"protocolVersion"`
 	}
-	if !slices.Contains(versions, modernVersion) {
-		return fmt.Errorf("it supports %s, and hearth speaks %s to upstreams", strings.Join(versions, ", "), modernVersion)
-	}
-	if _, ok := decodeObject(o["capabilities"]); !ok {
-		return fmt.Errorf("its server/discover result has no capabilities object")
-	}
-	return nil
+	_ = json.Unmarshal(r.era.initResult, &res)
+	return res.ProtocolVersion
 }
 
 // legacyInitResult is the initialize result a legacy client of a modern
@@ -170,64 +312,43 @@ func metaFromInit(initParams json.RawMessage, level int) object {
 	return m
 }
 
-// withModernMeta returns a legacy client's request params with the
-// 2026-07-28 _meta made of its initialize and log level (metaFromInit).
-// The members are made once per initialize or level; params without a
-// _meta of their own get them spliced in as text, without decoding them.
-func (c *Client) withModernMeta(params json.RawMessage) json.RawMessage {
-	if c.metaMembers == nil {
-		enc := metaFromInit(c.initParams, c.level).encode()
-		c.metaMembers = enc[1 : len(enc)-1]
+// withModernMeta gives a legacy client's request to a modern upstream the
+// 2026-07-28 _meta made of its initialize and log level (metaFromInit),
+// over the _meta members it has of its own (a progress token). The members
+// are made once per initialize or level.
+func (c *Client) withModernMeta(q *request) {
+	if c.session.meta == nil {
+		m := metaFromInit(c.session.initParams, c.session.level)
+		c.session.meta = make([]member, 0, len(m))
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			c.session.meta = append(c.session.meta, member{k, m[k]})
+		}
 	}
-	p := bytes.TrimSpace(params)
-	if len(p) == 0 || string(p) == "null" {
-		p = []byte("{}")
+	if q.setMeta == nil {
+		// One list, with room for the progress token hearth gives.
+		q.setMeta = append(make([]member, 0, len(c.session.meta)+1), c.session.meta...)
+		return
 	}
-	if p[0] != '{' || bytes.Contains(p, []byte(`"_meta"`)) {
-		set, _ := decodeObject(append(append([]byte{'{'}, c.metaMembers...), '}'))
-		return withMeta(params, set)
+	for _, m := range c.session.meta {
+		q.setMetaMember(m.key, m.val)
 	}
-	rest := bytes.TrimSpace(p[1:])
-	b := make([]byte, 0, len(p)+len(c.metaMembers)+16)
-	b = append(b, `{"_meta":{`...)
-	b = append(b, c.metaMembers...)
-	b = append(b, '}')
-	if len(rest) > 0 && rest[0] != '}' {
-		b = append(b, ',')
-	}
-	return append(b, rest...)
 }
 
 // initParamsFromMeta are initialize params made from a modern request's
 // _meta, for an upstream that turns out to be legacy when a modern client
-// came first.
-func initParamsFromMeta(params json.RawMessage) json.RawMessage {
-	meta := modernMeta(params)
+// came first, and for the shape of a modern client (ShapeOf).
+func initParamsFromMeta(q *request) json.RawMessage {
 	out := object{"protocolVersion": quote(legacyVersions[0]), "capabilities": json.RawMessage(`{}`),
 		"clientInfo": mustJSON(map[string]string{"name": "hearth", "version": "unknown"})}
-	if caps, ok := decodeObject(meta[metaCapabilities]); ok {
-		out["capabilities"] = caps.encode()
+	if caps := q.metaObject(metaCapabilities); caps != nil {
+		if o, ok := decodeObject(caps); ok {
+			out["capabilities"] = o.encode()
+		}
 	}
-	if info := implementation(meta[metaClientInfo]); info != nil {
+	if info := implementation(q.metaObject(metaClientInfo)); info != nil {
 		out["clientInfo"] = info
 	}
 	return out.encode()
-}
-
-// modernMeta is params._meta when it carries the 2026-07-28 version key
-// (nil otherwise): such a request was made by a modern client.
-func modernMeta(params json.RawMessage) object {
-	if !strings.Contains(string(params), metaVersion) {
-		return nil
-	}
-	_, meta, ok := metaOf(params)
-	if !ok {
-		return nil
-	}
-	if _, ok := meta[metaVersion]; !ok {
-		return nil
-	}
-	return meta
 }
 
 // withMeta returns params with the given _meta members set over its own

@@ -3,7 +3,6 @@ package route
 import (
 	"encoding/json"
 	"errors"
-	"slices"
 	"time"
 )
 
@@ -42,47 +41,37 @@ var ErrNotCarried = errors.New("only a ready upstream with no client's request i
 func (r *Router) Carry() (Carried, error) {
 	r.mu.Lock()
 	defer r.unlock()
-	if r.opts.Mode != Shared || r.state != ready {
+	if r.opts.Mode != Shared || r.link.state != ready {
 		return Carried{}, ErrNotCarried
 	}
-	switch r.era {
+	switch r.era.kind {
 	case eraLegacy:
-		if r.initResult == nil {
+		if r.era.initResult == nil {
 			return Carried{}, ErrNotCarried
 		}
 	case eraModern:
-		if r.discover == nil {
+		if r.era.discover == nil {
 			return Carried{}, ErrNotCarried
 		}
 	default:
 		return Carried{}, ErrNotCarried
 	}
-	for _, p := range r.pending {
-		// A detached client's request was cancelled upstream; a late
-		// answer to it finds no request of the successor's (NextID).
-		if p.c != nil && !p.c.gone {
-			return Carried{}, ErrNotCarried
-		}
+	// A detached client's request was cancelled upstream; a late answer to
+	// it finds no request of the successor's (NextID).
+	if r.flight.anyClient() {
+		return Carried{}, ErrNotCarried
 	}
-	if r.era == eraModern {
+	if r.era.kind == eraModern {
 		// Each client sends its own level and hearth its own listens: no
 		// level or subscription is set on the upstream itself.
 		r.cancelListens("the daemon hands this upstream to its successor")
-		return Carried{InitParams: r.initParams, Discover: r.discover, NextID: r.nextID}, nil
+		return Carried{InitParams: r.era.initParams, Discover: r.era.discover, NextID: r.flight.lastID}, nil
 	}
-	c := Carried{InitParams: r.initParams, InitResult: r.initResult, NextID: r.nextID}
-	if r.upLevel >= 0 {
-		c.Level = levelNames[r.upLevel]
+	c := Carried{InitParams: r.era.initParams, InitResult: r.era.initResult, NextID: r.flight.lastID}
+	if r.link.level >= 0 {
+		c.Level = levelNames[r.link.level]
 	}
-	for uri := range r.subs {
-		c.Subscribed = append(c.Subscribed, uri)
-	}
-	for uri := range r.held {
-		if _, ok := r.subs[uri]; !ok {
-			c.Subscribed = append(c.Subscribed, uri)
-		}
-	}
-	slices.Sort(c.Subscribed)
+	c.Subscribed = r.subs.subscribed()
 	c.Clients = r.carriedClients()
 	return c, nil
 }
@@ -98,35 +87,68 @@ func (r *Router) Carry() (Carried, error) {
 func (r *Router) Adopt(peer Peer, c Carried) {
 	r.mu.Lock()
 	defer r.unlock()
-	if r.up != nil {
-		r.up.close()
-	}
-	r.up = r.upstreamBox(peer)
-	r.state = ready
-	r.failure = nil
-	r.nextID = max(r.nextID, c.NextID)
-	r.initParams = c.InitParams
+	r.connect(peer, ready)
+	r.flight.lastID = max(r.flight.lastID, c.NextID)
+	r.era.initParams = c.InitParams
 	if c.Discover != nil {
 		// A modern upstream: hearth's listens on it are this router's to
 		// open (the previous daemon cancelled its own); the clients'
 		// listens and subscriptions are opened again as they reconnect.
-		r.era = eraModern
-		r.discover, r.initResult = c.Discover, nil
-		r.upCaps = parseUpstreamCaps(c.Discover)
-		r.upLevel = -1
+		r.era.modern(c.Discover)
 		r.openListens()
 		return
 	}
-	r.era = eraLegacy
-	r.discover = nil
-	r.initResult = c.InitResult
-	r.upCaps = parseUpstreamCaps(c.InitResult)
-	r.upLevel = levelOf(c.Level)
+	r.era.legacy(c.InitResult)
+	r.link.level = levelOf(c.Level)
 	r.adoptParked(c)
-	if len(r.parked) > 0 || len(r.held) > 0 {
-		if r.release != nil {
-			r.release.Stop()
+}
+
+// CarriedClient is a parked client's state as it travels (Carried).
+type CarriedClient struct {
+	Subscribed []string `json:"subscribed,omitempty"`
+	Level      string   `json:"level,omitempty"`
+}
+
+// carriedClients is what travels of the parked clients; r.mu is held.
+func (r *Router) carriedClients() map[string]CarriedClient {
+	if len(r.parked.clients) == 0 {
+		return nil
+	}
+	out := make(map[string]CarriedClient, len(r.parked.clients))
+	for tag, p := range r.parked.clients {
+		cc := CarriedClient{Subscribed: p.subs}
+		if p.level >= 0 {
+			cc.Level = levelNames[p.level]
 		}
-		r.release = time.AfterFunc(r.opts.ParkFor, r.releaseParked)
+		out[tag] = cc
+	}
+	return out
+}
+
+// adoptParked takes the parked clients and the subscriptions the upstream
+// holds from what the previous daemon carried, and lets go of them after
+// ParkFor; r.mu is held.
+func (r *Router) adoptParked(c Carried) {
+	clear(r.parked.clients)
+	clear(r.subs.held)
+	for _, uri := range c.Subscribed {
+		r.subs.held[uri] = 0
+	}
+	for tag, cc := range c.Clients {
+		p := parkedClient{level: levelOf(cc.Level)}
+		for _, uri := range cc.Subscribed {
+			if !r.subs.isHeld(uri) {
+				continue // the upstream is not subscribed: nothing to give back
+			}
+			p.subs = append(p.subs, uri)
+			r.subs.held[uri]++
+		}
+		r.parked.clients[tag] = p
+	}
+	if len(r.parked.clients) > 0 || len(r.subs.held) > 0 {
+		if r.parked.release != nil {
+			r.parked.release.Stop()
+		}
+		r.parked.release = time.AfterFunc(r.opts.ParkFor, r.releaseParked)
 	}
 }

@@ -1,10 +1,6 @@
 package route
 
-import (
-	"encoding/json"
-
-	"github.com/hearth-mcp/hearth/pkg/jsonrpc"
-)
+import "encoding/json"
 
 // Identity is who a client says it is: its initialize's clientInfo and
 // protocol version, or a probing modern client's _meta (server/discover);
@@ -16,17 +12,24 @@ type Identity struct {
 	Modern bool
 }
 
+// said is what a client's request said of who it is: the params of its
+// latest initialize, or of a server/discover with modern _meta (modern).
+type said struct {
+	params json.RawMessage
+	modern bool
+}
+
 // hear keeps what a request says of who the client is, to be decoded only
 // when asked (Identity); r.mu is held.
-func (c *Client) hear(msg *jsonrpc.Message) {
-	switch msg.Method {
+func (c *Client) hear(q *request) {
+	switch q.msg.Method {
 	case "initialize":
-		c.said, c.saidModern = msg.Params, false
+		c.said = said{params: q.msg.Params}
 	case "server/discover":
 		// A probing client says who it is in _meta; it stays so unless it
 		// falls back to initialize.
-		if modernMeta(msg.Params) != nil {
-			c.said, c.saidModern = msg.Params, true
+		if q.modern {
+			c.said = said{params: q.msg.Params, modern: true}
 		}
 	}
 }
@@ -34,7 +37,7 @@ func (c *Client) hear(msg *jsonrpc.Message) {
 // Identity is who the client said it is; false when it has not said.
 func (c *Client) Identity() (Identity, bool) {
 	c.r.mu.Lock()
-	said, modern := c.said, c.saidModern
+	said, modern := c.said.params, c.said.modern
 	c.r.mu.Unlock()
 	if said == nil {
 		return Identity{}, false

@@ -3,7 +3,6 @@ package route
 import (
 	"encoding/json"
 	"sort"
-	"strconv"
 
 	"github.com/hearth-mcp/hearth/pkg/envelope"
 	"github.com/hearth-mcp/hearth/pkg/jsonrpc"
@@ -16,50 +15,82 @@ import (
 // the list changes it announces reach legacy clients as ever and modern
 // clients on their own listens.
 
-// legacyOnModern answers here what a legacy client asks of a modern
-// upstream that has no such method: it reports whether it did; r.mu is
+// hearthListens are hearth's own subscriptions/listen requests to a modern
+// upstream: one for list changes, one per resource URI a client subscribed
+// to, by upstream id key ("" and absent: none open).
+type hearthListens struct {
+	lists string
+	uris  map[string]string
+}
+
+func newHearthListens() hearthListens { return hearthListens{uris: map[string]string{}} }
+
+// forget forgets every listen (the upstream is gone, or they were
+// cancelled).
+func (l *hearthListens) forget() {
+	l.lists = ""
+	clear(l.uris)
+}
+
+// ended: the upstream ended the listen under key (or refused it).
+func (l *hearthListens) ended(key string) {
+	if l.lists == key {
+		l.lists = ""
+	}
+	for uri, k := range l.uris {
+		if k == key {
+			delete(l.uris, uri)
+		}
+	}
+}
+
+// keys lists the listens open, sorted.
+func (l *hearthListens) keys() []string {
+	keys := make([]string, 0, 1+len(l.uris))
+	if l.lists != "" {
+		keys = append(keys, l.lists)
+	}
+	for _, k := range l.uris {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// levelOnModern answers a legacy client's logging/setLevel to a modern
+// upstream, which has no such method: its level goes in the _meta of each
+// of its requests (the request's method table entry, methods.go); r.mu is
 // held.
-func (c *Client) legacyOnModern(msg *jsonrpc.Message, params json.RawMessage) bool {
-	r := c.r
-	switch msg.Method {
-	case "logging/setLevel":
-		// Its level goes in the _meta of each of its requests.
-		p, _ := decodeObject(msg.Params)
-		lvl := levelOf(p.str("level"))
-		if lvl < 0 {
-			c.fail(msg.ID, jsonrpc.CodeInvalidParams, "Invalid params: unknown log level "+string(p["level"]))
-			return true
-		}
-		c.level, c.metaMembers = lvl, nil
-		c.answer(msg.ID, json.RawMessage(`{}`))
-		return true
-	case "resources/subscribe", "resources/unsubscribe":
-		p, _ := decodeObject(params)
-		uri := p.str("uri")
-		if uri == "" {
-			c.fail(msg.ID, jsonrpc.CodeInvalidParams, "Invalid params: "+msg.Method+" needs a uri")
-			return true
-		}
-		if msg.Method == "resources/subscribe" {
-			if r.subs[uri] == nil {
-				r.subs[uri] = map[*Client]struct{}{}
-			}
-			r.subs[uri][c] = struct{}{}
-			c.subs[uri] = true
-		} else {
-			delete(c.subs, uri)
-			if subs := r.subs[uri]; subs != nil {
-				delete(subs, c)
-				if len(subs) == 0 {
-					delete(r.subs, uri)
-				}
-			}
-		}
-		r.syncURIListens()
-		c.answer(msg.ID, json.RawMessage(`{}`))
+func (c *Client) levelOnModern(q *request) bool {
+	lvl := levelOf(q.str("level"))
+	if lvl < 0 {
+		c.fail(q.msg.ID, jsonrpc.CodeInvalidParams, "Invalid params: unknown log level "+string(q.param("level")))
 		return true
 	}
-	return false
+	c.session.level, c.session.meta = lvl, nil
+	c.answer(q.msg.ID, json.RawMessage(`{}`))
+	return true
+}
+
+// subscriptionOnModern answers a legacy client's resources/subscribe or
+// unsubscribe to a modern upstream, which has no such methods: hearth
+// keeps its subscriptions and listens for them itself (syncURIListens);
+// r.mu is held.
+func (c *Client) subscriptionOnModern(q *request) bool {
+	r := c.r
+	uri := q.str("uri")
+	if uri == "" {
+		c.fail(q.msg.ID, jsonrpc.CodeInvalidParams, "Invalid params: "+q.msg.Method+" needs a uri")
+		return true
+	}
+	if q.msg.Method == "resources/subscribe" {
+		r.subs.add(c, uri)
+	} else {
+		r.subs.remove(c, uri)
+	}
+	r.syncURIListens()
+	c.answer(q.msg.ID, json.RawMessage(`{}`))
+	return true
 }
 
 // clientListen is a modern client's open subscriptions/listen, served by
@@ -73,22 +104,22 @@ type clientListen struct {
 // listen opens a modern client's subscriptions/listen: acknowledged at
 // once with what the upstream can announce, then fed by hearth; r.mu is
 // held.
-func (c *Client) listen(msg *jsonrpc.Message) {
+func (c *Client) listen(q *request) {
 	r := c.r
-	p, _ := decodeObject(msg.Params)
 	var f struct {
 		Tools     bool     `json:"toolsListChanged"`
 		Prompts   bool     `json:"promptsListChanged"`
 		Resources bool     `json:"resourcesListChanged"`
 		URIs      []string `json:"resourceSubscriptions"`
 	}
-	if raw, ok := p["notifications"]; !ok || json.Unmarshal(raw, &f) != nil {
-		c.fail(msg.ID, jsonrpc.CodeInvalidParams, "Invalid params: subscriptions/listen needs a notifications object")
+	if raw := q.param("notifications"); raw == nil || json.Unmarshal(raw, &f) != nil {
+		c.fail(q.msg.ID, jsonrpc.CodeInvalidParams, "Invalid params: subscriptions/listen needs a notifications object")
 		return
 	}
-	l := &clientListen{id: msg.ID.Raw(), uris: map[string]bool{},
-		tools: f.Tools && r.upCaps.toolsChanged, prompts: f.Prompts && r.upCaps.promptsChanged,
-		resLists: f.Resources && r.upCaps.resourcesChanged}
+	caps := r.era.caps
+	l := &clientListen{id: q.msg.ID.Raw(), uris: map[string]bool{},
+		tools: f.Tools && caps.toolsChanged, prompts: f.Prompts && caps.promptsChanged,
+		resLists: f.Resources && caps.resourcesChanged}
 	honored := object{}
 	if l.tools {
 		honored["toolsListChanged"] = json.RawMessage(`true`)
@@ -99,13 +130,13 @@ func (c *Client) listen(msg *jsonrpc.Message) {
 	if l.resLists {
 		honored["resourcesListChanged"] = json.RawMessage(`true`)
 	}
-	if r.upCaps.resourcesSubscribe && len(f.URIs) > 0 {
+	if caps.resourcesSubscribe && len(f.URIs) > 0 {
 		for _, u := range f.URIs {
 			l.uris[u] = true
 		}
 		honored["resourceSubscriptions"] = mustJSON(f.URIs)
 	}
-	c.listens[envelope.Key(l.id)] = l
+	c.subs.listens[envelope.Key(l.id)] = l
 	c.pushFor(jsonrpc.RawNotificationFrame("notifications/subscriptions/acknowledged", mustJSON(map[string]any{
 		"_meta": map[string]json.RawMessage{metaSubscription: l.id}, "notifications": honored})), envelope.Key(l.id))
 	r.syncURIListens()
@@ -115,20 +146,19 @@ func (c *Client) listen(msg *jsonrpc.Message) {
 // ready: one for the list changes it declares, one per resource URI a
 // client subscribed to; r.mu is held.
 func (r *Router) openListens() {
-	r.listListen = ""
-	clear(r.uriListens)
+	r.era.listens.forget()
 	n := object{}
-	if r.upCaps.toolsChanged {
+	if r.era.caps.toolsChanged {
 		n["toolsListChanged"] = json.RawMessage(`true`)
 	}
-	if r.upCaps.promptsChanged {
+	if r.era.caps.promptsChanged {
 		n["promptsListChanged"] = json.RawMessage(`true`)
 	}
-	if r.upCaps.resourcesChanged {
+	if r.era.caps.resourcesChanged {
 		n["resourcesListChanged"] = json.RawMessage(`true`)
 	}
 	if len(n) > 0 {
-		r.listListen = r.openListen(n)
+		r.era.listens.lists = r.openListen(n)
 	}
 	r.syncURIListens()
 }
@@ -139,15 +169,15 @@ func (r *Router) openListens() {
 // subscription per connection, so a second listen for lists would displace
 // the first; r.mu is held.
 func (r *Router) syncURIListens() {
-	if r.era != eraModern || r.state != ready || r.up == nil {
+	if r.era.kind != eraModern || r.link.state != ready || r.link.out == nil {
 		return
 	}
 	want := map[string]bool{}
-	for uri := range r.subs {
+	for uri := range r.subs.byURI {
 		want[uri] = true
 	}
-	for c := range r.clients {
-		for _, l := range c.listens {
+	for c := range r.clients.set {
+		for _, l := range c.subs.listens {
 			for uri := range l.uris {
 				want[uri] = true
 			}
@@ -155,18 +185,18 @@ func (r *Router) syncURIListens() {
 	}
 	uris := make([]string, 0, len(want))
 	for uri := range want {
-		if _, open := r.uriListens[uri]; !open {
+		if _, open := r.era.listens.uris[uri]; !open {
 			uris = append(uris, uri)
 		}
 	}
 	sort.Strings(uris)
 	for _, uri := range uris {
-		r.uriListens[uri] = r.openListen(object{"resourceSubscriptions": mustJSON([]string{uri})})
+		r.era.listens.uris[uri] = r.openListen(object{"resourceSubscriptions": mustJSON([]string{uri})})
 	}
-	for uri, key := range r.uriListens {
+	for uri, key := range r.era.listens.uris {
 		if !want[uri] {
-			delete(r.uriListens, uri)
-			delete(r.pending, key)
+			delete(r.era.listens.uris, uri)
+			r.flight.remove(key)
 			r.sendUp(jsonrpc.RawNotificationFrame("notifications/cancelled", mustJSON(map[string]any{
 				"requestId": json.RawMessage(key), "reason": "no client listens any more"})))
 		}
@@ -177,18 +207,10 @@ func (r *Router) syncURIListens() {
 // (notifications/cancelled; a cancelled listen gets no answer); r.mu is
 // held.
 func (r *Router) cancelListens(reason string) {
-	keys := make([]string, 0, 1+len(r.uriListens))
-	if r.listListen != "" {
-		keys = append(keys, r.listListen)
-	}
-	for _, k := range r.uriListens {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	r.listListen = ""
-	clear(r.uriListens)
+	keys := r.era.listens.keys()
+	r.era.listens.forget()
 	for _, k := range keys {
-		delete(r.pending, k)
+		r.flight.remove(k)
 		r.sendUp(jsonrpc.RawNotificationFrame("notifications/cancelled", mustJSON(map[string]any{
 			"requestId": json.RawMessage(k), "reason": reason})))
 	}
@@ -197,20 +219,11 @@ func (r *Router) cancelListens(reason string) {
 // openListen sends a subscriptions/listen of hearth's own and returns its
 // upstream id key; r.mu is held.
 func (r *Router) openListen(notifications object) string {
-	r.nextID++
-	id := strconv.AppendInt(nil, r.nextID, 10)
-	key := envelope.Key(id)
-	r.pending[key] = &pend{method: "subscriptions/listen", internal: func(json.RawMessage, json.RawMessage) {
-		// The upstream ended it (or refused it): nothing more comes on it.
-		if r.listListen == key {
-			r.listListen = ""
-		}
-		for uri, k := range r.uriListens {
-			if k == key {
-				delete(r.uriListens, uri)
-			}
-		}
-	}}
+	var id []byte
+	var key string // the answer's, below: it is set before any answer comes
+	id, key = r.flight.own("subscriptions/listen", func(json.RawMessage, json.RawMessage) {
+		r.era.listens.ended(key) // the upstream ended it (or refused it): nothing more comes on it
+	})
 	meta := object{metaVersion: quote(modernVersion), metaCapabilities: json.RawMessage(`{}`),
 		metaClientInfo: mustJSON(map[string]string{"name": "hearth", "version": "hosted"})}
 	r.sendUp(jsonrpc.RequestFrame(jsonrpc.RawID(id), "subscriptions/listen", mustJSON(map[string]any{"_meta": meta, "notifications": notifications})))
@@ -223,12 +236,12 @@ func (r *Router) openListen(notifications object) string {
 func (r *Router) listChanged(msg *jsonrpc.Message) {
 	params := withoutSubscription(msg.Params)
 	legacy := jsonrpc.RawNotificationFrame(msg.Method, params)
-	for c := range r.clients {
-		if !c.modern {
+	for c := range r.clients.set {
+		if !c.session.modern {
 			c.push(legacy)
 			continue
 		}
-		for _, l := range c.listens {
+		for _, l := range c.subs.listens {
 			if (msg.Method == "notifications/tools/list_changed" && l.tools) ||
 				(msg.Method == "notifications/prompts/list_changed" && l.prompts) ||
 				(msg.Method == "notifications/resources/list_changed" && l.resLists) {
@@ -245,11 +258,11 @@ func (r *Router) resourceUpdated(msg *jsonrpc.Message) {
 	params := withoutSubscription(msg.Params)
 	p, _ := decodeObject(params)
 	uri := p.str("uri")
-	for c := range r.subs[uri] {
+	for c := range r.subs.byURI[uri] {
 		c.push(jsonrpc.RawNotificationFrame(msg.Method, params))
 	}
-	for c := range r.clients {
-		for _, l := range c.listens {
+	for c := range r.clients.set {
+		for _, l := range c.subs.listens {
 			if l.uris[uri] {
 				c.pushFor(jsonrpc.RawNotificationFrame(msg.Method, withMeta(params, object{metaSubscription: l.id})), envelope.Key(l.id))
 			}

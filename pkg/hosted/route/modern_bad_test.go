@@ -3,6 +3,7 @@ package route
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/hearth-mcp/hearth/pkg/jsonrpc"
 	"strings"
 	"sync"
 	"testing"
@@ -116,6 +117,23 @@ func TestDiscoverResultIllTypedOptionalMembers(t *testing.T) {
 	}
 }
 
+// A DiscoverResult's instructions holding control characters (a bell, a
+// vertical tab, U+0001) reach the legacy client's initialize result as
+// JSON: quoted as encoding/json quotes, not as Go quotes (\a, \v and \x01
+// are no JSON escapes, and the client could not read its answer).
+func TestDiscoverInstructionsWithControlCharacters(t *testing.T) {
+	s := newScripted(t)
+	c := s.client()
+	c.send(strings.Replace(initReq, "%s", "1", 1))
+	s.reply(s.expect("initialize"), refusal)
+	s.reply(s.expect("server/discover"), `"result":{"supportedVersions":["2026-07-28"],"capabilities":{},"instructions":"bell\u0007 tab\u000b one\u0001 é"}`)
+	m := c.response()
+	res, _ := m["result"].(map[string]any)
+	if res == nil || res["instructions"] != "bell\a tab\v one\x01 é" {
+		t.Fatalf("got %s", m["_text"])
+	}
+}
+
 // Each malformed InputRequiredResult answers that request with an error
 // naming the server and the fault; the instance keeps serving the client
 // and another one.
@@ -192,24 +210,37 @@ func TestIllTypedInitializeParamsOnModernUpstream(t *testing.T) {
 	}
 }
 
-// A legacy client's params of every shape get the modern _meta: spliced
-// into an object without one, merged into its own _meta, left alone when
-// not an object (the upstream words that error).
+// A legacy client's params of every shape get the modern _meta: put first
+// into an object without one, its members after the client's own in the
+// client's _meta (a member the client wrote twice once, as its last value),
+// and params that are no object left alone (the upstream words that
+// error). The client's text is kept as it wrote it, read from the one
+// decode of the frame.
 func TestWithModernMeta(t *testing.T) {
-	c := &Client{level: levelOf("info"), initParams: json.RawMessage(`{"capabilities":{"roots":{}},"clientInfo":{"name":"n","version":"1"}}`)}
+	c := &Client{session: clientSession{level: levelOf("info"), initParams: json.RawMessage(`{"capabilities":{"roots":{}},"clientInfo":{"name":"n","version":"1"}}`)}}
 	for _, tc := range []struct{ in, want string }{
 		{``, `{"_meta":{M}}`},
 		{`null`, `{"_meta":{M}}`},
 		{`{}`, `{"_meta":{M}}`},
 		{` { } `, `{"_meta":{M}}`},
 		{`{"name":"x"}`, `{"_meta":{M},"name":"x"}`},
-		{` {"name":"x","arguments":{"a":[1]}} `, `{"_meta":{M},"name":"x","arguments":{"a":[1]}}`},
-		{`{"_meta":{"progressToken":5},"name":"x"}`, `{"_meta":{"io.modelcontextprotocol/clientCapabilities":{"roots":{}},"io.modelcontextprotocol/clientInfo":{"name":"n","version":"1"},"io.modelcontextprotocol/logLevel":"info","io.modelcontextprotocol/protocolVersion":"2026-07-28","progressToken":5},"name":"x"}`},
+		{` {"name":"x","arguments":{"a": [1]}} `, `{"_meta":{M},"name":"x","arguments":{"a": [1]}}`},
+		{`{"_meta":{"progressToken":5},"name":"x"}`, `{"_meta":{"progressToken":5,M},"name":"x"}`},
+		{`{"name":"x","_meta":{"io.modelcontextprotocol/logLevel":"error","a":1,"a":2}}`, `{"name":"x","_meta":{"io.modelcontextprotocol/logLevel":"info","a":2,` +
+			`"io.modelcontextprotocol/clientCapabilities":{"roots":{}},"io.modelcontextprotocol/clientInfo":{"name":"n","version":"1"},"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}`},
+		{`{"_meta":7,"name":"x"}`, `{"_meta":{M},"name":"x"}`},
 		{`[1,2]`, `[1,2]`},
 	} {
+		c.session.meta = nil
 		members := `"io.modelcontextprotocol/clientCapabilities":{"roots":{}},"io.modelcontextprotocol/clientInfo":{"name":"n","version":"1"},"io.modelcontextprotocol/logLevel":"info","io.modelcontextprotocol/protocolVersion":"2026-07-28"`
 		want := strings.Replace(tc.want, "M", members, 1)
-		got := string(c.withModernMeta(json.RawMessage(tc.in)))
+		msg := &jsonrpc.Message{Kind: jsonrpc.Request, ID: jsonrpc.RawID([]byte("1")), Method: "tools/call"}
+		if tc.in != "" {
+			msg.Params = json.RawMessage(tc.in)
+		}
+		q := readRequest(msg)
+		c.withModernMeta(q)
+		got := string(q.params())
 		if got != want {
 			t.Errorf("%q: got %s, want %s", tc.in, got, want)
 		}

@@ -32,11 +32,9 @@ func echoUpstream(r **Router, modern bool) Peer {
 	})
 }
 
-// The cost the router adds to a legacy client's tools/call (a round trip
-// through the router and an upstream answering at once) on a legacy
-// upstream, where it is forwarded, and on a modern one, where it is given
-// the 2026-07-28 _meta of its client.
-func BenchmarkLegacyClientCall(b *testing.B) {
+// benchCall measures the router's round trip of call (after init, when
+// set) to an upstream answering at once, legacy or modern.
+func benchCall(b *testing.B, init, call string) {
 	for _, modern := range []bool{false, true} {
 		name := "legacy-upstream"
 		if modern {
@@ -47,17 +45,39 @@ func BenchmarkLegacyClientCall(b *testing.B) {
 			r = New(Options{Name: "bench", Wake: func() { go r.Up(echoUpstream(&r, modern)) }})
 			frames := make(chan string, 16)
 			c := r.Attach(chanPeer(frames), nil)
-			c.Handle([]byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"sampling":{}},"clientInfo":{"name":"bench","version":"1"}}}`))
-			if f := <-frames; !strings.Contains(f, `"result"`) {
-				b.Fatalf("initialize: %s", f)
+			first := []byte(call)
+			if init != "" {
+				first = []byte(init)
 			}
-			call := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello"}}}`)
+			c.Handle(first)
+			if f := <-frames; !strings.Contains(f, `"result"`) {
+				b.Fatalf("first: %s", f)
+			}
+			line := []byte(call)
 			b.ReportAllocs()
 			b.ResetTimer()
 			for range b.N {
-				c.Handle(call)
+				c.Handle(line)
 				<-frames
 			}
 		})
 	}
+}
+
+// The cost the router adds to a legacy client's tools/call (a round trip
+// through the router and an upstream answering at once) on a legacy
+// upstream, where it is forwarded, and on a modern one, where it is given
+// the 2026-07-28 _meta of its client.
+func BenchmarkLegacyClientCall(b *testing.B) {
+	benchCall(b, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"sampling":{}},"clientInfo":{"name":"bench","version":"1"}}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello"}}}`)
+}
+
+// The cost the router adds to a 2026-07-28 client's tools/call carrying a
+// progress token (its _meta read for its era, its capabilities and its
+// token, and the token replaced by one of hearth's), on a legacy upstream
+// and on a modern one.
+func BenchmarkModernClientCall(b *testing.B) {
+	benchCall(b, "", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello"},"_meta":{"progressToken":"p1",`+
+		`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"sampling":{}},"io.modelcontextprotocol/clientInfo":{"name":"bench","version":"1"}}}}`)
 }

@@ -162,13 +162,13 @@ func TestInputRequiredGoesToItsClient(t *testing.T) {
 	}
 	h.r.mu.Lock()
 	defer h.r.mu.Unlock()
-	for _, p := range h.r.pending {
+	for _, p := range h.r.flight.byKey {
 		if p.method == "tools/call" {
 			t.Fatalf("a call is still pending: %+v", p)
 		}
 	}
-	if len(h.r.s2c) != 0 {
-		t.Fatalf("input requests left: %v", h.r.s2c)
+	if len(h.r.s2c.byID) != 0 {
+		t.Fatalf("input requests left: %v", h.r.s2c.byID)
 	}
 }
 

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
-	"strconv"
 
 	"github.com/hearth-mcp/hearth/pkg/envelope"
 	"github.com/hearth-mcp/hearth/pkg/jsonrpc"
@@ -22,6 +21,17 @@ import (
 // maxInputRounds bounds the retries of one request: an upstream that keeps
 // asking for input is given up.
 const maxInputRounds = 10
+
+// inputPart is what a legacy client's request to a modern upstream holds
+// for input rounds: whether it was translated (only such a request is
+// answered with rounds), what was sent, to retry it with inputResponses,
+// and the round in progress, if the upstream asked for input.
+type inputPart struct {
+	translated bool
+	sent       json.RawMessage
+	round      *inputRound
+	rounds     int
+}
 
 // inputRound is one InputRequiredResult being answered by the client.
 type inputRound struct {
@@ -58,7 +68,7 @@ func (r *Router) askForInput(upKey string, p *pend, result json.RawMessage) {
 	reqs, state, err := parseInputRequired(result, p)
 	if err == nil {
 		for _, in := range reqs {
-			if missing := c.lacks(in.Method); missing != "" {
+			if missing := c.session.lacks(in.Method); missing != "" {
 				err = fmt.Errorf("asked for %s (%s), a capability the client did not declare", in.Method, missing)
 				break
 			}
@@ -69,22 +79,18 @@ func (r *Router) askForInput(upKey string, p *pend, result json.RawMessage) {
 			" with an InputRequiredResult hearth cannot use: "+err.Error()))
 		return
 	}
-	p.rounds++
+	p.input.rounds++
 	round := &inputRound{upKey: upKey, state: state, want: len(reqs), got: object{}}
-	p.round = round
+	p.input.round = round
 	if len(reqs) == 0 {
 		r.retry(p) // requestState only: retried at once
 		return
 	}
 	for _, in := range reqs {
-		r.nextS2C++
-		cid := strconv.AppendInt(nil, r.nextS2C, 10)
-		k := envelope.Key(cid)
 		s := &s2cReq{c: c, round: round, key: in.key, method: in.Method, re: envelope.Key(p.id)}
-		r.s2c[k] = s
+		cid, k := r.s2c.add(s)
 		round.s2c = append(round.s2c, k)
 		c.pushFor(jsonrpc.RequestFrame(jsonrpc.RawID(cid), in.Method, in.Params), s.re) // it goes with the request it is for
-
 	}
 }
 
@@ -99,7 +105,7 @@ type inputReq struct {
 // string, at least one of them, within maxInputRounds.
 func parseInputRequired(result json.RawMessage, p *pend) ([]inputReq, json.RawMessage, error) {
 	o, _ := decodeObject(result)
-	if p.rounds >= maxInputRounds {
+	if p.input.rounds >= maxInputRounds {
 		return nil, nil, fmt.Errorf("it asked for input %d times for one request", maxInputRounds)
 	}
 	var state json.RawMessage
@@ -151,8 +157,8 @@ func parseInputRequired(result json.RawMessage, p *pend) ([]inputReq, json.RawMe
 // error: inputResponses carry results only; r.mu is held.
 func (r *Router) inputAnswered(s *s2cReq, msg *jsonrpc.Message) {
 	round := s.round
-	p := r.pending[round.upKey]
-	if p == nil || p.round != round || p.c == nil {
+	p := r.flight.get(round.upKey)
+	if p == nil || p.input.round != round || p.c == nil {
 		return // the request was cancelled or its upstream is gone
 	}
 	if msg.Error != nil {
@@ -173,10 +179,9 @@ func (r *Router) inputAnswered(s *s2cReq, msg *jsonrpc.Message) {
 // upstream id; the client's id and progress token stay as they were; r.mu
 // is held.
 func (r *Router) retry(p *pend) {
-	round := p.round
-	delete(r.pending, round.upKey)
-	p.round = nil
-	params, _ := decodeObject(p.sent)
+	round := p.input.round
+	p.input.round = nil
+	params, _ := decodeObject(p.input.sent)
 	if params == nil {
 		params = object{}
 	}
@@ -188,10 +193,7 @@ func (r *Router) retry(p *pend) {
 	if round.state != nil {
 		params["requestState"] = round.state
 	}
-	r.nextID++
-	id := strconv.AppendInt(nil, r.nextID, 10)
-	upKey := envelope.Key(id)
-	r.pending[upKey] = p
+	id, upKey := r.flight.move(round.upKey, p)
 	p.c.inflight[p.clientK] = upKey
 	r.sendUp(jsonrpc.RequestFrame(jsonrpc.RawID(id), p.method, params.encode()))
 }
@@ -211,14 +213,11 @@ func (r *Router) endRound(upKey string, p *pend, errObj json.RawMessage) {
 // its client gone, or ended): the client's outstanding input requests are
 // forgotten too; r.mu is held.
 func (r *Router) dropRound(upKey string, p *pend) {
-	delete(r.pending, upKey)
-	if p.token != "" {
-		delete(r.progress, p.token)
-	}
-	if p.round != nil {
-		for _, k := range p.round.s2c {
-			delete(r.s2c, k)
+	r.flight.remove(upKey)
+	if p.input.round != nil {
+		for _, k := range p.input.round.s2c {
+			r.s2c.take(k)
 		}
-		p.round = nil
+		p.input.round = nil
 	}
 }

@@ -1,16 +1,18 @@
 package route
 
 import (
+	"errors"
 	"sync"
-
-	"github.com/hearth-mcp/hearth/pkg/mcp"
 )
 
-// Peer is how the router sends frames to one client or to the upstream:
-// the session's writer (mcp.Writer), one interface for both sides of the
-// dispatcher seam (docs/architecture.md, "The session in parts"). Only
-// the outbox's owner calls it, so never two calls at once, and frames go
-// out in the order they were queued.
+// Peer is how the router sends frames to one client or to the upstream: a
+// client's session writer (pkg/mcp's Writer has these two methods, so a
+// session's writer is a Peer as it is), an upstream's stdin, or a remote
+// server's transport (pkg/remote). The router declares what it needs
+// rather than import the protocol layer for it: nothing of sessions,
+// tools or their schema library lies under the router. Only the outbox's
+// owner calls it, so never two calls at once, and frames go out in the
+// order they were queued.
 //
 // re labels a frame sent to a client with the key (jsonrpc.Key) of the
 // client's request it belongs to: its reply, its progress, a log message
@@ -19,7 +21,14 @@ import (
 // A transport that answers each request apart (Streamable HTTP) sends the
 // frame on that request's stream; a stream transport, and the upstream,
 // ignore it (docs/protocol.md, "Hosted servers over HTTP").
-type Peer = mcp.Writer
+type Peer interface {
+	// Write sends a frame, waiting for the peer to make room if need be.
+	Write(frame []byte, re string) error
+	// TryWrite sends a frame only if the peer can take it now without
+	// waiting, and says whether it did; a peer that cannot tell says
+	// false, and its frames are written by Write.
+	TryWrite(frame []byte, re string) (bool, error)
+}
 
 // WriteFunc is a Peer that is always written through Write, and has no use
 // for labels.
@@ -27,6 +36,9 @@ type WriteFunc func(frame []byte) error
 
 func (f WriteFunc) Write(b []byte, _ string) error        { return f(b) }
 func (f WriteFunc) TryWrite([]byte, string) (bool, error) { return false, nil }
+
+// errOverflow: a peer let more than its limit pile up.
+var errOverflow = errors.New("the client stopped reading: too much output queued for it")
 
 // labelled is a queued frame and its label (Peer).
 type labelled struct {

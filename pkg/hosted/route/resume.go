@@ -21,16 +21,30 @@ import (
 // DefaultParkFor is how long an adopted router keeps parked clients.
 const DefaultParkFor = time.Minute
 
+// parking is what the clients a drain detached held, by client tag, kept
+// for their return (under Router.mu); the URIs the upstream stays
+// subscribed to for them are held in the subscriptions.
+type parking struct {
+	clients map[string]parkedClient
+	// release lets go of them once ParkFor has passed since Adopt
+	// (releaseParked).
+	release *time.Timer
+}
+
 // parkedClient is what a client detached by a drain held.
 type parkedClient struct {
 	subs  []string
 	level int // -1: it asked for none
 }
 
-// CarriedClient is a parked client's state as it travels (Carried).
-type CarriedClient struct {
-	Subscribed []string `json:"subscribed,omitempty"`
-	Level      string   `json:"level,omitempty"`
+// minLevel is the most verbose level a parked client asked for (-1:
+// none).
+func (p *parking) minLevel() int {
+	m := -1
+	for _, c := range p.clients {
+		m = moreVerbose(m, c.level)
+	}
+	return m
 }
 
 // Park detaches the client as Detach does, but keeps its subscriptions
@@ -42,22 +56,13 @@ func (c *Client) Park() { c.detach(true) }
 // URIs so that releasing its subscriptions sends no unsubscribe; r.mu is
 // held.
 func (r *Router) park(c *Client) {
-	p := parkedClient{level: c.level}
-	for uri := range c.subs {
+	p := parkedClient{level: c.session.level}
+	for uri := range c.subs.uris {
 		p.subs = append(p.subs, uri)
-		r.held[uri]++
+		r.subs.held[uri]++
 	}
 	slices.Sort(p.subs)
-	r.parked[c.tag] = p
-}
-
-// unhold: a client subscribes to a URI held for nobody in particular (the
-// upstream was subscribed when it was handed over); it is the client's
-// subscription from now on; r.mu is held.
-func (r *Router) unhold(uri string) {
-	if n, ok := r.held[uri]; ok && n == 0 {
-		delete(r.held, uri)
-	}
+	r.parked.clients[c.tag] = p
 }
 
 // Resume names the client (tag: who it is across daemons, "" for nobody
@@ -69,72 +74,29 @@ func (c *Client) Resume(tag string) {
 	r.mu.Lock()
 	defer r.unlock()
 	c.tag = tag
-	p, ok := r.parked[tag]
+	p, ok := r.parked.clients[tag]
 	if tag == "" || !ok || c.gone {
 		return
 	}
-	delete(r.parked, tag)
+	delete(r.parked.clients, tag)
 	for _, uri := range p.subs {
-		_, held := r.held[uri]
-		if n := r.held[uri] - 1; n > 0 {
-			r.held[uri] = n
+		held := r.subs.isHeld(uri)
+		if n := r.subs.held[uri] - 1; n > 0 {
+			r.subs.held[uri] = n
 		} else {
-			delete(r.held, uri)
+			delete(r.subs.held, uri)
 		}
-		subs := r.subs[uri]
-		if subs == nil {
-			subs = map[*Client]struct{}{}
-			r.subs[uri] = subs
-		}
-		already := held || len(subs) > 0
-		subs[c] = struct{}{}
-		c.subs[uri] = true
-		if !already && r.state == ready && r.era == eraLegacy {
+		already := held || len(r.subs.byURI[uri]) > 0
+		r.subs.add(c, uri)
+		if !already && r.link.state == ready && r.era.kind == eraLegacy {
 			// The upstream restarted since: subscribe it again (one not
 			// ready yet is subscribed as it becomes ready).
 			r.internalRequest("resources/subscribe", mustJSON(map[string]string{"uri": uri}))
-		} else if !already && r.era == eraModern {
+		} else if !already && r.era.kind == eraModern {
 			r.syncURIListens()
 		}
 	}
-	c.level = p.level
-}
-
-// carriedClients is what travels of the parked clients; r.mu is held.
-func (r *Router) carriedClients() map[string]CarriedClient {
-	if len(r.parked) == 0 {
-		return nil
-	}
-	out := make(map[string]CarriedClient, len(r.parked))
-	for tag, p := range r.parked {
-		cc := CarriedClient{Subscribed: p.subs}
-		if p.level >= 0 {
-			cc.Level = levelNames[p.level]
-		}
-		out[tag] = cc
-	}
-	return out
-}
-
-// adoptParked takes the parked clients and the subscriptions the upstream
-// holds from what the previous daemon carried; r.mu is held.
-func (r *Router) adoptParked(c Carried) {
-	clear(r.parked)
-	clear(r.held)
-	for _, uri := range c.Subscribed {
-		r.held[uri] = 0
-	}
-	for tag, cc := range c.Clients {
-		p := parkedClient{level: levelOf(cc.Level)}
-		for _, uri := range cc.Subscribed {
-			if _, ok := r.held[uri]; !ok {
-				continue // the upstream is not subscribed: nothing to give back
-			}
-			p.subs = append(p.subs, uri)
-			r.held[uri]++
-		}
-		r.parked[tag] = p
-	}
+	c.session.level = p.level
 }
 
 // releaseParked lets go of what the clients that did not come back within
@@ -144,13 +106,13 @@ func (r *Router) adoptParked(c Carried) {
 func (r *Router) releaseParked() {
 	r.mu.Lock()
 	defer r.unlock()
-	clear(r.parked)
-	for uri := range r.held {
-		delete(r.held, uri)
-		if len(r.subs[uri]) > 0 {
+	clear(r.parked.clients)
+	for uri := range r.subs.held {
+		delete(r.subs.held, uri)
+		if len(r.subs.byURI[uri]) > 0 {
 			continue // an attached client's subscription from now on
 		}
-		if r.state == ready && r.era == eraLegacy {
+		if r.link.state == ready && r.era.kind == eraLegacy {
 			r.internalRequest("resources/unsubscribe", mustJSON(map[string]string{"uri": uri}))
 		}
 	}

@@ -17,7 +17,7 @@ func (c *Client) WhenSettled(fn func()) {
 		return
 	}
 	c.settled = fn
-	r.settling++
+	r.clients.settling++
 	r.unlock() // calls fn now if nothing is pending
 }
 
@@ -25,11 +25,11 @@ func (c *Client) WhenSettled(fn func()) {
 // nothing pending any more, or are gone; r.mu is held.
 func (r *Router) settledLocked() []func() {
 	var out []func()
-	for c := range r.clients {
+	for c := range r.clients.set {
 		if c.settled != nil && c.pendingLocked() == 0 {
 			out = append(out, c.settled)
 			c.settled = nil
-			r.settling--
+			r.clients.settling--
 		}
 	}
 	return out

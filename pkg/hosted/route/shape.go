@@ -30,8 +30,8 @@ func ShapeOf(msg *jsonrpc.Message) (shape string, ok bool) {
 	if msg.Method == "initialize" {
 		return Shape(msg.Params), true
 	}
-	if modernMeta(msg.Params) != nil {
-		return Shape(initParamsFromMeta(msg.Params)), true
+	if q := readRequest(msg); q.modern {
+		return Shape(initParamsFromMeta(q)), true
 	}
 	return "", false
 }

@@ -1,24 +1,160 @@
 package route
 
 import (
-	"bytes"
-	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
-	"time"
 
 	"github.com/hearth-mcp/hearth/pkg/envelope"
 	"github.com/hearth-mcp/hearth/pkg/jsonrpc"
+	"github.com/hearth-mcp/hearth/pkg/jsonval"
 )
+
+// What the upstream sends: answers to the requests in flight, returned to
+// whoever made them; its own requests (s2c.go); its notifications, routed
+// by the table of methods (methods.go).
+
+// ErrNotJSONRPC: a line of the upstream's stdout is not a JSON-RPC message.
+var ErrNotJSONRPC = errors.New("not a JSON-RPC message")
+
+// ErrInvalidResponse: a line of the upstream's stdout answered a request
+// in flight but is no valid JSON-RPC response; the request was answered
+// with an error saying so in its place.
+var ErrInvalidResponse = errors.New("an invalid response")
+
+// FromUpstream routes one line the upstream wrote. A line that is not
+// JSON-RPC (a server printing to stdout) is not routed: the error says so,
+// and the instance decides what that means. A line that answers a request
+// in flight but is no valid response (an error that is no JSON-RPC error
+// object, neither or both of result and error) is not passed on either: the
+// request is answered with an error saying so, and the returned error
+// (ErrInvalidResponse) is for the instance's log.
+func (r *Router) FromUpstream(line []byte) error {
+	if msg, ok := jsonrpc.ParseResponse(line); ok {
+		// A reply is passed on as it is, under its client's id: its
+		// envelope is all that is read (decision 0011).
+		r.mu.Lock()
+		defer r.unlock()
+		if r.link.out == nil {
+			return nil
+		}
+		return r.upstreamResponse(msg)
+	}
+	msg, perr := jsonrpc.Parse(line)
+	if perr != nil {
+		r.mu.Lock()
+		defer r.unlock()
+		e := envelope.ScanHead(line)
+		if e.FirstID != nil {
+			// Two ids: whichever request it meant, it is no answer to
+			// either. Each request in flight it names is answered at once
+			// with an error rather than left to its timeout.
+			return r.answerRepeatedID(e, line)
+		}
+		if k, ok := r.answering(e); ok {
+			why := perr.Err.Message
+			switch {
+			case e.HasResult && e.HasError:
+				why = "it has both result and error"
+			case !e.HasResult && !e.HasError:
+				why = "it has neither result nor error"
+			}
+			return r.answerInvalid(k, why+": "+shortText(line))
+		}
+		return ErrNotJSONRPC
+	}
+	r.mu.Lock()
+	defer r.unlock()
+	if r.link.out == nil {
+		return nil
+	}
+	switch msg.Kind {
+	case jsonrpc.Response:
+		return r.upstreamResponse(msg)
+	case jsonrpc.Request:
+		r.upstreamRequest(msg)
+	case jsonrpc.Notification:
+		if route := upstreamNotes[msg.Method]; route != nil {
+			route(r, msg)
+		} else {
+			r.broadcast(msg)
+		}
+	}
+	return nil
+}
+
+// answerRepeatedID answers every request in flight that a frame writing
+// its id twice names (the first id and the last) with an error saying so;
+// r.mu is held. The frame is nobody's answer: JSON leaves a repeated
+// name's meaning to the parser.
+func (r *Router) answerRepeatedID(e envelope.Envelope, line []byte) error {
+	why := fmt.Sprintf("it writes its id twice (%s and %s): %s", shortText(e.FirstID), shortText(e.ID), shortText(line))
+	var err error
+	for _, id := range [][]byte{e.FirstID, e.ID} {
+		e.ID = id
+		if k, ok := r.answering(e); ok {
+			err = r.answerInvalid(k, why)
+		}
+	}
+	if err == nil {
+		return fmt.Errorf("%w: %s", ErrInvalidResponse, why)
+	}
+	return err
+}
+
+// answering says which request in flight a frame of the upstream that
+// could not be routed as it is answers, going by its envelope: it has an
+// id that is one of a request in flight and no method member (a frame with
+// a method is a request or notification of the upstream's own, whose id is
+// in the upstream's id space, not hearth's); r.mu is held.
+func (r *Router) answering(e envelope.Envelope) (string, bool) {
+	if r.link.out == nil || e.ID == nil || e.HasMethod() {
+		return "", false
+	}
+	k := envelope.Key(e.ID)
+	return k, r.flight.get(k) != nil
+}
+
+// TooLarge is told of a line of the upstream's stdout longer than limit
+// bytes, which the instance dropped; head is the line's first bytes. When
+// the head shows the line is a response (a result or error member) to a
+// request in flight, and its id comes before that member, as JSON-RPC
+// libraries write it, the request is answered with an error naming the
+// limit; otherwise the request, if any, stays in flight (until the client
+// cancels it or the upstream exits). The error returned says which it was,
+// for the instance's log.
+func (r *Router) TooLarge(head []byte, limit int) error {
+	e := envelope.ScanHead(head)
+	r.mu.Lock()
+	defer r.unlock()
+	size := humanBytes(limit)
+	if k, ok := r.answering(e); ok && (e.HasResult || e.HasError) {
+		method := r.flight.get(k).method
+		r.settle(k, nil, rpcError(jsonrpc.CodeInternalError,
+			r.opts.Name+"'s reply to "+method+" was larger than hearth's "+size+" limit for one line of a hosted server's output, so it was dropped"))
+		return fmt.Errorf("a line of stdout over %s was dropped: the reply to %s, answered to its client with an error", size, method)
+	}
+	return fmt.Errorf("a line of stdout over %s was dropped (no request in flight could be read from its start: %s)", size, shortText(head))
+}
+
+// humanBytes words a size: "64 MiB", or bytes when it is no whole number
+// of MiB or KiB.
+func humanBytes(n int) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return strconv.Itoa(n>>20) + " MiB"
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return strconv.Itoa(n>>10) + " KiB"
+	}
+	return strconv.Itoa(n) + " bytes"
+}
 
 // upstreamResponse returns an answer to the client whose request it is,
 // under the client's own id; r.mu is held.
 func (r *Router) upstreamResponse(msg *jsonrpc.Message) error {
 	k := envelope.Key(msg.ID.Raw())
-	if _, ok := r.pending[k]; !ok {
+	if r.flight.get(k) == nil {
 		return nil // an answer to nothing in flight (or to a cancelled request of a gone client)
 	}
 	if why := badErrorObject(msg.Error); why != "" {
@@ -31,18 +167,15 @@ func (r *Router) upstreamResponse(msg *jsonrpc.Message) error {
 // settle hands the answer to the request in flight under upstream id key k
 // to whoever made it; r.mu is held.
 func (r *Router) settle(k string, result, errObj json.RawMessage) {
-	p, ok := r.pending[k]
-	if !ok {
+	p := r.flight.get(k)
+	if p == nil {
 		return
 	}
-	if p.translated && p.c != nil && !p.c.gone && errObj == nil && inputRequired(result) {
+	if p.input.translated && p.c != nil && !p.c.gone && errObj == nil && inputRequired(result) {
 		r.askForInput(k, p, result) // the request stays the client's
 		return
 	}
-	delete(r.pending, k)
-	if p.token != "" {
-		delete(r.progress, p.token)
-	}
+	r.flight.remove(k)
 	if p.internal != nil {
 		p.internal(result, errObj)
 		return
@@ -51,33 +184,21 @@ func (r *Router) settle(k string, result, errObj json.RawMessage) {
 		return
 	}
 	delete(p.c.inflight, p.clientK)
-	if p.cacheKey != "" && errObj == nil && p.cacheGen == r.cacheGen {
-		r.cache[p.cacheKey] = result
+	if p.list.key != "" && errObj == nil {
+		r.lists.put(p.list.key, p.list.gen, result)
 	}
 	if p.uri != "" && errObj != nil {
-		// The upstream refused: the client holds no subscription.
-		delete(p.c.subs, p.uri)
-		if subs := r.subs[p.uri]; subs != nil {
-			delete(subs, p.c)
-			if len(subs) == 0 {
-				delete(r.subs, p.uri)
-			}
-		}
+		r.subscribeRefused(p.c, p.uri)
 	}
 	p.c.push(jsonrpc.ResponseFrame(jsonrpc.RawID(p.id), result, errObj))
 }
-
-// ErrInvalidResponse: a line of the upstream's stdout answered a request
-// in flight but is no valid JSON-RPC response; the request was answered
-// with an error saying so in its place.
-var ErrInvalidResponse = errors.New("an invalid response")
 
 // answerInvalid answers the request in flight under upstream id key k with
 // an error saying the upstream's response to it was invalid (why), so its
 // client gets a valid JSON-RPC error in place of the malformed frame, and
 // returns the error for the instance's log; r.mu is held.
 func (r *Router) answerInvalid(k, why string) error {
-	method := r.pending[k].method
+	method := r.flight.get(k).method
 	r.settle(k, nil, rpcError(jsonrpc.CodeInternalError, r.opts.Name+" sent an invalid response to "+method+": "+why))
 	return fmt.Errorf("%w to %s (answered to its client as an error): %s", ErrInvalidResponse, method, why)
 }
@@ -104,253 +225,58 @@ func badErrorObject(errObj json.RawMessage) string {
 	return ""
 }
 
-// isNull: the JSON text is null (which json.Unmarshal takes into anything).
-func isNull(v json.RawMessage) bool { return bytes.Equal(bytes.TrimSpace(v), []byte("null")) }
-
-// shortText is JSON text for an error message, cut to 80 bytes.
-func shortText(b []byte) string {
-	if len(b) > 80 {
-		return string(b[:80]) + "..."
-	}
-	return string(b)
-}
-
-// upstreamRequest routes a request the upstream makes of a client: ping is
-// answered here; anything else goes to the one client it is for when that
-// is certain, or is refused (decision 0035); roots/list is answered by a
-// client too, never by hearth (rootsTarget); r.mu is held.
-func (r *Router) upstreamRequest(msg *jsonrpc.Message) {
-	id := msg.ID.Raw()
-	if msg.Method == "ping" {
-		r.sendUp(jsonrpc.ResponseFrame(jsonrpc.RawID(id), json.RawMessage(`{}`), nil))
-		return
-	}
-	var target *Client
-	var why string
-	if msg.Method == "roots/list" {
-		target, why = r.rootsTarget()
-	} else {
-		target, why = r.causingClient()
-	}
-	if target == nil {
-		r.sendUp(jsonrpc.ResponseFrame(jsonrpc.RawID(id), nil, rpcError(CodeShared, why)))
-		return
-	}
-	if missing := target.lacks(msg.Method); missing != "" {
-		r.sendUp(jsonrpc.ResponseFrame(jsonrpc.RawID(id), nil, rpcError(jsonrpc.CodeMethodNotFound,
-			"the client this "+msg.Method+" is for did not declare the "+missing+" capability")))
-		return
-	}
-	r.nextS2C++
-	cid := strconv.AppendInt(nil, r.nextS2C, 10)
-	k := envelope.Key(cid)
-	s := &s2cReq{c: target, upID: append(json.RawMessage(nil), id...), re: target.aRequest(), method: msg.Method, seq: r.nextS2C}
-	r.s2c[k] = s
-	r.s2cUp[envelope.Key(id)] = k
-	s.timer = time.AfterFunc(r.opts.AnswerTimeout, func() { r.unanswered(k, s) })
-	frame := jsonrpc.RequestFrame(jsonrpc.RawID(cid), msg.Method, msg.Params)
-	if !target.initialized {
-		// A server asks its client only once the client is initialized:
-		// one that started the upstream with a probe, or whose initialize
-		// the upstream's own preceded, hears of it after its
-		// notifications/initialized, as it would from a server it spawned.
-		s.held = frame
-		return
-	}
-	target.pushFor(frame, s.re)
-}
-
-// releaseHeld sends the client the requests the upstream made of it before
-// it was initialized (upstreamRequest), in the order they came; r.mu is
+// progressNote passes the upstream's progress on to the client of the
+// request hearth gave its token, under the client's own token; r.mu is
 // held.
-func (c *Client) releaseHeld() {
-	r := c.r
-	var held []*s2cReq
-	for _, s := range r.s2c {
-		if s.c == c && s.held != nil {
-			held = append(held, s)
-		}
+func (r *Router) progressNote(msg *jsonrpc.Message) {
+	doc := msg.ParamsDoc()
+	if doc == nil || doc.Root().Kind() != jsonval.Object {
+		return
 	}
-	slices.SortFunc(held, func(a, b *s2cReq) int { return cmp.Compare(a.seq, b.seq) })
-	for _, s := range held {
-		f := s.held
-		s.held = nil
-		c.pushFor(f, s.re)
+	tok := doc.Get(doc.Root(), "progressToken")
+	if tok == nil || tok.Kind() != jsonval.String {
+		return
 	}
+	p := r.flight.byTok(doc.Str(tok))
+	if p == nil || p.c == nil {
+		return // a token hearth never gave, or of a request already answered
+	}
+	params := writeObject(doc, doc.Root(), []member{{"progressToken", p.progress.client}}, nil)
+	p.c.pushFor(jsonrpc.RawNotificationFrame(msg.Method, params), envelope.Key(p.id))
 }
 
-// unanswered ends a request the upstream made of a client that the client
-// did not answer within AnswerTimeout: the upstream gets CodeUnanswered for
-// it, so the call that asked finishes and the client's request stops
-// counting as in flight (which refused every other client's sampling,
-// decision 0035), and the client is told the request is cancelled.
-func (r *Router) unanswered(k string, s *s2cReq) {
-	r.mu.Lock()
-	defer r.unlock()
-	if r.s2c[k] != s {
-		return // answered, cancelled, or its client or upstream gone meanwhile
+// resourceUpdatedNote delivers a resource's update to the clients
+// subscribed to it (a single client's upstream: to its client); r.mu is
+// held.
+func (r *Router) resourceUpdatedNote(msg *jsonrpc.Message) {
+	if r.era.kind == eraModern {
+		r.resourceUpdated(msg)
+		return
 	}
-	delete(r.s2c, k)
-	delete(r.s2cUp, envelope.Key(s.upID))
-	why := "hearth: the client did not answer " + s.method + " within " + r.opts.AnswerTimeout.String() +
-		" (a client must answer a request the server makes of it; see answer_timeout)"
-	if s.held != nil {
-		why = "hearth: the client did not finish its initialization within " + r.opts.AnswerTimeout.String() + ", so it was never asked " + s.method
-	}
-	r.sendUp(jsonrpc.ResponseFrame(jsonrpc.RawID(s.upID), nil, rpcError(CodeUnanswered, why)))
-	if s.held == nil {
-		s.c.pushFor(jsonrpc.RawNotificationFrame("notifications/cancelled",
-			mustJSON(map[string]any{"requestId": json.RawMessage(k), "reason": why})), s.re)
-	}
-}
-
-// causingClient is the client a server-to-client request is for when that
-// is certain: the single client of a client instance, or on a shared one
-// the only client with a request in flight, else, with none in flight,
-// the only client attached (the upstream serves nobody else). Otherwise it
-// says why not; r.mu is held.
-func (r *Router) causingClient() (*Client, string) {
-	if r.opts.Mode == Single || len(r.clients) == 1 {
-		for c := range r.clients {
-			return c, ""
-		}
-		return nil, "hearth: no client is attached to " + r.opts.Name
-	}
-	var only *Client
-	n := 0
-	for c := range r.clients {
-		if len(c.inflight) > 0 {
-			only = c
-			n++
-		}
-	}
-	switch n {
-	case 1:
-		return only, ""
-	case 0:
-		return nil, "hearth: " + r.opts.Name + " is shared by several clients and no client has a request in flight, " +
-			"so which client this request is for is not certain; it is refused (run the server with sharing = \"client\" to send it its client's requests)"
-	default:
-		return nil, "hearth: " + r.opts.Name + " is shared and " + strconv.Itoa(n) + " clients have requests in flight, " +
-			"so which client this request is for is not certain; it is refused (run the server with sharing = \"client\" to send it its client's requests)"
-	}
-}
-
-// rootsTarget is the client a roots/list is asked of: the one certain to
-// be the cause (causingClient); else, on an instance whose clients share
-// one directory, the client whose roots the upstream already holds, else
-// the client attached longest. They are all of one shape and directory
-// (docs/decisions/0056-client-shape.md), and the upstream can hold one set
-// of roots only: it is told a real client's, never a union nor one made
-// up. On a global instance, whose clients may be anywhere, it is refused
-// unless certain; r.mu is held.
-func (r *Router) rootsTarget() (*Client, string) {
-	c, why := r.causingClient()
-	if c != nil || r.opts.Mode != Shared || !r.opts.Directory {
-		return c, why
-	}
-	if r.rootsFrom != nil && !r.rootsFrom.gone {
-		return r.rootsFrom, ""
-	}
-	var first *Client
-	for c := range r.clients {
-		if first == nil || c.seq < first.seq {
-			first = c
-		}
-	}
-	if first == nil {
-		return nil, why
-	}
-	return first, ""
-}
-
-// lacks names the capability a request needs that the client did not
-// declare ("" when it has it, or the method needs none hearth knows of).
-func (c *Client) lacks(method string) string {
-	switch method {
-	case "sampling/createMessage":
-		if !c.caps.sampling {
-			return "sampling"
-		}
-	case "elicitation/create":
-		if !c.caps.elicitation {
-			return "elicitation"
-		}
-	case "roots/list":
-		if !c.caps.roots {
-			return "roots"
-		}
-	}
-	return ""
-}
-
-// upstreamNotification routes a notification of the upstream; r.mu is held.
-func (r *Router) upstreamNotification(msg *jsonrpc.Message) {
-	switch msg.Method {
-	case "notifications/progress":
-		p, ok := decodeObject(msg.Params)
-		if !ok {
-			return
-		}
-		var tok string
-		if json.Unmarshal(p["progressToken"], &tok) != nil {
-			return
-		}
-		pd := r.progress[tok]
-		if pd == nil || pd.c == nil {
-			return // a token hearth never gave, or of a request already answered
-		}
-		p["progressToken"] = pd.clientT
-		pd.c.pushFor(jsonrpc.RawNotificationFrame(msg.Method, p.encode()), envelope.Key(pd.id))
-	case "notifications/cancelled":
-		// The upstream gave up a request it made of a client.
-		p, ok := decodeObject(msg.Params)
-		if !ok {
-			return
-		}
-		k, ok := r.s2cUp[envelope.Key(p["requestId"])]
-		if !ok {
-			return
-		}
-		s := r.s2c[k]
-		s.stop()
-		delete(r.s2c, k)
-		delete(r.s2cUp, envelope.Key(p["requestId"]))
-		p["requestId"] = json.RawMessage(k)
-		s.c.pushFor(jsonrpc.RawNotificationFrame(msg.Method, p.encode()), s.re)
-	case "notifications/message":
-		r.logMessage(msg)
-	case "notifications/resources/updated":
-		if r.era == eraModern {
-			r.resourceUpdated(msg)
-			return
-		}
-		if r.opts.Mode == Single {
-			r.broadcast(msg)
-			return
-		}
-		p, _ := decodeObject(msg.Params)
-		for c := range r.subs[p.str("uri")] {
-			c.push(jsonrpc.RawNotificationFrame(msg.Method, msg.Params))
-		}
-	case "notifications/tools/list_changed", "notifications/prompts/list_changed", "notifications/resources/list_changed":
-		r.cacheGen++
-		clear(r.cache)
-		if r.era == eraModern {
-			r.listChanged(msg)
-			return
-		}
+	if r.opts.Mode == Single {
 		r.broadcast(msg)
-	case "notifications/subscriptions/acknowledged":
-		// An answer to hearth's own listen: clients had theirs from hearth.
-	default:
-		r.broadcast(msg)
+		return
 	}
+	p, _ := decodeObject(msg.Params)
+	for c := range r.subs.byURI[p.str("uri")] {
+		c.push(jsonrpc.RawNotificationFrame(msg.Method, msg.Params))
+	}
+}
+
+// listChangedNote: a list changed; its cached answers go, and its clients
+// are told; r.mu is held.
+func (r *Router) listChangedNote(msg *jsonrpc.Message) {
+	r.lists.changed()
+	if r.era.kind == eraModern {
+		r.listChanged(msg)
+		return
+	}
+	r.broadcast(msg)
 }
 
 func (r *Router) broadcast(msg *jsonrpc.Message) {
 	f := jsonrpc.RawNotificationFrame(msg.Method, msg.Params)
-	for c := range r.clients {
+	for c := range r.clients.set {
 		c.push(f)
 	}
 }
@@ -363,10 +289,11 @@ func (r *Router) logMessage(msg *jsonrpc.Message) {
 	lvl := levelOf(p.str("level"))
 	f := jsonrpc.RawNotificationFrame(msg.Method, msg.Params)
 	deliver := func(c *Client, re string) {
-		if r.era == eraModern && !c.modern && c.level < 0 {
+		level := c.session.level
+		if r.era.kind == eraModern && !c.session.modern && level < 0 {
 			return // it asked for no log: a modern upstream logs only for requests that set a level
 		}
-		if c.level < 0 || lvl < 0 || lvl >= c.level {
+		if level < 0 || lvl < 0 || lvl >= level {
 			c.pushFor(f, re)
 		}
 	}
@@ -375,12 +302,12 @@ func (r *Router) logMessage(msg *jsonrpc.Message) {
 			deliver(c, c.aRequest()) // about its request: it goes with it
 			return
 		}
-		for c := range r.clients {
+		for c := range r.clients.set {
 			deliver(c, "") // whose it is is not certain: nobody's request
 		}
 		return
 	}
-	for c := range r.clients {
+	for c := range r.clients.set {
 		deliver(c, c.aRequest())
 	}
 }
