@@ -42,12 +42,6 @@ type inputRound struct {
 	s2c   []string
 }
 
-// inputCapable: the requests an upstream may answer with an
-// InputRequiredResult (basic/patterns/mrtr, "Supported Requests").
-func inputCapable(method string) bool {
-	return method == "tools/call" || method == "prompts/get" || method == "resources/read"
-}
-
 // inputRequired: a result whose resultType is "input_required" (most
 // results are told apart without decoding them).
 func inputRequired(result json.RawMessage) bool {
