@@ -31,11 +31,12 @@ type listener struct{ *pipeServer }
 // pipeServer serves one pipe name: one instance always waits for the next
 // client, so that a client never finds the name missing between accepts.
 type pipeServer struct {
-	name   string
-	sa     *windows.SecurityAttributes
-	mu     sync.Mutex
-	next   windows.Handle // the instance ConnectNamedPipe waits on
-	closed bool
+	name      string
+	sa        *windows.SecurityAttributes
+	mu        sync.Mutex
+	next      windows.Handle // the instance ConnectNamedPipe waits on
+	accepting bool           // an Accept is between its two locks: it closes next
+	closed    bool
 }
 
 func (l *pipeServer) create(first bool) (windows.Handle, error) {
@@ -59,17 +60,19 @@ func (l *pipeServer) create(first bool) (windows.Handle, error) {
 func (l *pipeServer) accept() (*Conn, error) {
 	l.mu.Lock()
 	h := l.next
-	closed := l.closed
-	l.mu.Unlock()
-	if closed {
+	if l.closed {
+		l.mu.Unlock()
 		return nil, ErrClosed
 	}
+	l.accepting = true
+	l.mu.Unlock()
 	err := windows.ConnectNamedPipe(h, nil) // synchronous: waits for a client
 	if errors.Is(err, windows.ERROR_PIPE_CONNECTED) {
 		err = nil // a client came between CreateNamedPipe and ConnectNamedPipe
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.accepting = false
 	if l.closed {
 		windows.CloseHandle(h)
 		l.next = 0
@@ -97,8 +100,10 @@ func (l *pipeServer) accept() (*Conn, error) {
 	return newConn(h, l.name, p), nil
 }
 
-// close wakes an Accept waiting in ConnectNamedPipe: CancelIoEx, and, where
-// that does not reach synchronous I/O, a connection of its own.
+// close ends the waiting instance: itself when no Accept waits on it, else
+// it wakes the Accept waiting in ConnectNamedPipe, which closes it, with
+// CancelIoEx and, where that does not reach synchronous I/O (or comes before
+// the wait), a connection of its own.
 func (l *pipeServer) close() error {
 	l.mu.Lock()
 	if l.closed {
@@ -107,10 +112,15 @@ func (l *pipeServer) close() error {
 	}
 	l.closed = true
 	h := l.next
-	l.mu.Unlock()
-	if h == 0 {
+	if !l.accepting {
+		l.next = 0
+		l.mu.Unlock()
+		if h != 0 {
+			windows.CloseHandle(h)
+		}
 		return nil
 	}
+	l.mu.Unlock()
 	_ = windows.CancelIoEx(h, nil)
 	if c, err := openPipe(l.name); err == nil {
 		windows.CloseHandle(c)
