@@ -22,7 +22,7 @@ import (
 // stdio server built for Windows whose whole tree (a child included) its Job
 // Object ends when the daemon is killed, the next call answered once by an
 // autostarted daemon, and adopt's --write and --undo of Claude Desktop's
-// config at its Windows place. Wine is not Windows: a pass here is a pass on
+// config at its Windows place, and hearthd doctor. Wine is not Windows: a pass here is a pass on
 // Wine's Win32 (one user, no stored access lists).
 
 // wine is a prepared Wine prefix and the windows/amd64 binaries.
@@ -220,5 +220,25 @@ func TestWineAdoptClaudeDesktop(t *testing.T) {
 	}
 	if got, _ := os.ReadFile(file); !bytes.Equal(got, orig) {
 		t.Fatalf("adopt --undo left:\n%s\nwant:\n%s", got, orig)
+	}
+}
+
+// hearthd doctor under Wine: every mechanism it exercises works, but the
+// two Windows has not: no client environment to read (the documented
+// fallback) and no service manager entry.
+func TestWineDoctor(t *testing.T) {
+	w := setupWine(t)
+	checks, code := runDoctor(t, w.command("hearthd.exe", "doctor", "--json"))
+	for _, name := range doctorChecks {
+		want := map[string]string{"client environment": "fallback", "service entry": "skipped"}[name]
+		if want == "" {
+			want = "ok"
+		}
+		if c := checks[name]; c.Status != want {
+			t.Errorf("%s: %s (%s), want %s", name, c.Status, c.Detail, want)
+		}
+	}
+	if code != 0 {
+		t.Errorf("exit %d", code)
 	}
 }

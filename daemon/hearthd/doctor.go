@@ -258,9 +258,9 @@ func checkServing(tmp string) []check {
 	}
 	if pidAlive(child) {
 		killPid(child)
-		return append(out, fail(keeper, fmt.Sprintf("the hosted server's child (pid %d, in a session of its own) outlived the killed daemon by 20 s", child), meaning))
+		return append(out, fail(keeper, fmt.Sprintf("the hosted server's child (pid %d, %s) outlived the killed daemon by 20 s", child, childWords), meaning))
 	}
-	return append(out, ok(keeper, fmt.Sprintf("the hosted server's child (pid %d, in a session of its own) ended when the daemon was killed", child)))
+	return append(out, ok(keeper, fmt.Sprintf("the hosted server's child (pid %d, %s) ended when the daemon was killed", child, childWords)))
 }
 
 // shimSession runs the shim with args and exchanges initialize with
@@ -363,6 +363,9 @@ func checkClientEnv() check {
 	const name = "client environment"
 	if portable.Selected(os.Getenv) {
 		return check{Name: name, Status: "fallback", Detail: "HEARTH_PORTABLE=1: not read; hearth run passes only the variables --env or HEARTH_RUN_ENV names"}
+	}
+	if runtime.GOOS != "linux" && runtime.GOOS != "darwin" {
+		return check{Name: name, Status: "fallback", Detail: runtime.GOOS + " gives no way to read another process's environment: hearth run passes only the variables --env or HEARTH_RUN_ENV names"}
 	}
 	env, readable := shim.ParentEnv()
 	if !readable {

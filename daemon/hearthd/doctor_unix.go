@@ -36,3 +36,6 @@ func pidAlive(pid int) bool {
 }
 
 func killPid(pid int) { syscall.Kill(pid, syscall.SIGKILL) }
+
+// childWords says where the doctor's hosted server puts its child.
+const childWords = "in a session of its own"

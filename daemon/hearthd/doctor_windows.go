@@ -35,3 +35,6 @@ func killPid(pid int) {
 		windows.CloseHandle(h)
 	}
 }
+
+// childWords says where the doctor's hosted server puts its child.
+const childWords = "in the server's Job Object"
