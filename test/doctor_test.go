@@ -18,6 +18,16 @@ var doctorChecks = []string{"socket directory", "socket peer check", "shim relay
 
 type doctorCheck struct{ Name, Status, Detail, Meaning string }
 
+// doctorBinary is the hearthd the doctor's tests run: the release
+// archive's for linux/amd64 when one is named (releaseEnv), else the one
+// built for the tests; the shim beside it either way.
+func doctorBinary(t *testing.T) string {
+	if dir := releaseBinaries(t, "linux"); dir != "" {
+		return filepath.Join(dir, "hearthd")
+	}
+	return bin.hearthd
+}
+
 // runDoctor runs `hearthd doctor --json` with env and returns its checks
 // by name and its exit code.
 func runDoctor(t *testing.T, cmd *exec.Cmd) (map[string]doctorCheck, int) {
@@ -65,7 +75,7 @@ func TestDoctorPasses(t *testing.T) {
 			if mode == "portable" {
 				env = append(env, "HEARTH_PORTABLE=1")
 			}
-			cmd := exec.Command(bin.hearthd, "doctor", "--json")
+			cmd := exec.Command(doctorBinary(t), "doctor", "--json")
 			cmd.Env = env
 			checks, code := runDoctor(t, cmd)
 			for _, name := range doctorChecks {
@@ -93,7 +103,7 @@ func TestDoctorNamesABrokenMechanism(t *testing.T) {
 			t.Fatal(err)
 		}
 		os.Chmod(open, 0o777)
-		cmd := exec.Command(bin.hearthd, "doctor", "--json")
+		cmd := exec.Command(doctorBinary(t), "doctor", "--json")
 		cmd.Env = append(doctorEnv(t), "XDG_RUNTIME_DIR="+runtime)
 		checks, code := runDoctor(t, cmd)
 		if c := checks["socket directory"]; c.Status != "fail" || c.Meaning == "" {
@@ -117,7 +127,7 @@ func TestDoctorNamesABrokenMechanism(t *testing.T) {
 		if err := os.Chown(dir, 65534, 65534); err != nil {
 			t.Fatal(err)
 		}
-		cmd := exec.Command(bin.hearthd, "doctor", "--json")
+		cmd := exec.Command(doctorBinary(t), "doctor", "--json")
 		cmd.Env = append(os.Environ(), "HOME="+dir, "XDG_RUNTIME_DIR="+dir, "TMPDIR="+dir, "HEARTH_HOME=", "HEARTH_CONFIG=", "MCP_SOCKET_PATH=", "HEARTH_PORTABLE=")
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
 		checks, code := runDoctor(t, cmd)

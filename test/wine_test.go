@@ -63,12 +63,15 @@ func setupWine(t *testing.T) *wine {
 	if out, err := setup.CombinedOutput(); err != nil {
 		t.Fatalf("tools/wine/setup.sh: %v\n%s", err, out)
 	}
-	w.dir = t.TempDir()
-	for out, pkg := range map[string]string{
-		"hearthd.exe":      "github.com/hearth-mcp/hearth/daemon/hearthd",
-		"hearth.exe":       "github.com/hearth-mcp/hearth/shim/hearth",
-		"hostedserver.exe": "github.com/hearth-mcp/hearth/test/internal/hostedserver",
-	} {
+	// The release archive's hearthd.exe and hearth.exe when one is named
+	// (releaseEnv), else built here; the test's own server beside them.
+	build := map[string]string{"hostedserver.exe": "github.com/hearth-mcp/hearth/test/internal/hostedserver"}
+	if w.dir = releaseBinaries(t, "windows"); w.dir == "" {
+		w.dir = t.TempDir()
+		build["hearthd.exe"] = "github.com/hearth-mcp/hearth/daemon/hearthd"
+		build["hearth.exe"] = "github.com/hearth-mcp/hearth/shim/hearth"
+	}
+	for out, pkg := range build {
 		cmd := exec.Command("go", "build", "-o", filepath.Join(w.dir, out), pkg)
 		cmd.Env = append(os.Environ(), "GOOS=windows", "GOARCH=amd64", "CGO_ENABLED=0")
 		if o, err := cmd.CombinedOutput(); err != nil {
