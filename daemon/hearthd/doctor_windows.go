@@ -3,11 +3,11 @@
 package main
 
 import (
+	"os"
 	"os/exec"
 
-	"golang.org/x/sys/windows"
-
 	"github.com/hearth-mcp/hearth/pkg/localsock"
+	"github.com/hearth-mcp/hearth/pkg/proctable"
 )
 
 // privateDir says why dir is not the user's alone, by its access list
@@ -18,21 +18,21 @@ func privateDir(dir string) error { return localsock.CheckPrivate(dir) }
 // server's Job Object, which is what ends it.
 func ownSession(*exec.Cmd) {}
 
-// pidAlive: the process has not exited.
+// pidAlive: the process is in the system's process table (a ToolHelp
+// snapshot). A table that cannot be read counts as alive: the keeper's
+// check then fails rather than passes unseen.
 func pidAlive(pid int) bool {
-	h, err := windows.OpenProcess(windows.SYNCHRONIZE|windows.PROCESS_QUERY_LIMITED_INFORMATION, false, uint32(pid))
+	procs, err := proctable.List()
 	if err != nil {
-		return false
+		return true
 	}
-	defer windows.CloseHandle(h)
-	ev, err := windows.WaitForSingleObject(h, 0)
-	return err == nil && ev == uint32(windows.WAIT_TIMEOUT)
+	_, ok := proctable.ByPid(procs)[pid]
+	return ok
 }
 
 func killPid(pid int) {
-	if h, err := windows.OpenProcess(windows.PROCESS_TERMINATE, false, uint32(pid)); err == nil {
-		windows.TerminateProcess(h, 1)
-		windows.CloseHandle(h)
+	if p, err := os.FindProcess(pid); err == nil {
+		p.Kill()
 	}
 }
 
