@@ -3,8 +3,12 @@
 package test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"os/user"
@@ -151,34 +155,92 @@ func TestWineServingPath(t *testing.T) {
 		}
 	}
 
-	// hearth run of a Go stdio server built for Windows, which starts a child.
-	run, err := mcp.NewClient(&mcp.Implementation{Name: "client-run", Version: "1.0.0"}, nil).Connect(ctx,
-		&mcp.CommandTransport{Command: w.command("hearth.exe", "run", winPath(filepath.Join(w.dir, "hostedserver.exe")), "-tree")}, nil)
-	if err != nil {
-		t.Fatalf("hearth.exe run: %v", err)
+	// hearth run of a Go stdio server built for Windows, which starts a
+	// child, spoken to frame by frame to count its answers.
+	record := filepath.Join(t.TempDir(), "block")
+	run := w.command("hearth.exe", "run", winPath(filepath.Join(w.dir, "hostedserver.exe")), "-tree")
+	stdin, _ := run.StdinPipe()
+	stdout, _ := run.StdoutPipe()
+	if err := run.Start(); err != nil {
+		t.Fatal(err)
 	}
-	defer run.Close()
-	echo := func(text string) string {
-		t.Helper()
-		res, err := run.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": text}})
-		if err != nil || res.IsError || len(res.Content) != 1 {
-			t.Fatalf("echo %s: %v %+v", text, err, res)
+	defer run.Process.Kill()
+	answers := make(chan map[string]any, 16)
+	go func() {
+		defer close(answers)
+		lines := bufio.NewScanner(stdout)
+		lines.Buffer(make([]byte, 1<<16), 1<<24)
+		for lines.Scan() {
+			var m map[string]any
+			if json.Unmarshal(lines.Bytes(), &m) == nil && m["id"] != nil {
+				answers <- m
+			}
 		}
-		return res.Content[0].(*mcp.TextContent).Text
+	}()
+	send := func(frame string) {
+		t.Helper()
+		if _, err := io.WriteString(stdin, frame+"\n"); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if got := echo("before"); !strings.Contains(got, "before") {
-		t.Fatalf("echo before: %q", got)
+	count := map[float64]int{}
+	await := func(id float64) map[string]any {
+		t.Helper()
+		for m := range answers {
+			count[m["id"].(float64)]++
+			if m["id"] == id {
+				return m
+			}
+		}
+		t.Fatalf("hearth.exe run ended before answering request %v", id)
+		return nil
+	}
+	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"client-run","version":"1"}}}`)
+	if m := await(1); m["result"] == nil {
+		t.Fatalf("initialize through hearth.exe run: %v", m)
+	}
+	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	call := func(id int, tool string, args map[string]any) {
+		b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": map[string]any{"name": tool, "arguments": args}})
+		send(string(b))
+	}
+	call(2, "echo", map[string]any{"text": "before"})
+	if m := await(2); !strings.Contains(fmt.Sprint(m["result"]), "before") {
+		t.Fatalf("echo before: %v", m)
 	}
 	waitFor(t, "the hosted server's child running", func() bool { return sleepers() == 1 })
+	// A call in flight when the daemon dies.
+	call(3, "block", map[string]any{"record": winPath(record)})
+	waitFor(t, "the blocking call reaching the server", func() bool {
+		b, _ := os.ReadFile(record)
+		return strings.Contains(string(b), "started")
+	})
 
 	// The daemon dies: its Job Object ends the server's whole tree.
 	daemon.Process.Kill()
 	daemon.Wait()
 	waitFor(t, "the hosted server's child ended with the daemon's Job Object", func() bool { return sleepers() == 0 })
 
-	// The next call is answered, once, by a daemon the shim starts.
-	if got := echo("after"); !strings.Contains(got, "after") {
-		t.Fatalf("echo after the daemon's death: %q", got)
+	// The call in flight is answered (with an error), the next one by a
+	// daemon the shim starts, each once.
+	if m := await(3); m["error"] == nil && m["result"] == nil {
+		t.Fatalf("the call in flight: %v", m)
+	} else {
+		t.Logf("the call in flight when the daemon died was answered: %v", m)
+	}
+	call(4, "echo", map[string]any{"text": "after"})
+	if m := await(4); !strings.Contains(fmt.Sprint(m["result"]), "after") {
+		t.Fatalf("echo after the daemon's death: %v", m)
+	}
+	stdin.Close()
+	for m := range answers {
+		count[m["id"].(float64)]++
+	}
+	run.Wait()
+	for id := 1.0; id <= 4; id++ {
+		if count[id] != 1 {
+			t.Errorf("request %v answered %d times, want once", id, count[id])
+		}
 	}
 	res, err := sessions[0].CallTool(ctx, &mcp.CallToolParams{Name: "daemon_status", Arguments: map[string]any{}})
 	if err != nil || res.IsError {
