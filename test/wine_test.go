@@ -13,7 +13,9 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -88,7 +90,17 @@ func setupWine(t *testing.T) *wine {
 		"MCP_SOCKET_PATH="+winPath(filepath.Join(home, "sock", "hearthd.sock")),
 		"MCP_READY_FILE=", "HEARTH_NO_AUTOSTART=", "HEARTH_DAEMON=", "HEARTH_IDLE_TIMEOUT=", "XDG_RUNTIME_DIR=")
 	t.Cleanup(func() {
-		w.command("hearthd.exe", "stop").Run()
+		// Every Wine process run from this test's directory: the daemon
+		// a shim started among them (`hearthd stop` signals SIGTERM,
+		// which Windows lacks; decision 0064).
+		dirs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+		for _, f := range dirs {
+			if b, _ := os.ReadFile(f); bytes.Contains(b, []byte(winPath(w.dir))) || bytes.Contains(b, []byte(w.dir+"/")) {
+				if pid, err := strconv.Atoi(filepath.Base(filepath.Dir(f))); err == nil && pid != os.Getpid() {
+					syscall.Kill(pid, syscall.SIGKILL)
+				}
+			}
+		}
 	})
 	return w
 }
