@@ -14,14 +14,14 @@ import (
 )
 
 // Conn is one connection of the daemon's named pipe, dialed or accepted,
-// and who is at its other end. The handle does synchronous I/O
-// (docs/decisions/0064-windows-named-pipe.md); os.File reads and writes it,
-// and its Close cancels a read or write another goroutine has in progress.
+// and who is at its other end. Its handle is overlapped: os.File reads and
+// writes it on the Go runtime's completion port, so a read and a write go
+// on at once, deadlines apply and Close ends what is in progress
+// (docs/decisions/0064-windows-named-pipe.md).
 type Conn struct {
 	f          *os.File
 	Peer       Peer
 	readClosed atomic.Bool
-	reading    atomic.Int32
 }
 
 func newConn(h windows.Handle, name string, p Peer) *Conn {
@@ -34,9 +34,7 @@ func (c *Conn) Read(b []byte) (int, error) {
 	if c.readClosed.Load() {
 		return 0, io.EOF
 	}
-	c.reading.Add(1)
 	n, err := c.f.Read(b)
-	c.reading.Add(-1)
 	if err != nil && c.readClosed.Load() {
 		return n, io.EOF
 	}
@@ -46,11 +44,8 @@ func (c *Conn) Read(b []byte) (int, error) {
 	return n, err
 }
 
-func (c *Conn) Write(b []byte) (int, error) { return c.f.Write(b) }
-func (c *Conn) Close() error                { return c.f.Close() }
-
-// Deadlines: synchronous I/O has none (os.ErrNoDeadline); the callers set
-// them as bounds they can do without.
+func (c *Conn) Write(b []byte) (int, error)           { return c.f.Write(b) }
+func (c *Conn) Close() error                          { return c.f.Close() }
 func (c *Conn) SetDeadline(t time.Time) error         { return c.f.SetDeadline(t) }
 func (c *Conn) SetReadDeadline(t time.Time) error     { return c.f.SetReadDeadline(t) }
 func (c *Conn) SetWriteDeadline(t time.Time) error    { return c.f.SetWriteDeadline(t) }
@@ -60,20 +55,9 @@ func (c *Conn) SyscallConn() (syscall.RawConn, error) { return c.f.SyscallConn()
 // end when the pipe is closed.
 func (c *Conn) CloseWrite() error { return nil }
 
-// CloseRead ends reading: a read in progress is cancelled (CancelIoEx,
-// which cancels another thread's synchronous I/O on the handle) and every
-// later one returns io.EOF; writing goes on.
+// CloseRead ends reading: a read in progress returns at once (its deadline
+// set to now) and every later one returns io.EOF; writing goes on.
 func (c *Conn) CloseRead() error {
 	c.readClosed.Store(true)
-	raw, err := c.f.SyscallConn()
-	if err != nil {
-		return err
-	}
-	// A read that was about to start when the flag was set is cancelled
-	// on a later round.
-	for i := 0; i < 50 && c.reading.Load() > 0; i++ {
-		raw.Control(func(h uintptr) { _ = windows.CancelIoEx(windows.Handle(h), nil) })
-		time.Sleep(10 * time.Millisecond)
-	}
-	return nil
+	return c.f.SetReadDeadline(time.Now())
 }

@@ -14,15 +14,16 @@ import (
 // busyWait bounds how long Dial waits for a free instance of the pipe.
 const busyWait = 2 * time.Second
 
-// openPipe connects to the pipe name. The server may only identify the
-// client, never act as it (SECURITY_IDENTIFICATION).
+// openPipe connects to the pipe name, overlapped as the server's end is. The
+// server may only identify the client, never act as it
+// (SECURITY_IDENTIFICATION).
 func openPipe(name string) (windows.Handle, error) {
 	p, err := windows.UTF16PtrFromString(name)
 	if err != nil {
 		return 0, err
 	}
 	return windows.CreateFile(p, windows.GENERIC_READ|windows.GENERIC_WRITE, 0, nil, windows.OPEN_EXISTING,
-		windows.SECURITY_SQOS_PRESENT|windows.SECURITY_IDENTIFICATION, 0)
+		windows.FILE_FLAG_OVERLAPPED|windows.SECURITY_SQOS_PRESENT|windows.SECURITY_IDENTIFICATION, 0)
 }
 
 // Dial connects to the daemon's pipe for the socket path (PipeName) and

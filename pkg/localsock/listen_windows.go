@@ -17,8 +17,9 @@ import (
 // (PipeName) and whose security descriptor lets in the user and the system
 // alone (PipeSDDL); each client's user is read from the pipe
 // (GetNamedPipeClientProcessId, then that process's token) for the daemon
-// to check with Ours. The handles do synchronous I/O: overlapped I/O on a
-// completion port never completed under Wine 8, the one Windows CI has
+// to check with Ours. The handles are overlapped, read and written through
+// os.File on the Go runtime's own completion port: a synchronous duplex
+// handle would have Windows serialize a write behind a read that waits
 // (docs/decisions/0064-windows-named-pipe.md). The file at the socket's
 // path names the pipe: it is what Gone watches and what removeStale clears.
 
@@ -44,7 +45,7 @@ func (l *pipeServer) create(first bool) (windows.Handle, error) {
 	if err != nil {
 		return 0, err
 	}
-	flags := uint32(windows.PIPE_ACCESS_DUPLEX)
+	flags := uint32(windows.PIPE_ACCESS_DUPLEX | windows.FILE_FLAG_OVERLAPPED)
 	if first {
 		// Fails if anyone, of any user, already serves the name.
 		flags |= windows.FILE_FLAG_FIRST_PIPE_INSTANCE
@@ -66,10 +67,7 @@ func (l *pipeServer) accept() (*Conn, error) {
 	}
 	l.accepting = true
 	l.mu.Unlock()
-	err := windows.ConnectNamedPipe(h, nil) // synchronous: waits for a client
-	if errors.Is(err, windows.ERROR_PIPE_CONNECTED) {
-		err = nil // a client came between CreateNamedPipe and ConnectNamedPipe
-	}
+	err := connect(h)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.accepting = false
@@ -100,10 +98,30 @@ func (l *pipeServer) accept() (*Conn, error) {
 	return newConn(h, l.name, p), nil
 }
 
+// connect waits for a client on the instance h: an overlapped
+// ConnectNamedPipe, waited for on its event (close cancels it).
+func connect(h windows.Handle) error {
+	ev, err := windows.CreateEvent(nil, 1, 0, nil)
+	if err != nil {
+		return err
+	}
+	defer windows.CloseHandle(ev)
+	ol := &windows.Overlapped{HEvent: ev}
+	err = windows.ConnectNamedPipe(h, ol)
+	switch {
+	case errors.Is(err, windows.ERROR_PIPE_CONNECTED):
+		return nil // a client came between CreateNamedPipe and ConnectNamedPipe
+	case errors.Is(err, windows.ERROR_IO_PENDING):
+		var n uint32
+		return windows.GetOverlappedResult(h, ol, &n, true)
+	}
+	return err
+}
+
 // close ends the waiting instance: itself when no Accept waits on it, else
 // it wakes the Accept waiting in ConnectNamedPipe, which closes it, with
-// CancelIoEx and, where that does not reach synchronous I/O (or comes before
-// the wait), a connection of its own.
+// CancelIoEx and, should that come before the wait, a connection of its
+// own.
 func (l *pipeServer) close() error {
 	l.mu.Lock()
 	if l.closed {

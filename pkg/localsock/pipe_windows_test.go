@@ -4,11 +4,13 @@ package localsock
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // listenHere serves a pipe for a socket path in a fresh directory.
@@ -130,4 +132,46 @@ func TestPipeListenerCloseAndAbsent(t *testing.T) {
 		t.Fatal(err)
 	}
 	l2.Remove()
+}
+
+// Both ends wait in a read while each writes: the handles are overlapped,
+// so a write never queues behind a read that waits (as a synchronous
+// handle's would on Windows), and a read deadline applies.
+func TestPipeReadsWhileWriting(t *testing.T) {
+	l, path := listenHere(t)
+	accepted := make(chan *Conn, 1)
+	go func() { c, _ := l.Accept(); accepted <- c }()
+	c, err := Dial(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	s := <-accepted
+	defer s.Close()
+	got := make(chan string, 2)
+	for _, end := range []*Conn{c, s} {
+		go func() {
+			b := make([]byte, 5)
+			n, err := io.ReadFull(end, b)
+			got <- string(b[:n]) + fmt.Sprint(err)
+		}()
+	}
+	// Writes made while both reads wait (the reads may not have started
+	// yet; either order must work).
+	if _, err := s.Write([]byte("hello")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Write([]byte("world")); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{<-got: true, <-got: true}
+	if !seen["hello<nil>"] || !seen["world<nil>"] {
+		t.Fatalf("reads: %v", seen)
+	}
+	if err := c.SetReadDeadline(time.Now()); err != nil {
+		t.Fatalf("a read deadline: %v", err)
+	}
+	if _, err := c.Read(make([]byte, 1)); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("a read past its deadline: %v", err)
+	}
 }
