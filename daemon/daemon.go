@@ -5,7 +5,6 @@
 package daemon
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -24,6 +23,7 @@ import (
 	"github.com/hearth-mcp/hearth/pkg/jsonrpc"
 	"github.com/hearth-mcp/hearth/pkg/localsock"
 	"github.com/hearth-mcp/hearth/pkg/mcp"
+	"github.com/hearth-mcp/hearth/pkg/mcplocal"
 	"github.com/hearth-mcp/hearth/pkg/supervisor"
 	"github.com/hearth-mcp/hearth/pkg/tool"
 	"github.com/hearth-mcp/hearth/pkg/version"
@@ -54,6 +54,7 @@ type Daemon struct {
 	log          *zap.Logger
 	reg          *tool.Registry
 	srv          *mcp.Server
+	local        *mcplocal.Transport
 	children     *supervisor.Supervisor
 	families     []tool.Family
 	// famMu guards families once the daemon runs: a reload (SIGHUP, from
@@ -183,6 +184,7 @@ func New(cfg Config, log *zap.Logger, env tool.Env, children *supervisor.Supervi
 		// socket; no MCP client's connection reaches it (control.go).
 		Control: d.controls(),
 	})
+	d.local = mcplocal.New(mcplocal.Options{Serve: d.srv.Serve, Log: log})
 	return d, nil
 }
 
@@ -331,10 +333,7 @@ func (d *Daemon) runStdio(ctx context.Context) error {
 	} else {
 		close(acceptDone)
 	}
-	in := stdioInput(d.Stdin)
-	hup := newHangupWatch(in, fileFD(d.Stdout))
-	defer hup.Close()
-	err := d.srv.Serve(ctx, mcp.Conn{Reader: hup, Writer: d.Stdout, CloseRead: in.Close, Gone: hup.Gone(), Client: client, Transport: "stdio"})
+	err := d.local.ServeStdio(ctx, d.Stdin, d.Stdout, client)
 	if ln != nil {
 		// The stdio client was the reason this process runs: when it ends,
 		// the clients attached through the socket drain and their shims
@@ -501,25 +500,8 @@ func (d *Daemon) accept(ctx context.Context, ln *localsock.Listener, conns *sync
 			defer d.conns.Add(-1)
 			defer idle.disconnected()
 			defer c.Close()
-			d.serveConn(ctx, c, p)
+			d.local.ServeConn(ctx, c)
 		}()
-	}
-}
-
-// serveSocket serves an ordinary connection: frames over the socket itself
-// (a client, or a shim relaying its client's). first is what was already
-// read from it.
-func (d *Daemon) serveSocket(ctx context.Context, c *localsock.Conn, first []byte, p localsock.Peer) {
-	var r io.Reader = c
-	if len(first) > 0 {
-		r = io.MultiReader(bytes.NewReader(first), c)
-	}
-	hup := newHangupWatch(r, connFD(c))
-	defer hup.Close()
-	err := d.srv.Serve(ctx, mcp.Conn{Reader: hup, Writer: c, CloseRead: c.CloseRead, Gone: hup.Gone(), Client: tool.Client{PID: p.PID}, Transport: "socket",
-		WriteReady: socketWriteReady(c), Shim: true})
-	if err != nil && !errors.Is(err, mcp.ErrWriteFailed) {
-		d.log.Debug("connection ended", zap.Error(err))
 	}
 }
 

@@ -113,6 +113,9 @@ pkg/frame, pkg/hello, pkg/jsonrpc, pkg/stats, pkg/tool, go.uber.org/zap < pkg/mc
 # Streamable HTTP: a transport plugging sessions into HTTP requests
 # (docs/architecture.md, "The session in parts"), serving loopback clients.
 pkg/mcp, pkg/envelope, pkg/sessionkeep, pkg/webguard, net/http, go.uber.org/zap < pkg/mcphttp;
+# The local transports beside it: the socket, a shim's handed-over stdio
+# (the direct transport) and a stdio daemon's own; the daemon wires them.
+pkg/mcp, pkg/envelope, pkg/handoff, pkg/localsock, pkg/rawio, go.uber.org/zap, golang.org/x/sys < pkg/mcplocal;
 
 # Families and the packages under them. Nothing here imports pkg/mcp,
 # pkg/jsonrpc or pkg/frame (domain logic knows nothing of JSON-RPC), and the
@@ -175,8 +178,8 @@ pkg/handoff, pkg/hello, pkg/owner, pkg/config/keys, pkg/portable, pkg/localsock,
 shim < shim/hearth;
 
 # The daemon wires everything together; hearthd adds the subcommands.
-pkg/mcp, pkg/mcphttp, pkg/sessionkeep, net/http, pkg/schemas, pkg/memory, pkg/clarify, pkg/workspace, pkg/config,
-pkg/handoff, pkg/hello, pkg/rawio, pkg/localsock, pkg/supervisor, pkg/hosted, pkg/statuspage, pkg/version, github.com/coreos/go-systemd, go.uber.org/zap, golang.org/x/sys < daemon;
+pkg/mcp, pkg/mcphttp, pkg/mcplocal, pkg/sessionkeep, net/http, pkg/schemas, pkg/memory, pkg/clarify, pkg/workspace, pkg/config,
+pkg/hello, pkg/localsock, pkg/supervisor, pkg/hosted, pkg/statuspage, pkg/version, github.com/coreos/go-systemd, go.uber.org/zap, golang.org/x/sys < daemon;
 daemon, shim, pkg/localsock, pkg/guard, pkg/owner, pkg/adopt, pkg/sweep, pkg/opener, pkg/upgrade, pkg/memory/jsonl, deploy/systemd, deploy/launchd, go.uber.org/zap, os/exec < daemon/hearthd;
 
 # The release builder: it runs go build and git.

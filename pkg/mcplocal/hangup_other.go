@@ -1,6 +1,6 @@
 //go:build !unix
 
-package daemon
+package mcplocal
 
 // hungUp: poll(2) is Unix's. Off Unix a session whose client half-closed
 // ends when its replies fail to write instead (mcp.ErrWriteFailed).
