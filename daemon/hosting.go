@@ -128,6 +128,3 @@ func envList(m map[string]string) []string {
 	sort.Strings(out)
 	return out
 }
-
-// HostedServers is the table of hosted server instances.
-func (d *Daemon) HostedServers() *hosted.Table { return d.hosted }

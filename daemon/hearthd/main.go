@@ -297,20 +297,19 @@ func serve(mode daemon.Mode) int {
 		log.Warn("hearthd cannot find its own executable; hosted servers run without a keeper", zap.Error(err))
 	}
 	children := supervisor.New(supervisor.Options{Grace: cfg.KillGrace, MaxChildren: cfg.MaxChildren, KeeperPath: keeper})
-	d, err := daemon.New(cfg, log, env, children, daemon.Families(children))
+	exe, _, _ := ownExecutable()
+	opts := daemon.Options{Config: cfg, Log: log, Env: env, Children: children, Openers: daemon.Families(children),
+		OnServing: publish(lock, started), StdioListens: mode == daemon.ModeStdio,
+		StartSuccessor: startSuccessor, Executable: exe, OwnerLock: lock.File(), Handed: handed,
+		HomeWhy: place.Why, Unfollowed: unfollowed}
+	if mode == daemon.ModeSocket {
+		opts.CheckUpgrade = upgradeCheck(cfg.UpgradeHandOver, log)
+	}
+	d, err := daemon.New(opts)
 	if err != nil {
 		log.Error("hearthd could not start", zap.Error(err))
 		return 1
 	}
-	d.OnServing = publish(lock, started, d)
-	d.StartSuccessor, d.OwnerLock = startSuccessor, lock.File()
-	d.Executable, _, _ = ownExecutable()
-	if mode == daemon.ModeSocket {
-		d.CheckUpgrade = upgradeCheck(cfg.UpgradeHandOver, log)
-	}
-	d.HostedServers().Adopt(handed)
-	d.HomeWhy, d.Unfollowed = place.Why, unfollowed
-	d.StdioListens = mode == daemon.ModeStdio
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	go func() {

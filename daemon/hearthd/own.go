@@ -93,8 +93,8 @@ func relay(home string, rec owner.Record, log *zap.Logger) int {
 
 // publish is the daemon's OnServing hook: it records in the data directory
 // where this owner serves.
-func publish(lock *owner.Lock, started time.Time, d *daemon.Daemon) func(daemon.Mode, string) error {
-	return func(mode daemon.Mode, socket string) error {
-		return lock.Publish(owner.Record{Mode: string(mode), Socket: socket, Version: version.Tooling(), Started: started, Ready: d.ReadyFile()})
+func publish(lock *owner.Lock, started time.Time) func(daemon.Serving) error {
+	return func(s daemon.Serving) error {
+		return lock.Publish(owner.Record{Mode: string(s.Mode), Socket: s.Socket, Version: version.Tooling(), Started: started, Ready: s.ReadyFile})
 	}
 }
