@@ -38,8 +38,10 @@ import (
 	"github.com/hearth-mcp/hearth/pkg/endpoint"
 	"github.com/hearth-mcp/hearth/pkg/guard"
 	"github.com/hearth-mcp/hearth/pkg/hosted"
+	"github.com/hearth-mcp/hearth/pkg/keeper"
 	"github.com/hearth-mcp/hearth/pkg/memory"
 	"github.com/hearth-mcp/hearth/pkg/owner"
+	"github.com/hearth-mcp/hearth/pkg/portable"
 	"github.com/hearth-mcp/hearth/pkg/supervisor"
 	"github.com/hearth-mcp/hearth/pkg/tool"
 	"github.com/hearth-mcp/hearth/pkg/version"
@@ -115,7 +117,7 @@ socket their own environment names. See docs/reference.md for every variable.
 `
 
 func main() {
-	supervisor.KeeperMain() // started as a hosted upstream's keeper: runs it and exits
+	keeper.Main() // started as a hosted upstream's keeper: runs it and exits
 	os.Exit(run(os.Args[1:]))
 }
 
@@ -296,7 +298,8 @@ func serve(mode daemon.Mode) int {
 	if err != nil {
 		log.Warn("hearthd cannot find its own executable; hosted servers run without a keeper", zap.Error(err))
 	}
-	children := supervisor.New(supervisor.Options{Grace: cfg.KillGrace, MaxChildren: cfg.MaxChildren, KeeperPath: keeper})
+	children := supervisor.New(supervisor.Options{Grace: cfg.KillGrace, MaxChildren: cfg.MaxChildren, KeeperPath: keeper,
+		PortableKeeper: portable.Read(os.Getenv).Keeper})
 	exe, _, _ := ownExecutable()
 	opts := daemon.Options{Config: cfg, Log: log, Env: env, Children: children, Openers: daemon.Families(children),
 		OnServing: publish(lock, started), StdioListens: mode == daemon.ModeStdio,

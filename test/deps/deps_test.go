@@ -55,7 +55,11 @@ pkg/safefile, golang.org/x/sys < pkg/localsock;
 # the one place that starts the daemon's child processes (x/sys: Job Objects
 # on Windows).
 golang.org/x/sys < pkg/proctable;
-os/exec, pkg/portable, pkg/proctable, golang.org/x/sys < pkg/supervisor;
+# The keeper, a program of its own the daemon's executable runs in a mode:
+# it starts a hosted upstream and ends its every descendant; the protocol
+# the supervisor speaks with it.
+pkg/proctable < pkg/keeper;
+os/exec, pkg/keeper, golang.org/x/sys < pkg/supervisor;
 
 # Opening a URL for the user (a sign-in page): a process that must outlive
 # hearth (the browser it starts), so it is not the supervisor's.
@@ -175,12 +179,12 @@ golang.org/x/sys, testing < pkg/safefile/safefiletest;
 # The shim: no store, no schema library, no config parser (pkg/config/keys
 # names the setting variables). It starts hearthd serve, which outlives it.
 pkg/handoff, pkg/hello, pkg/owner, pkg/config/keys, pkg/portable, pkg/localsock, pkg/safefile, pkg/version, golang.org/x/sys, os/exec < shim;
-shim < shim/hearth;
+shim, pkg/portable < shim/hearth;
 
 # The daemon wires everything together; hearthd adds the subcommands.
 pkg/mcp, pkg/mcphttp, pkg/mcplocal, pkg/sessionkeep, net/http, pkg/schemas, pkg/memory, pkg/clarify, pkg/workspace, pkg/config,
 pkg/hello, pkg/localsock, pkg/supervisor, pkg/hosted, pkg/statuspage, pkg/version, github.com/coreos/go-systemd, go.uber.org/zap, golang.org/x/sys < daemon;
-daemon, shim, pkg/localsock, pkg/guard, pkg/owner, pkg/adopt, pkg/sweep, pkg/opener, pkg/upgrade, pkg/memory/jsonl, deploy/systemd, deploy/launchd, go.uber.org/zap, os/exec < daemon/hearthd;
+daemon, shim, pkg/keeper, pkg/portable, pkg/localsock, pkg/guard, pkg/owner, pkg/adopt, pkg/sweep, pkg/opener, pkg/upgrade, pkg/memory/jsonl, deploy/systemd, deploy/launchd, go.uber.org/zap, os/exec < daemon/hearthd;
 
 # The release builder: it runs go build and git.
 pkg/version, os/exec < tools/release;

@@ -1,4 +1,4 @@
-package supervisor
+package keeper
 
 import (
 	"os"
@@ -9,9 +9,6 @@ import (
 
 // prSetChildSubreaper is prctl's PR_SET_CHILD_SUBREAPER (linux/prctl.h).
 const prSetChildSubreaper = 36
-
-// nativeKeeperDeath: the kernel tells a keeper of the daemon's death.
-const nativeKeeperDeath = true
 
 // setSubreaper makes orphaned descendants children of the keeper, not of
 // init, so that the keeper sees and kills those that left the group with
@@ -32,8 +29,9 @@ const prSetPdeathsig = 1
 // keeper handed to another daemon must outlive the daemon that started it.
 func disarmDeathSignal() { syscall.RawSyscall(syscall.SYS_PRCTL, prSetPdeathsig, 0, 0) }
 
-// setKeeperSignal: the daemon's death sends the keeper keeperStop.
-func setKeeperSignal(a *syscall.SysProcAttr) { a.Pdeathsig = keeperStop }
+// setChildDeathSignal makes the kernel SIGKILL the upstream when the keeper
+// dies.
+func setChildDeathSignal(a *syscall.SysProcAttr) { a.Pdeathsig = syscall.SIGKILL }
 
 // descendants lists every process below pid, from /proc's parent links.
 func descendants(pid int) []int {

@@ -1,12 +1,8 @@
 //go:build unix && !linux
 
-package supervisor
+package keeper
 
 import "syscall"
-
-// nativeKeeperDeath: no parent-death signal here; a keeper watches the
-// daemon's pipe.
-const nativeKeeperDeath = false
 
 // setSubreaper: no child subreaper here; orphans go to init, and the
 // keeper's tracker follows them (docs/decisions/0049-descendant-tracker.md).
@@ -15,7 +11,8 @@ func setSubreaper() {}
 // nameKeeper: its argv[0], hearth-keeper, names it.
 func nameKeeper() {}
 
-func setKeeperSignal(*syscall.SysProcAttr) {}
+// setChildDeathSignal: no parent-death signal here.
+func setChildDeathSignal(*syscall.SysProcAttr) {}
 
 // descendants: a keeper here is never a subreaper (its tracker finds the
 // descendants); it knows only its own children, whom its reaper waits for.
