@@ -13,3 +13,9 @@ func ParentEnv(portable bool) ([]string, bool) {
 	}
 	return parentEnv()
 }
+
+// parentEnv reads the parent's environment where the system tells it (Linux's
+// /proc, macOS's kern.procargs2: parentenv_linux.go, parentenv_darwin.go set
+// it); elsewhere it is unknown, and only HEARTH_RUN_ENV names what the entry
+// set.
+var parentEnv = func() ([]string, bool) { return nil, false }

@@ -4,6 +4,7 @@ package mcplocal
 
 import (
 	"context"
+	"io"
 
 	"github.com/hearth-mcp/hearth/pkg/localsock"
 )
@@ -13,3 +14,6 @@ import (
 func (t *Transport) ServeConn(ctx context.Context, c *localsock.Conn) {
 	t.serveSocket(ctx, c, nil)
 }
+
+// stdioInput is the stdio daemon's stdin as it is, off Linux.
+func stdioInput(in io.ReadCloser) io.ReadCloser { return in }

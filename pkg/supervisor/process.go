@@ -276,3 +276,11 @@ func (p *Process) Stop() {
 	<-p.done
 	p.Stdout.Close()
 }
+
+// awaitExit returns once the child p has exited, without reaping it, and
+// reports true, where the runtime's poller can wait for that (Linux's
+// pidfd, exitwait_linux.go); elsewhere it reports false at once and the
+// caller's Wait blocks an OS thread while the child runs (and Start locks
+// that goroutine to it, so the thread ends with the goroutine rather than
+// staying in the runtime's pool).
+var awaitExit = func(*os.Process) bool { return false }
