@@ -65,6 +65,10 @@ os/exec, pkg/keeper, golang.org/x/sys < pkg/supervisor;
 # hearth (the browser it starts), so it is not the supervisor's.
 os/exec < pkg/opener;
 
+# Which program a hosted server's command names: a bare name on PATH, else
+# a path; the shim and the daemon both resolve by it.
+os/exec < pkg/command;
+
 # Talking HTTP to a service the user configured: the schema backend, the LLM
 # provider, the embedding service.
 net/http < pkg/schemas/backend, pkg/llm, pkg/memory/embed;
@@ -178,11 +182,11 @@ golang.org/x/sys, testing < pkg/safefile/safefiletest;
 
 # The shim: no store, no schema library, no config parser (pkg/config/keys
 # names the setting variables). It starts hearthd serve, which outlives it.
-pkg/handoff, pkg/hello, pkg/owner, pkg/config/keys, pkg/portable, pkg/localsock, pkg/safefile, pkg/version, golang.org/x/sys, os/exec < shim;
+pkg/command, pkg/handoff, pkg/hello, pkg/owner, pkg/config/keys, pkg/portable, pkg/localsock, pkg/safefile, pkg/version, golang.org/x/sys, os/exec < shim;
 shim, pkg/portable < shim/hearth;
 
 # The daemon wires everything together; hearthd adds the subcommands.
-pkg/mcp, pkg/mcphttp, pkg/mcplocal, pkg/sessionkeep, net/http, pkg/schemas, pkg/memory, pkg/clarify, pkg/workspace, pkg/config,
+pkg/command, pkg/mcp, pkg/mcphttp, pkg/mcplocal, pkg/sessionkeep, net/http, pkg/schemas, pkg/memory, pkg/clarify, pkg/workspace, pkg/config,
 pkg/hello, pkg/localsock, pkg/supervisor, pkg/hosted, pkg/statuspage, pkg/version, github.com/coreos/go-systemd, go.uber.org/zap, golang.org/x/sys < daemon;
 daemon, shim, pkg/keeper, pkg/portable, pkg/localsock, pkg/guard, pkg/owner, pkg/adopt, pkg/sweep, pkg/opener, pkg/upgrade, pkg/memory/jsonl, deploy/systemd, deploy/launchd, go.uber.org/zap, os/exec < daemon/hearthd;
 
