@@ -22,12 +22,14 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/hearth-mcp/hearth/pkg/config/keys"
 )
 
 // Defaults.
 const (
-	DefaultGrace       = 2000 * time.Millisecond
-	DefaultMaxChildren = 8
+	DefaultGrace       = keys.DefaultKillGrace
+	DefaultMaxChildren = keys.DefaultMaxChildren
 	DefaultOutputLimit = 64 << 10
 	// MaxLine bounds one line OnLine is handed; a longer one is dropped
 	// whole (Result.LongLines).

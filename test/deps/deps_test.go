@@ -59,7 +59,7 @@ golang.org/x/sys < pkg/proctable;
 # it starts a hosted upstream and ends its every descendant; the protocol
 # the supervisor speaks with it.
 pkg/proctable < pkg/keeper;
-os/exec, pkg/keeper, golang.org/x/sys < pkg/supervisor;
+os/exec, pkg/config/keys, pkg/keeper, golang.org/x/sys < pkg/supervisor;
 
 # Opening a URL for the user (a sign-in page): a process that must outlive
 # hearth (the browser it starts), so it is not the supervisor's.
@@ -71,7 +71,8 @@ os/exec < pkg/command;
 
 # Talking HTTP to a service the user configured: the schema backend, the LLM
 # provider, the embedding service.
-net/http < pkg/schemas/backend, pkg/llm, pkg/memory/embed;
+# The settings' defaults are pkg/config/keys', written once.
+pkg/config/keys, net/http < pkg/schemas/backend, pkg/llm, pkg/memory/embed;
 
 # The daemon process: the version guard (no store, no tool code: it runs
 # before anything opens a store), the owner of a data directory, settings.
@@ -116,7 +117,7 @@ pkg/validate, go.uber.org/zap < pkg/tool;
 
 # The protocol layer: sessions over the contract. It knows no family and no
 # argument of one.
-pkg/frame, pkg/hello, pkg/jsonrpc, pkg/stats, pkg/tool, go.uber.org/zap < pkg/mcp;
+pkg/config/keys, pkg/frame, pkg/hello, pkg/jsonrpc, pkg/stats, pkg/tool, go.uber.org/zap < pkg/mcp;
 
 # Streamable HTTP: a transport plugging sessions into HTTP requests
 # (docs/architecture.md, "The session in parts"), serving loopback clients.
