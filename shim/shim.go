@@ -343,3 +343,8 @@ func (s *Shim) answerLost(reqs []owedReq, why string) {
 	}
 	s.client.out.Flush()
 }
+
+// watchReader calls gone once w (the client's stdout) has no reader left,
+// where the system can tell (watchreader_unix.go sets it); elsewhere it
+// watches nothing.
+var watchReader = func(w io.Writer, done <-chan struct{}, gone func()) {}
