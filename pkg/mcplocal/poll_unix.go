@@ -8,10 +8,12 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// socketWriteReady is a relayed connection's mcp.Conn.WriteReady: a write of
+func init() { socketWriteReady = pollWriteReady }
+
+// pollWriteReady, the system's socketWriteReady, is a relayed connection's mcp.Conn.WriteReady: a write of
 // up to a page goes into a Unix socket poll(2) reports writable (its send
 // buffer at most a quarter full) without waiting.
-func socketWriteReady(c syscall.Conn) func(n int) bool {
+func pollWriteReady(c syscall.Conn) func(n int) bool {
 	rc, err := c.SyscallConn()
 	if err != nil {
 		return nil
@@ -30,10 +32,12 @@ func socketWriteReady(c syscall.Conn) func(n int) bool {
 	}
 }
 
-// hungUp polls fd without waiting: POLLHUP (the peer closed both
+func init() { hungUp = pollHungUp }
+
+// pollHungUp, the system's hungUp, polls fd without waiting: POLLHUP (the peer closed both
 // directions) or POLLERR (a pipe whose reader is gone). Events 0 asks for
 // nothing but those, which poll always reports.
-func hungUp(fd int) bool {
+func pollHungUp(fd int) bool {
 	pfd := []unix.PollFd{{Fd: int32(fd), Events: 0}}
 	n, err := unix.Poll(pfd, 0)
 	if err != nil || n == 0 {
