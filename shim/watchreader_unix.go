@@ -16,9 +16,9 @@ const readerGonePoll = 100 * time.Millisecond
 
 func init() { watchReader = pollReader }
 
-// pollReader, the system's watchReader, calls gone once w (the client's stdout pipe) has no reader
-// left (POLLERR), until done closes. Writers that are not files are never
-// watched.
+// pollReader, the system's watchReader, calls gone once w (the client's
+// stdout pipe) has no reader left (POLLERR), until done closes. Writers that
+// are not files are never watched.
 func pollReader(w io.Writer, done <-chan struct{}, gone func()) {
 	sc, ok := w.(syscall.Conn)
 	if !ok {

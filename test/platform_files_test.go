@@ -16,7 +16,7 @@ import (
 // of a mechanism, and a default in the common file is the better place
 // for one where it removes the file (docs/development.md, "Platform
 // files").
-const maxComplementFiles = 27
+const maxComplementFiles = 25
 
 // systems are Go's GOOS file suffixes hearth names files with, and unix,
 // the build tag Go has no suffix for.

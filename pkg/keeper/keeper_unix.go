@@ -202,3 +202,27 @@ func exitAs(ws syscall.WaitStatus) int {
 	time.Sleep(100 * time.Millisecond) // a signal the runtime turns into an exit of its own
 	return 128 + int(sig)
 }
+
+// setSubreaper makes the keeper the subreaper of the upstream's orphans where
+// the system has one (subreaper_linux.go sets it); elsewhere orphans go to
+// init, and the keeper's tracker follows them
+// (docs/decisions/0049-descendant-tracker.md).
+var setSubreaper = func() {}
+
+// nameKeeper names the keeper where the system takes a name apart from
+// argv[0] (subreaper_linux.go sets it); elsewhere its argv[0],
+// hearth-keeper, names it.
+var nameKeeper = func() {}
+
+// setChildDeathSignal arms the upstream's parent-death signal where there is
+// one (subreaper_linux.go sets it).
+var setChildDeathSignal = func(*syscall.SysProcAttr) {}
+
+// descendants lists every process below pid where the keeper is a subreaper
+// (subreaper_linux.go sets it); elsewhere its tracker finds the descendants,
+// and it knows only its own children, whom its reaper waits for.
+var descendants = func(int) []int { return nil }
+
+// disarmDeathSignal clears the keeper's own parent-death signal where there
+// is one (subreaper_linux.go sets it).
+var disarmDeathSignal = func() {}

@@ -8,11 +8,16 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-func init() { socketWriteReady = pollWriteReady }
+// This system's own mechanisms, in place of the common file's defaults.
+func init() {
+	socketWriteReady = pollWriteReady
+	hungUp = pollHungUp
+}
 
-// pollWriteReady, the system's socketWriteReady, is a relayed connection's mcp.Conn.WriteReady: a write of
-// up to a page goes into a Unix socket poll(2) reports writable (its send
-// buffer at most a quarter full) without waiting.
+// pollWriteReady, the system's socketWriteReady, is a relayed connection's
+// mcp.Conn.WriteReady: a write of up to a page goes into a Unix socket
+// poll(2) reports writable (its send buffer at most a quarter full) without
+// waiting.
 func pollWriteReady(c syscall.Conn) func(n int) bool {
 	rc, err := c.SyscallConn()
 	if err != nil {
@@ -32,11 +37,9 @@ func pollWriteReady(c syscall.Conn) func(n int) bool {
 	}
 }
 
-func init() { hungUp = pollHungUp }
-
-// pollHungUp, the system's hungUp, polls fd without waiting: POLLHUP (the peer closed both
-// directions) or POLLERR (a pipe whose reader is gone). Events 0 asks for
-// nothing but those, which poll always reports.
+// pollHungUp, the system's hungUp, polls fd without waiting: POLLHUP (the
+// peer closed both directions) or POLLERR (a pipe whose reader is gone).
+// Events 0 asks for nothing but those, which poll always reports.
 func pollHungUp(fd int) bool {
 	pfd := []unix.PollFd{{Fd: int32(fd), Events: 0}}
 	n, err := unix.Poll(pfd, 0)

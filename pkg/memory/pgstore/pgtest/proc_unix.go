@@ -8,12 +8,15 @@ import (
 	"syscall"
 )
 
-func init() { processGone = killZero }
+// This system's own mechanisms, in place of the common file's defaults.
+func init() {
+	processGone = killZero
+	fileOwner = statOwner
+}
 
-// killZero, the system's processGone, reports whether no process has the id pid.
+// killZero, the system's processGone, reports whether no process has the id
+// pid.
 func killZero(pid int) bool { return errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) }
-
-func init() { fileOwner = statOwner }
 
 // statOwner, the system's fileOwner, is the user and group that own a file.
 func statOwner(fi fs.FileInfo) (uid, gid int, ok bool) {
