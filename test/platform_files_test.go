@@ -17,7 +17,7 @@ import (
 // of a mechanism, and a default in the common file is the better place
 // for one where it removes the file (docs/development.md, "Platform
 // files").
-const maxComplementFiles = 18
+const maxComplementFiles = 11
 
 // supported are the systems hearth builds for (decision 0069); a main
 // package's guard, platformGuard, stops a build for any other.

@@ -16,6 +16,19 @@ import (
 	"github.com/hearth-mcp/hearth/pkg/hosted"
 )
 
+// startSuccessor starts exe as the daemon a hand-over goes to, and returns
+// this daemon's end of their socket and the successor's pid;
+// successor_unix.go sets it in its init. Elsewhere (Windows) it refuses: a
+// hand-over passes descriptors over a Unix socket pair.
+var startSuccessor = func(exe string) (*os.File, int, error) {
+	return nil, 0, errors.New("hearthd restart hands upstreams over only on Unix")
+}
+
+// closeOnExec keeps an inherited descriptor from the daemon's children
+// (successor_unix.go sets it); elsewhere descriptors are not inherited
+// this way.
+var closeOnExec = func(int) {}
+
 // handOverEnv names the descriptor of a successor's end of the hand-over
 // socket (docs/decisions/0046-upstream-handover.md).
 const handOverEnv = "HEARTH_HANDOVER_FD"
