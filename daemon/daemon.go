@@ -107,6 +107,9 @@ type Daemon struct {
 	reloadFailed string
 	// ui is the status page and the savings it shows (ui.go).
 	ui uiState
+	// remote holds the vault and the remote servers' authorizations
+	// (remote.go).
+	remote remoteState
 }
 
 // New opens the families and builds the registry. children is the daemon's
@@ -161,7 +164,8 @@ func New(cfg Config, log *zap.Logger, env tool.Env, children *supervisor.Supervi
 		logDir = filepath.Join(cfg.StateDir, stateServers)
 		catalogDir = filepath.Join(cfg.StateDir, stateCatalog)
 	}
-	d.hosted = hosted.NewTable(hosted.Options{Supervisor: children, LogDir: logDir, Logger: log, CatalogDir: catalogDir, DrainWait: cfg.DrainTimeout})
+	d.hosted = hosted.NewTable(hosted.Options{Supervisor: children, LogDir: logDir, Logger: log, CatalogDir: catalogDir, DrainWait: cfg.DrainTimeout,
+		Remote: d.dialRemote, AuthStatus: d.authStatus, ExpandEnv: d.envExpanded})
 	d.srv = mcp.New(mcp.Options{
 		Registry:     d.reg,
 		Name:         "hearth",

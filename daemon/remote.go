@@ -1,0 +1,203 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/hearth-mcp/hearth/pkg/hosted"
+	"github.com/hearth-mcp/hearth/pkg/oauth"
+	"github.com/hearth-mcp/hearth/pkg/opener"
+	"github.com/hearth-mcp/hearth/pkg/remote"
+	"github.com/hearth-mcp/hearth/pkg/secret"
+)
+
+// Remote servers (docs/remote.md): each hosted instance of a remote spec
+// is a remote.Conn, and each server's authorization is one oauth.Manager,
+// shared by every instance of it (one token family per server, issuer
+// and account, its renewals serialized), whatever the windows, shapes or
+// directories of its clients.
+
+// SignInTimeout bounds how long a call that needs a sign-in waits for the
+// one the daemon opened in the browser; after it the call gets an error
+// naming `hearthd login NAME` (docs/decisions/0075-remote-upstreams.md).
+const SignInTimeout = 2 * time.Minute
+
+// remoteInitTimeout: a remote server's initialize may wait for a sign-in.
+const remoteInitTimeout = SignInTimeout + 30*time.Second
+
+type remoteState struct {
+	once     sync.Once
+	vault    *secret.Vault
+	vaultErr error
+
+	mu       sync.Mutex
+	managers map[string]*oauth.Manager // by managerKey
+	names    map[string]string         // server name -> managerKey, the last spec of that name
+	pending  map[string]*oauth.Pending // hearthd login under way, by managerKey
+}
+
+// secrets is the daemon's vault (in the state directory), opened on first
+// use.
+func (d *Daemon) secrets() (*secret.Vault, error) {
+	r := &d.remote
+	r.once.Do(func() {
+		dir := d.cfg.StateDir
+		if dir == "" {
+			r.vaultErr = errors.New("the daemon has no state directory to keep secrets in")
+			return
+		}
+		r.vault, r.vaultErr = secret.Open(secret.Options{Dir: dir})
+	})
+	return r.vault, r.vaultErr
+}
+
+// expand replaces the ${secret:NAME} references of a value with the
+// stored secrets; the error names the secret, never a value.
+func (d *Daemon) expand(value string) (string, error) {
+	if !strings.Contains(value, "${") {
+		return value, nil
+	}
+	v, err := d.secrets()
+	if err != nil {
+		return "", err
+	}
+	return secret.Expand(value, v.Lookup)
+}
+
+func managerKey(s hosted.Spec) string {
+	return s.URL + "\x00" + s.Client.ID + "\x00" + s.Client.Issuer
+}
+
+// opener is the command that opens a URL: the open_url setting
+// (HEARTH_OPEN_URL over the config file's), else the system's opener.
+func (d *Daemon) openURL(ctx context.Context, u string) error {
+	setting, override := "", os.Getenv(opener.Env)
+	if s := d.Settings(); s != nil {
+		setting = s.Getenv(opener.Env)
+	}
+	argv, err := opener.Command(setting, override, runtime.GOOS)
+	if err != nil {
+		return err
+	}
+	return opener.Open(ctx, argv, u)
+}
+
+// manager is the authorization of a remote spec's server, made on first
+// use.
+func (d *Daemon) manager(s hosted.Spec) (*oauth.Manager, error) {
+	vault, err := d.secrets()
+	if err != nil {
+		return nil, err
+	}
+	r := &d.remote
+	k := managerKey(s)
+	name := s.ServerName()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.managers == nil {
+		r.managers, r.names, r.pending = map[string]*oauth.Manager{}, map[string]string{}, map[string]*oauth.Pending{}
+	}
+	r.names[name] = k
+	if s.Entry != "" {
+		r.names[s.Entry] = k
+	}
+	if m := r.managers[k]; m != nil {
+		return m, nil
+	}
+	reg := oauth.Registration{Name: "hearth", ClientID: s.Client.ID, Issuer: s.Client.Issuer}
+	if s.Client.Secret != "" {
+		v, err := vault.Lookup(s.Client.Secret)
+		if err != nil {
+			return nil, fmt.Errorf("%s's client_secret: %w", name, err)
+		}
+		reg.ClientSecret = v
+	}
+	if u := os.Getenv("HEARTH_CLIENT_METADATA_URL"); u != "" {
+		reg.MetadataURL = u
+	}
+	m, err := oauth.New(oauth.Config{Name: name, Server: s.URL, Store: vault, Registration: reg, AutoSignIn: true,
+		SignInTimeout: SignInTimeout, Open: d.openURL})
+	if err != nil {
+		return nil, err
+	}
+	r.managers[k] = m
+	return m, nil
+}
+
+// dialRemote connects an instance to its remote server (hosted.Options.Remote).
+func (d *Daemon) dialRemote(s hosted.Spec) (hosted.Remote, error) {
+	m, err := d.manager(s)
+	if err != nil {
+		return nil, err
+	}
+	h := http.Header{}
+	for _, kv := range s.Headers {
+		name, value, _ := strings.Cut(kv, ":")
+		v, err := d.expand(strings.TrimSpace(value))
+		if err != nil {
+			return nil, fmt.Errorf("header %s: %w", strings.TrimSpace(name), err)
+		}
+		h.Add(strings.TrimSpace(name), v)
+	}
+	return remote.Dial(remote.Options{URL: s.URL, Name: s.ServerName(), Header: h, Auth: m, Log: d.log.With(zap.String("server", s.Label()))})
+}
+
+// authStatus is where a remote spec's sign-in stands (hosted.Options.AuthStatus).
+func (d *Daemon) authStatus(s hosted.Spec) any {
+	m, err := d.manager(s)
+	if err != nil {
+		return map[string]string{"state": "unavailable", "why": err.Error()}
+	}
+	return m.Status()
+}
+
+// managerNamed is the authorization of the remote server a name means: a
+// [servers.NAME] with a url, or the name a running instance goes by.
+func (d *Daemon) managerNamed(name string) (*oauth.Manager, string, error) {
+	if s := d.Settings(); s != nil {
+		if sv, ok := s.Servers()[name]; ok {
+			if sv.URL == "" {
+				return nil, "", fmt.Errorf("%s is not a remote server (its [servers.%s] has no url)", name, name)
+			}
+			spec, err := d.hostedSpec(helloRunNamed(name))
+			if err != nil {
+				return nil, "", err
+			}
+			m, err := d.manager(spec)
+			return m, managerKey(spec), err
+		}
+	}
+	r := &d.remote
+	r.mu.Lock()
+	k, ok := r.names[name]
+	m := r.managers[k]
+	r.mu.Unlock()
+	if !ok || m == nil {
+		return nil, "", fmt.Errorf("no remote server named %q: name a [servers.NAME] with a url, or the name (hearthd servers) of one a client reached with hearth run --url", name)
+	}
+	return m, k, nil
+}
+
+// envExpanded is the environment of a stdio spec with its secret
+// references replaced (hosted.Options.Expand).
+func (d *Daemon) envExpanded(env []string) ([]string, error) {
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		x, err := d.expand(v)
+		if err != nil {
+			return nil, fmt.Errorf("env %s: %w", k, err)
+		}
+		out = append(out, k+"="+x)
+	}
+	return out, nil
+}
