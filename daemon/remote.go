@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -14,6 +15,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/hearth-mcp/hearth/pkg/hosted"
+	"github.com/hearth-mcp/hearth/pkg/jsonrpc"
 	"github.com/hearth-mcp/hearth/pkg/oauth"
 	"github.com/hearth-mcp/hearth/pkg/opener"
 	"github.com/hearth-mcp/hearth/pkg/remote"
@@ -80,11 +82,11 @@ func managerKey(s hosted.Spec) string {
 // opener is the command that opens a URL: the open_url setting
 // (HEARTH_OPEN_URL over the config file's), else the system's opener.
 func (d *Daemon) openURL(ctx context.Context, u string) error {
-	setting, override := "", os.Getenv(opener.Env)
+	setting := os.Getenv(opener.Env)
 	if s := d.Settings(); s != nil {
-		setting = s.Getenv(opener.Env)
+		setting = s.Getenv(opener.Env) // the environment's over the file's
 	}
-	argv, err := opener.Command(setting, override, runtime.GOOS)
+	argv, err := opener.Command(setting, "", runtime.GOOS)
 	if err != nil {
 		return err
 	}
@@ -200,4 +202,55 @@ func (d *Daemon) envExpanded(env []string) ([]string, error) {
 		out = append(out, k+"="+x)
 	}
 	return out, nil
+}
+
+// LoginMethod is the control request of `hearthd login NAME` and `hearthd
+// logout NAME`: params {"action":"begin"|"wait"|"logout","name":NAME}.
+// begin starts a sign-in to the remote server NAME means and answers
+// {"url"} (the authorization URL, for the command to open); wait waits
+// for that sign-in to end and answers {"state"} or the error; logout
+// forgets the server's grant. No answer holds a token.
+const LoginMethod = "$/hearth/login"
+
+type loginArgs struct {
+	Action string `json:"action"`
+	Name   string `json:"name"`
+}
+
+func (d *Daemon) loginControl(ctx context.Context, params json.RawMessage) (any, error) {
+	var a loginArgs
+	if err := json.Unmarshal(params, &a); err != nil || a.Name == "" || (a.Action != "begin" && a.Action != "wait" && a.Action != "logout") {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: LoginMethod + ` takes {"action":"begin"|"wait"|"logout","name":NAME}`}
+	}
+	m, k, err := d.managerNamed(a.Name)
+	if err != nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
+	}
+	r := &d.remote
+	switch a.Action {
+	case "logout":
+		if err := m.Logout(); err != nil {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+		}
+		return m.Status(), nil
+	case "begin":
+		p, err := m.Begin(ctx)
+		if err != nil {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+		}
+		r.mu.Lock()
+		r.pending[k] = p
+		r.mu.Unlock()
+		return map[string]string{"url": p.URL}, nil
+	}
+	r.mu.Lock()
+	p := r.pending[k]
+	r.mu.Unlock()
+	if p == nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "no sign-in to " + a.Name + " is under way"}
+	}
+	if err := p.Wait(ctx); err != nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+	}
+	return m.Status(), nil
 }

@@ -93,6 +93,15 @@ commands:
             (the client gone, the server's stdin a pipe or socket nobody can write);
             --kill ends each whole tree (SIGTERM, SIGKILL after the grace). Never
             hearth's own servers, a live client's, or another user's processes
+  login NAME [--print]
+            sign in to the remote server NAME (hearth run --url, or a [servers.NAME]
+            with a url): the daemon holds its tokens; the sign-in page opens with
+            the open_url setting's command (--print prints its link instead)
+  logout NAME
+            forget the remote server's tokens: its next call needs a sign-in
+  secret set NAME | secret list | secret rm NAME
+            the stored secrets that env and headers values name as ${secret:NAME};
+            set reads the value from stdin, never from an argument
   adopt [--write | --undo] [--only NAME[,NAME]] [--except NAME[,NAME]]
         [--share MODE | --share NAME=MODE[,...]] [--project DIR]... [--command PATH]
             move the stdio MCP servers of your clients' configs (Claude Code,
@@ -167,6 +176,10 @@ func run(args []string) int {
 		return stopCmd(args[1:], os.Stdout, os.Stderr, os.Getenv)
 	case "restart":
 		return restartCmd(args[1:], os.Stdout, os.Stderr, os.Getenv)
+	case "login", "logout":
+		return loginCmd(cmd, args[1:], os.Stdout, os.Stderr, os.Getenv)
+	case "secret":
+		return secretCmd(args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv)
 	case "adopt":
 		return adoptCmd(args[1:], os.Stdout, os.Stderr, os.Getenv, time.Now)
 	case "install-service":
