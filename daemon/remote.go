@@ -127,7 +127,13 @@ func (d *Daemon) manager(s hosted.Spec) (*oauth.Manager, error) {
 		reg.MetadataURL = u
 	}
 	m, err := oauth.New(oauth.Config{Name: name, Server: s.URL, Store: vault, Registration: reg, AutoSignIn: true,
-		SignInTimeout: SignInTimeout, Open: d.openURL})
+		SignInTimeout: SignInTimeout, Open: func(ctx context.Context, u string) error {
+			if err := d.openURL(ctx, u); err != nil {
+				// No browser to open here: the call is told what to run.
+				return &oauth.SignInNeeded{Name: name, Server: s.URL, Why: "the sign-in page could not be opened: " + err.Error()}
+			}
+			return nil
+		}})
 	if err != nil {
 		return nil, err
 	}

@@ -168,3 +168,99 @@ func TestRemoteRotationThroughHearth(t *testing.T) {
 		t.Fatalf("only %d places searched", len(places))
 	}
 }
+
+// Where no sign-in can be opened (the open_url command fails), a client's
+// call to a remote server that needs one is answered at once with an
+// error naming `hearthd login NAME`, and hangs not; `hearthd login NAME
+// --print` prints the authorization URL, and once a browser followed it the
+// command reports the sign-in and the client is served; after `hearthd
+// logout NAME` the next client's call fails with the same advice.
+func TestRemoteSignInNeededLoginLogout(t *testing.T) {
+	s := oauthtest.New(oauthtest.Options{})
+	defer s.Close()
+	d := startDaemon(t, "HEARTH_OPEN_URL=/bin/false", "DBUS_SESSION_BUS_ADDRESS=unix:path=/nonexistent")
+	connect := func() (*mcp.ClientSession, error) {
+		cmd := exec.Command(bin.hearth, "run", "--url", s.URL(), "--name", "tracker")
+		cmd.Env = d.cmd.Env
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		return mcp.NewClient(&mcp.Implementation{Name: "signin", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	}
+	if cs, err := connect(); err == nil {
+		cs.Close()
+		t.Fatal("a server that needs a sign-in was reached without one")
+	} else if !strings.Contains(err.Error(), "hearthd login tracker") {
+		t.Fatalf("the error does not name hearthd login tracker: %v", err)
+	}
+	login := exec.Command(bin.hearthd, "login", "tracker", "--print")
+	login.Env = d.cmd.Env
+	out, err := login.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	login.Stderr = &stderr
+	if err := login.Start(); err != nil {
+		t.Fatal(err)
+	}
+	first := make([]byte, 4096)
+	n, _ := out.Read(first)
+	link := strings.TrimSpace(string(first[:n]))
+	if !strings.HasPrefix(link, s.Issuer()) || !strings.Contains(link, "code_challenge_method=S256") {
+		t.Fatalf("hearthd login --print: %q (%s)", link, stderr.String())
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := oauthtest.Browser(ctx, link); err != nil {
+		t.Fatal(err)
+	}
+	rest := new(strings.Builder)
+	buf := make([]byte, 4096)
+	for {
+		n, err := out.Read(buf)
+		rest.Write(buf[:n])
+		if err != nil {
+			break
+		}
+	}
+	if err := login.Wait(); err != nil || !strings.Contains(rest.String(), "signed in to tracker") {
+		t.Fatalf("hearthd login: %v: %s %s", err, rest, stderr.String())
+	}
+	cs, err := connect()
+	if err != nil {
+		t.Fatalf("after hearthd login: %v", err)
+	}
+	if text, isErr := callText(t, cs, "echo", map[string]any{}); isErr || text != "ok" {
+		t.Fatalf("echo after the sign-in: %q", text)
+	}
+	cs.Close()
+	if out, code := runHearthdCmd(t, d.cmd.Env, "logout", "tracker"); code != 0 {
+		t.Fatalf("hearthd logout: %s", out)
+	}
+	if out, code := runHearthdCmd(t, d.cmd.Env, "servers", "stop", "tracker"); code != 0 {
+		t.Fatalf("hearthd servers stop: %s", out)
+	}
+	// The catalog may answer the initialize; the call needs the server.
+	if cs, err := connect(); err != nil {
+		if !strings.Contains(err.Error(), "hearthd login tracker") {
+			t.Fatalf("after logout, the error does not name hearthd login tracker: %v", err)
+		}
+	} else {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{}})
+		cancel()
+		cs.Close()
+		if err == nil {
+			t.Fatalf("served after hearthd logout: %+v", res)
+		}
+		if !strings.Contains(err.Error(), "hearthd login tracker") {
+			t.Fatalf("after logout, the error does not name hearthd login tracker: %v", err)
+		}
+	}
+	if out, code := runHearthdCmd(t, d.cmd.Env, "login", "nosuch"); code == 0 || !strings.Contains(out, `no remote server named "nosuch"`) {
+		t.Fatalf("hearthd login nosuch: %d %s", code, out)
+	}
+	if s.Counts().Authorizations != 1 {
+		t.Fatalf("%d sign-ins, want the one of hearthd login", s.Counts().Authorizations)
+	}
+}
