@@ -139,3 +139,42 @@ func TestRunURLServerEverything(t *testing.T) {
 		})
 	}
 }
+
+// Real clients reach a remote server through `hearth run --url` and list
+// the tools they list connecting to it themselves: the TypeScript SDK's
+// stdio client (against its own Streamable HTTP client), and `claude mcp
+// list` of each Claude Code CLI the tests use, for a ~/.claude.json with
+// the server as a `type: http` entry and as `hearth run --url`: both
+// connect.
+func TestRealClientsReachRemoteThroughRunURL(t *testing.T) {
+	url := everythingOverHTTP(t, "streamableHttp", "/mcp")
+	t.Run("typescript-sdk", func(t *testing.T) {
+		d := startDaemon(t)
+		raw := runNodeScript(t, d.cmd.Env, "remote_lists.mjs", url, bin.hearth)
+		var out struct{ Direct, Hearth []string }
+		if err := json.Unmarshal(raw, &out); err != nil {
+			t.Fatalf("%s: %v", raw, err)
+		}
+		if len(out.Direct) == 0 || !slices.Equal(out.Direct, out.Hearth) {
+			t.Fatalf("through hearth run --url %v, directly %v", out.Hearth, out.Direct)
+		}
+	})
+	for _, cli := range claudeCLIs(t) {
+		t.Run("claude-"+cli.version, func(t *testing.T) {
+			home, runtime := shortTempDir(t), shortTempDir(t)
+			t.Cleanup(func() { killDaemonsIn(runtime); killDaemonsOfHome(home) })
+			servers := map[string]any{
+				"direct": map[string]any{"type": "http", "url": url},
+				"viahearth": map[string]any{"type": "stdio", "command": "hearth", "args": []string{"run", "--url", url}},
+			}
+			cfg, _ := json.MarshalIndent(map[string]any{"numStartups": 3, "mcpServers": servers}, "", "  ")
+			if err := os.WriteFile(home+"/.claude.json", cfg, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			got, text := claudeMCPList(t, cli.path, home, claudeEnv(home, runtime))
+			if !strings.Contains(got["direct"], "Connected") || got["viahearth"] != got["direct"] {
+				t.Fatalf("claude mcp list: %v\n%s", got, text)
+			}
+		})
+	}
+}
