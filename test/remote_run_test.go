@@ -178,3 +178,56 @@ func TestRealClientsReachRemoteThroughRunURL(t *testing.T) {
 		})
 	}
 }
+
+// `hearthd adopt` moves a Claude Code `type: http` entry behind `hearth run
+// --url`: with a credential in its headers it is left alone unless
+// --secrets, whose dry run changes nothing and says what would move; with
+// --write the credential goes into the store (hearthd secret list names
+// it), the file names it as ${secret:NAME} and holds it no more; --undo
+// restores the file; adopted again, `claude mcp list` connects through
+// hearth.
+func TestAdoptRemoteEntryWithSecrets(t *testing.T) {
+	url := everythingOverHTTP(t, "streamableHttp", "/mcp")
+	cli := claudeCLIs(t)[0]
+	home, runtime := shortTempDir(t), shortTempDir(t)
+	t.Cleanup(func() { killDaemonsIn(runtime); killDaemonsOfHome(home) })
+	const key = "lit3ral-api-k3y-5f4e3d"
+	cfg := fmt.Sprintf(`{"numStartups": 3, "mcpServers": {"everything": {"type": "http", "url": %q, "headers": {"X-Api-Key": %q}}}}`, url, key)
+	path := home + "/.claude.json"
+	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, code := runAdopt(t, home, "adopt", "--write"); code != 0 || !strings.Contains(out, "hearthd adopt --secrets") {
+		t.Fatalf("adopt --write without --secrets: %d\n%s", code, out)
+	}
+	if out, code := runAdopt(t, home, "adopt", "--secrets"); code != 0 || !strings.Contains(out, "would move headers.X-Api-Key of everything") || strings.Contains(out, key) {
+		t.Fatalf("adopt --secrets (dry run): %d\n%s", code, out)
+	}
+	if b, _ := os.ReadFile(path); string(b) != cfg {
+		t.Fatalf("the dry run changed the file:\n%s", b)
+	}
+	if out, code := runAdopt(t, home, "adopt", "--secrets", "--write"); code != 0 || !strings.Contains(out, "Wrote ") || strings.Contains(out, key) {
+		t.Fatalf("adopt --secrets --write: %d\n%s", code, out)
+	}
+	b, _ := os.ReadFile(path)
+	if strings.Contains(string(b), key) || !strings.Contains(string(b), `"X-Api-Key: ${secret:everything-x-api-key}"`) || !strings.Contains(string(b), `"--url"`) {
+		t.Fatalf("the adopted file:\n%s", b)
+	}
+	if out, code := runAdopt(t, home, "secret", "list"); code != 0 || strings.TrimSpace(out) != "everything-x-api-key" {
+		t.Fatalf("hearthd secret list: %d %q", code, out)
+	}
+	if out, code := runAdopt(t, home, "adopt", "--undo"); code != 0 {
+		t.Fatalf("adopt --undo: %d\n%s", code, out)
+	}
+	if b, _ := os.ReadFile(path); string(b) != cfg {
+		t.Fatalf("--undo left:\n%s", b)
+	}
+	// Again, and Claude Code (which rewrites its file as it runs) connects.
+	if out, code := runAdopt(t, home, "adopt", "--secrets", "--write"); code != 0 {
+		t.Fatalf("adopt --secrets --write again: %d\n%s", code, out)
+	}
+	got, text := claudeMCPList(t, cli.path, home, claudeEnv(home, runtime))
+	if !strings.Contains(got["everything"], "Connected") || !strings.Contains(text, "hearth run") {
+		t.Fatalf("claude mcp list after adopt: %v\n%s", got, text)
+	}
+}
