@@ -164,7 +164,7 @@ func TestRealClientsReachRemoteThroughRunURL(t *testing.T) {
 			home, runtime := shortTempDir(t), shortTempDir(t)
 			t.Cleanup(func() { killDaemonsIn(runtime); killDaemonsOfHome(home) })
 			servers := map[string]any{
-				"direct": map[string]any{"type": "http", "url": url},
+				"direct":    map[string]any{"type": "http", "url": url},
 				"viahearth": map[string]any{"type": "stdio", "command": "hearth", "args": []string{"run", "--url", url}},
 			}
 			cfg, _ := json.MarshalIndent(map[string]any{"numStartups": 3, "mcpServers": servers}, "", "  ")

@@ -40,7 +40,9 @@ func isCredential(name string) bool { return credentialName.MatchString(name) }
 
 // isReference: the value names a stored secret (and nothing else needs
 // the client).
-func isReference(v string) bool { return strings.HasPrefix(v, "${secret:") && strings.HasSuffix(v, "}") }
+func isReference(v string) bool {
+	return strings.HasPrefix(v, "${secret:") && strings.HasSuffix(v, "}")
+}
 
 // clientVariable: the value holds a variable the client expands.
 func clientVariable(v string) bool {
