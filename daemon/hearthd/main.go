@@ -102,7 +102,7 @@ commands:
   secret set NAME | secret list | secret rm NAME
             the stored secrets that env and headers values name as ${secret:NAME};
             set reads the value from stdin, never from an argument
-  adopt [--write | --undo] [--only NAME[,NAME]] [--except NAME[,NAME]]
+  adopt [--write | --undo] [--secrets] [--only NAME[,NAME]] [--except NAME[,NAME]]
         [--share MODE | --share NAME=MODE[,...]] [--project DIR]... [--command PATH]
             move the stdio MCP servers of your clients' configs (Claude Code,
             Claude Desktop, Cursor, VS Code) behind hearth: without --write, show

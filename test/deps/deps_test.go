@@ -190,7 +190,7 @@ github.com/modelcontextprotocol/go-sdk < test/internal/hostedserver;
 github.com/modelcontextprotocol/go-sdk, os/exec < test/internal/leaver;
 os/exec < test/bench/internal/benchtable;
 # The conformance suite's client: hearth's remote packages, as hearth run --url will use them.
-pkg/remote, pkg/oauth, pkg/oauth/oauthtest, pkg/opener, pkg/secret < test/internal/remoteclient;
+pkg/remote, pkg/oauth, pkg/oauth/oauthtest, pkg/opener, pkg/secret, os/exec < test/internal/remoteclient;
 os/exec < test/bench/internal/linerelay;
 github.com/modelcontextprotocol/go-sdk, github.com/wI2L/jsondiff < test/bench/internal/sdkserver;
 `
