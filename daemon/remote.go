@@ -142,7 +142,7 @@ func (d *Daemon) manager(s hosted.Spec) (*oauth.Manager, error) {
 }
 
 // dialRemote connects an instance to its remote server (hosted.Options.Remote).
-func (d *Daemon) dialRemote(s hosted.Spec) (hosted.Remote, error) {
+func (d *Daemon) dialRemote(s hosted.Spec, urlElicitation bool) (hosted.Remote, error) {
 	m, err := d.manager(s)
 	if err != nil {
 		return nil, err
@@ -156,7 +156,68 @@ func (d *Daemon) dialRemote(s hosted.Spec) (hosted.Remote, error) {
 		}
 		h.Add(strings.TrimSpace(name), v)
 	}
-	return remote.Dial(remote.Options{URL: s.URL, Name: s.ServerName(), Header: h, Auth: m, Log: d.log.With(zap.String("server", s.Label()))})
+	var auth remote.Authorizer = m
+	if urlElicitation {
+		auth = &signInOffer{m: m, name: s.ServerName()}
+	}
+	return remote.Dial(remote.Options{URL: s.URL, Name: s.ServerName(), Header: h, Auth: auth, Log: d.log.With(zap.String("server", s.Label()))})
+}
+
+// CodeURLElicitationRequired is the MCP error of a request that needs the
+// user to visit a URL first (URLElicitationRequiredError, 2025-11-25).
+const CodeURLElicitationRequired = -32042
+
+// signInOffer authorizes the requests of an instance whose clients
+// declare URL-mode elicitation: a request that needs a sign-in is not held
+// while the daemon opens a browser; it is answered at once with a URL-mode
+// elicitation of the sign-in's link (the sign-in, begun once for every
+// window, waits on the loopback listener for the browser), and the client
+// asks again once the user signed in.
+type signInOffer struct {
+	m    *oauth.Manager
+	name string
+}
+
+// offers: the request may be answered with the elicitation. The opening
+// (initialize, server/discover) and everything but a request wait for the
+// sign-in the daemon opens, as for any other client: an error there ends
+// the connection, not one call.
+func offers(ctx context.Context) bool {
+	switch remote.Method(ctx) {
+	case "", "initialize", "server/discover", "ping":
+		return false
+	}
+	return true
+}
+
+func (a *signInOffer) Token(ctx context.Context) (oauth.Token, error) {
+	if !offers(ctx) {
+		return a.m.Token(ctx)
+	}
+	t, err := a.m.Token(oauth.WithoutAutoSignIn(ctx))
+	return t, a.offer(ctx, err)
+}
+
+func (a *signInOffer) Challenged(ctx context.Context, tok oauth.Token, status int, header http.Header) (oauth.Token, error) {
+	if !offers(ctx) {
+		return a.m.Challenged(ctx, tok, status, header)
+	}
+	t, err := a.m.Challenged(oauth.WithoutAutoSignIn(ctx), tok, status, header)
+	return t, a.offer(ctx, err)
+}
+
+func (a *signInOffer) offer(ctx context.Context, err error) error {
+	var need *oauth.SignInNeeded
+	if !errors.As(err, &need) {
+		return err
+	}
+	p, berr := a.m.Begin(ctx)
+	if berr != nil {
+		return err
+	}
+	return &jsonrpc.Error{Code: CodeURLElicitationRequired, Message: need.Error(),
+		Data: map[string]any{"elicitations": []map[string]string{{"mode": "url", "elicitationId": "hearth-sign-in-" + a.name,
+			"url": p.URL, "message": "Sign in to " + a.name + " (hearth holds the sign-in for every window)"}}}}
 }
 
 // authStatus is where a remote spec's sign-in stands (hosted.Options.AuthStatus).

@@ -3,7 +3,9 @@
 package test
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -262,5 +264,94 @@ func TestRemoteSignInNeededLoginLogout(t *testing.T) {
 	}
 	if s.Counts().Authorizations != 1 {
 		t.Fatalf("%d sign-ins, want the one of hearthd login", s.Counts().Authorizations)
+	}
+}
+
+// A client that declares URL-mode elicitation, through `hearth run --url`:
+// its first connection waits for the sign-in the daemon opens; once the
+// authorization server revoked the grant, its next call is answered at
+// once with a URL-mode elicitation of the sign-in's link (the
+// URLElicitationRequiredError, -32042), not held; after a browser followed
+// that link, the call is served again.
+func TestRemoteSignInAsURLElicitation(t *testing.T) {
+	s := oauthtest.New(oauthtest.Options{})
+	defer s.Close()
+	d := startDaemon(t, "HEARTH_OPEN_URL="+browserCommand(t), "DBUS_SESSION_BUS_ADDRESS=unix:path=/nonexistent")
+	cmd := exec.Command(bin.hearth, "run", "--url", s.URL(), "--name", "tracker")
+	cmd.Env = d.cmd.Env
+	in, _ := cmd.StdinPipe()
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { in.Close(); cmd.Wait() }()
+	lines := make(chan map[string]json.RawMessage, 16)
+	go func() {
+		sc := bufio.NewScanner(out)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			var m map[string]json.RawMessage
+			if json.Unmarshal(sc.Bytes(), &m) == nil {
+				lines <- m
+			}
+		}
+		close(lines)
+	}()
+	ask := func(id int, method, params string) map[string]json.RawMessage {
+		t.Helper()
+		fmt.Fprintf(in, `{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`+"\n", id, method, params)
+		for {
+			select {
+			case m, ok := <-lines:
+				if !ok {
+					t.Fatalf("hearth ended before answering %s", method)
+				}
+				if string(m["id"]) == fmt.Sprint(id) {
+					return m
+				}
+			case <-time.After(30 * time.Second):
+				t.Fatalf("%s: no answer in 30s", method)
+			}
+		}
+	}
+	init := ask(1, "initialize", `{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{"url":{}}},"clientInfo":{"name":"url-client","version":"1"}}`)
+	if init["result"] == nil {
+		t.Fatalf("initialize: %s", init["error"])
+	}
+	fmt.Fprintln(in, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	if m := ask(2, "tools/call", `{"name":"echo","arguments":{}}`); m["result"] == nil {
+		t.Fatalf("the first call: %s", m["error"])
+	}
+	s.RevokeAll()
+	m := ask(3, "tools/call", `{"name":"echo","arguments":{}}`)
+	var e struct {
+		Code    int
+		Message string
+		Data    struct {
+			Elicitations []struct{ Mode, ElicitationID, URL, Message string }
+		}
+	}
+	json.Unmarshal(m["error"], &e)
+	if e.Code != -32042 || len(e.Data.Elicitations) != 1 || e.Data.Elicitations[0].Mode != "url" ||
+		!strings.HasPrefix(e.Data.Elicitations[0].URL, s.Issuer()) || !strings.Contains(e.Message, "hearthd login tracker") {
+		t.Fatalf("after the grant was revoked: %s %s", m["error"], m["result"])
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := oauthtest.Browser(ctx, e.Data.Elicitations[0].URL); err != nil {
+		t.Fatal(err)
+	}
+	for id := 4; ; id++ {
+		m := ask(id, "tools/call", `{"name":"echo","arguments":{}}`)
+		if m["result"] != nil {
+			break
+		}
+		if id > 200 {
+			t.Fatalf("never served after the sign-in: %s", m["error"])
+		}
+		time.Sleep(10 * time.Millisecond) // the listener hands the code over
+	}
+	if c := s.Counts(); c.Authorizations != 2 {
+		t.Fatalf("%d sign-ins, want the first and the one of the elicitation", c.Authorizations)
 	}
 }

@@ -1,6 +1,7 @@
 package hosted
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -239,7 +240,7 @@ func (in *Instance) launch() (upstream, error) {
 		if in.t.remote == nil {
 			return nil, errNoRemote
 		}
-		c, err := in.t.remote(in.spec)
+		c, err := in.t.remote(in.spec, in.takesURLElicitation())
 		if err != nil {
 			return nil, err
 		}
@@ -260,6 +261,19 @@ func (in *Instance) launch() (upstream, error) {
 		return nil, err
 	}
 	return child{p}, nil
+}
+
+// takesURLElicitation: the instance's clients declare URL-mode
+// elicitation (their shape's capabilities.elicitation.url).
+func (in *Instance) takesURLElicitation() bool {
+	var p struct {
+		Capabilities struct {
+			Elicitation map[string]json.RawMessage `json:"elicitation"`
+		} `json:"capabilities"`
+	}
+	_ = json.Unmarshal([]byte(in.shape), &p)
+	_, ok := p.Capabilities.Elicitation["url"]
+	return ok
 }
 
 // identify is what the upstream's code is now, for the catalog: the

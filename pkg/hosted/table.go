@@ -26,7 +26,7 @@ type Table struct {
 	logCap    int64
 	cat       *catalog.Store // nil: no catalog
 	drainWait time.Duration
-	remote    func(Spec) (Remote, error)
+	remote    func(Spec, bool) (Remote, error)
 	// authStatus says where a remote spec's sign-in stands (Status.Auth).
 	authStatus func(Spec) any
 	expandEnv  func([]string) ([]string, error)
@@ -60,8 +60,9 @@ type Options struct {
 	// not at all).
 	DrainWait time.Duration
 	// Remote connects to a remote server's spec (nil: remote servers
-	// are refused).
-	Remote func(Spec) (Remote, error)
+	// are refused); urlElicitation: the instance's clients declare
+	// URL-mode elicitation, so a sign-in may be offered to them as one.
+	Remote func(spec Spec, urlElicitation bool) (Remote, error)
 	// AuthStatus says where a remote server's sign-in stands, without a
 	// secret (nil: not shown).
 	AuthStatus func(Spec) any
