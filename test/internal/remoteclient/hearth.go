@@ -87,7 +87,9 @@ func viaHearth(bin, server, cimd string) error {
 		return err
 	}
 	d := exec.Command(filepath.Join(bin, "hearthd"), "serve")
-	d.Env = append(env, "HEARTH_LOG_LEVEL=debug")
+	// idle_timeout: a daemon whose client was killed before it could stop
+	// it does not outlive the scenario by long.
+	d.Env = append(env, "HEARTH_LOG_LEVEL=debug", "HEARTH_IDLE_TIMEOUT=1m")
 	d.Stderr = daemonLog
 	if err := d.Start(); err != nil {
 		return err
