@@ -9,6 +9,7 @@
 //	                        restart or stop a hosted server (hearth run)
 //	hearthd sweep [--kill]  list (and end) the MCP servers clients left behind
 //	hearthd ui              open the status page in the browser
+//	hearthd doctor [--json] exercise each mechanism of this system hearth relies on
 //	hearthd memory import FILE.jsonl | export
 //	                        the official memory server's file into and out of the memory graph
 //	hearthd adopt [--write | --undo] [--only NAME,...] [--except NAME,...] [--share MODE] [--project DIR]
@@ -93,6 +94,12 @@ commands:
             (the client gone, the server's stdin a pipe or socket nobody can write);
             --kill ends each whole tree (SIGTERM, SIGKILL after the grace). Never
             hearth's own servers, a live client's, or another user's processes
+  doctor [--json]
+            exercise, for real, each mechanism of this system hearth relies on
+            (the socket or pipe and its peer check, the shim, the keeper, the
+            client's environment, file replacement, the service entry, the data
+            directory's lock, file ownership) and say what works; exit 1 when
+            something fails: send --json's output with your report
   login NAME [--print]
             sign in to the remote server NAME (hearth run --url, or a [servers.NAME]
             with a url): the daemon holds its tokens; the sign-in page opens with
@@ -172,6 +179,13 @@ func run(args []string) int {
 		return uiCmd(args[1:], os.Stdout, os.Stderr, os.Getenv)
 	case "sweep":
 		return sweepCmd(args[1:], os.Stdout, os.Stderr)
+	case "doctor":
+		return doctorCmd(args[1:], os.Stdout, os.Stderr)
+	case doctorUpstream:
+		return doctorUpstreamMain(args[1:])
+	case doctorSleeper:
+		time.Sleep(10 * time.Minute)
+		return 0
 	case "stop":
 		return stopCmd(args[1:], os.Stdout, os.Stderr, os.Getenv)
 	case "restart":

@@ -186,7 +186,7 @@ pkg/memory/pgstore, pkg/memory/sqlitestore !< daemon/hearthd;
 
 # The end-to-end tests and the benchmarks drive real binaries.
 NONE < test, test/bench, test/deps, test/internal/rawping, test/internal/recordserver, test/bench/internal/catalogserver;
-github.com/modelcontextprotocol/go-sdk < test/internal/hostedserver;
+github.com/modelcontextprotocol/go-sdk, os/exec < test/internal/hostedserver;
 github.com/modelcontextprotocol/go-sdk, os/exec < test/internal/leaver;
 os/exec < test/bench/internal/benchtable;
 # The conformance suite's client: hearth's remote packages, as hearth run --url will use them.
