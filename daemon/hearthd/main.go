@@ -12,8 +12,12 @@
 //	hearthd doctor [--json] exercise each mechanism of this system hearth relies on
 //	hearthd memory import FILE.jsonl | export
 //	                        the official memory server's file into and out of the memory graph
-//	hearthd adopt [--write | --undo] [--only NAME,...] [--except NAME,...] [--share MODE] [--project DIR]
-//	                        move the stdio MCP servers of the user's clients behind hearth
+//	hearthd login|logout NAME
+//	                        sign in to (or out of) a remote server; the daemon holds its tokens
+//	hearthd secret set|list|rm NAME
+//	                        the stored secrets ${secret:NAME} names (set reads stdin)
+//	hearthd adopt [--write | --undo] [--secrets] [--only NAME,...] [--except NAME,...] [--share MODE] [--project DIR]
+//	                        move the MCP servers of the user's clients behind hearth
 //	hearthd install-service write and enable the systemd user units
 //	hearthd version         print the version
 //
