@@ -13,10 +13,10 @@ import (
 	"testing"
 )
 
-// maxComplementFiles bounds the `_other` files: each is a system left out
-// of a mechanism, and a default in the common file is the better place
-// for one where it removes the file (docs/development.md, "Platform
-// files").
+// maxComplementFiles bounds the `_other` files, `_other_test.go` ones and
+// the mains' two guards included: each other one is a system left out of
+// a mechanism, and a default in the common file is the better place for
+// one where it removes the file (docs/development.md, "Platform files").
 const maxComplementFiles = 11
 
 // supported are the systems hearth builds for (decision 0069); a main
