@@ -107,6 +107,8 @@ type Daemon struct {
 	reloadFailed string
 	// ui is the status page and the savings it shows (ui.go).
 	ui uiState
+	// stopper is what $/hearth/stop ends (control.go).
+	stopper stopState
 }
 
 // New opens the families and builds the registry. children is the daemon's
@@ -259,6 +261,9 @@ func (d *Daemon) Run(ctx context.Context) error {
 		return ErrRunning
 	}
 	defer d.running.Store(false)
+	// A stop request ends ctx as a signal does (control.go).
+	ctx, disarm := d.stopper.arm(ctx)
+	defer disarm()
 	defer d.closeFamilies()
 	defer d.stopChildren()
 	defer d.closeHosted() // before the supervisor's sweep: each upstream is handed over or stopped politely first
@@ -349,7 +354,7 @@ func (d *Daemon) runStdio(ctx context.Context) error {
 	case errors.Is(err, mcp.ErrWriteFailed):
 		reason, err = "stdout closed", nil // the client went away: a clean exit
 	case ctx.Err() != nil:
-		reason = "signal"
+		reason = stopReason(ctx)
 	}
 	d.logShutdown("stdio", reason)
 	return err
@@ -410,6 +415,7 @@ func (d *Daemon) runSocket(ctx context.Context) error {
 	reason := "signal"
 	select {
 	case <-ctx.Done():
+		reason = stopReason(ctx)
 	case <-d.handingOver():
 		reason = "hand-over to a new daemon"
 	case <-idle.expired():
