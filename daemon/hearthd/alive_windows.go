@@ -9,11 +9,14 @@ import (
 	"golang.org/x/sys/windows"
 )
 
-// alive says whether p still runs: its process object is not yet signalled.
+func init() { alive = handleAlive }
+
+// handleAlive, Windows's alive, says whether p still runs: its process
+// object is not yet signalled.
 // Windows has no signal 0 (os.Process.Signal sends only Kill); p's own
 // handle, held since os.FindProcess, keeps the pid from naming another
 // process once this one exits, so opening it again finds this one.
-func alive(p *os.Process) bool {
+func handleAlive(p *os.Process) bool {
 	h, err := windows.OpenProcess(windows.SYNCHRONIZE, false, uint32(p.Pid))
 	if err != nil {
 		// Gone; one of another user's would be denied, and runs.

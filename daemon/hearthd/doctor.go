@@ -68,7 +68,7 @@ func doctorCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "hearthd doctor: unexpected argument %q\n", fs.Arg(0))
 		return 2
 	}
-	r := doctorReport{Version: version.Tooling(), OS: runtime.GOOS, Arch: runtime.GOARCH, Portable: portable.Selected(os.Getenv)}
+	r := doctorReport{Version: version.Tooling(), OS: runtime.GOOS, Arch: runtime.GOARCH, Portable: portable.Read(os.Getenv).All}
 	tmp, err := os.MkdirTemp("", "hearth-doctor-")
 	if err != nil {
 		fmt.Fprintln(stderr, "hearthd doctor:", err)
@@ -361,13 +361,14 @@ func doctorUpstreamMain(args []string) int {
 // parent's.
 func checkClientEnv() check {
 	const name = "client environment"
-	if portable.Selected(os.Getenv) {
+	sw := portable.Read(os.Getenv)
+	if sw.NoParentEnv {
 		return check{Name: name, Status: "fallback", Detail: "HEARTH_PORTABLE=1: not read; hearth run passes only the variables --env or HEARTH_RUN_ENV names"}
 	}
 	if runtime.GOOS != "linux" && runtime.GOOS != "darwin" {
 		return check{Name: name, Status: "fallback", Detail: runtime.GOOS + " gives no way to read another process's environment: hearth run passes only the variables --env or HEARTH_RUN_ENV names"}
 	}
-	env, readable := shim.ParentEnv()
+	env, readable := shim.ParentEnv(sw.NoParentEnv)
 	if !readable {
 		return fail(name, fmt.Sprintf("the environment of this process's parent (pid %d) cannot be read on %s", os.Getppid(), runtime.GOOS),
 			"hearth run cannot pass your client's variables to its servers: name them with --env or HEARTH_RUN_ENV (docs/hosting.md)")

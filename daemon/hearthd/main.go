@@ -39,8 +39,10 @@ import (
 	"github.com/hearth-mcp/hearth/pkg/endpoint"
 	"github.com/hearth-mcp/hearth/pkg/guard"
 	"github.com/hearth-mcp/hearth/pkg/hosted"
+	"github.com/hearth-mcp/hearth/pkg/keeper"
 	"github.com/hearth-mcp/hearth/pkg/memory"
 	"github.com/hearth-mcp/hearth/pkg/owner"
+	"github.com/hearth-mcp/hearth/pkg/portable"
 	"github.com/hearth-mcp/hearth/pkg/supervisor"
 	"github.com/hearth-mcp/hearth/pkg/tool"
 	"github.com/hearth-mcp/hearth/pkg/version"
@@ -122,7 +124,7 @@ socket their own environment names. See docs/reference.md for every variable.
 `
 
 func main() {
-	supervisor.KeeperMain() // started as a hosted upstream's keeper: runs it and exits
+	keeper.Main() // started as a hosted upstream's keeper: runs it and exits
 	os.Exit(run(os.Args[1:]))
 }
 
@@ -310,21 +312,21 @@ func serve(mode daemon.Mode) int {
 	if err != nil {
 		log.Warn("hearthd cannot find its own executable; hosted servers run without a keeper", zap.Error(err))
 	}
-	children := supervisor.New(supervisor.Options{Grace: cfg.KillGrace, MaxChildren: cfg.MaxChildren, KeeperPath: keeper})
-	d, err := daemon.New(cfg, log, env, children, daemon.Families(children))
+	children := supervisor.New(supervisor.Options{Grace: cfg.KillGrace, MaxChildren: cfg.MaxChildren, KeeperPath: keeper,
+		PortableKeeper: portable.Read(os.Getenv).Keeper})
+	exe, _, _ := ownExecutable()
+	opts := daemon.Options{Config: cfg, Log: log, Env: env, Children: children, Openers: daemon.Families(children),
+		OnServing: publish(lock, started), StdioListens: mode == daemon.ModeStdio,
+		StartSuccessor: startSuccessor, Executable: exe, OwnerLock: lock.File(), Handed: handed,
+		HomeWhy: place.Why, Unfollowed: unfollowed}
+	if mode == daemon.ModeSocket {
+		opts.CheckUpgrade = upgradeCheck(cfg.UpgradeHandOver, log)
+	}
+	d, err := daemon.New(opts)
 	if err != nil {
 		log.Error("hearthd could not start", zap.Error(err))
 		return 1
 	}
-	d.OnServing = publish(lock, started, d)
-	d.StartSuccessor, d.OwnerLock = startSuccessor, lock.File()
-	d.Executable, _, _ = ownExecutable()
-	if mode == daemon.ModeSocket {
-		d.CheckUpgrade = upgradeCheck(cfg.UpgradeHandOver, log)
-	}
-	d.HostedServers().Adopt(handed)
-	d.HomeWhy, d.Unfollowed = place.Why, unfollowed
-	d.StdioListens = mode == daemon.ModeStdio
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	go func() {

@@ -1,4 +1,4 @@
-package daemon
+package mcplocal
 
 import (
 	"errors"
@@ -89,3 +89,14 @@ func fileFD(w io.Writer) func() (int, bool) {
 	}
 	return nil
 }
+
+// socketWriteReady is a relayed connection's mcp.Conn.WriteReady where the
+// system has poll(2) (poll_unix.go sets it); elsewhere nil, which mcp.Conn
+// reads as "never known to be ready" (every reply goes through the writer
+// queue).
+var socketWriteReady = func(syscall.Conn) func(n int) bool { return nil }
+
+// hungUp reports whether the peer behind fd has gone, where poll(2) tells
+// (poll_unix.go sets it). Elsewhere a session whose client half-closed ends
+// when its replies fail to write instead (mcp.ErrWriteFailed).
+var hungUp = func(fd int) bool { return false }

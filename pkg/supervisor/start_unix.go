@@ -14,3 +14,6 @@ func setDeathSignal(*syscall.SysProcAttr) {}
 func start(cmd *exec.Cmd) error { return cmd.Start() }
 
 func clearDeathSignal(*syscall.SysProcAttr) {}
+
+// setKeeperSignal: no parent-death signal here.
+func setKeeperSignal(*syscall.SysProcAttr) {}

@@ -1,4 +1,4 @@
-package daemon
+package mcplocal
 
 import (
 	"bufio"
@@ -24,25 +24,25 @@ import (
 	"github.com/hearth-mcp/hearth/pkg/tool"
 )
 
-// serveConn serves one accepted connection. A shim whose first frame is the
+// ServeConn serves one accepted connection. A shim whose first frame is the
 // attach request, sent with its client's stdin and stdout, a handoff region
 // and a staging pipe, has its client served on those descriptors directly
 // (decision 0020); everything else is an ordinary connection.
-func (d *Daemon) serveConn(ctx context.Context, c *localsock.Conn, p localsock.Peer) {
+func (t *Transport) ServeConn(ctx context.Context, c *localsock.Conn) {
 	first, fds, err := readFirst(ctx, c)
 	if err != nil || len(first) == 0 {
 		closeAll(fds)
 		return
 	}
 	if len(fds) == handoff.AttachFDs && isAttach(first) {
-		if d.serveDirect(ctx, c, first, fds, p) {
+		if t.serveDirect(ctx, c, first, fds) {
 			return
 		}
 		first = nil // refused and answered: the shim relays over this connection
 	} else {
 		closeAll(fds)
 	}
-	d.serveSocket(ctx, c, first, p)
+	t.serveSocket(ctx, c, first)
 }
 
 // readFirst reads what the client sends first, with any descriptors that
@@ -113,7 +113,8 @@ var errShimGone = errors.New("the shim went away")
 // stdin, stdout, the handoff region and the staging pipe's two ends. It
 // reports false when it refused them (after answering so): the connection
 // is then an ordinary one.
-func (d *Daemon) serveDirect(ctx context.Context, c *localsock.Conn, first []byte, fds []int, p localsock.Peer) bool {
+func (t *Transport) serveDirect(ctx context.Context, c *localsock.Conn, first []byte, fds []int) bool {
+	p := c.Peer
 	region, limit, swallow, err := takeDescriptors(first, fds[0], fds[1], fds[2], fds[3], fds[4])
 	unix.Close(fds[2]) // mapped, or refused
 	defer unix.Close(fds[3])
@@ -121,7 +122,7 @@ func (d *Daemon) serveDirect(ctx context.Context, c *localsock.Conn, first []byt
 	if err != nil {
 		unix.Close(fds[0])
 		unix.Close(fds[1])
-		d.log.Info("refused a shim's stdio; relaying its frames instead", zap.Int("peer_pid", p.PID), zap.Error(err))
+		t.log.Info("refused a shim's stdio; relaying its frames instead", zap.Int("peer_pid", p.PID), zap.Error(err))
 		return attachReply(c, err) != nil // a connection that cannot even be answered is done
 	}
 	// The client's stdin is read in the runtime's poller, as any
@@ -206,7 +207,7 @@ func (d *Daemon) serveDirect(ctx context.Context, c *localsock.Conn, first []byt
 		}
 		close(clientGone)
 	}()
-	err = d.srv.Serve(ctx, mcp.Conn{Reader: hup, Writer: w, CloseRead: in.Close, Gone: clientGone, Client: tool.Client{PID: p.PID},
+	err = t.serve(ctx, mcp.Conn{Reader: hup, Writer: w, CloseRead: in.Close, Gone: clientGone, Client: tool.Client{PID: p.PID},
 		Tracker: tr, Transport: "direct", WriteReady: out.CanTake, Shim: true})
 	// Nothing touches the descriptors or the region after this: the shim
 	// may take them back as soon as the connection closes. (Serve does not
@@ -227,7 +228,7 @@ func (d *Daemon) serveDirect(ctx context.Context, c *localsock.Conn, first []byt
 		default:
 			// A drain, or a failure of the daemon's own: the shim takes its
 			// client's stdio back and goes on with the next daemon.
-			d.log.Debug("handing a client's stdio back to its shim", zap.Error(err))
+			t.log.Debug("handing a client's stdio back to its shim", zap.Error(err))
 		}
 	}
 	return true
@@ -281,3 +282,40 @@ func takeDescriptors(first []byte, in, out, mem, stageR, stageW int) (*handoff.R
 	}
 	return region, limit, swallow, nil
 }
+
+// stdioInput is what a stdio daemon reads its client's frames from: its
+// stdin, when that is a pipe or a socket, with raw reads waiting in the
+// runtime's poller (decision 0041); a terminal or a file as it is.
+func stdioInput(in io.ReadCloser) io.ReadCloser {
+	f, ok := in.(*os.File)
+	if !ok {
+		return in
+	}
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return in
+	}
+	fd, isPipe := -1, false
+	rc.Control(func(d uintptr) {
+		var st unix.Stat_t
+		if unix.Fstat(int(d), &st) == nil {
+			kind := st.Mode & unix.S_IFMT
+			fd, isPipe = int(d), kind == unix.S_IFIFO || kind == unix.S_IFSOCK
+		}
+	})
+	if !isPipe {
+		return in
+	}
+	r, err := rawio.DupReader(fd, f.Name())
+	if err != nil {
+		return in
+	}
+	return readCloser{r, func() error { r.Close(); return in.Close() }}
+}
+
+type readCloser struct {
+	io.Reader
+	close func() error
+}
+
+func (r readCloser) Close() error { return r.close() }

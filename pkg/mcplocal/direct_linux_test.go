@@ -1,4 +1,4 @@
-package daemon
+package mcplocal
 
 import (
 	"io"

@@ -1,6 +1,6 @@
 //go:build linux
 
-package daemon
+package mcplocal
 
 import (
 	"os"
