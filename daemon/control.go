@@ -108,7 +108,7 @@ func (d *Daemon) stopControl(_ context.Context, params json.RawMessage) (any, er
 
 // controls are the daemon's control methods (mcp.Options.Control).
 func (d *Daemon) controls() map[string]mcp.ControlFunc {
-	return map[string]mcp.ControlFunc{ServersMethod: d.serversControl, HandOverMethod: d.handOverControl, ReloadMethod: d.reloadControl, UIMethod: d.uiControl, StopMethod: d.stopControl}
+	return map[string]mcp.ControlFunc{ServersMethod: d.serversControl, HandOverMethod: d.handOverControl, ReloadMethod: d.reloadControl, UIMethod: d.uiControl, LoginMethod: d.loginControl, StopMethod: d.stopControl}
 }
 
 // reloadControl answers $/hearth/reload.
