@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"strconv"
 	"time"
 
@@ -47,6 +48,12 @@ func restartCmd(args []string, stdout, stderr io.Writer, getenv func(string) str
 	st, ok := statusPID(raw)
 	if !ok {
 		fmt.Fprintln(stderr, "hearthd restart: the daemon's status names no pid")
+		return 1
+	}
+	if runtime.GOOS == "windows" {
+		// Said here rather than as the daemon's "could not start" of its
+		// successor (successor_other.go), which reads as a broken install.
+		fmt.Fprintf(stderr, "hearthd restart: on Windows a daemon cannot hand its hosted servers to a new one (they pass over a Unix socket pair); stop it with hearthd stop (pid %d), and the next client's shim starts hearthd again\n", st.PID)
 		return 1
 	}
 	exe, err := os.Executable()

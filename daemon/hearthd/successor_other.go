@@ -10,7 +10,7 @@ import (
 // startSuccessor refuses: a hand-over passes descriptors over a Unix
 // socket pair.
 func startSuccessor(exe string) (*os.File, int, error) {
-	return nil, 0, errors.New("hearthd restart hands upstreams over only on Unix")
+	return nil, 0, errors.New("a daemon hands its hosted servers to a successor only on Unix (over a Unix socket pair): stop it with hearthd stop, and the next client's shim starts hearthd again")
 }
 
 // closeOnExec: descriptors are not inherited this way here.
