@@ -148,12 +148,12 @@ func (c *Client) fromPages(q *request) bool {
 	}
 	cursor := q.str("cursor")
 	if cursor == "" {
-		c.answer(q.msg.ID, pages[0])
+		c.answer(q.msg.ID, answerFor(c, c.r, pages[0], nil))
 		return true
 	}
 	for i, page := range pages[:len(pages)-1] {
 		if nextCursor(page) == cursor {
-			c.answer(q.msg.ID, pages[i+1])
+			c.answer(q.msg.ID, answerFor(c, c.r, pages[i+1], nil))
 			return true
 		}
 	}

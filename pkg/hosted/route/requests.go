@@ -63,6 +63,9 @@ func (c *Client) request(q *request) {
 	if q.modern && c.declareModern(q) {
 		defer c.releaseHeld()
 	}
+	if q.modern && r.era.kind != eraModern {
+		c.modernLevel(q)
+	}
 	if m.legacy != nil && r.era.kind == eraLegacy {
 		m.legacy(c, q)
 		return
@@ -118,6 +121,10 @@ func (r *Router) forward(c *Client, q *request, m *method) {
 	case eraLegacy:
 		if m.legacy != nil {
 			m.legacy(c, q) // it waited for the era to be known
+			return
+		}
+		if q.modern && isInputMethod(q.msg.Method) && (q.param("requestState") != nil || q.param("inputResponses") != nil) {
+			r.resume(c, q) // the retry of a parked call (bridge.go)
 			return
 		}
 	case eraModern:

@@ -45,6 +45,11 @@ type s2cReq struct {
 	// (releaseHeld); seq orders such frames.
 	held []byte
 	seq  int64
+	// call is set for a 2025 upstream's request of a 2026-07-28 client:
+	// the call it waits in, parked for the client's input (bridge.go),
+	// with its params and its input key.
+	call   *pend
+	params json.RawMessage
 }
 
 func newS2CTable() s2cTable {
@@ -153,6 +158,10 @@ func (r *Router) upstreamRequest(msg *jsonrpc.Message) {
 			"the client this "+msg.Method+" is for did not declare the "+missing+" capability")))
 		return
 	}
+	if r.bridged(target) {
+		r.bridgeAsk(target, msg) // asked in an InputRequiredResult (bridge.go)
+		return
+	}
 	s := &s2cReq{c: target, upID: append(json.RawMessage(nil), id...), re: target.aRequest(), method: msg.Method}
 	cid, k := r.s2c.add(s)
 	s.timer = time.AfterFunc(r.opts.AnswerTimeout, func() { r.unanswered(k, s) })
@@ -215,6 +224,9 @@ func (r *Router) upstreamCancelled(msg *jsonrpc.Message) {
 		return
 	}
 	s := r.s2c.take(k)
+	if s.call != nil {
+		return // asked in an InputRequiredResult: an answer to it is ignored (bridge.go)
+	}
 	params := writeObject(doc, doc.Root(), []member{{"requestId", json.RawMessage(k)}}, nil)
 	s.c.pushFor(jsonrpc.RawNotificationFrame(msg.Method, params), s.re)
 }
@@ -243,6 +255,9 @@ func (c *Client) response(msg *jsonrpc.Message) {
 // it is cancelled with it); r.mu is held.
 func (r *Router) givenUp(c *Client) {
 	for _, k := range r.s2c.of(c) {
+		if s := r.s2c.get(k); s.call != nil {
+			continue // a parked call's: its retry may come from another connection (bridge.go)
+		}
 		s := r.s2c.take(k)
 		if s.round != nil {
 			continue
