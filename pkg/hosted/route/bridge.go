@@ -465,7 +465,7 @@ func (r *Router) resume(c *Client, q *request) {
 	}
 	if b.final {
 		r.failAsks(p, "hearth: the call these were asked for is over")
-		c.push(jsonrpc.ResponseFrame(jsonrpc.RawID(p.id), answerFor(c, r, b.result, b.errObj), b.errObj))
+		c.push(jsonrpc.ResponseFrame(jsonrpc.RawID(p.id), answerFor(c, r, p.method, b.result, b.errObj), b.errObj))
 		return
 	}
 	c.inflight[p.clientK] = b.upKey
@@ -474,13 +474,14 @@ func (r *Router) resume(c *Client, q *request) {
 	}
 }
 
-// answerFor is the result a client gets: a 2026-07-28 client of a 2025
-// upstream's with its resultType; r.mu is held.
-func answerFor(c *Client, r *Router, result, errObj json.RawMessage) json.RawMessage {
+// answerFor is the result of a request of method a client gets: a
+// 2026-07-28 client of a 2025 upstream's with its resultType and a list's
+// caching hints (order.go); r.mu is held.
+func answerFor(c *Client, r *Router, method string, result, errObj json.RawMessage) json.RawMessage {
 	if errObj != nil || result == nil || !r.bridged(c) {
 		return result
 	}
-	return completeResult(result)
+	return completeResult(r.withCacheHints(method, result))
 }
 
 // clearBridge forgets every parked call (their upstream is gone); r.mu is

@@ -187,13 +187,16 @@ func (r *Router) settle(k string, result, errObj json.RawMessage) {
 		return
 	}
 	delete(p.c.inflight, p.clientK)
+	if p.method == "tools/list" && errObj == nil {
+		result = sortedTools(result) // one order for every client (order.go)
+	}
 	if p.list.key != "" && errObj == nil {
 		r.lists.put(p.list.key, p.list.gen, result)
 	}
 	if p.uri != "" && errObj != nil {
 		r.subscribeRefused(p.c, p.uri)
 	}
-	p.c.push(jsonrpc.ResponseFrame(jsonrpc.RawID(p.id), answerFor(p.c, r, result, errObj), errObj))
+	p.c.push(jsonrpc.ResponseFrame(jsonrpc.RawID(p.id), answerFor(p.c, r, p.method, result, errObj), errObj))
 }
 
 // answerInvalid answers the request in flight under upstream id key k with
