@@ -7,8 +7,8 @@ import (
 
 func TestSortedTools(t *testing.T) {
 	for in, want := range map[string]string{
-		`{"tools":[{"name":"b"},{"name":"a"}]}`:                           `{"tools":[{"name":"a"},{"name":"b"}]}`,
-		`{"tools":[{"name":"a"},{"name":"b"}]}`:                           `{"tools":[{"name":"a"},{"name":"b"}]}`,
+		`{"tools":[{"name":"b"},{"name":"a"}]}`:                          `{"tools":[{"name":"a"},{"name":"b"}]}`,
+		`{"tools":[{"name":"a"},{"name":"b"}]}`:                          `{"tools":[{"name":"a"},{"name":"b"}]}`,
 		`{"tools":[{"name":"c","x":1},{"name":"a"},{"name":"c","x":0}]}`: `{"tools":[{"name":"a"},{"name":"c","x":1},{"name":"c","x":0}]}`,
 		`{"tools":"no"}`: `{"tools":"no"}`,
 		`[]`:             `[]`,
