@@ -100,7 +100,7 @@ func (d *Daemon) hostedSpec(rr hello.Run) (hosted.Spec, error) {
 		}
 		return hosted.Spec{Name: rr.Name, Entry: rr.Entry, Command: resolveCommand(sv.Command), Args: sv.Args, Env: envList(merged), Dir: sv.Cwd,
 			Sharing: sharing, IdleTimeout: sv.IdleTimeout, InitTimeout: sv.InitTimeout, AnswerTimeout: sv.AnswerTimeout, Restart: sv.Restart,
-			Prestart: sv.Prestart, NoCatalog: sv.NoCatalog}, nil
+			Prestart: sv.Prestart, NoCatalog: sv.NoCatalog, Queue: specQueue(sv.Queue), MaxInstances: sv.MaxInstances}, nil
 	}
 	if strings.TrimSpace(rr.Command) == "" {
 		return hosted.Spec{}, errors.New("no command to run: use hearth run COMMAND ARGS... or hearth run NAME")
@@ -131,3 +131,15 @@ func envList(m map[string]string) []string {
 
 // HostedServers is the table of hosted server instances.
 func (d *Daemon) HostedServers() *hosted.Table { return d.hosted }
+
+// specQueue is a config's queue as a Spec takes it: unset (-1) is the
+// default (0), and 0, no queue, is negative.
+func specQueue(q int) int {
+	switch {
+	case q < 0:
+		return 0
+	case q == 0:
+		return -1
+	}
+	return q
+}
