@@ -13,20 +13,20 @@ import (
 // `hearth run NAME` (docs/hosting.md, "Servers in the config file"). Env values
 // may be secrets: they are never logged or shown.
 type Server struct {
-	Name        string
-	Command     string
-	Args        []string
-	Env         map[string]string
-	Cwd         string
-	Sharing     string        // "" (directory), "global", "directory", "client" or "exclusive"
+	Name    string
+	Command string
+	Args    []string
+	Env     map[string]string
+	Cwd     string
+	Sharing string // "" (directory), "global", "directory", "client" or "exclusive"
 	// Queue bounds the clients waiting for an exclusive server, or for a
 	// capped one's instance (-1: unset, the default; 0: refuse at once).
 	Queue int
 	// MaxInstances caps the instances of the server running at once (0:
 	// no cap).
 	MaxInstances int
-	IdleTimeout time.Duration // 0: the default
-	InitTimeout time.Duration // 0: the default
+	IdleTimeout  time.Duration // 0: the default
+	InitTimeout  time.Duration // 0: the default
 	// AnswerTimeout bounds the wait for a client's answer to the server's
 	// sampling, elicitation or roots request (0: the default).
 	AnswerTimeout time.Duration
