@@ -64,6 +64,11 @@ type bridgeCall struct {
 	lastAskKey int
 }
 
+// removedMethods are the 2025 requests 2026-07-28 has no more: a
+// 2026-07-28 request of one is refused -32601, as a 2026-07-28 server
+// would (log levels go in _meta, subscriptions in subscriptions/listen).
+var removedMethods = map[string]bool{"ping": true, "logging/setLevel": true, "resources/subscribe": true, "resources/unsubscribe": true}
+
 // inputMethods are the requests an InputRequiredResult may answer
 // (basic/patterns/mrtr, "Supported Requests").
 var inputMethods = []string{"tools/call", "prompts/get", "resources/read"}

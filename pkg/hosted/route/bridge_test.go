@@ -218,3 +218,21 @@ func TestCompleteResult(t *testing.T) {
 		}
 	}
 }
+
+// The requests 2026-07-28 removed are refused to a 2026-07-28 client of a
+// 2025 upstream, as a 2026-07-28 server refuses them.
+func TestRemovedMethodsRefusedToModernClients(t *testing.T) {
+	ts := newTestServer()
+	h := newHarness(t, ts.srv, Options{})
+	a := h.raw()
+	for i, method := range []string{"ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"} {
+		a.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":{"level":"info","uri":"test://a","_meta":{%s}}}`, i, method, modernMetaJSON("")))
+		m := a.response()
+		if e, _ := m["error"].(map[string]any); e == nil || e["code"] != float64(-32601) {
+			t.Errorf("%s: %s", method, m["_text"])
+		}
+	}
+	if n := h.count("logging/setLevel") + h.count("resources/subscribe"); n != 0 {
+		t.Fatalf("the upstream was sent %v", h.sent)
+	}
+}

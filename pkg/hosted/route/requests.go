@@ -55,6 +55,10 @@ func (c *Client) request(q *request) {
 		c.fail(msg.ID, jsonrpc.CodeDuplicateID, "Invalid Request: id "+string(msg.ID.Raw())+" is that of a request still in flight")
 		return
 	}
+	if q.modern && r.era.kind != eraModern && removedMethods[msg.Method] {
+		c.fail(msg.ID, jsonrpc.CodeMethodNotFound, "Method not found: "+msg.Method+" is not in 2026-07-28 (see its changelog)")
+		return
+	}
 	m := methodOf(msg.Method)
 	if m.local != nil {
 		m.local(c, q)
