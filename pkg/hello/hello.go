@@ -35,7 +35,7 @@ type Run struct {
 	Args    []string          `json:"args,omitempty"`
 	Env     map[string]string `json:"env,omitempty"`
 	// Sharing, when set (--share), overrides the sharing mode: global,
-	// directory or client.
+	// directory, client or exclusive.
 	Sharing string `json:"sharing,omitempty"`
 	// Entry is the name the client's own entry gives the server (--name,
 	// which hearthd adopt writes): what status shows and what hearthd
