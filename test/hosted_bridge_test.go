@@ -4,9 +4,11 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -126,4 +128,55 @@ func TestHostedToolOrderIsStable(t *testing.T) {
 	if first != second {
 		t.Fatalf("two sessions' lists differ:\n%s\n%s", first, second)
 	}
+}
+
+// Two TypeScript SDK v2 clients pinned to 2026-07-28 in front of
+// server-everything (2025-only, over stdio) hosted by hearth, at once:
+// both speak 2026-07-28 through hearth, and its sampling and elicitation
+// tools complete through input_required results, each client's own
+// handlers answering its own calls only.
+func TestHostedBridgeTypeScriptV2Clients(t *testing.T) {
+	server := npmServer(t, "server-everything")
+	node, err := node22Path()
+	needOrSkip(t, err == nil, fmt.Sprintf("Node 22 (npx -y node@22: %v)", err))
+	env, _, _ := shimEnv(t)
+	out := runNodeScript(t, env, "hosted_bridge.mjs", bin.hearth, node, server)
+	t.Logf("what the clients saw: %s", out)
+	var got map[string]struct {
+		Era, ProtocolVersion string
+		Tools                []string
+		Sample               []string
+		Elicit               string
+		Sampled, Elicited    int
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	for _, name := range []string{"alpha", "beta"} {
+		g := got[name]
+		if g.Era != "modern" || g.ProtocolVersion != "2026-07-28" {
+			t.Fatalf("%s: era %q version %q: %s", name, g.Era, g.ProtocolVersion, out)
+		}
+		if !slices.Contains(g.Tools, "trigger-sampling-request") || !slices.IsSorted(g.Tools) {
+			t.Fatalf("%s: tools %v", name, g.Tools)
+		}
+		if len(g.Sample) != 2 || g.Sampled < 2 || g.Elicited < 1 {
+			t.Fatalf("%s: sampled %d, elicited %d: %s", name, g.Sampled, g.Elicited, out)
+		}
+		for _, s := range g.Sample {
+			if !strings.Contains(s, name+" samples") || strings.Contains(s, otherName(name)) {
+				t.Fatalf("%s: a sampling result not its own: %q", name, s)
+			}
+		}
+		if !strings.Contains(g.Elicit, name+" answers") || strings.Contains(g.Elicit, otherName(name)) {
+			t.Fatalf("%s: elicitation %q", name, g.Elicit)
+		}
+	}
+}
+
+func otherName(name string) string {
+	if name == "alpha" {
+		return "beta"
+	}
+	return "alpha"
 }
