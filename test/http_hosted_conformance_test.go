@@ -97,8 +97,15 @@ func TestHTTPHostedConformanceMatchesDirect(t *testing.T) {
 			"input-required-result-tampered-state", "input-required-result-capability-check",
 			"input-required-result-ignore-extra-params", "input-required-result-validate-input"},
 	}
+	bridged := map[string][]string{"2026-07-28": {
+		"sep-2549-tools-list-caching-hints", "sep-2549-prompts-list-caching-hints", "sep-2549-resources-list-caching-hints",
+		"sep-2549-resources-templates-list-caching-hints", "sep-2549-resources-read-caching-hints", "sep-2549-ttl-non-negative",
+		"sep-2549-cache-scope-valid", "sep-2575-http-server-method-not-found-404-ping",
+		"sep-2575-http-server-method-not-found-404-logging-setlevel", "sep-2575-http-server-method-not-found-404-resources-subscribe",
+		"sep-2575-http-server-method-not-found-404-resources-unsubscribe"}}
 	for _, version := range []string{"2025-11-25", "2026-07-28"} {
 		passedDirect, passedHosted, total := 0, 0, 0
+		hostedStatus := map[string]string{}
 		for _, sc := range scenarios[version] {
 			// The two runs share nothing (two servers, two suite
 			// processes): they run at once, which halves the test's time.
@@ -111,6 +118,9 @@ func TestHTTPHostedConformanceMatchesDirect(t *testing.T) {
 			got, text := conformanceChecks(t, node, suite, hostedURL, sc, version)
 			<-directDone
 			for id, status := range got {
+				if prev := hostedStatus[id]; prev == "" || prev == "SUCCESS" {
+					hostedStatus[id] = status
+				}
 				total++
 				if status == "SUCCESS" {
 					passedHosted++
@@ -129,6 +139,14 @@ func TestHTTPHostedConformanceMatchesDirect(t *testing.T) {
 			}
 		}
 		t.Logf("%s: %d checks pass directly, %d of %d through hearth", version, passedDirect, passedHosted, total)
+		// What the era bridge and the caching hints give a 2026-07-28
+		// client of this 2025 server (decisions 0072, 0073), which the
+		// server's own endpoint does not.
+		for _, id := range bridged[version] {
+			if got := hostedStatus[id]; got != "SUCCESS" {
+				t.Errorf("%s: check %s is %q through hearth, want SUCCESS (the era bridge)", version, id, got)
+			}
+		}
 		if passedDirect == 0 && passedHosted == 0 {
 			t.Fatalf("%s: no check passed either way: the suite's output was not read", version)
 		}

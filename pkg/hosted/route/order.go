@@ -60,9 +60,12 @@ func sortedTools(result json.RawMessage) json.RawMessage {
 // for a 2026-07-28 client: fresh for announcedListTTL when the upstream
 // announces the list's changes, else stale at once; "private", as a hosted
 // server's answers are made with its user's environment (its tokens).
+//
+// A resources/read result (cacheable too in 2026-07-28) is stale at once:
+// a 2025 server tells of a resource's change only to its subscribers.
 func (r *Router) withCacheHints(method string, result json.RawMessage) json.RawMessage {
 	l := listOf(method)
-	if l == nil {
+	if l == nil && method != "resources/read" {
 		return result
 	}
 	o, ok := decodeObject(result)
@@ -70,7 +73,7 @@ func (r *Router) withCacheHints(method string, result json.RawMessage) json.RawM
 		return result
 	}
 	ttl := int64(0)
-	if r.era.caps.listChanged(l.capability) {
+	if l != nil && r.era.caps.listChanged(l.capability) {
 		ttl = announcedListTTL.Milliseconds()
 	}
 	o["ttlMs"] = json.RawMessage(strconv.FormatInt(ttl, 10))

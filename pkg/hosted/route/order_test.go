@@ -31,12 +31,12 @@ func TestCacheHintsOfLegacyLists(t *testing.T) {
 	ts := newTestServer()
 	h := newHarness(t, ts.srv, Options{})
 	a := h.raw()
-	for _, method := range []string{"tools/list", "resources/list"} {
-		a.send(`{"jsonrpc":"2.0","id":1,"method":"` + method + `","params":{"_meta":{` + modernMetaJSON("") + `}}}`)
+	for _, method := range []string{"tools/list", "resources/list", "resources/read"} {
+		a.send(`{"jsonrpc":"2.0","id":1,"method":"` + method + `","params":{"uri":"test://a","_meta":{` + modernMetaJSON("") + `}}}`)
 		m := a.response()
 		res, _ := m["result"].(map[string]any)
 		want := float64(0)
-		if h.r.era.caps.listChanged(listOf(method).capability) {
+		if l := listOf(method); l != nil && h.r.era.caps.listChanged(l.capability) {
 			want = float64(announcedListTTL.Milliseconds())
 		}
 		if res == nil || res["resultType"] != "complete" || res["cacheScope"] != "private" || res["ttlMs"] != want {
