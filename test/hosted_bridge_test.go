@@ -1,3 +1,5 @@
+//go:build unix
+
 package test
 
 //lint:file-ignore SA1019 the era bridge turns a 2025 server's sampling requests (deprecated in 2026-07-28) into input_required results, which these clients answer
