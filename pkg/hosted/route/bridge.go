@@ -301,6 +301,15 @@ func (r *Router) bridgeAsk(c *Client, msg *jsonrpc.Message) {
 			"no single such request in flight")))
 		return
 	}
+	r.addAsk(p, c, msg)
+	if p.bridge.parked == 0 {
+		r.parkCall(p)
+	}
+}
+
+// addAsk records the upstream's request msg as one the call p waits on
+// its client c's answer to, under an input key of its own; r.mu is held.
+func (r *Router) addAsk(p *pend, c *Client, msg *jsonrpc.Message) {
 	b := p.bridge
 	b.lastAskKey++
 	key := strings.ReplaceAll(msg.Method, "/", "-") + "-" + strconv.Itoa(b.lastAskKey)
@@ -308,9 +317,37 @@ func (r *Router) bridgeAsk(c *Client, msg *jsonrpc.Message) {
 		params: append(json.RawMessage(nil), msg.Params...)}
 	_, k := r.s2c.add(s)
 	b.asks = append(b.asks, k)
-	if b.parked == 0 {
-		r.parkCall(p)
+}
+
+// askParked takes a 2025 upstream's request of a client made while a
+// 2026-07-28 client's call is parked and no client has a request in
+// flight: it can be that call's alone (its upstream went on asking while
+// the client gathers the first answers), and is asked in the call's next
+// round; it reports whether it took it; r.mu is held.
+func (r *Router) askParked(msg *jsonrpc.Message) bool {
+	if r.era.kind != eraLegacy || len(r.bridge.parked) != 1 {
+		return false
 	}
+	if _, n := r.clients.withRequests(); n != 0 {
+		return false
+	}
+	switch msg.Method {
+	case "sampling/createMessage", "elicitation/create", "roots/list":
+	default:
+		return false
+	}
+	var p *pend
+	for _, q := range r.bridge.parked {
+		p = q
+	}
+	if p.c == nil {
+		return false
+	}
+	if missing := p.c.session.lacks(msg.Method); missing != "" {
+		return false // refused as any request for a capability not declared
+	}
+	r.addAsk(p, p.c, msg)
+	return true
 }
 
 // parkCall answers a call whose upstream waits for its client's input with

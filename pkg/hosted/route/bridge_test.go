@@ -1,11 +1,17 @@
 package route
 
+//lint:file-ignore SA1019 the era bridge turns a 2025 upstream's sampling requests (deprecated in 2026-07-28) into input_required results
+
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // modernMetaJSON is a 2026-07-28 client's _meta, with sampling and roots
@@ -234,5 +240,62 @@ func TestRemovedMethodsRefusedToModernClients(t *testing.T) {
 	}
 	if n := h.count("logging/setLevel") + h.count("resources/subscribe"); n != 0 {
 		t.Fatalf("the upstream was sent %v", h.sent)
+	}
+}
+
+// An upstream that asks twice at once during one call (two sampling
+// requests before either is answered): the second, made while the call is
+// parked, is asked in the next round; the call completes once both are
+// answered.
+func TestBridgeTwoAsksAtOnce(t *testing.T) {
+	ts := newTestServer()
+	mcp.AddTool(ts.srv, &mcp.Tool{Name: "sample-twice", Description: "samples twice at once"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		var wg sync.WaitGroup
+		out := make([]string, 2)
+		for i := range out {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				res, err := req.Session.CreateMessage(ctx, &mcp.CreateMessageParams{MaxTokens: 10,
+					Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: fmt.Sprint(i)}}}})
+				if err != nil {
+					out[i] = "error: " + err.Error()
+					return
+				}
+				out[i] = res.Content.(*mcp.TextContent).Text
+			}()
+		}
+		wg.Wait()
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.Join(out, "+")}}}, nil, nil
+	})
+	h := newHarness(t, ts.srv, Options{})
+	a := h.raw()
+	a.send(modernCall(`1`, "sample-twice", `{}`, ""))
+	answered := map[string]bool{}
+	id := 2
+	state := ""
+	reqs, st := readInputRequired(t, a.response())
+	for {
+		state = st
+		var parts []string
+		for key, req := range reqs {
+			text := req.(map[string]any)["params"].(map[string]any)["messages"].([]any)[0].(map[string]any)["content"].(map[string]any)["text"]
+			parts = append(parts, fmt.Sprintf(`%q:{"role":"assistant","content":{"type":"text","text":"s%v"},"model":"m"}`, key, text))
+			answered[key] = true
+		}
+		a.send(modernCall(fmt.Sprint(id), "sample-twice", `{}`, `,"inputResponses":{`+strings.Join(parts, ",")+`},"requestState":"`+state+`"`))
+		id++
+		m := a.response()
+		if res, _ := m["result"].(map[string]any); res != nil && res["resultType"] == "input_required" {
+			reqs, st = readInputRequired(t, m)
+			continue
+		}
+		if got := textOfRaw(t, m); got != "s0+s1" {
+			t.Fatalf("the call: %s", m["_text"])
+		}
+		break
+	}
+	if len(answered) != 2 {
+		t.Fatalf("asked %v", answered)
 	}
 }

@@ -142,6 +142,9 @@ func (r *Router) upstreamRequest(msg *jsonrpc.Message) {
 		r.sendUp(jsonrpc.ResponseFrame(jsonrpc.RawID(id), json.RawMessage(`{}`), nil))
 		return
 	}
+	if r.askParked(msg) {
+		return // a parked call's: asked in its next round (bridge.go)
+	}
 	var target *Client
 	var why string
 	if msg.Method == "roots/list" {
@@ -236,8 +239,8 @@ func (r *Router) upstreamCancelled(msg *jsonrpc.Message) {
 func (c *Client) response(msg *jsonrpc.Message) {
 	r := c.r
 	k := envelope.Key(msg.ID.Raw())
-	if s := r.s2c.get(k); s == nil || s.c != c {
-		return // not a request hearth sent it (or its upstream is gone)
+	if s := r.s2c.get(k); s == nil || s.c != c || s.call != nil {
+		return // not a request hearth sent it (or its upstream is gone); a parked call's is answered in its retry
 	}
 	s := r.s2c.take(k)
 	if s.round != nil {
