@@ -63,7 +63,7 @@ func mustMarshal(v any) json.RawMessage {
 }
 
 // startReplay starts argv in dir with env and makes the recorded
-// handshake: the probe (its refusal is read and dropped), initialize, and
+// handshake: the probe (its answer is read and dropped), initialize, and
 // notifications/initialized. The process is killed at the test's end.
 func startReplay(t *testing.T, env []string, dir string, argv []string, probe, init, roots json.RawMessage) *replayClient {
 	t.Helper()
@@ -84,8 +84,11 @@ func startReplay(t *testing.T, env []string, dir string, argv []string, probe, i
 	c := &replayClient{t: t, cmd: cmd, in: in, roots: roots, waiting: map[string]chan json.RawMessage{}, asked: make(chan struct{})}
 	go c.read(out)
 	if probe != nil {
-		if m := c.request("server/discover", probe); m["error"] == nil {
-			t.Fatalf("%v: a 2025 server answered server/discover: %s", argv, m["_text"])
+		// hearth answers a 2025 server's probe from its initialize
+		// (docs/decisions/0072-era-bridge.md); the recorded client went on
+		// with initialize, which binds it to the same instance.
+		if m := c.request("server/discover", probe); m["result"] == nil || !strings.Contains(m["_text"].(string), `"supportedVersions":["2026-07-28"]`) {
+			t.Fatalf("%v: server/discover of a 2025 server: %s", argv, m["_text"])
 		}
 	}
 	m := c.request("initialize", init)
