@@ -84,10 +84,12 @@ func startReplay(t *testing.T, env []string, dir string, argv []string, probe, i
 	c := &replayClient{t: t, cmd: cmd, in: in, roots: roots, waiting: map[string]chan json.RawMessage{}, asked: make(chan struct{})}
 	go c.read(out)
 	if probe != nil {
-		// hearth answers a 2025 server's probe from its initialize
-		// (docs/decisions/0072-era-bridge.md); the recorded client went on
-		// with initialize, which binds it to the same instance.
-		if m := c.request("server/discover", probe); m["result"] == nil || !strings.Contains(m["_text"].(string), `"supportedVersions":["2026-07-28"]`) {
+		// A 2025 server spawned directly refuses it; hearth answers it
+		// from the server's initialize (docs/decisions/0072-era-bridge.md).
+		// The recorded client went on with initialize either way, which
+		// binds it to the same instance.
+		m := c.request("server/discover", probe)
+		if m["error"] == nil && !strings.Contains(m["_text"].(string), `"supportedVersions":["2026-07-28"]`) {
 			t.Fatalf("%v: server/discover of a 2025 server: %s", argv, m["_text"])
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hearth-mcp/hearth/pkg/envelope"
 	"github.com/hearth-mcp/hearth/pkg/jsonrpc"
 	"github.com/hearth-mcp/hearth/pkg/jsonval"
 )
@@ -82,8 +83,25 @@ func isInputMethod(m string) bool {
 	return false
 }
 
-// bridged: the request is a 2026-07-28 client's to a 2025 upstream.
-func (r *Router) bridged(c *Client) bool { return c.session.modern && r.era.kind == eraLegacy }
+// bridged: c is a 2026-07-28 client of a 2025 upstream: it sent a request
+// other than the probe with 2026-07-28 _meta (one that only probed may
+// still fall back to initialize).
+func (r *Router) bridged(c *Client) bool {
+	return c.session.modern && c.session.initialized && r.era.kind == eraLegacy
+}
+
+// refuseHeld answers the upstream's requests held for a client that
+// turned out to speak 2026-07-28 before it was asked them: they belong to
+// none of its calls, and 2026-07-28 has no other way to ask them
+// (docs/decisions/0072-era-bridge.md); r.mu is held.
+func (r *Router) refuseHeld(c *Client) {
+	for _, s := range r.s2c.heldFor(c) {
+		k, _ := r.s2c.forUp(envelope.Key(s.upID))
+		r.s2c.take(k)
+		r.sendUp(jsonrpc.ResponseFrame(jsonrpc.RawID(s.upID), nil, rpcError(CodeShared, "hearth: the client this "+s.method+
+			" is for speaks 2026-07-28, which takes it only as the input_required result of one of its calls, and it has none in flight")))
+	}
+}
 
 // discoverFromLegacy answers a 2026-07-28 client's server/discover from a
 // 2025 upstream's initialize result (a running upstream's, or the

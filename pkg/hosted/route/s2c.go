@@ -181,9 +181,14 @@ func (r *Router) upstreamRequest(msg *jsonrpc.Message) {
 }
 
 // releaseHeld sends the client the requests the upstream made of it before
-// it was initialized (upstreamRequest), in the order they came; r.mu is
+// it was initialized (upstreamRequest), in the order they came (to a
+// 2026-07-28 client of a 2025 upstream, none: refused, bridge.go); r.mu is
 // held.
 func (c *Client) releaseHeld() {
+	if c.r.bridged(c) {
+		c.r.refuseHeld(c)
+		return
+	}
 	for _, s := range c.r.s2c.heldFor(c) {
 		f := s.held
 		s.held = nil
