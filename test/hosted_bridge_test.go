@@ -143,7 +143,9 @@ func TestHostedBridgeTypeScriptV2Clients(t *testing.T) {
 	server := npmServer(t, "server-everything")
 	node, err := node22Path()
 	needOrSkip(t, err == nil, fmt.Sprintf("Node 22 (npx -y node@22: %v)", err))
-	env, _, _ := shimEnv(t)
+	// The SDK's default environment has HOME but no XDG_RUNTIME_DIR: the
+	// shims find the user's daemon through the data directory under HOME.
+	env, _ := startUserDaemon(t)
 	out := runNodeScript(t, env, "hosted_bridge.mjs", bin.hearth, node, server)
 	t.Logf("what the clients saw: %s", out)
 	var got map[string]struct {
@@ -176,6 +178,10 @@ func TestHostedBridgeTypeScriptV2Clients(t *testing.T) {
 			t.Fatalf("%s: elicitation %q", name, g.Elicit)
 		}
 	}
+	// The server goes with the daemon before the next test looks for
+	// server-everything processes of its own.
+	stopDaemon(t, env)
+	waitScriptGone(t, "server-everything", server)
 }
 
 func otherName(name string) string {
