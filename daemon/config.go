@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hearth-mcp/hearth/pkg/config"
+	"github.com/hearth-mcp/hearth/pkg/config/keys"
 	"github.com/hearth-mcp/hearth/pkg/endpoint"
 )
 
@@ -22,7 +23,7 @@ const (
 
 // DefaultMaxCalls is how many tool calls one connection may run at once
 // unless max_calls (HEARTH_MAX_CALLS) says otherwise.
-const DefaultMaxCalls = 16
+const DefaultMaxCalls = keys.DefaultMaxCalls
 
 // Config is the daemon's configuration, read through a getenv: in hearthd
 // the settings of the config file and the daemon's own environment
@@ -98,8 +99,8 @@ type Config struct {
 
 // Defaults of the daemon-wide bounds (see Config).
 const (
-	DefaultMaxConnections = 512
-	DefaultMaxHeldMB      = 512
+	DefaultMaxConnections = keys.DefaultMaxConnections
+	DefaultMaxHeldMB      = keys.DefaultMaxHeldMB
 )
 
 // AutostartIdleTimeout is the idle timeout of a daemon the shim started,
@@ -112,7 +113,7 @@ type Getenv func(string) string
 // LoadConfig reads the configuration for mode through getenv. Every
 // setting's bounds are pkg/config's, and an error names the variable.
 func LoadConfig(mode Mode, getenv Getenv) (Config, error) {
-	c := Config{Mode: mode, SocketMode: 0o600, DrainTimeout: 10 * time.Second, LogLevel: "info", MaxCalls: DefaultMaxCalls,
+	c := Config{Mode: mode, SocketMode: keys.DefaultSocketMode, DrainTimeout: keys.DefaultDrainTimeout, LogLevel: keys.DefaultLogLevel, MaxCalls: DefaultMaxCalls,
 		MaxConnections: DefaultMaxConnections, MaxHeldMB: DefaultMaxHeldMB}
 	if v := getenv("HEARTH_LOG_LEVEL"); v != "" {
 		if err := config.Check("HEARTH_LOG_LEVEL", v); err != nil {

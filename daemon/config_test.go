@@ -159,7 +159,7 @@ func reloadDaemon(t *testing.T, path string, vars map[string]string) (*Daemon, *
 	live := config.NewLive(s)
 	core, logs := observer.New(zap.InfoLevel)
 	log := zap.New(core)
-	d, err := New(Config{Mode: ModeStdio, Settings: live}, log, tool.Env{Getenv: live.Getenv, Log: log}, nil, []tool.Opener{schemas.Open})
+	d, err := New(Options{Config: Config{Mode: ModeStdio, Settings: live}, Log: log, Env: tool.Env{Getenv: live.Getenv, Log: log}, Openers: []tool.Opener{schemas.Open}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,7 +24,7 @@ func TestHostedControlIsTheUsers(t *testing.T) {
 			}
 			return ""
 		}, Log: zap.NewNop(), Version: "test"}
-		d, err := New(Config{Mode: ModeStdio, HostedControl: on}, zap.NewNop(), env, nil, nil)
+		d, err := New(Options{Config: Config{Mode: ModeStdio, HostedControl: on}, Log: zap.NewNop(), Env: env})
 		if err != nil {
 			t.Fatal(err)
 		}

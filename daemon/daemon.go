@@ -5,11 +5,9 @@
 package daemon
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -24,6 +22,7 @@ import (
 	"github.com/hearth-mcp/hearth/pkg/jsonrpc"
 	"github.com/hearth-mcp/hearth/pkg/localsock"
 	"github.com/hearth-mcp/hearth/pkg/mcp"
+	"github.com/hearth-mcp/hearth/pkg/mcplocal"
 	"github.com/hearth-mcp/hearth/pkg/supervisor"
 	"github.com/hearth-mcp/hearth/pkg/tool"
 	"github.com/hearth-mcp/hearth/pkg/version"
@@ -35,27 +34,16 @@ const instructions = "hearth is one shared MCP backend for every editor and agen
 
 // Daemon is one hearthd process's server.
 type Daemon struct {
-	// StartSuccessor starts the daemon a planned restart hands over to
-	// (handover.go); nil: this daemon does not hand over.
-	StartSuccessor Successor
-	// Executable is the path this daemon's executable was started from,
-	// the one program a hand-over starts (handover.go: never one a
-	// request names); "" when unknown, and `hearthd restart` is refused.
-	Executable string
-	// OwnerLock is the data directory's owner lock file, handed to the
-	// successor with the upstreams (nil: none).
-	OwnerLock *os.File
-	// CheckUpgrade, when set, makes a newer hearthd installed in place of
-	// this one's executable its successor (upgrade.go).
-	CheckUpgrade UpgradeCheck
-	handover     handOverState
-	activated    bool // systemd passed the socket
-	cfg          Config
-	log          *zap.Logger
-	reg          *tool.Registry
-	srv          *mcp.Server
-	children     *supervisor.Supervisor
-	families     []tool.Family
+	opts      Options
+	handover  handOverState
+	activated bool // systemd passed the socket
+	cfg       Config
+	log       *zap.Logger
+	reg       *tool.Registry
+	srv       *mcp.Server
+	local     *mcplocal.Transport
+	children  *supervisor.Supervisor
+	families  []tool.Family
 	// famMu guards families once the daemon runs: a reload (SIGHUP, from
 	// its own goroutine) and a status read iterate them under the read
 	// lock, and closeFamilies, at the daemon's end, takes the write lock,
@@ -69,18 +57,6 @@ type Daemon struct {
 	// acceptHealthy is false while accept keeps failing; the systemd
 	// watchdog is only fed while it is true.
 	acceptHealthy atomic.Bool
-
-	// Stdin and Stdout are the stdio endpoint (os.Stdin/os.Stdout unless a test sets them).
-	Stdin  io.ReadCloser
-	Stdout io.Writer
-	// OnServing, when set, is called once the daemon knows where it serves
-	// (the socket path; "" for a stdio daemon without one), before it
-	// announces readiness: the owner records it in the data directory so
-	// every client finds this daemon. An error stops the daemon.
-	OnServing func(mode Mode, socket string) error
-	// StdioListens: a stdio daemon also serves the socket (when it owns its
-	// data directory and no other daemon holds the socket).
-	StdioListens bool
 	// conns counts the socket connections being served (max_connections).
 	conns atomic.Int64
 	// refusedLogged is when a refused connection was last logged (unix ns).
@@ -92,12 +68,6 @@ type Daemon struct {
 	// socketPath is where the daemon listens ("" when it does not), and
 	// socketWhy why there.
 	socketPath, socketWhy string
-	// HomeWhy says why the data directory is the one it is
-	// (endpoint.Place.Why), for daemon_status; Unfollowed lists what this
-	// process's XDG variables name that hearth does not use
-	// (endpoint.Unfollowed).
-	HomeWhy    string
-	Unfollowed []string
 	// web is the Streamable HTTP endpoint, when served (http.go).
 	web webState
 	// reloadMu guards reloadFailed: why the last reload did not apply
@@ -109,87 +79,118 @@ type Daemon struct {
 	ui uiState
 }
 
-// New opens the families and builds the registry. children is the daemon's
-// one subprocess supervisor, the one Families handed the families that start
-// processes (New makes one when it is nil); on shutdown New's daemon kills
-// whatever it still runs. On error every family opened so far is closed
-// again.
-func New(cfg Config, log *zap.Logger, env tool.Env, children *supervisor.Supervisor, openers []tool.Opener) (*Daemon, error) {
-	if children == nil {
-		children = supervisor.New(supervisor.Options{Grace: cfg.KillGrace, MaxChildren: cfg.MaxChildren})
+// New builds the daemon in named steps: its own tools, the families opened
+// and their tools registered (schemas compiled later, preload), the state
+// directory made private, the hosted servers (adopting what a predecessor
+// handed over), the protocol server and its local transports. On error
+// every family opened so far is closed again.
+func New(o Options) (*Daemon, error) {
+	if o.Children == nil {
+		o.Children = supervisor.New(supervisor.Options{Grace: o.Config.KillGrace, MaxChildren: o.Config.MaxChildren})
 	}
-	d := &Daemon{cfg: cfg, log: log, reg: tool.NewRegistry(version.Tooling()), Stdin: os.Stdin, Stdout: os.Stdout, children: children, home: env.Home,
+	if o.Stdin == nil {
+		o.Stdin = os.Stdin
+	}
+	if o.Stdout == nil {
+		o.Stdout = os.Stdout
+	}
+	d := &Daemon{opts: o, cfg: o.Config, log: o.Log, reg: tool.NewRegistry(version.Tooling()), children: o.Children, home: o.Env.Home,
 		handover: handOverState{now: make(chan struct{})}}
 	d.acceptHealthy.Store(true)
-	if err := d.reg.Add(d.statusTool()); err != nil {
+	if err := d.addOwnTools(); err != nil {
 		return nil, err
 	}
-	if cfg.HostedControl {
-		// Models restart and stop hosted servers only when the user says so.
-		if err := d.reg.Add(d.hostedControlTool()); err != nil {
-			return nil, err
-		}
+	if err := d.openFamilies(o.Env, o.Openers); err != nil {
+		d.closeFamilies()
+		return nil, err
 	}
+	logDir, catalogDir, err := d.prepareState()
+	if err != nil {
+		d.closeFamilies()
+		return nil, err
+	}
+	d.hosted = hosted.NewTable(hosted.Options{Supervisor: d.children, LogDir: logDir, Logger: d.log, CatalogDir: catalogDir, DrainWait: d.cfg.DrainTimeout})
+	d.hosted.Adopt(o.Handed)
+	d.srv = d.newServer()
+	d.local = mcplocal.New(mcplocal.Options{Serve: d.srv.Serve, Log: d.log})
+	return d, nil
+}
+
+// addOwnTools registers the daemon's own tools: daemon_status, and the
+// hosted servers' control when the settings allow it.
+func (d *Daemon) addOwnTools() error {
+	if err := d.reg.Add(d.statusTool()); err != nil {
+		return err
+	}
+	if d.cfg.HostedControl {
+		// Models restart and stop hosted servers only when the user says so.
+		return d.reg.Add(d.hostedControlTool())
+	}
+	return nil
+}
+
+// openFamilies opens every family and registers its resources and tools
+// (the schemas compile after the daemon serves: preload).
+func (d *Daemon) openFamilies(env tool.Env, openers []tool.Opener) error {
 	for _, open := range openers {
 		fam, err := open(env)
 		if err != nil {
-			d.closeFamilies()
-			return nil, err
+			return err
 		}
 		d.families = append(d.families, fam)
 		if rp, ok := fam.(tool.ResourceProvider); ok {
 			d.reg.AddResources(rp)
 		}
 		for _, t := range fam.Tools() {
-			// The schemas compile after the daemon serves (preload).
 			if err := d.reg.AddDeferred(t); err != nil {
-				d.closeFamilies()
-				return nil, err
+				return err
 			}
 		}
 	}
-	logDir, catalogDir := "", ""
-	if cfg.StateDir != "" {
-		was, err := privateState(cfg.StateDir)
-		if err != nil {
-			d.closeFamilies()
-			return nil, err
-		}
-		if was != 0 {
-			log.Warn("the state directory was open to other users; narrowed to 0700", zap.String("dir", cfg.StateDir), zap.String("was", fmt.Sprintf("%#o", was)))
-		}
-		logDir = filepath.Join(cfg.StateDir, stateServers)
-		catalogDir = filepath.Join(cfg.StateDir, stateCatalog)
+	return nil
+}
+
+// prepareState makes the state directory private and names where the
+// hosted servers keep their logs and catalog ("" and "" without one).
+func (d *Daemon) prepareState() (logDir, catalogDir string, err error) {
+	if d.cfg.StateDir == "" {
+		return "", "", nil
 	}
-	d.hosted = hosted.NewTable(hosted.Options{Supervisor: children, LogDir: logDir, Logger: log, CatalogDir: catalogDir, DrainWait: cfg.DrainTimeout})
-	d.srv = mcp.New(mcp.Options{
+	was, err := privateState(d.cfg.StateDir)
+	if err != nil {
+		return "", "", err
+	}
+	if was != 0 {
+		d.log.Warn("the state directory was open to other users; narrowed to 0700", zap.String("dir", d.cfg.StateDir), zap.String("was", fmt.Sprintf("%#o", was)))
+	}
+	return filepath.Join(d.cfg.StateDir, stateServers), filepath.Join(d.cfg.StateDir, stateCatalog), nil
+}
+
+// newServer is the protocol server every transport hands its connections
+// to.
+func (d *Daemon) newServer() *mcp.Server {
+	return mcp.New(mcp.Options{
 		Registry:     d.reg,
 		Name:         "hearth",
 		Version:      version.Version,
 		Instructions: instructions,
-		Log:          log,
-		QueueDepth:   cfg.QueueDepth,
-		DrainTimeout: cfg.DrainTimeout,
+		Log:          d.log,
+		QueueDepth:   d.cfg.QueueDepth,
+		DrainTimeout: d.cfg.DrainTimeout,
 		// Each tool call of a connection runs on its own, up to this many
 		// at once: a slow one never holds up ping or another call.
-		MaxConcurrentCalls: cfg.MaxCalls,
-		MaxHeldBytes:       int64(cfg.MaxHeldMB) << 20,
+		MaxConcurrentCalls: d.cfg.MaxCalls,
+		MaxHeldBytes:       int64(d.cfg.MaxHeldMB) << 20,
 		// A shim that resolved another data directory is told so rather
 		// than served this one's data.
-		Home: env.Home,
+		Home: d.home,
 		// A shim's hello may ask for a hosted server (hearth run).
 		Host: d.host,
 		// hearthd servers restarts and stops hosted servers through the
 		// socket; no MCP client's connection reaches it (control.go).
 		Control: d.controls(),
 	})
-	return d, nil
 }
-
-// ReadyFile is the readiness file the daemon writes once serving ("" when
-// none); known for certain once OnServing is called (a socket systemd
-// passes moves the default one beside it).
-func (d *Daemon) ReadyFile() string { return d.cfg.ReadyFile }
 
 // Registry is the daemon's tool registry.
 func (d *Daemon) Registry() *tool.Registry { return d.reg }
@@ -283,7 +284,7 @@ func (d *Daemon) runStdio(ctx context.Context) error {
 	// started later attaches here instead of opening the stores a second
 	// time (decision 0015). A socket another daemon holds is left to it.
 	var ln *localsock.Listener
-	if d.StdioListens {
+	if d.opts.StdioListens {
 		// Its own socket, named for its pid: clients find it through the
 		// data directory's owner record, and it never takes the shared
 		// socket path from a daemon of another data directory.
@@ -331,10 +332,7 @@ func (d *Daemon) runStdio(ctx context.Context) error {
 	} else {
 		close(acceptDone)
 	}
-	in := stdioInput(d.Stdin)
-	hup := newHangupWatch(in, fileFD(d.Stdout))
-	defer hup.Close()
-	err := d.srv.Serve(ctx, mcp.Conn{Reader: hup, Writer: d.Stdout, CloseRead: in.Close, Gone: hup.Gone(), Client: client, Transport: "stdio"})
+	err := d.local.ServeStdio(ctx, d.opts.Stdin, d.opts.Stdout, client)
 	if ln != nil {
 		// The stdio client was the reason this process runs: when it ends,
 		// the clients attached through the socket drain and their shims
@@ -451,10 +449,10 @@ func (d *Daemon) waitConns(conns *sync.WaitGroup) {
 // serving tells the OnServing hook where clients can now attach.
 func (d *Daemon) serving(mode Mode, socket, why string) error {
 	d.socketPath, d.socketWhy = socket, why
-	if d.OnServing == nil {
+	if d.opts.OnServing == nil {
 		return nil
 	}
-	return d.OnServing(mode, socket)
+	return d.opts.OnServing(Serving{Mode: mode, Socket: socket, ReadyFile: d.cfg.ReadyFile})
 }
 
 // accept serves every connection whose peer is our own user
@@ -501,25 +499,8 @@ func (d *Daemon) accept(ctx context.Context, ln *localsock.Listener, conns *sync
 			defer d.conns.Add(-1)
 			defer idle.disconnected()
 			defer c.Close()
-			d.serveConn(ctx, c, p)
+			d.local.ServeConn(ctx, c)
 		}()
-	}
-}
-
-// serveSocket serves an ordinary connection: frames over the socket itself
-// (a client, or a shim relaying its client's). first is what was already
-// read from it.
-func (d *Daemon) serveSocket(ctx context.Context, c *localsock.Conn, first []byte, p localsock.Peer) {
-	var r io.Reader = c
-	if len(first) > 0 {
-		r = io.MultiReader(bytes.NewReader(first), c)
-	}
-	hup := newHangupWatch(r, connFD(c))
-	defer hup.Close()
-	err := d.srv.Serve(ctx, mcp.Conn{Reader: hup, Writer: c, CloseRead: c.CloseRead, Gone: hup.Gone(), Client: tool.Client{PID: p.PID}, Transport: "socket",
-		WriteReady: socketWriteReady(c), Shim: true})
-	if err != nil && !errors.Is(err, mcp.ErrWriteFailed) {
-		d.log.Debug("connection ended", zap.Error(err))
 	}
 }
 

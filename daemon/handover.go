@@ -25,7 +25,7 @@ import (
 
 // HandOverMethod is the control request of `hearthd restart`: params {}
 // or {"exe": PATH}, the hearthd that asks, which must be this daemon's own
-// executable (Daemon.Executable); result {"pid"}, the successor's pid.
+// executable (Options.Executable); result {"pid"}, the successor's pid.
 // This daemon then stops as on SIGTERM. The successor is always the file
 // at the daemon's own executable's path, the hearthd installed there now:
 // a request never names the program the daemon runs
@@ -63,15 +63,15 @@ func (d *Daemon) handOverControl(_ context.Context, params json.RawMessage) (any
 	if len(params) > 0 && json.Unmarshal(params, &a) != nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: HandOverMethod + ` takes {} or {"exe":PATH}, PATH this daemon's own executable`}
 	}
-	if d.Executable == "" {
+	if d.opts.Executable == "" {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "this daemon does not know its own executable, so it cannot start a successor; stop it (hearthd stop) and start hearthd again"}
 	}
-	if a.Exe != "" && !sameExecutable(a.Exe, d.Executable) {
+	if a.Exe != "" && !sameExecutable(a.Exe, d.opts.Executable) {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: fmt.Sprintf(
 			"this daemon (pid %d) hands over only to its own executable, %s, never to another program; this hearthd is %s: install it at %s, or stop the daemon (hearthd stop) and start this one",
-			os.Getpid(), d.Executable, a.Exe, d.Executable)}
+			os.Getpid(), d.opts.Executable, a.Exe, d.opts.Executable)}
 	}
-	pid, stop, err := d.handOver(d.Executable, "hearthd restart")
+	pid, stop, err := d.handOver(d.opts.Executable, "hearthd restart")
 	if err != nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: err.Error()}
 	}
@@ -99,7 +99,7 @@ func sameExecutable(a, b string) bool {
 // d.handover.mu is held.
 func (d *Daemon) refusesHandOver() string {
 	switch {
-	case d.StartSuccessor == nil:
+	case d.opts.StartSuccessor == nil:
 		return "this daemon cannot start a successor"
 	case d.cfg.Mode != ModeSocket:
 		return "only a socket daemon (hearthd serve) hands over; a stdio daemon ends with its client"
@@ -129,7 +129,7 @@ func (d *Daemon) handOver(exe, why string) (int, func(), error) {
 	if msg := d.refusesHandOver(); msg != "" {
 		return 0, nil, errors.New(msg)
 	}
-	conn, pid, err := d.StartSuccessor(exe)
+	conn, pid, err := d.opts.StartSuccessor(exe)
 	if err != nil {
 		return 0, nil, fmt.Errorf("could not start %s: %v", exe, err)
 	}
@@ -152,7 +152,7 @@ func (d *Daemon) closeHosted() {
 	d.handover.mu.Unlock()
 	if conn != nil {
 		list := d.hosted.HandOver()
-		n, err := SendHanded(conn, list, d.OwnerLock)
+		n, err := SendHanded(conn, list, d.opts.OwnerLock)
 		if err != nil {
 			d.log.Warn("the hand-over broke off; the upstreams not sent end with this daemon", zap.Error(err))
 		}

@@ -9,11 +9,11 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/hearth-mcp/hearth/pkg/command"
 	"github.com/hearth-mcp/hearth/pkg/config"
 	"github.com/hearth-mcp/hearth/pkg/hello"
 	"github.com/hearth-mcp/hearth/pkg/hosted"
 	"github.com/hearth-mcp/hearth/pkg/mcp"
-	"github.com/hearth-mcp/hearth/pkg/supervisor"
 )
 
 // host attaches a hosted session to its instance (mcp.Options.Host).
@@ -73,7 +73,7 @@ func (d *Daemon) hostedSpec(rr hello.Run) (hosted.Spec, error) {
 		case configured && len(rr.Args) > 0:
 			return hosted.Spec{}, fmt.Errorf("%q is a server of the config file %s ([servers.%s]), which takes no arguments; to run the command %s instead, write hearth run -- %s ARGS",
 				rr.Name, file, rr.Name, rr.Name, rr.Name)
-		case !configured && !filepath.IsAbs(resolveCommand(rr.Command)):
+		case !configured && !filepath.IsAbs(command.Resolve(rr.Command)):
 			return hosted.Spec{}, fmt.Errorf("%q is neither a server of the config file %s (%s) nor a command on your PATH or the daemon's; add a [servers.%s] table, or give the command's path",
 				rr.Name, file, known(), rr.Name)
 		case !configured:
@@ -98,26 +98,14 @@ func (d *Daemon) hostedSpec(rr hello.Run) (hosted.Spec, error) {
 		for k, v := range rr.Env {
 			merged[k] = v
 		}
-		return hosted.Spec{Name: rr.Name, Entry: rr.Entry, Command: resolveCommand(sv.Command), Args: sv.Args, Env: envList(merged), Dir: sv.Cwd,
+		return hosted.Spec{Name: rr.Name, Entry: rr.Entry, Command: command.Resolve(sv.Command), Args: sv.Args, Env: envList(merged), Dir: sv.Cwd,
 			Sharing: sharing, IdleTimeout: sv.IdleTimeout, InitTimeout: sv.InitTimeout, AnswerTimeout: sv.AnswerTimeout, Restart: sv.Restart,
 			Prestart: sv.Prestart, NoCatalog: sv.NoCatalog, Queue: specQueue(sv.Queue), MaxInstances: sv.MaxInstances}, nil
 	}
 	if strings.TrimSpace(rr.Command) == "" {
 		return hosted.Spec{}, errors.New("no command to run: use hearth run COMMAND ARGS... or hearth run NAME")
 	}
-	return hosted.Spec{Entry: rr.Entry, Command: resolveCommand(rr.Command), Args: rr.Args, Env: env, Sharing: share}, nil
-}
-
-// resolveCommand makes a bare command name absolute when the daemon finds
-// it on its PATH (the shim resolves it on the client's PATH first).
-func resolveCommand(cmd string) string {
-	if filepath.IsAbs(cmd) || strings.ContainsRune(cmd, filepath.Separator) {
-		return cmd
-	}
-	if p, err := supervisor.LookPath(cmd); err == nil {
-		return p
-	}
-	return cmd
+	return hosted.Spec{Entry: rr.Entry, Command: command.Resolve(rr.Command), Args: rr.Args, Env: env, Sharing: share}, nil
 }
 
 func envList(m map[string]string) []string {
@@ -128,9 +116,6 @@ func envList(m map[string]string) []string {
 	sort.Strings(out)
 	return out
 }
-
-// HostedServers is the table of hosted server instances.
-func (d *Daemon) HostedServers() *hosted.Table { return d.hosted }
 
 // specQueue is a config's queue as a Spec takes it: unset (-1) is the
 // default (0), and 0, no queue, is negative.

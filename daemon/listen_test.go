@@ -41,7 +41,7 @@ func TestRunRefusesZeroToolsAndTwice(t *testing.T) {
 		t.Fatalf("zero tools: %v", err)
 	}
 	cfg := socketConfig(t)
-	d, err := New(cfg, zap.NewNop(), tool.Env{}, nil, nil)
+	d, err := New(Options{Config: cfg, Log: zap.NewNop()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +74,7 @@ func waitReady(t *testing.T, path string) {
 
 func TestSocketLifecycle(t *testing.T) {
 	cfg := socketConfig(t)
-	d, err := New(cfg, zap.NewNop(), tool.Env{}, nil, nil)
+	d, err := New(Options{Config: cfg, Log: zap.NewNop()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +122,7 @@ func TestSocketLifecycle(t *testing.T) {
 // clients reach a new one instead of a socket nobody serves.
 func TestDaemonStopsWhenItsSocketIsRemoved(t *testing.T) {
 	cfg := socketConfig(t)
-	d, err := New(cfg, zap.NewNop(), tool.Env{}, nil, nil)
+	d, err := New(Options{Config: cfg, Log: zap.NewNop()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +145,7 @@ func TestDaemonStopsWhenItsSocketIsRemoved(t *testing.T) {
 func TestConnectionCap(t *testing.T) {
 	cfg := socketConfig(t)
 	cfg.MaxConnections = 2
-	d, err := New(cfg, zap.NewNop(), tool.Env{}, nil, nil)
+	d, err := New(Options{Config: cfg, Log: zap.NewNop()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -70,7 +70,7 @@ func TestDaemonServesBeforeAFamilysSlowPart(t *testing.T) {
 	}
 	t.Cleanup(release) // before the daemon's end, which waits for its preloads
 	cfg := socketConfig(t)
-	d, err := New(cfg, zap.NewNop(), tool.Env{}, nil, []tool.Opener{func(tool.Env) (tool.Family, error) { return fam, nil }})
+	d, err := New(Options{Config: cfg, Log: zap.NewNop(), Env: tool.Env{}, Openers: []tool.Opener{func(tool.Env) (tool.Family, error) { return fam, nil }}})
 	if err != nil {
 		t.Fatal(err)
 	}

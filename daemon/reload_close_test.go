@@ -41,7 +41,7 @@ func (f *reloadFamily) Tools() []tool.Tool {
 // the close (go test -race) nor reloads a family already closed.
 func TestReloadWhileTheFamiliesClose(t *testing.T) {
 	fam := &reloadFamily{}
-	d, err := New(socketConfig(t), zap.NewNop(), tool.Env{}, nil, []tool.Opener{func(tool.Env) (tool.Family, error) { return fam, nil }})
+	d, err := New(Options{Config: socketConfig(t), Log: zap.NewNop(), Env: tool.Env{}, Openers: []tool.Opener{func(tool.Env) (tool.Family, error) { return fam, nil }}})
 	if err != nil {
 		t.Fatal(err)
 	}

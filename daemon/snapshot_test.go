@@ -33,7 +33,7 @@ func currentDefinitions(t *testing.T) map[string]pinned {
 	// Every tool a daemon can offer is pinned, those the config must turn
 	// on (hosted_servers: hosted_control) included: a tool a user has turned
 	// on keeps its contract like any other.
-	d, err := New(Config{Mode: ModeStdio, HostedControl: true}, zap.NewNop(), env, nil, Families(nil))
+	d, err := New(Options{Config: Config{Mode: ModeStdio, HostedControl: true}, Log: zap.NewNop(), Env: env, Openers: Families(nil)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -91,8 +91,8 @@ type statusPlaces struct {
 }
 
 func (d *Daemon) statusPlaces() statusPlaces {
-	p := statusPlaces{Data: endpoint.Place{Path: d.home, Why: d.HomeWhy}, Socket: endpoint.Place{Path: d.socketPath, Why: d.socketWhy},
-		Unfollowed: append([]string{}, d.Unfollowed...)}
+	p := statusPlaces{Data: endpoint.Place{Path: d.home, Why: d.opts.HomeWhy}, Socket: endpoint.Place{Path: d.socketPath, Why: d.socketWhy},
+		Unfollowed: append([]string{}, d.opts.Unfollowed...)}
 	if s := d.Settings(); s != nil {
 		path, read := s.File()
 		p.Config = endpoint.Place{Path: path, Why: s.FileWhy()}

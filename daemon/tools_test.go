@@ -18,7 +18,7 @@ func servedTools(t *testing.T) []*tool.Entry {
 	t.Helper()
 	home := t.TempDir()
 	env := tool.Env{Home: home, Getenv: func(string) string { return "" }, Log: zap.NewNop(), Version: "test"}
-	d, err := New(Config{Mode: ModeStdio}, zap.NewNop(), env, nil, Families(nil))
+	d, err := New(Options{Config: Config{Mode: ModeStdio}, Log: zap.NewNop(), Env: env, Openers: Families(nil)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,7 +26,7 @@ const upgradeEvery = time.Minute
 // came) or upgradeEvery passes, one check at a time, until ctx ends or
 // it has handed over.
 func (d *Daemon) watchUpgrade(ctx context.Context, kick <-chan struct{}) {
-	if d.CheckUpgrade == nil {
+	if d.opts.CheckUpgrade == nil {
 		return
 	}
 	d.handover.mu.Lock()
@@ -47,7 +47,7 @@ func (d *Daemon) watchUpgrade(ctx context.Context, kick <-chan struct{}) {
 		case <-kick:
 		case <-tick.C:
 		}
-		exe, err := d.CheckUpgrade()
+		exe, err := d.opts.CheckUpgrade()
 		if err != nil {
 			d.log.Warn("the executable this daemon started from was replaced by a file it will not hand over to; serving on", zap.Error(err))
 			continue

@@ -12,8 +12,6 @@ import (
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
-
-	"github.com/hearth-mcp/hearth/pkg/tool"
 )
 
 // A daemon told to stop (a signal, its idle timeout) while it checks a new
@@ -23,13 +21,9 @@ import (
 func TestNoHandOverOnceTheDaemonStops(t *testing.T) {
 	cfg := socketConfig(t)
 	core, logs := observer.New(zap.InfoLevel)
-	d, err := New(cfg, zap.New(core), tool.Env{}, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var mu sync.Mutex
 	var started []string
-	d.StartSuccessor = func(exe string) (*os.File, int, error) {
+	startSuccessor := func(exe string) (*os.File, int, error) {
 		mu.Lock()
 		defer mu.Unlock()
 		started = append(started, exe)
@@ -39,10 +33,14 @@ func TestNoHandOverOnceTheDaemonStops(t *testing.T) {
 	}
 	checking, proceed := make(chan struct{}), make(chan struct{})
 	var once sync.Once
-	d.CheckUpgrade = func() (string, error) {
+	checkUpgrade := func() (string, error) {
 		once.Do(func() { close(checking) })
 		<-proceed
 		return "/opt/hearth/hearthd", nil
+	}
+	d, err := New(Options{Config: cfg, Log: zap.New(core), StartSuccessor: startSuccessor, CheckUpgrade: checkUpgrade})
+	if err != nil {
+		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

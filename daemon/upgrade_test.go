@@ -15,7 +15,8 @@ import (
 	"github.com/hearth-mcp/hearth/pkg/tool"
 )
 
-func upgradeDaemon(t *testing.T, mode Mode) (*Daemon, *observer.ObservedLogs) {
+// upgradeDaemon builds a daemon of mode with o's hooks.
+func upgradeDaemon(t *testing.T, mode Mode, o Options) (*Daemon, *observer.ObservedLogs) {
 	t.Helper()
 	home := t.TempDir()
 	core, logs := observer.New(zap.InfoLevel)
@@ -25,7 +26,8 @@ func upgradeDaemon(t *testing.T, mode Mode) (*Daemon, *observer.ObservedLogs) {
 		}
 		return ""
 	}, Log: zap.NewNop(), Version: "test"}
-	d, err := New(Config{Mode: mode}, zap.New(core), env, nil, nil)
+	o.Config, o.Log, o.Env = Config{Mode: mode}, zap.New(core), env
+	d, err := New(o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,11 +40,10 @@ func upgradeDaemon(t *testing.T, mode Mode) (*Daemon, *observer.ObservedLogs) {
 // on; the check (upgrade.Watch) names each new file once, so it is not
 // started again.
 func TestUpgradeFoundHandsOver(t *testing.T) {
-	d, logs := upgradeDaemon(t, ModeSocket)
 	var mu sync.Mutex
 	var started []string
 	fail := true
-	d.StartSuccessor = func(exe string) (*os.File, int, error) {
+	startSuccessor := func(exe string) (*os.File, int, error) {
 		mu.Lock()
 		defer mu.Unlock()
 		started = append(started, exe)
@@ -54,7 +55,7 @@ func TestUpgradeFoundHandsOver(t *testing.T) {
 		return w, 4242, nil
 	}
 	found := make(chan string, 1)
-	d.CheckUpgrade = func() (string, error) {
+	checkUpgrade := func() (string, error) {
 		select {
 		case exe := <-found:
 			return exe, nil
@@ -62,6 +63,7 @@ func TestUpgradeFoundHandsOver(t *testing.T) {
 			return "", nil
 		}
 	}
+	d, logs := upgradeDaemon(t, ModeSocket, Options{StartSuccessor: startSuccessor, CheckUpgrade: checkUpgrade})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	kick := make(chan struct{}, 1)
@@ -110,12 +112,13 @@ func TestUpgradeFoundHandsOver(t *testing.T) {
 // A stdio daemon does not watch (it ends with its client): no check is
 // made however often it is kicked.
 func TestStdioDaemonDoesNotWatchForUpgrades(t *testing.T) {
-	d, _ := upgradeDaemon(t, ModeStdio)
-	d.StartSuccessor = func(string) (*os.File, int, error) {
-		t.Error("a successor was started")
-		return nil, 0, errors.New("no")
-	}
-	d.CheckUpgrade = func() (string, error) { t.Error("a stdio daemon checked for an upgrade"); return "", nil }
+	d, _ := upgradeDaemon(t, ModeStdio, Options{
+		StartSuccessor: func(string) (*os.File, int, error) {
+			t.Error("a successor was started")
+			return nil, 0, errors.New("no")
+		},
+		CheckUpgrade: func() (string, error) { t.Error("a stdio daemon checked for an upgrade"); return "", nil },
+	})
 	kick := make(chan struct{}, 1)
 	kickUpgrade(kick)
 	done := make(chan struct{})
@@ -131,23 +134,23 @@ func TestStdioDaemonDoesNotWatchForUpgrades(t *testing.T) {
 // a request that names another program is refused without starting
 // anything, one that names the daemon's own (or none) starts it.
 func TestHandOverStartsOnlyTheOwnExecutable(t *testing.T) {
-	d, _ := upgradeDaemon(t, ModeSocket)
 	var started []string
-	d.StartSuccessor = func(exe string) (*os.File, int, error) {
+	startSuccessor := func(exe string) (*os.File, int, error) {
 		started = append(started, exe)
 		r, w, _ := os.Pipe()
 		t.Cleanup(func() { r.Close(); w.Close() })
 		return w, 4242, nil
 	}
-	if _, err := d.handOverControl(context.Background(), []byte(`{"exe":"/opt/hearth/hearthd"}`)); err == nil {
+	unknown, _ := upgradeDaemon(t, ModeSocket, Options{StartSuccessor: startSuccessor})
+	if _, err := unknown.handOverControl(context.Background(), []byte(`{"exe":"/opt/hearth/hearthd"}`)); err == nil {
 		t.Fatal("a daemon that knows no executable of its own handed over")
 	}
-	d.Executable = "/usr/local/bin/hearthd"
+	d, _ := upgradeDaemon(t, ModeSocket, Options{StartSuccessor: startSuccessor, Executable: "/usr/local/bin/hearthd"})
 	_, err := d.handOverControl(context.Background(), []byte(`{"exe":"/tmp/evil"}`))
 	if err == nil || !strings.Contains(err.Error(), "only to its own executable, /usr/local/bin/hearthd") || len(started) != 0 {
 		t.Fatalf("another program named: %v, started %v", err, started)
 	}
-	if _, err := d.handOverControl(context.Background(), []byte(`{"exe":"/usr/local/bin/../bin/hearthd"}`)); err != nil || len(started) != 1 || started[0] != d.Executable {
+	if _, err := d.handOverControl(context.Background(), []byte(`{"exe":"/usr/local/bin/../bin/hearthd"}`)); err != nil || len(started) != 1 || started[0] != d.opts.Executable {
 		t.Fatalf("its own executable: %v, started %v", err, started)
 	}
 }

@@ -426,9 +426,6 @@ func ignoredSettings(getenv func(string) string) []string {
 	return out
 }
 
-// daemonMechanismVar: HEARTH_PORTABLE (pkg/portable) and
-// HEARTH_KEEPER_PORTABLE (pkg/supervisor), which select the portable
+// daemonMechanismVar: the switches (pkg/portable) that select the portable
 // mechanisms on Linux.
-func daemonMechanismVar(name string) bool {
-	return name == portable.Env || name == "HEARTH_KEEPER_PORTABLE"
-}
+func daemonMechanismVar(name string) bool { return portable.Passed(name) }

@@ -2,10 +2,9 @@ package shim
 
 import (
 	"errors"
-	"os/exec"
-	"path/filepath"
 	"strings"
 
+	"github.com/hearth-mcp/hearth/pkg/command"
 	"github.com/hearth-mcp/hearth/pkg/config/keys"
 	"github.com/hearth-mcp/hearth/pkg/hello"
 )
@@ -73,7 +72,7 @@ func ParseRun(args, environ, parent []string, parentKnown bool) (*hello.Run, err
 		if len(args) < 2 || strings.TrimSpace(args[1]) == "" {
 			return nil, errors.New("hearth run --: no command after --")
 		}
-		r.Command, r.Args = resolveCommand(args[1]), args[2:]
+		r.Command, r.Args = command.Absolute(args[1]), args[2:]
 	case !strings.HasPrefix(args[0], "-") && strings.TrimSpace(args[0]) != "":
 		// NAME, or COMMAND ARGS... without the -- that some clients (the
 		// MCP Inspector) take for their own: the daemon, which reads the
@@ -81,7 +80,7 @@ func ParseRun(args, environ, parent []string, parentKnown bool) (*hello.Run, err
 		// server of that name; anything else is the command (docs/protocol.md,
 		// "Hosted servers").
 		r.Name = args[0]
-		r.Command, r.Args = resolveCommand(args[0]), args[1:]
+		r.Command, r.Args = command.Absolute(args[0]), args[1:]
 	default:
 		return nil, errors.New("hearth run takes [--share MODE] [--env NAMES] [--name NAME] then NAME (a [servers.NAME] table of the config file), COMMAND ARGS..., or -- COMMAND ARGS...; got " + strings.Join(args, " "))
 	}
@@ -91,23 +90,6 @@ func ParseRun(args, environ, parent []string, parentKnown bool) (*hello.Run, err
 	}
 	r.Env, r.ClientEnv = EntryEnv(environ, parent, parentKnown, explicit, named)
 	return &r, nil
-}
-
-// resolveCommand makes cmd absolute: a bare name on the client's PATH (the
-// client's, not the daemon's, chooses the program), a path against the
-// client's directory. A name not found is left bare for the daemon to look
-// up. On Windows / separates as \ does: ./srv.cmd is a path, not a name.
-func resolveCommand(cmd string) string {
-	if !strings.ContainsRune(cmd, filepath.Separator) && !strings.ContainsRune(cmd, '/') {
-		if p, err := exec.LookPath(cmd); err == nil {
-			return p
-		}
-		return cmd
-	}
-	if abs, err := filepath.Abs(cmd); err == nil {
-		return abs
-	}
-	return cmd
 }
 
 // splitNames reads a comma-separated list of variable names.

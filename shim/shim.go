@@ -19,7 +19,6 @@ import (
 	"github.com/hearth-mcp/hearth/pkg/frame"
 	"github.com/hearth-mcp/hearth/pkg/hello"
 	"github.com/hearth-mcp/hearth/pkg/jsonrpc/wire"
-	"github.com/hearth-mcp/hearth/pkg/portable"
 	"github.com/hearth-mcp/hearth/pkg/version"
 )
 
@@ -114,9 +113,9 @@ func Run(opts Options) int {
 	// so that a shim under load stays well under 4 MB resident.
 	debug.SetGCPercent(25)
 	// Hand the client's stdio to the daemon when it is pipes or sockets,
-	// unless told to relay (HEARTH_SHIM_RELAY, or HEARTH_PORTABLE: the
-	// relay is what a system without the hand-over's calls runs).
-	s.direct = s.place.getenv("HEARTH_SHIM_RELAY") == "" && !portable.Selected(s.place.getenv) && s.prepareDirect()
+	// unless told to relay (Options.Relay: the relay is what a system
+	// without the hand-over's calls runs).
+	s.direct = !s.opts.Relay && s.prepareDirect()
 	s.client.out = frame.NewWriter(s.client.raw)
 	stopSignals := s.handleSignals()
 	defer stopSignals()
@@ -344,3 +343,8 @@ func (s *Shim) answerLost(reqs []owedReq, why string) {
 	}
 	s.client.out.Flush()
 }
+
+// watchReader calls gone once w (the client's stdout) has no reader left,
+// where the system can tell (watchreader_unix.go sets it); elsewhere it
+// watches nothing.
+var watchReader = func(w io.Writer, done <-chan struct{}, gone func()) {}

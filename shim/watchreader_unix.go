@@ -14,10 +14,12 @@ import (
 // the client still reads its stdout.
 const readerGonePoll = 100 * time.Millisecond
 
-// watchReader calls gone once w (the client's stdout pipe) has no reader
-// left (POLLERR), until done closes. Writers that are not files are never
-// watched.
-func watchReader(w io.Writer, done <-chan struct{}, gone func()) {
+func init() { watchReader = pollReader }
+
+// pollReader, the system's watchReader, calls gone once w (the client's
+// stdout pipe) has no reader left (POLLERR), until done closes. Writers that
+// are not files are never watched.
+func pollReader(w io.Writer, done <-chan struct{}, gone func()) {
 	sc, ok := w.(syscall.Conn)
 	if !ok {
 		return

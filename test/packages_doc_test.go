@@ -154,3 +154,57 @@ func TestTableNames(t *testing.T) {
 		t.Errorf("tableNames = %v, want a/b, c and d", got)
 	}
 }
+
+// TestExecImportersDocumented: docs/architecture.md's "Processes start in"
+// statement names, in backquotes, every package of the module that imports
+// os/exec on Linux, macOS or Windows (test packages under test/ apart), and
+// no other.
+func TestExecImportersDocumented(t *testing.T) {
+	gobin, err := exec.LookPath("go")
+	needOrSkip(t, err == nil, "the go command")
+	importers := map[string]bool{}
+	for _, goos := range []string{"linux", "darwin", "windows"} {
+		cmd := exec.Command(gobin, "list", "-e", "-f", `{{.ImportPath}} {{join .Imports " "}}`, "./...")
+		cmd.Dir = ".."
+		cmd.Env = append(os.Environ(), "GOOS="+goos)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("GOOS=%s go list: %v", goos, err)
+		}
+		for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+			fields := strings.Fields(line)
+			if len(fields) == 0 || !slices.Contains(fields[1:], "os/exec") {
+				continue
+			}
+			rel := strings.TrimPrefix(strings.TrimPrefix(fields[0], "github.com/hearth-mcp/hearth"), "/")
+			if rel != "test" && !strings.HasPrefix(rel, "test/") {
+				importers[rel] = true
+			}
+		}
+	}
+	doc, err := os.ReadFile(filepath.Join("..", "docs", "architecture.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(doc), "- **Processes start in")
+	if !ok {
+		t.Fatal(`docs/architecture.md has no "- **Processes start in" statement`)
+	}
+	statement, _, _ := strings.Cut(rest, "\n- ")
+	named := map[string]bool{}
+	for i, part := range strings.Split(statement, "`") {
+		if i%2 == 1 && (part == "shim" || strings.HasPrefix(part, "pkg/") || strings.HasPrefix(part, "daemon/") || strings.HasPrefix(part, "tools/")) {
+			named[part] = true
+		}
+	}
+	for p := range importers {
+		if !named[p] {
+			t.Errorf("%s imports os/exec, and docs/architecture.md's \"Processes start in\" statement does not name it", p)
+		}
+	}
+	for p := range named {
+		if !importers[p] {
+			t.Errorf("docs/architecture.md's \"Processes start in\" statement names %s, which does not import os/exec", p)
+		}
+	}
+}

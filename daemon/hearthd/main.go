@@ -9,6 +9,7 @@
 //	                        restart or stop a hosted server (hearth run)
 //	hearthd sweep [--kill]  list (and end) the MCP servers clients left behind
 //	hearthd ui              open the status page in the browser
+//	hearthd doctor [--json] exercise each mechanism of this system hearth relies on
 //	hearthd memory import FILE.jsonl | export
 //	                        the official memory server's file into and out of the memory graph
 //	hearthd adopt [--write | --undo] [--only NAME,...] [--except NAME,...] [--share MODE] [--project DIR]
@@ -38,8 +39,10 @@ import (
 	"github.com/hearth-mcp/hearth/pkg/endpoint"
 	"github.com/hearth-mcp/hearth/pkg/guard"
 	"github.com/hearth-mcp/hearth/pkg/hosted"
+	"github.com/hearth-mcp/hearth/pkg/keeper"
 	"github.com/hearth-mcp/hearth/pkg/memory"
 	"github.com/hearth-mcp/hearth/pkg/owner"
+	"github.com/hearth-mcp/hearth/pkg/portable"
 	"github.com/hearth-mcp/hearth/pkg/supervisor"
 	"github.com/hearth-mcp/hearth/pkg/tool"
 	"github.com/hearth-mcp/hearth/pkg/version"
@@ -93,6 +96,12 @@ commands:
             (the client gone, the server's stdin a pipe or socket nobody can write);
             --kill ends each whole tree (SIGTERM, SIGKILL after the grace). Never
             hearth's own servers, a live client's, or another user's processes
+  doctor [--json]
+            exercise, for real, each mechanism of this system hearth relies on
+            (the socket or pipe and its peer check, the shim, the keeper, the
+            client's environment, file replacement, the service entry, the data
+            directory's lock, file ownership) and say what works; exit 1 when
+            something fails: send --json's output with your report
   adopt [--write | --undo] [--only NAME[,NAME]] [--except NAME[,NAME]]
         [--share MODE | --share NAME=MODE[,...]] [--project DIR]... [--command PATH]
             move the stdio MCP servers of your clients' configs (Claude Code,
@@ -115,7 +124,7 @@ socket their own environment names. See docs/reference.md for every variable.
 `
 
 func main() {
-	supervisor.KeeperMain() // started as a hosted upstream's keeper: runs it and exits
+	keeper.Main() // started as a hosted upstream's keeper: runs it and exits
 	os.Exit(run(os.Args[1:]))
 }
 
@@ -163,6 +172,13 @@ func run(args []string) int {
 		return uiCmd(args[1:], os.Stdout, os.Stderr, os.Getenv)
 	case "sweep":
 		return sweepCmd(args[1:], os.Stdout, os.Stderr)
+	case "doctor":
+		return doctorCmd(args[1:], os.Stdout, os.Stderr)
+	case doctorUpstream:
+		return doctorUpstreamMain(args[1:])
+	case doctorSleeper:
+		time.Sleep(10 * time.Minute)
+		return 0
 	case "stop":
 		return stopCmd(args[1:], os.Stdout, os.Stderr, os.Getenv)
 	case "restart":
@@ -296,21 +312,21 @@ func serve(mode daemon.Mode) int {
 	if err != nil {
 		log.Warn("hearthd cannot find its own executable; hosted servers run without a keeper", zap.Error(err))
 	}
-	children := supervisor.New(supervisor.Options{Grace: cfg.KillGrace, MaxChildren: cfg.MaxChildren, KeeperPath: keeper})
-	d, err := daemon.New(cfg, log, env, children, daemon.Families(children))
+	children := supervisor.New(supervisor.Options{Grace: cfg.KillGrace, MaxChildren: cfg.MaxChildren, KeeperPath: keeper,
+		PortableKeeper: portable.Read(os.Getenv).Keeper})
+	exe, _, _ := ownExecutable()
+	opts := daemon.Options{Config: cfg, Log: log, Env: env, Children: children, Openers: daemon.Families(children),
+		OnServing: publish(lock, started), StdioListens: mode == daemon.ModeStdio,
+		StartSuccessor: startSuccessor, Executable: exe, OwnerLock: lock.File(), Handed: handed,
+		HomeWhy: place.Why, Unfollowed: unfollowed}
+	if mode == daemon.ModeSocket {
+		opts.CheckUpgrade = upgradeCheck(cfg.UpgradeHandOver, log)
+	}
+	d, err := daemon.New(opts)
 	if err != nil {
 		log.Error("hearthd could not start", zap.Error(err))
 		return 1
 	}
-	d.OnServing = publish(lock, started, d)
-	d.StartSuccessor, d.OwnerLock = startSuccessor, lock.File()
-	d.Executable, _, _ = ownExecutable()
-	if mode == daemon.ModeSocket {
-		d.CheckUpgrade = upgradeCheck(cfg.UpgradeHandOver, log)
-	}
-	d.HostedServers().Adopt(handed)
-	d.HomeWhy, d.Unfollowed = place.Why, unfollowed
-	d.StdioListens = mode == daemon.ModeStdio
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	go func() {

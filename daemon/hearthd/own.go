@@ -10,6 +10,7 @@ import (
 
 	"github.com/hearth-mcp/hearth/daemon"
 	"github.com/hearth-mcp/hearth/pkg/owner"
+	"github.com/hearth-mcp/hearth/pkg/portable"
 	"github.com/hearth-mcp/hearth/pkg/version"
 	"github.com/hearth-mcp/hearth/shim"
 )
@@ -88,13 +89,13 @@ func claim(mode daemon.Mode, home string, log *zap.Logger) (lock *owner.Lock, re
 func relay(home string, rec owner.Record, log *zap.Logger) int {
 	log.Info("relaying stdio to the data directory's owner", zap.String("home", home),
 		zap.Int("owner_pid", rec.PID), zap.String("socket", rec.Socket), zap.String("owner_version", rec.Version))
-	return shim.Run(shim.Options{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv})
+	return shim.Run(shim.Options{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv, Relay: portable.Read(os.Getenv).ShimRelay})
 }
 
 // publish is the daemon's OnServing hook: it records in the data directory
 // where this owner serves.
-func publish(lock *owner.Lock, started time.Time, d *daemon.Daemon) func(daemon.Mode, string) error {
-	return func(mode daemon.Mode, socket string) error {
-		return lock.Publish(owner.Record{Mode: string(mode), Socket: socket, Version: version.Tooling(), Started: started, Ready: d.ReadyFile()})
+func publish(lock *owner.Lock, started time.Time) func(daemon.Serving) error {
+	return func(s daemon.Serving) error {
+		return lock.Publish(owner.Record{Mode: string(s.Mode), Socket: s.Socket, Version: version.Tooling(), Started: started, Ready: s.ReadyFile})
 	}
 }

@@ -18,14 +18,14 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/hearth-mcp/hearth/pkg/supervisor"
+	"github.com/hearth-mcp/hearth/pkg/keeper"
 )
 
 // The test binary doubles as the upstream servers the tests host: run with
 // HOSTED_TEST_SERVER set, it is the server that variable names. It is also
 // the keeper of the supervisor's upstreams, as hearthd is.
 func TestMain(m *testing.M) {
-	supervisor.KeeperMain()
+	keeper.Main()
 	if mode := os.Getenv("HOSTED_TEST_SERVER"); mode != "" {
 		os.Exit(serve(mode))
 	}

@@ -17,6 +17,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/hearth-mcp/hearth/pkg/config/keys"
 )
 
 // The settings, as the Preflights CLI names them (docs/reference.md's
@@ -57,7 +59,7 @@ func FromEnv(getenv func(string) string) (Chatter, error) {
 	if model == "" {
 		return nil, fmt.Errorf("%s=%s needs %s", EnvProvider, provider, EnvModel)
 	}
-	timeout := 20 * time.Second
+	timeout := keys.DefaultLLMTimeout
 	if v := getenv(EnvTimeout); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil || d <= 0 {

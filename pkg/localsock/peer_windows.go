@@ -3,37 +3,57 @@
 package localsock
 
 import (
-	"net"
-	"unsafe"
+	"fmt"
 
 	"golang.org/x/sys/windows"
 )
 
-// sioAFUnixGetPeerPID is SIO_AF_UNIX_GETPEERPID (afunix.h):
-// _WSAIOR(IOC_VENDOR, 256).
-const sioAFUnixGetPeerPID = 0x40000000 | 0x18000000 | 256
-
-// peerOf: Windows has no peer credential. Only the user (and the system)
-// can open the socket, whose directory and file the daemon made the user's
-// alone (listen_windows.go), so whoever connected is the user: the access
-// list is the check (docs/decisions/0047-windows-socket.md). User is then
-// the daemon's own, and the pid, which names the client in the log, is
-// asked of the socket where the system says it.
-func peerOf(c *net.UnixConn) Peer {
-	p := Peer{}
-	p.User, _ = Me()
-	raw, err := c.SyscallConn()
+// processUser is the SID of the user a process runs as, read from its
+// token: how each end of the pipe learns who the other is (the client's
+// pid from GetNamedPipeClientProcessId, the server's from
+// GetNamedPipeServerProcessId; docs/decisions/0064-windows-named-pipe.md).
+func processUser(pid uint32) (string, error) {
+	p, err := windows.OpenProcess(windows.PROCESS_QUERY_LIMITED_INFORMATION, false, pid)
 	if err != nil {
-		return p
+		return "", fmt.Errorf("open process %d: %w", pid, err)
 	}
-	raw.Control(func(fd uintptr) {
-		var pid uint32
-		var n uint32
-		if windows.WSAIoctl(windows.Handle(fd), sioAFUnixGetPeerPID, nil, 0, (*byte)(unsafe.Pointer(&pid)), 4, &n, nil, 0) == nil && n == 4 {
-			p.PID = int(pid)
-		}
-	})
-	return p
+	defer windows.CloseHandle(p)
+	var tok windows.Token
+	if err := windows.OpenProcessToken(p, windows.TOKEN_QUERY, &tok); err != nil {
+		return "", fmt.Errorf("the token of process %d: %w", pid, err)
+	}
+	defer tok.Close()
+	u, err := tok.GetTokenUser()
+	if err != nil {
+		return "", fmt.Errorf("the user of process %d: %w", pid, err)
+	}
+	return u.User.Sid.String(), nil
+}
+
+// clientPeer: who is at the other end of an accepted pipe.
+func clientPeer(h windows.Handle) (Peer, error) {
+	var pid uint32
+	if err := windows.GetNamedPipeClientProcessId(h, &pid); err != nil {
+		return Peer{}, fmt.Errorf("the client's pid: %w", err)
+	}
+	u, err := processUser(pid)
+	if err != nil {
+		return Peer{PID: int(pid)}, err
+	}
+	return Peer{PID: int(pid), User: u}, nil
+}
+
+// serverPeer: who serves a dialed pipe.
+func serverPeer(h windows.Handle) (Peer, error) {
+	var pid uint32
+	if err := windows.GetNamedPipeServerProcessId(h, &pid); err != nil {
+		return Peer{}, fmt.Errorf("the server's pid: %w", err)
+	}
+	u, err := processUser(pid)
+	if err != nil {
+		return Peer{PID: int(pid)}, err
+	}
+	return Peer{PID: int(pid), User: u}, nil
 }
 
 // Me is the user this process runs as, as Peer.User says it: its SID.

@@ -32,6 +32,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/hearth-mcp/hearth/pkg/config/keys"
 	"github.com/hearth-mcp/hearth/pkg/frame"
 	"github.com/hearth-mcp/hearth/pkg/jsonrpc"
 	"github.com/hearth-mcp/hearth/pkg/stats"
@@ -45,16 +46,16 @@ var ProtocolVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-
 
 // Defaults for Options.
 const (
-	DefaultQueueDepth = 1024
+	DefaultQueueDepth = keys.DefaultQueueDepth
 	// DefaultQueueBytes bounds the memory one connection's queued and
 	// running requests hold (their decoded frames): 1 024 frames of 1 MiB
 	// could otherwise pin gigabytes.
 	DefaultQueueBytes = 256 << 20
 	// DefaultMaxHeldBytes bounds the same across every connection: four
 	// clients flooding 1 MiB frames without reading took 2 GB without it.
-	DefaultMaxHeldBytes = 512 << 20
+	DefaultMaxHeldBytes = keys.DefaultMaxHeldMB << 20
 	DefaultPageSize     = 100
-	DefaultDrainTimeout = 10 * time.Second
+	DefaultDrainTimeout = keys.DefaultDrainTimeout
 	// DefaultAbandonGrace is how long a session waits, after a call's deadline
 	// or cancellation, for its handler to return before answering without it.
 	// It covers the supervisor's SIGTERM grace, so a child is dead when the

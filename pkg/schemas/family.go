@@ -13,12 +13,13 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/hearth-mcp/hearth/pkg/config/keys"
 	"github.com/hearth-mcp/hearth/pkg/schemas/backend"
 	"github.com/hearth-mcp/hearth/pkg/tool"
 )
 
 // DefaultMaxBatch is validate_many's cap unless MCP_MAX_BATCH says otherwise.
-const DefaultMaxBatch = 100
+const DefaultMaxBatch = keys.DefaultMaxBatch
 
 // Family serves the schema tools from a catalog that SIGHUP can reload.
 // The catalog is compiled on first need, not when the family opens (the

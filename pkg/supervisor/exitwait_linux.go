@@ -6,7 +6,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// awaitExit returns once the child p has exited, without reaping it (the
+// awaitPidfd, Linux's awaitExit, returns once the child p has exited, without reaping it (the
 // caller's Wait then returns at once), having waited in the runtime's
 // poller on a pidfd. A goroutine blocked in wait itself (os.Process.Wait's
 // waitid) holds an OS thread for as long as the child runs, and the runtime
@@ -14,7 +14,9 @@ import (
 // at once kept 300 threads, and their memory, after they stopped. It
 // reports false when it could not wait so (no pidfd: a kernel before 5.3),
 // and the caller's Wait blocks as before.
-func awaitExit(p *os.Process) bool {
+func init() { awaitExit = awaitPidfd }
+
+func awaitPidfd(p *os.Process) bool {
 	fd, err := unix.PidfdOpen(p.Pid, unix.PIDFD_NONBLOCK)
 	if err != nil {
 		return false

@@ -24,10 +24,9 @@ func TestReleasedUpstreamLivesOnAndEndsWithItsNewDaemon(t *testing.T) {
 	}
 	for _, mode := range keeperModes {
 		t.Run(mode.name, func(t *testing.T) {
-			t.Setenv(PortableKeeperEnv, mode.portable)
 			script, marks := escaping(t)
 			script = script[:len(script)-len("exec sleep 300")] + "exec cat"
-			old := New(Options{KeeperPath: exe})
+			old := New(Options{KeeperPath: exe, PortableKeeper: mode.portable})
 			p, err := old.Start(ProcessSpec{Path: "/bin/sh", Args: []string{"-c", script}, Keeper: true, Stderr: os.Stderr})
 			if err != nil {
 				t.Fatal(err)
@@ -49,7 +48,7 @@ func TestReleasedUpstreamLivesOnAndEndsWithItsNewDaemon(t *testing.T) {
 			p.Stdin.Close()
 			p.Stdout.Close()
 			p.stderr.Close()
-			s := New(Options{KeeperPath: exe})
+			s := New(Options{KeeperPath: exe, PortableKeeper: mode.portable})
 			a := s.Adopt(h, os.Stderr, 0)
 			a.Stdin.Write([]byte("still here\n"))
 			if line, _ := bufio.NewReader(a.Stdout).ReadString('\n'); line != "still here\n" {
@@ -64,7 +63,7 @@ func TestReleasedUpstreamLivesOnAndEndsWithItsNewDaemon(t *testing.T) {
 			case <-time.After(10 * time.Second):
 				t.Fatal("the adopted keeper never ended")
 			}
-			awaitEnd(t, marks, mode.portable == "1" || os.Getenv("HEARTH_PORTABLE") == "1", "the adopting daemon's death")
+			awaitEnd(t, marks, mode.portable, "the adopting daemon's death")
 			if syscall.Kill(h.KeeperPid, 0) == nil {
 				// A zombie until this process (its parent) reaps it.
 				var ws syscall.WaitStatus
@@ -87,7 +86,7 @@ func TestHandedOverUpstreamOutlivesItsDaemon(t *testing.T) {
 		t.Run(mode.name, func(t *testing.T) {
 			script, marks := escaping(t)
 			d := exec.Command(exe)
-			d.Env = append(os.Environ(), testDaemonEnv+"="+script, testHandOverEnv+"=1", PortableKeeperEnv+"="+mode.portable)
+			d.Env = daemonEnv(mode.env, testDaemonEnv+"="+script, testHandOverEnv+"=1")
 			out, err := d.Output()
 			if err != nil {
 				t.Fatalf("the test daemon: %v (%s)", err, out)
@@ -110,7 +109,7 @@ func TestHandedOverUpstreamOutlivesItsDaemon(t *testing.T) {
 				time.Sleep(10 * time.Millisecond)
 			}
 			syscall.Kill(heir, syscall.SIGKILL)
-			awaitEnd(t, marks, mode.portable == "1" || os.Getenv("HEARTH_PORTABLE") == "1", "the heir's death")
+			awaitEnd(t, marks, mode.portable, "the heir's death")
 		})
 	}
 }

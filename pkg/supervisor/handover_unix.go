@@ -3,6 +3,8 @@
 package supervisor
 
 import (
+	"github.com/hearth-mcp/hearth/pkg/keeper"
+
 	"errors"
 	"fmt"
 	"io"
@@ -32,7 +34,7 @@ func deathSocket() (keeperEnd, daemonEnd *os.File, err error) {
 	return os.NewFile(uintptr(fds[0]), "hearth-keeper-death"), os.NewFile(uintptr(fds[1]), "hearth-daemon-death"), nil
 }
 
-// handOverWait bounds the wait for a keeper's answer to handOver.
+// handOverWait bounds the wait for a keeper's answer to keeper.HandOver.
 const handOverWait = 2 * time.Second
 
 // Handed is what a daemon hands its successor of one kept upstream
@@ -75,7 +77,7 @@ func (p *Process) Release() (*Handed, error) {
 		return nil, ErrNotHandable
 	default:
 	}
-	if _, err := p.death.Write([]byte{handOver}); err != nil {
+	if _, err := p.death.Write([]byte{keeper.HandOver}); err != nil {
 		return nil, fmt.Errorf("tell keeper %d: %w", p.Pid, err)
 	}
 	if p.acks != nil { // adopted: the watcher reads the socket
@@ -87,7 +89,7 @@ func (p *Process) Release() (*Handed, error) {
 	} else {
 		p.death.SetReadDeadline(time.Now().Add(handOverWait))
 		var b [1]byte
-		if _, err := io.ReadFull(p.death, b[:]); err != nil || b[0] != handedOver {
+		if _, err := io.ReadFull(p.death, b[:]); err != nil || b[0] != keeper.HandedOver {
 			return nil, fmt.Errorf("keeper %d did not answer the hand-over: %v", p.Pid, err)
 		}
 		p.death.SetReadDeadline(time.Time{})
@@ -167,7 +169,7 @@ func (s *Supervisor) Adopt(h *Handed, stderr io.Writer, grace time.Duration) *Pr
 				break // the keeper exited: it ended its tree first
 			}
 			for _, c := range b[:n] {
-				if c == handedOver {
+				if c == keeper.HandedOver {
 					select {
 					case p.acks <- struct{}{}:
 					default:

@@ -3,6 +3,8 @@
 package supervisor
 
 import (
+	"github.com/hearth-mcp/hearth/pkg/portable"
+
 	"bufio"
 	"bytes"
 	"fmt"
@@ -25,7 +27,8 @@ const testHandOverEnv = "SUPERVISOR_TEST_HANDOVER"
 
 func testDaemon() int {
 	exe, _ := os.Executable()
-	s := New(Options{KeeperPath: exe})
+	// A main of the daemon's kind: it reads the portability switches.
+	s := New(Options{KeeperPath: exe, PortableKeeper: portable.Read(os.Getenv).Keeper})
 	p, err := s.Start(ProcessSpec{Path: "/bin/sh", Args: []string{"-c", os.Getenv(testDaemonEnv)}, Keeper: true, Stderr: os.Stderr})
 	if err != nil {
 		fmt.Println(err)
@@ -193,7 +196,26 @@ func awaitNoEscapees(t *testing.T, marks []string, after string) {
 	}
 }
 
-var keeperModes = []struct{ name, portable string }{{"native", "0"}, {"portable", "1"}}
+// keeperModes are the keeper's two ways (Options.PortableKeeper), and the
+// switch that selects each in a test daemon's environment.
+var keeperModes = []struct {
+	name     string
+	portable bool
+	env      string
+}{{"native", false, portable.KeeperEnv + "=0"}, {"portable", true, portable.KeeperEnv + "=1"}}
+
+// daemonEnv is a test daemon's environment: this one's without the
+// switches, which mode's replace.
+func daemonEnv(env string, extra ...string) []string {
+	var out []string
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		if name != portable.Env && name != portable.KeeperEnv {
+			out = append(out, kv)
+		}
+	}
+	return append(append(out, env), extra...)
+}
 
 // Every descendant of a kept upstream ends with it, whatever session it
 // moved to: when it is stopped, when it exits, and when the daemon is
@@ -207,11 +229,10 @@ func TestKeeperEndsEveryDescendant(t *testing.T) {
 	}
 	for _, mode := range keeperModes {
 		t.Run(mode.name, func(t *testing.T) {
-			t.Setenv(PortableKeeperEnv, mode.portable)
-			tracked := mode.portable == "1" || os.Getenv("HEARTH_PORTABLE") == "1"
+			tracked := mode.portable
 			t.Run("stop", func(t *testing.T) {
 				script, marks := escaping(t)
-				s := New(Options{KeeperPath: exe, Grace: 200 * time.Millisecond})
+				s := New(Options{KeeperPath: exe, Grace: 200 * time.Millisecond, PortableKeeper: mode.portable})
 				p, err := s.Start(ProcessSpec{Path: "/bin/sh", Args: []string{"-c", script}, Keeper: true})
 				if err != nil {
 					t.Fatal(err)
@@ -227,7 +248,7 @@ func TestKeeperEndsEveryDescendant(t *testing.T) {
 			t.Run("exit", func(t *testing.T) {
 				script, marks := escaping(t)
 				script = strings.Replace(script, "exec sleep 300", "read line; exit 3", 1)
-				s := New(Options{KeeperPath: exe})
+				s := New(Options{KeeperPath: exe, PortableKeeper: mode.portable})
 				p, err := s.Start(ProcessSpec{Path: "/bin/sh", Args: []string{"-c", script}, Keeper: true})
 				if err != nil {
 					t.Fatal(err)
@@ -244,7 +265,7 @@ func TestKeeperEndsEveryDescendant(t *testing.T) {
 			t.Run("daemon killed", func(t *testing.T) {
 				script, marks := escaping(t)
 				d := exec.Command(exe)
-				d.Env = append(os.Environ(), testDaemonEnv+"="+script)
+				d.Env = daemonEnv(mode.env, testDaemonEnv+"="+script)
 				out, err := d.StdoutPipe()
 				if err != nil {
 					t.Fatal(err)

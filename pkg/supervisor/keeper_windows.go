@@ -14,9 +14,6 @@ const (
 	nativeKeeperDeath = false
 )
 
-// KeeperMain returns at once: no process is started as a keeper here.
-func KeeperMain() {}
-
 func setKeeperSignal(*syscall.SysProcAttr) {}
 
 // signalKeeper is never called with a keeper here; a child's tree is its job.

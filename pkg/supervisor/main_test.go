@@ -3,6 +3,8 @@
 package supervisor
 
 import (
+	"github.com/hearth-mcp/hearth/pkg/keeper"
+
 	"os"
 	"testing"
 )
@@ -10,7 +12,7 @@ import (
 // The test binary doubles as the keeper (Options.KeeperPath), as hearthd
 // does, and as a small daemon that the keeper tests kill (keeper_test.go).
 func TestMain(m *testing.M) {
-	KeeperMain()
+	keeper.Main()
 	if os.Getenv(testDaemonEnv) != "" {
 		os.Exit(testDaemon())
 	}

@@ -6,8 +6,11 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"runtime"
 	"syscall"
 	"time"
+
+	"github.com/hearth-mcp/hearth/pkg/proctable"
 )
 
 // prepare puts the child in a process group of its own, so the group can be
@@ -58,3 +61,26 @@ func awaitGroupGone(pgid int, limit time.Duration) bool {
 
 // forget: a process group needs nothing closed.
 func forget(int) {}
+
+// groupRunning reports whether any process of the group is still alive.
+// kill(-pgid, 0) also counts zombies (dead, waiting for their new parent to
+// reap them), so when it says yes, Linux's process table tells the dead
+// from the living; elsewhere they cannot be told apart, and a zombie counts.
+func groupRunning(pgid int) bool {
+	if err := syscall.Kill(-pgid, 0); err != nil {
+		return false // ESRCH: nobody left
+	}
+	if runtime.GOOS != "linux" {
+		return true
+	}
+	procs, err := proctable.List()
+	if err != nil {
+		return true
+	}
+	for _, p := range procs {
+		if p.Pgid == pgid && !p.Zombie {
+			return true
+		}
+	}
+	return false
+}

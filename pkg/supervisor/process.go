@@ -12,7 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/hearth-mcp/hearth/pkg/portable"
+	"github.com/hearth-mcp/hearth/pkg/keeper"
 )
 
 // ProcessSpec describes a long-lived child that talks over its stdin and
@@ -45,7 +45,7 @@ type Process struct {
 	Pid    int            // the keeper's, when there is one
 
 	s        *Supervisor
-	keeper   bool     // Pid is a keeper: the last word is keeperStop, not SIGKILL
+	keeper   bool     // Pid is a keeper: the last word is keeper.Stop, not SIGKILL
 	death    *os.File // the write end of a portable keeper's pipe: closing it tells the keeper the daemon is gone
 	cmd      *exec.Cmd
 	grace    time.Duration
@@ -55,7 +55,7 @@ type Process struct {
 	stderr   *os.File      // the read end of the child's stderr (nil: discarded)
 	released atomic.Bool   // handed to another daemon (Release)
 	adopted  bool          // handed over by another daemon (Adopt): not this process's child
-	acks     chan struct{} // an adopted keeper's answers to handOver
+	acks     chan struct{} // an adopted keeper's answers to keeper.HandOver
 	// Set before done is closed.
 	exitCode int
 	signal   string
@@ -73,8 +73,8 @@ func (s *Supervisor) Start(spec ProcessSpec) (*Process, error) {
 		return nil, fmt.Errorf("start %s: %w", spec.Path, err)
 	}
 	var cmd *exec.Cmd
-	keeper := spec.Keeper && keepersWork && s.keeperPath != ""
-	if !keeper {
+	kept := spec.Keeper && keepersWork && s.keeperPath != ""
+	if !kept {
 		var err error
 		if cmd, err = command(context.Background(), spec.Path, spec.Args, spec.Dir); err != nil {
 			return nil, fmt.Errorf("start %s: %w", spec.Path, err)
@@ -94,7 +94,7 @@ func (s *Supervisor) Start(spec ProcessSpec) (*Process, error) {
 	cmd.Env = cleanEnv(spec.Env)
 	prepare(cmd)
 	var death *os.File
-	if keeper {
+	if kept {
 		// Every keeper has the death socket (fd 3): its end is how a
 		// keeper handed to another daemon learns of that daemon's death
 		// (docs/decisions/0046-upstream-handover.md), and the only way
@@ -106,15 +106,15 @@ func (s *Supervisor) Start(spec ProcessSpec) (*Process, error) {
 		defer r.Close() // the keeper's copy is its own once it started
 		death = w
 		cmd.ExtraFiles = []*os.File{r}
-		native := os.Getenv(PortableKeeperEnv) != "1" && !portable.Selected(os.Getenv)
+		native := !s.portableKeeper
 		if nativeKeeperDeath && native {
-			cmd.Env = append(cmd.Env, keeperEnv+"="+keeperBySignal)
+			cmd.Env = append(cmd.Env, keeper.Env+"="+keeper.BySignal)
 			setKeeperSignal(cmd.SysProcAttr)
 		} else {
-			cmd.Env = append(cmd.Env, keeperEnv+"="+keeperByPipe)
+			cmd.Env = append(cmd.Env, keeper.Env+"="+keeper.ByPipe)
 			clearDeathSignal(cmd.SysProcAttr) // the socket alone tells it
 		}
-		cmd.Env = append(cmd.Env, keeperDescendantsEnv+"="+descendantsMode(native))
+		cmd.Env = append(cmd.Env, keeper.DescendantsEnv+"="+keeper.DescendantsMode(native))
 	}
 	closeDeath := func() {
 		if death != nil {
@@ -162,9 +162,9 @@ func (s *Supervisor) Start(spec ProcessSpec) (*Process, error) {
 		return nil, startError(spec.Path, spec.Dir, err)
 	}
 	p := &Process{Stdin: inW, Stdout: outR, Pid: cmd.Process.Pid, s: s, cmd: cmd, grace: grace, exited: make(chan struct{}), done: make(chan struct{}),
-		keeper: keeper, death: death, stderr: errR}
+		keeper: kept, death: death, stderr: errR}
 	s.mu.Lock()
-	s.live[p.Pid] = keeper
+	s.live[p.Pid] = kept
 	s.mu.Unlock()
 	var copied sync.WaitGroup
 	if errR != nil {
@@ -276,3 +276,11 @@ func (p *Process) Stop() {
 	<-p.done
 	p.Stdout.Close()
 }
+
+// awaitExit returns once the child p has exited, without reaping it, and
+// reports true, where the runtime's poller can wait for that (Linux's
+// pidfd, exitwait_linux.go); elsewhere it reports false at once and the
+// caller's Wait blocks an OS thread while the child runs (and Start locks
+// that goroutine to it, so the thread ends with the goroutine rather than
+// staying in the runtime's pool).
+var awaitExit = func(*os.Process) bool { return false }

@@ -1,6 +1,8 @@
 package supervisor
 
 import (
+	"github.com/hearth-mcp/hearth/pkg/keeper"
+
 	"os/exec"
 	"runtime"
 	"syscall"
@@ -39,3 +41,6 @@ func start(cmd *exec.Cmd) error {
 // clearDeathSignal: a portable keeper learns of the daemon's death from its
 // pipe alone (docs/decisions/0043-keeper-subreaper.md).
 func clearDeathSignal(attr *syscall.SysProcAttr) { attr.Pdeathsig = 0 }
+
+// setKeeperSignal: the daemon's death sends the keeper keeper.Stop.
+func setKeeperSignal(a *syscall.SysProcAttr) { a.Pdeathsig = keeper.Stop }

@@ -22,12 +22,14 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/hearth-mcp/hearth/pkg/config/keys"
 )
 
 // Defaults.
 const (
-	DefaultGrace       = 2000 * time.Millisecond
-	DefaultMaxChildren = 8
+	DefaultGrace       = keys.DefaultKillGrace
+	DefaultMaxChildren = keys.DefaultMaxChildren
 	DefaultOutputLimit = 64 << 10
 	// MaxLine bounds one line OnLine is handed; a longer one is dropped
 	// whole (Result.LongLines).
@@ -57,17 +59,25 @@ type Options struct {
 	MaxChildren int           // children running at once across the daemon
 	Grace       time.Duration // SIGTERM-to-SIGKILL grace unless a Spec says otherwise
 	// KeeperPath is the executable that runs keepers (ProcessSpec.Keeper):
-	// the daemon's own, whose main calls KeeperMain first. Empty: no keeper.
+	// the daemon's own, whose main calls keeper.Main first. Empty: no keeper.
 	KeeperPath string
+	// PortableKeeper makes Linux keepers learn of the daemon's death
+	// through the death socket, as they do where there is no parent-death
+	// signal, and find the upstream's descendants with the tracker, as
+	// where there is no subreaper, so that both ways of each are tested on
+	// Linux (pkg/portable reads the switch).
+	PortableKeeper bool
 }
 
 // Supervisor runs children for tools.
 type Supervisor struct {
 	grace      time.Duration
 	keeperPath string
-	slots      chan struct{}
-	mu         sync.Mutex
-	live       map[int]bool // process group ids; true: the leader is a keeper
+	// portableKeeper: Options.PortableKeeper.
+	portableKeeper bool
+	slots          chan struct{}
+	mu             sync.Mutex
+	live           map[int]bool // process group ids; true: the leader is a keeper
 }
 
 // New returns a Supervisor.
@@ -78,7 +88,7 @@ func New(o Options) *Supervisor {
 	if o.Grace <= 0 {
 		o.Grace = DefaultGrace
 	}
-	return &Supervisor{grace: o.Grace, keeperPath: o.KeeperPath, slots: make(chan struct{}, o.MaxChildren), live: map[int]bool{}}
+	return &Supervisor{grace: o.Grace, keeperPath: o.KeeperPath, portableKeeper: o.PortableKeeper, slots: make(chan struct{}, o.MaxChildren), live: map[int]bool{}}
 }
 
 // Spec describes one child.

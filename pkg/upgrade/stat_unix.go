@@ -12,7 +12,14 @@ import (
 	"github.com/hearth-mcp/hearth/pkg/endpoint"
 )
 
-func stat(path string) (Identity, os.FileInfo, error) {
+// This system's own mechanisms, in place of the common file's defaults.
+func init() {
+	stat = unixStat
+	safe = unixSafe
+	safePlace = unixSafePlace
+}
+
+func unixStat(path string) (Identity, os.FileInfo, error) {
 	info, err := os.Stat(path)
 	if err != nil {
 		return Identity{}, nil, err
@@ -24,9 +31,10 @@ func stat(path string) (Identity, os.FileInfo, error) {
 	return Identity{Dev: uint64(st.Dev), Ino: uint64(st.Ino), Size: info.Size(), ModTime: info.ModTime()}, info, nil
 }
 
-// safe: a regular executable file that this user or root owns and that no
-// one else may write (as the config file is checked: decision 0014).
-func safe(info os.FileInfo) error {
+// unixSafe, the system's safe,: a regular executable file that this user or
+// root owns and that no one else may write (as the config file is checked:
+// decision 0014).
+func unixSafe(info os.FileInfo) error {
 	st := info.Sys().(*syscall.Stat_t)
 	switch {
 	case !info.Mode().IsRegular():
@@ -41,13 +49,14 @@ func safe(info os.FileInfo) error {
 	return nil
 }
 
-// safePlace: no one but this user and root can change which file path
-// names between the check and the run: a link at path is theirs, and so is
-// every directory on the way to it, which only they may write (the config
-// file's rule, decision 0014: endpoint.OwnPlace). Without it, another user
-// who may write a directory on the way swaps in a file of theirs after the
-// file was judged: it would be run, for its `version` or as the successor.
-func safePlace(path string) error {
+// unixSafePlace, the system's safePlace,: no one but this user and root can
+// change which file path names between the check and the run: a link at path
+// is theirs, and so is every directory on the way to it, which only they may
+// write (the config file's rule, decision 0014: endpoint.OwnPlace). Without
+// it, another user who may write a directory on the way swaps in a file of
+// theirs after the file was judged: it would be run, for its `version` or as
+// the successor.
+func unixSafePlace(path string) error {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return err

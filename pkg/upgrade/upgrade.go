@@ -9,7 +9,9 @@
 package upgrade
 
 import (
+	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -124,3 +126,18 @@ func firstLine(s string) string {
 	}
 	return s
 }
+
+// stat identifies the file at path where the system can (stat_unix.go sets
+// it); elsewhere a daemon hands over only on Unix (decision 0046).
+var stat = func(string) (Identity, os.FileInfo, error) { return Identity{}, nil, errUnsupported }
+
+// safe checks that only the user and root can change the file (stat_unix.go
+// sets it).
+var safe = func(os.FileInfo) error { return errUnsupported }
+
+// safePlace checks the same of the directories above path (stat_unix.go sets
+// it).
+var safePlace = func(string) error { return errUnsupported }
+
+// errUnsupported: a daemon hands over only on Unix (decision 0046).
+var errUnsupported = errors.New("an upgrade hands over only on Unix")

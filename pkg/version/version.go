@@ -1,7 +1,7 @@
 // Package version names this build of hearth. Release builds set Commit
 // (and may set Version) with -ldflags "-X
-// github.com/hearth-mcp/hearth/pkg/version.Commit=<sha>" (the Justfile,
-// .ci/release and .goreleaser.yaml do); a plain `go install` reports "dev".
+// github.com/hearth-mcp/hearth/pkg/version.Commit=<sha>" (the Justfile and
+// tools/release do); a plain `go install` reports "dev".
 package version
 
 // Version is the release version of hearth; a variable so a release build

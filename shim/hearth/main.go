@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/hearth-mcp/hearth/pkg/portable"
 	"github.com/hearth-mcp/hearth/pkg/version"
 	"github.com/hearth-mcp/hearth/shim"
 )
@@ -42,6 +43,8 @@ not this process's environment. See hearthd status for the daemon.
 `
 
 func main() {
+	// The portability switches, read here and nowhere else below.
+	sw := portable.Read(os.Getenv)
 	if len(os.Args) > 1 {
 		switch os.Args[1] {
 		case "version", "--version":
@@ -51,17 +54,17 @@ func main() {
 			fmt.Print(usage)
 			os.Exit(0)
 		case "run":
-			parent, known := shim.ParentEnv()
+			parent, known := shim.ParentEnv(sw.NoParentEnv)
 			run, err := shim.ParseRun(os.Args[2:], os.Environ(), parent, known)
 			if err != nil {
 				fmt.Fprintf(os.Stderr, "hearth: %v\n", err)
 				os.Exit(2)
 			}
-			os.Exit(shim.Run(shim.Options{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv, Run: run}))
+			os.Exit(shim.Run(shim.Options{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv, Run: run, Relay: sw.ShimRelay}))
 		default:
 			fmt.Fprintf(os.Stderr, "hearth: unexpected argument %q (hearth takes none; see hearth --help)\n", os.Args[1])
 			os.Exit(2)
 		}
 	}
-	os.Exit(shim.Run(shim.Options{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv}))
+	os.Exit(shim.Run(shim.Options{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv, Relay: sw.ShimRelay}))
 }

@@ -55,15 +55,24 @@ pkg/safefile, golang.org/x/sys < pkg/localsock;
 # the one place that starts the daemon's child processes (x/sys: Job Objects
 # on Windows).
 golang.org/x/sys < pkg/proctable;
-os/exec, pkg/portable, pkg/proctable, golang.org/x/sys < pkg/supervisor;
+# The keeper, a program of its own the daemon's executable runs in a mode:
+# it starts a hosted upstream and ends its every descendant; the protocol
+# the supervisor speaks with it.
+pkg/proctable < pkg/keeper;
+os/exec, pkg/config/keys, pkg/keeper, golang.org/x/sys < pkg/supervisor;
 
 # Opening a URL for the user (a sign-in page): a process that must outlive
 # hearth (the browser it starts), so it is not the supervisor's.
 os/exec < pkg/opener;
 
+# Which program a hosted server's command names: a bare name on PATH, else
+# a path; the shim and the daemon both resolve by it.
+os/exec < pkg/command;
+
 # Talking HTTP to a service the user configured: the schema backend, the LLM
 # provider, the embedding service.
-net/http < pkg/schemas/backend, pkg/llm, pkg/memory/embed;
+# The settings' defaults are pkg/config/keys', written once.
+pkg/config/keys, net/http < pkg/schemas/backend, pkg/llm, pkg/memory/embed;
 
 # The daemon process: the version guard (no store, no tool code: it runs
 # before anything opens a store), the owner of a data directory, settings.
@@ -108,11 +117,14 @@ pkg/validate, go.uber.org/zap < pkg/tool;
 
 # The protocol layer: sessions over the contract. It knows no family and no
 # argument of one.
-pkg/frame, pkg/hello, pkg/jsonrpc, pkg/stats, pkg/tool, go.uber.org/zap < pkg/mcp;
+pkg/config/keys, pkg/frame, pkg/hello, pkg/jsonrpc, pkg/stats, pkg/tool, go.uber.org/zap < pkg/mcp;
 
 # Streamable HTTP: a transport plugging sessions into HTTP requests
 # (docs/architecture.md, "The session in parts"), serving loopback clients.
 pkg/mcp, pkg/envelope, pkg/sessionkeep, pkg/webguard, net/http, go.uber.org/zap < pkg/mcphttp;
+# The local transports beside it: the socket, a shim's handed-over stdio
+# (the direct transport) and a stdio daemon's own; the daemon wires them.
+pkg/mcp, pkg/envelope, pkg/handoff, pkg/localsock, pkg/rawio, go.uber.org/zap, golang.org/x/sys < pkg/mcplocal;
 
 # Families and the packages under them. Nothing here imports pkg/mcp,
 # pkg/jsonrpc or pkg/frame (domain logic knows nothing of JSON-RPC), and the
@@ -171,13 +183,13 @@ golang.org/x/sys, testing < pkg/safefile/safefiletest;
 
 # The shim: no store, no schema library, no config parser (pkg/config/keys
 # names the setting variables). It starts hearthd serve, which outlives it.
-pkg/handoff, pkg/hello, pkg/owner, pkg/config/keys, pkg/portable, pkg/localsock, pkg/safefile, pkg/version, golang.org/x/sys, os/exec < shim;
-shim < shim/hearth;
+pkg/command, pkg/handoff, pkg/hello, pkg/owner, pkg/config/keys, pkg/portable, pkg/localsock, pkg/safefile, pkg/version, golang.org/x/sys, os/exec < shim;
+shim, pkg/portable < shim/hearth;
 
 # The daemon wires everything together; hearthd adds the subcommands.
-pkg/mcp, pkg/mcphttp, pkg/sessionkeep, net/http, pkg/schemas, pkg/memory, pkg/clarify, pkg/workspace, pkg/config,
-pkg/handoff, pkg/hello, pkg/rawio, pkg/localsock, pkg/supervisor, pkg/hosted, pkg/statuspage, pkg/version, github.com/coreos/go-systemd, go.uber.org/zap, golang.org/x/sys < daemon;
-daemon, shim, pkg/localsock, pkg/guard, pkg/owner, pkg/adopt, pkg/sweep, pkg/opener, pkg/upgrade, pkg/memory/jsonl, deploy/systemd, deploy/launchd, go.uber.org/zap, os/exec < daemon/hearthd;
+pkg/command, pkg/mcp, pkg/mcphttp, pkg/mcplocal, pkg/sessionkeep, net/http, pkg/schemas, pkg/memory, pkg/clarify, pkg/workspace, pkg/config,
+pkg/hello, pkg/localsock, pkg/supervisor, pkg/hosted, pkg/statuspage, pkg/version, github.com/coreos/go-systemd, go.uber.org/zap, golang.org/x/sys < daemon;
+daemon, shim, pkg/keeper, pkg/portable, pkg/localsock, pkg/guard, pkg/owner, pkg/adopt, pkg/sweep, pkg/opener, pkg/upgrade, pkg/memory/jsonl, deploy/systemd, deploy/launchd, go.uber.org/zap, os/exec < daemon/hearthd;
 
 # The release builder: it runs go build and git.
 pkg/version, os/exec < tools/release;
@@ -186,7 +198,7 @@ pkg/memory/pgstore, pkg/memory/sqlitestore !< daemon/hearthd;
 
 # The end-to-end tests and the benchmarks drive real binaries.
 NONE < test, test/bench, test/deps, test/internal/rawping, test/internal/recordserver, test/bench/internal/catalogserver;
-github.com/modelcontextprotocol/go-sdk < test/internal/hostedserver;
+github.com/modelcontextprotocol/go-sdk, os/exec < test/internal/hostedserver;
 github.com/modelcontextprotocol/go-sdk, os/exec < test/internal/leaver;
 os/exec < test/bench/internal/benchtable;
 # The conformance suite's client: hearth's remote packages, as hearth run --url will use them.

@@ -4,8 +4,7 @@
 // reproducible: static binaries built with -trimpath and no build id, and
 // archive entries in a fixed order with the commit's time, root's owner
 // and fixed modes, so two runs on one commit give the same bytes.
-// .goreleaser.yaml describes the same release for GoReleaser; this program
-// needs nothing but Go, so CI runs it (.ci/run).
+// It is the release: it needs nothing but Go, so CI runs it (.ci/run).
 //
 //	go run ./tools/release [-out dist] [-dirty-ok]
 package main

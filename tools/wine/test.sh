@@ -15,5 +15,5 @@ if ! command -v wine64 >/dev/null 2>&1 && [ ! -x /usr/lib/wine/wine64 ] || ! com
 fi
 eval "$(tools/wine/setup.sh)"
 GOOS=windows go test -count=1 -json -timeout 300s -exec wine64 \
-	-short ./pkg/localsock/ ./pkg/endpoint/ ./pkg/owner/ ./pkg/supervisor/ ./shim/ "$@" |
+	-short ./pkg/localsock/ ./pkg/endpoint/ ./pkg/owner/ ./pkg/supervisor/ ./pkg/proctable/ ./pkg/sweep/ ./shim/ "$@" |
 	go run tools/wine/results.go

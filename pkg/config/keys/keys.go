@@ -4,6 +4,8 @@
 // linking the config file's parser.
 package keys
 
+import "time"
+
 // ConfigVar names the config file to read instead of the default
 // (~/.config/hearth/config.toml). It is a location, not a setting.
 const ConfigVar = "HEARTH_CONFIG"
@@ -68,3 +70,24 @@ func IsSettingVar(name string) bool {
 	}
 	return false
 }
+
+// The settings' defaults, each written here once: pkg/config reports them
+// (daemon_status, hearthd validate, docs/reference.md's values), and the
+// packages that apply a setting take its default from here.
+const (
+	DefaultMaxBatch          = 100                    // max_batch
+	DefaultBackendAssetsPath = "/synesthetic-assets/" // backend_assets_path
+	DefaultLLMTimeout        = 20 * time.Second       // llm_timeout
+	DefaultQueueDepth        = 1024                   // queue_depth
+	DefaultMaxCalls          = 16                     // max_calls
+	DefaultMaxConnections    = 512                    // max_connections
+	DefaultMaxHeldMB         = 512                    // max_held_mb
+	DefaultMaxChildren       = 8                      // max_children
+	DefaultKillGrace         = 2 * time.Second        // kill_grace
+	DefaultDrainTimeout      = 10 * time.Second       // drain_timeout
+	DefaultLogLevel          = "info"                 // log_level
+	DefaultSocketMode        = 0o600                  // socket_mode
+	DefaultHTTPAuth          = "token"                // http_auth
+	DefaultHostedControl     = false                  // hosted_control
+	DefaultUpgradeHandOver   = true                   // upgrade_handover
+)

@@ -8,7 +8,9 @@ import (
 	"github.com/hearth-mcp/hearth/pkg/safefile"
 )
 
-// mapFile maps the file at path privately (copy on write: the index may
+func init() { mapFile = mmapFile }
+
+// mmapFile, the system's mapFile, maps the file at path privately (copy on write: the index may
 // change its bytes in place, never the file's), so loading a snapshot costs
 // no copy and no zeroed allocation, only the pages the kernel already
 // caches. release unmaps it, for bytes nothing uses.
@@ -17,7 +19,7 @@ import (
 // search as long as any code holds them, and the index lives as long as
 // its store, which is as long as the daemon. (The file it came from may be
 // replaced meanwhile: the mapping keeps the old one readable.)
-func mapFile(path string) (b []byte, release func(), err error) {
+func mmapFile(path string) (b []byte, release func(), err error) {
 	// A file of hearth's own, in the data directory (safefile.OpenOwn: no
 	// link followed, no FIFO waited on, another user's refused).
 	f, err := safefile.OpenOwn(path)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/hearth-mcp/hearth/pkg/atomicfile"
 	"github.com/hearth-mcp/hearth/pkg/memory/lexindex"
+	"github.com/hearth-mcp/hearth/pkg/safefile"
 )
 
 // A snapshot is the lexical index saved to a file so that the next start
@@ -202,4 +203,12 @@ func TrustedSnapshot(path, storeID string, memoryOf func(seq int64) (mem int64, 
 		}
 	}
 	return ix, st, ""
+}
+
+// mapFile gives the bytes of the snapshot file at path: mapped where the
+// system can (mapfile_unix.go sets it), else read whole; release lets
+// them go.
+var mapFile = func(path string) ([]byte, func(), error) {
+	b, err := safefile.ReadOwn(path, 1<<40)
+	return b, func() {}, err
 }

@@ -10,7 +10,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-func hostile(tb testing.TB, dir string, name func(class string) string, content func(string) []byte, limit int64) map[string]string {
+func init() { hostile = makeHostile }
+
+func makeHostile(tb testing.TB, dir string, name func(class string) string, content func(string) []byte, limit int64) map[string]string {
 	tb.Helper()
 	must := func(err error) {
 		tb.Helper()

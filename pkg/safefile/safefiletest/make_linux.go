@@ -11,7 +11,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-func create(tb testing.TB, dir string) []Special {
+func init() { create = makeSpecial }
+
+func makeSpecial(tb testing.TB, dir string) []Special {
 	tb.Helper()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		tb.Fatal(err)

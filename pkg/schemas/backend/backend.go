@@ -27,11 +27,13 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/hearth-mcp/hearth/pkg/config/keys"
 )
 
 // Configuration defaults.
 const (
-	DefaultAssetsPath = "/synesthetic-assets/"
+	DefaultAssetsPath = keys.DefaultBackendAssetsPath
 	DefaultTimeout    = 5 * time.Second
 	// MaxAssetBytes is the 1 MiB request limit (the frame limit), applied to the encoded asset.
 	MaxAssetBytes = 1 << 20

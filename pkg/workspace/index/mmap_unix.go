@@ -8,9 +8,11 @@ import (
 	"github.com/hearth-mcp/hearth/pkg/safefile"
 )
 
-// mapFile maps the file read-only: the index's pages stay in the page cache,
-// shared and reclaimable, instead of the daemon's heap.
-func mapFile(path string) ([]byte, func() error, error) {
+func init() { mapFile = mmapFile }
+
+// mmapFile maps the file read-only: the index's pages stay in the page
+// cache, shared and reclaimable, instead of the daemon's heap.
+func mmapFile(path string) ([]byte, func() error, error) {
 	// A file of hearth's own, in the data directory (safefile.OpenOwn: no
 	// link followed, no FIFO waited on, another user's refused).
 	f, err := safefile.OpenOwn(path)

@@ -172,3 +172,7 @@ func readWhole(path string) ([]byte, func() error, error) {
 // maxIndexFile bounds an index read whole: far above any index's size (a
 // million files' trigrams), so only something that is no index is refused.
 const maxIndexFile = 1 << 34
+
+// mapFile maps the file at path read-only where the system can
+// (mmap_unix.go sets it), else reads it whole; the closer releases it.
+var mapFile = readWhole

@@ -10,6 +10,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"os/signal"
 	"slices"
 	"strconv"
@@ -24,6 +25,17 @@ import (
 )
 
 func main() {
+	// -sleeper: only sleep; -tree starts one, a child of the server, so a
+	// test can see the server's whole tree end.
+	if len(os.Args) > 1 && os.Args[1] == "-sleeper" {
+		time.Sleep(time.Hour)
+		return
+	}
+	if len(os.Args) > 1 && os.Args[1] == "-tree" {
+		if self, err := os.Executable(); err == nil {
+			_ = exec.Command(self, "-sleeper").Start()
+		}
+	}
 	// -stubborn: ignore SIGTERM and stdin closing, as servers that leave
 	// orphans do; only SIGKILL ends it.
 	stubborn := len(os.Args) > 1 && os.Args[1] == "-stubborn"

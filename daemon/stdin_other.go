@@ -1,8 +1,0 @@
-//go:build !linux
-
-package daemon
-
-import "io"
-
-// stdioInput is the stdio daemon's stdin as it is, off Linux.
-func stdioInput(in io.ReadCloser) io.ReadCloser { return in }

@@ -1,5 +1,0 @@
-//go:build !unix
-
-package index
-
-func mapFile(path string) ([]byte, func() error, error) { return readWhole(path) }
