@@ -46,7 +46,7 @@ const ReloadMethod = "$/hearth/reload"
 
 // controls are the daemon's control methods (mcp.Options.Control).
 func (d *Daemon) controls() map[string]mcp.ControlFunc {
-	return map[string]mcp.ControlFunc{ServersMethod: d.serversControl, HandOverMethod: d.handOverControl, ReloadMethod: d.reloadControl, UIMethod: d.uiControl}
+	return map[string]mcp.ControlFunc{ServersMethod: d.serversControl, HandOverMethod: d.handOverControl, ReloadMethod: d.reloadControl, UIMethod: d.uiControl, LoginMethod: d.loginControl}
 }
 
 // reloadControl answers $/hearth/reload.

@@ -77,6 +77,9 @@ type Daemon struct {
 	reloadFailed string
 	// ui is the status page and the savings it shows (ui.go).
 	ui uiState
+	// remote holds the vault and the remote servers' authorizations
+	// (remote.go).
+	remote remoteState
 }
 
 // New builds the daemon in named steps: its own tools, the families opened
@@ -109,7 +112,8 @@ func New(o Options) (*Daemon, error) {
 		d.closeFamilies()
 		return nil, err
 	}
-	d.hosted = hosted.NewTable(hosted.Options{Supervisor: d.children, LogDir: logDir, Logger: d.log, CatalogDir: catalogDir, DrainWait: d.cfg.DrainTimeout})
+	d.hosted = hosted.NewTable(hosted.Options{Supervisor: d.children, LogDir: logDir, Logger: d.log, CatalogDir: catalogDir, DrainWait: d.cfg.DrainTimeout,
+		Remote: d.dialRemote, AuthStatus: d.authStatus, ExpandEnv: d.envExpanded})
 	d.hosted.Adopt(o.Handed)
 	d.srv = d.newServer()
 	d.local = mcplocal.New(mcplocal.Options{Serve: d.srv.Serve, Log: d.log})

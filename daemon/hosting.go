@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/hearth-mcp/hearth/pkg/command"
 	"github.com/hearth-mcp/hearth/pkg/config"
@@ -98,14 +99,54 @@ func (d *Daemon) hostedSpec(rr hello.Run) (hosted.Spec, error) {
 		for k, v := range rr.Env {
 			merged[k] = v
 		}
+		if sv.URL != "" {
+			headers := make([]string, 0, len(sv.Headers))
+			for k, v := range sv.Headers {
+				headers = append(headers, k+": "+v)
+			}
+			sort.Strings(headers)
+			if rr.Sharing == "" {
+				sharing = hosted.Global
+				if sv.Sharing != "" {
+					sharing, _ = hosted.ParseSharing(sv.Sharing)
+				}
+			}
+			return hosted.Spec{Name: rr.Name, Entry: rr.Entry, URL: sv.URL, Headers: headers,
+				Client:  hosted.RemoteClient{ID: sv.ClientID, Secret: sv.ClientSecret, Issuer: sv.ClientIssuer},
+				Sharing: sharing, IdleTimeout: sv.IdleTimeout, InitTimeout: remoteInit(sv.InitTimeout), AnswerTimeout: sv.AnswerTimeout, Restart: sv.Restart,
+				Prestart: sv.Prestart, NoCatalog: sv.NoCatalog}, nil
+		}
 		return hosted.Spec{Name: rr.Name, Entry: rr.Entry, Command: command.Resolve(sv.Command), Args: sv.Args, Env: envList(merged), Dir: sv.Cwd,
 			Sharing: sharing, IdleTimeout: sv.IdleTimeout, InitTimeout: sv.InitTimeout, AnswerTimeout: sv.AnswerTimeout, Restart: sv.Restart,
 			Prestart: sv.Prestart, NoCatalog: sv.NoCatalog, Queue: specQueue(sv.Queue), MaxInstances: sv.MaxInstances}, nil
+	}
+	if rr.URL != "" {
+		if err := config.CheckRemoteURL(rr.URL); err != nil {
+			return hosted.Spec{}, fmt.Errorf("hearth run --url: %v", err)
+		}
+		// hearth run --url: shared by every window unless --share says
+		// otherwise (a remote server has no directory to run in).
+		if rr.Sharing == "" {
+			share = hosted.Global
+		}
+		return hosted.Spec{Entry: rr.Entry, URL: rr.URL, Headers: rr.Headers, Sharing: share, InitTimeout: remoteInitTimeout}, nil
 	}
 	if strings.TrimSpace(rr.Command) == "" {
 		return hosted.Spec{}, errors.New("no command to run: use hearth run COMMAND ARGS... or hearth run NAME")
 	}
 	return hosted.Spec{Entry: rr.Entry, Command: command.Resolve(rr.Command), Args: rr.Args, Env: env, Sharing: share}, nil
+}
+
+// helloRunNamed is the run of `hearth run NAME`.
+func helloRunNamed(name string) hello.Run { return hello.Run{Name: name, Command: name} }
+
+// remoteInit is a remote server's init timeout: its initialize may wait
+// for a sign-in.
+func remoteInit(d time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return remoteInitTimeout
 }
 
 func envList(m map[string]string) []string {

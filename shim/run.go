@@ -2,6 +2,7 @@ package shim
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/hearth-mcp/hearth/pkg/command"
@@ -15,7 +16,8 @@ const RunEnvVar = "HEARTH_RUN_ENV"
 
 // ParseRun reads the arguments after `hearth run`: `[--share MODE] [--env
 // NAMES]... [--name NAME]` then `-- COMMAND ARGS...`, `NAME`, or `COMMAND
-// ARGS...` (a name and a command at once: the daemon chooses).
+// ARGS...` (a name and a command at once: the daemon chooses); or `--url
+// URL [--header "Name: value"]...`, a remote server (docs/remote.md).
 // environ is the shim's environment, parent its parent's (the client's)
 // when known.
 //
@@ -29,8 +31,15 @@ func ParseRun(args, environ, parent []string, parentKnown bool) (*hello.Run, err
 	explicit := false
 	for len(args) > 0 {
 		flag, value, hasValue := strings.Cut(args[0], "=")
-		if flag != "--share" && flag != "--env" && flag != "--name" {
+		if flag != "--share" && flag != "--env" && flag != "--name" && flag != "--url" && flag != "--header" {
 			break
+		}
+		if (flag == "--url" || flag == "--header") && !hasValue {
+			// The value is the next argument whatever it starts with.
+			if len(args) < 2 || strings.TrimSpace(args[1]) == "" {
+				return nil, errors.New("hearth run " + flag + ": want " + map[string]string{"--url": "the remote server's URL (https://...)", "--header": `"Name: value"`}[flag])
+			}
+			value, hasValue, args = args[1], true, args[1:]
 		}
 		if !hasValue {
 			switch {
@@ -63,7 +72,26 @@ func ParseRun(args, environ, parent []string, parentKnown bool) (*hello.Run, err
 				return nil, errors.New("hearth run --name: want the name the client's entry gives the server")
 			}
 			r.Entry = value
+		case "--url":
+			if err := CheckURL(value); err != nil {
+				return nil, err
+			}
+			r.URL = value
+		case "--header":
+			if err := CheckHeader(value); err != nil {
+				return nil, err
+			}
+			r.Headers = append(r.Headers, value)
 		}
+	}
+	if r.URL == "" && len(r.Headers) > 0 {
+		return nil, errors.New("hearth run --header: only with --url (a remote server)")
+	}
+	if r.URL != "" {
+		if len(args) > 0 {
+			return nil, errors.New("hearth run --url takes no command; got " + strings.Join(args, " "))
+		}
+		return &r, nil // a remote server has no environment
 	}
 	switch {
 	case len(args) == 0:
@@ -82,7 +110,7 @@ func ParseRun(args, environ, parent []string, parentKnown bool) (*hello.Run, err
 		r.Name = args[0]
 		r.Command, r.Args = command.Absolute(args[0]), args[1:]
 	default:
-		return nil, errors.New("hearth run takes [--share MODE] [--env NAMES] [--name NAME] then NAME (a [servers.NAME] table of the config file), COMMAND ARGS..., or -- COMMAND ARGS...; got " + strings.Join(args, " "))
+		return nil, errors.New("hearth run takes [--share MODE] [--env NAMES] [--name NAME] then NAME (a [servers.NAME] table of the config file), COMMAND ARGS..., or -- COMMAND ARGS...; or --url URL [--header \"Name: value\"]...; got " + strings.Join(args, " "))
 	}
 	if v, ok := envMap(environ)[RunEnvVar]; ok {
 		explicit = true
@@ -90,6 +118,49 @@ func ParseRun(args, environ, parent []string, parentKnown bool) (*hello.Run, err
 	}
 	r.Env, r.ClientEnv = EntryEnv(environ, parent, parentKnown, explicit, named)
 	return &r, nil
+}
+
+// CheckURL is the shim's look at a remote server's URL (the shim links
+// no networking: the daemon checks it in full): it must begin with
+// https:// or http:// and name a host, and hold no #fragment.
+func CheckURL(raw string) error {
+	rest, ok := strings.CutPrefix(raw, "https://")
+	if !ok {
+		rest, ok = strings.CutPrefix(raw, "http://")
+	}
+	if !ok || rest == "" || strings.HasPrefix(rest, "/") {
+		return errors.New("hearth run --url: want an absolute https:// URL (http:// only to 127.0.0.1, ::1 or localhost)")
+	}
+	if strings.ContainsAny(raw, "# \t\r\n") {
+		return errors.New("hearth run --url: a server's endpoint holds no #fragment, space or control character")
+	}
+	return nil
+}
+
+// CheckHeader refuses a header that is not "Name: value" with a token for
+// its name and no control characters in its value (the value is never
+// shown: it may be a key).
+func CheckHeader(h string) error {
+	name, value, ok := strings.Cut(h, ":")
+	name = strings.TrimSpace(name)
+	if !ok || name == "" {
+		return errors.New(`hearth run --header: want "Name: value"`)
+	}
+	for _, c := range name {
+		if c > 0x7e || c <= ' ' || strings.ContainsRune("\"(),/:;<=>?@[\\]{}", c) {
+			return fmt.Errorf("hearth run --header: %q is not a header name", name)
+		}
+	}
+	for _, c := range value {
+		if c < ' ' && c != '\t' || c == 0x7f {
+			return fmt.Errorf("hearth run --header %s: its value holds a control character", name)
+		}
+	}
+	switch strings.ToLower(name) {
+	case "host", "content-length", "content-type", "accept", "mcp-session-id", "mcp-protocol-version", "transfer-encoding", "connection":
+		return fmt.Errorf("hearth run --header %s: hearth sets that header itself", name)
+	}
+	return nil
 }
 
 // splitNames reads a comma-separated list of variable names.

@@ -199,3 +199,49 @@ func TestParseRun(t *testing.T) {
 		}
 	}
 }
+
+// `hearth run --url`: the URL and headers, with the other options; and
+// every bad input refused with an error that says what is wanted and shows
+// no header value.
+func TestParseRunURL(t *testing.T) {
+	r, err := ParseRun([]string{"--share", "client", "--name", "tracker", "--url", "https://mcp.example/mcp?x=1", "--header", "X-Api-Key: ${secret:k}", "--header=X-Region: eu"}, nil, nil, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.URL != "https://mcp.example/mcp?x=1" || !slices.Equal(r.Headers, []string{"X-Api-Key: ${secret:k}", "X-Region: eu"}) || r.Sharing != "client" || r.Entry != "tracker" || r.Command != "" || len(r.Env) != 0 {
+		t.Fatalf("%+v", r)
+	}
+	if r, err := ParseRun([]string{"--url=http://127.0.0.1:8080/mcp"}, nil, nil, false); err != nil || r.URL != "http://127.0.0.1:8080/mcp" {
+		t.Fatalf("--url=: %+v %v", r, err)
+	}
+	const value = "sk-do-not-show-1234"
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--url"}, "want the remote server's URL"},
+		{[]string{"--url", ""}, "want the remote server's URL"},
+		{[]string{"--url", "ftp://h/mcp"}, "want an absolute https:// URL"},
+		{[]string{"--url", "mcp.example/mcp"}, "want an absolute https:// URL"},
+		{[]string{"--url", "https:///mcp"}, "want an absolute https:// URL"},
+		{[]string{"--url", "https://h/mcp#top"}, "no #fragment"},
+		{[]string{"--url", "https://h/m cp"}, "no #fragment, space"},
+		{[]string{"--url", "https://h/mcp", "npx", "srv"}, "takes no command"},
+		{[]string{"--header", "X: y", "--", "npx"}, "only with --url"},
+		{[]string{"--url", "https://h/mcp", "--header"}, `want "Name: value"`},
+		{[]string{"--url", "https://h/mcp", "--header", "no colon " + value}, `want "Name: value"`},
+		{[]string{"--url", "https://h/mcp", "--header", ": " + value}, `want "Name: value"`},
+		{[]string{"--url", "https://h/mcp", "--header", "Bad Name: " + value}, "is not a header name"},
+		{[]string{"--url", "https://h/mcp", "--header", "X-Key: " + value + "\r\nInjected: 1"}, "control character"},
+		{[]string{"--url", "https://h/mcp", "--header", "Mcp-Session-Id: " + value}, "hearth sets that header itself"},
+		{[]string{"--url", "https://h/mcp", "--header", "host: " + value}, "hearth sets that header itself"},
+	} {
+		_, err := ParseRun(tc.args, nil, nil, false)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: got %v, want %q", tc.args, err, tc.want)
+		}
+		if err != nil && strings.Contains(err.Error(), value) {
+			t.Errorf("%q: the error shows the header's value: %v", tc.args, err)
+		}
+	}
+}

@@ -190,7 +190,7 @@ func TestAdoptedEntriesAnswerThroughHearth(t *testing.T) {
 		t.Errorf("hosted server logs: %v, want one per entry", logs)
 	}
 	st, _ := runAdopt(t, home, "status")
-	if !regexpMatch(`Claude Code\s+~/\.claude\.json\s+2\s+1\s+0\s+1`, st) || !regexpMatch(`Cursor\s+~/\.cursor/mcp\.json\s+1\s+1\s+0\s+0`, st) {
+	if !regexpMatch(`Claude Code\s+~/\.claude\.json\s+2\s+2\s+0\s+0`, st) || !regexpMatch(`Cursor\s+~/\.cursor/mcp\.json\s+1\s+1\s+0\s+0`, st) {
 		t.Errorf("status after adopt:\n%s", st)
 	}
 }

@@ -216,8 +216,8 @@ func runAdopt(t *testing.T, home string, args ...string) (string, int) {
 }
 
 // TestAdoptDryRunWriteTwiceUndo: the dry run shows every client's changes
-// and changes no byte; --write rewrites each stdio entry (and nothing
-// else), refuses the broken file and leaves it as it is; a second --write
+// and changes no byte; --write rewrites each stdio entry and each remote
+// one whose headers need nothing of the client (and nothing else), refuses the broken file and leaves it as it is; a second --write
 // changes nothing; --undo restores every file byte for byte and leaves no
 // backup behind.
 func TestAdoptDryRunWriteTwiceUndo(t *testing.T) {
@@ -239,7 +239,8 @@ func TestAdoptDryRunWriteTwiceUndo(t *testing.T) {
 		`+      "args": ["run", "--name", "docs", "--env=", "--", "node", "tools/docs-server.js"],`,
 		"Claude Code     ~/.claude.json                                                   memory",
 		"app-db", "[project /home/me/app]",
-		"hearth's own server", "left alone: http server", "left alone: sse server",
+		"hearth's own server", "moves behind hearth run --url", "left alone: http server; its headers use the client's variables",
+		`+        "context": {"type": "stdio", "command": "hearth", "args": ["run", "--name=context", "--url", "http://localhost:8931/sse"]}`,
 		"moves behind hearth (sharing: client)",
 		"Refused ~/src/app/.cursor/mcp.json: it does not parse: line 2, column 17: an object opened here is never closed",
 		"Dry run: nothing was changed.",
@@ -299,8 +300,8 @@ func TestAdoptDryRunWriteTwiceUndo(t *testing.T) {
 			t.Errorf("status lacks %q:\n%s", want, out)
 		}
 	}
-	if !regexpMatch(`Claude Code\s+~/\.claude\.json\s+5\s+3\s+0\s+2`, out) {
-		t.Errorf("status does not count ~/.claude.json's servers as 5, 3 through hearth, 0 to move, 2 remote:\n%s", out)
+	if !regexpMatch(`Claude Code\s+~/\.claude\.json\s+5\s+5\s+0\s+0`, out) {
+		t.Errorf("status does not count ~/.claude.json's servers as 5, 5 through hearth (its remote ones behind hearth run --url), 0 to move, 0 remote:\n%s", out)
 	}
 
 	out, code = runAdopt(t, home, "adopt", "--undo", "--project", project)

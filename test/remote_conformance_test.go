@@ -16,16 +16,20 @@ import (
 // TestRemoteClientConformance runs the official conformance suite's client
 // authorization scenarios, every one that the 2025-11-25 and the
 // 2026-07-28 requirement sets score (`list --requirements`, the auth/
-// ones), each at its revision's wire, with test/internal/remoteclient as
-// the client: hearth's remote transport, authorization client, vault and
-// opener, opening the conversation as a hosted server's router does. It
-// signs in without a person: HEARTH_OPEN_URL names the client itself in
-// -browse mode, which follows the authorization server's redirect to the
-// loopback listener as a browser would. The pre-registration scenario's
-// client is configured as a pre-registered client from the suite's
-// context; the client ID metadata document is the URL the suite expects.
-// A few transport scenarios of the sets that this client's conversation
-// covers run too (the others need a full client: elicitation, sampling,
+// ones), each at its revision's wire, with hearth as the client of the
+// suite's server: test/internal/remoteclient -hearth starts a daemon of
+// its own and is the stdio client of `hearth run --url URL` (the daemon's
+// hosted instance, remote transport, authorization client, vault and
+// opener do the rest). The daemon signs in without a person:
+// HEARTH_OPEN_URL names remoteclient in -browse mode, which follows the
+// authorization server's redirect to the daemon's loopback listener as a
+// browser would. The pre-registration scenario's client is configured on
+// the server's entry ([servers.conformance] client_id, client_secret the
+// name of a secret stored with `hearthd secret set`, client_issuer) and
+// reached with `hearth run conformance`; the client ID metadata document
+// is the URL the suite expects (HEARTH_CLIENT_METADATA_URL). A few
+// transport scenarios of the sets that this client's conversation covers
+// run too (the others need a full client: elicitation, sampling,
 // arguments of the suite's own tools).
 func TestRemoteClientConformance(t *testing.T) {
 	suite, _ := filepath.Abs(filepath.Join("conformance", "node_modules", "@modelcontextprotocol", "conformance", "dist", "index.js"))
@@ -33,7 +37,7 @@ func TestRemoteClientConformance(t *testing.T) {
 	needOrSkip(t, err == nil, "test/conformance/node_modules (npm ci in test/conformance)")
 	node, err := node22Path()
 	needOrSkip(t, err == nil, fmt.Sprintf("Node 22 (npx -y node@22: %v)", err))
-	client := filepath.Join(t.TempDir(), "remoteclient")
+	client := filepath.Join(shortTempDir(t), "remoteclient")
 	if out, err := exec.Command("go", "build", "-o", client, "github.com/hearth-mcp/hearth/test/internal/remoteclient").CombinedOutput(); err != nil {
 		t.Fatalf("building remoteclient: %v\n%s", err, out)
 	}
@@ -56,7 +60,7 @@ func TestRemoteClientConformance(t *testing.T) {
 			ran++
 			t.Run(rev+"/"+sc, func(t *testing.T) {
 				t.Parallel()
-				cmd := exec.Command(node, suite, "client", "--command", client+" -client-metadata-url=https://conformance-test.local/client-metadata.json",
+				cmd := exec.Command(node, suite, "client", "--command", client+" -hearth "+bin.dir+" -client-metadata-url=https://conformance-test.local/client-metadata.json",
 					"--scenario", sc, "--spec-version", rev)
 				cmd.Env = append(os.Environ(), "HEARTH_OPEN_URL="+client+" -browse")
 				cmd.Dir = t.TempDir() // the suite writes its results/ where it runs

@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/hearth-mcp/hearth/pkg/adopt"
+	"github.com/hearth-mcp/hearth/pkg/endpoint"
+	"github.com/hearth-mcp/hearth/pkg/secret"
 )
 
 // Exit codes of `hearthd adopt`.
@@ -48,6 +50,7 @@ func adoptCmd(args []string, stdout, stderr io.Writer, getenv func(string) strin
 	fl.SetOutput(stderr)
 	write := fl.Bool("write", false, "apply the changes, backing each file up beside itself first")
 	undo := fl.Bool("undo", false, "restore each file from the backup made by the write that left it as it is, if it has not changed since")
+	secrets := fl.Bool("secrets", false, "move the literal credentials of entries' headers and env into hearth's store (hearthd secret), the entries naming them as ${secret:NAME}; with --write they are stored before the files are written")
 	var only, except, share, projects listFlag
 	fl.Var(&only, "only", "move only these servers (`NAME[,NAME]`)")
 	fl.Var(&except, "except", "leave these servers (`NAME[,NAME]`)")
@@ -56,7 +59,7 @@ func adoptCmd(args []string, stdout, stderr io.Writer, getenv func(string) strin
 	self, _ := os.Executable()
 	shim := fl.String("command", defaultShim(runtime.GOOS, self, isFile, exec.LookPath), "the shim command moved entries run (an absolute path for a client whose PATH lacks it)")
 	fl.Usage = func() {
-		fmt.Fprintln(stderr, "usage: hearthd adopt [--write | --undo] [--only NAME[,NAME]] [--except NAME[,NAME]] [--share MODE | --share NAME=MODE[,...]] [--project DIR]... [--command PATH]")
+		fmt.Fprintln(stderr, "usage: hearthd adopt [--write | --undo] [--secrets] [--only NAME[,NAME]] [--except NAME[,NAME]] [--share MODE | --share NAME=MODE[,...]] [--project DIR]... [--command PATH]")
 		fl.PrintDefaults()
 	}
 	if err := fl.Parse(args); err != nil {
@@ -98,7 +101,19 @@ func adoptCmd(args []string, stdout, stderr io.Writer, getenv func(string) strin
 	}
 
 	files := loadConfigs(locs)
-	opt := adopt.Options{Shim: *shim, Only: only, Except: except, Share: map[string]string{}}
+	opt := adopt.Options{Shim: *shim, Only: only, Except: except, Share: map[string]string{}, Secrets: *secrets}
+	var vault *secret.Vault
+	if *secrets {
+		dir, err := endpoint.StateDir(endpoint.Getenv(getenv))
+		if err == nil {
+			vault, err = secret.Open(secret.Options{Dir: dir})
+		}
+		if err != nil {
+			fmt.Fprintln(stderr, "hearthd adopt --secrets:", err)
+			return adoptRefused
+		}
+		opt.SecretName = secretNamer(vault)
+	}
 	for _, s := range share {
 		name, mode, named := strings.Cut(s, "=")
 		if !named {
@@ -136,11 +151,26 @@ func adoptCmd(args []string, stdout, stderr io.Writer, getenv func(string) strin
 			continue
 		}
 		if p.Changed() {
-			fmt.Fprint(stdout, p.Diff(tilde(f.Path, env.Home)))
+			diff := p.Diff(tilde(f.Path, env.Home))
+			for _, sc := range p.Secrets {
+				// The lines it removes show what is in the file now: not
+				// the credentials that leave it.
+				diff = strings.ReplaceAll(diff, sc.Value, "********")
+			}
+			fmt.Fprint(stdout, diff)
 			fmt.Fprintln(stdout)
 		}
 	}
 	printPlanTable(stdout, plans, env.Home)
+	for _, p := range plans {
+		for _, sc := range p.Secrets {
+			verb := "would move"
+			if *write {
+				verb = "moves"
+			}
+			fmt.Fprintf(stdout, "%s: %s %s of %s into the store as ${secret:%s}\n", tilde(p.File.Path, env.Home), verb, sc.Where, sc.Server, sc.Name)
+		}
+	}
 
 	changed := 0
 	for _, p := range plans {
@@ -170,6 +200,11 @@ func adoptCmd(args []string, stdout, stderr io.Writer, getenv func(string) strin
 			if p.File.Err != nil || !p.Changed() {
 				continue
 			}
+			if err := storeSecrets(vault, p.Secrets); err != nil {
+				fmt.Fprintf(stdout, "Not written: %s: %v\n", tilde(p.File.Path, env.Home), err)
+				code = adoptRefused
+				continue
+			}
 			backup, err := adopt.Write(p, now())
 			if err != nil {
 				fmt.Fprintf(stdout, "Not written: %v\n", err)
@@ -181,6 +216,43 @@ func adoptCmd(args []string, stdout, stderr io.Writer, getenv func(string) strin
 		fmt.Fprintln(stdout, "Restart your clients (or reload their MCP servers) to start the servers through hearth; `hearthd adopt --undo` puts the files back.")
 	}
 	return code
+}
+
+// secretNamer keeps adopt's proposed name for a credential unless the
+// store holds another value under it (or this run gave it to another),
+// then adds -2, -3...
+func secretNamer(v *secret.Vault) func(proposed, value string) string {
+	given := map[string]string{}
+	return func(proposed, value string) string {
+		for i := 1; ; i++ {
+			name := proposed
+			if i > 1 {
+				name = fmt.Sprintf("%s-%d", proposed, i)
+			}
+			if g, ok := given[name]; ok {
+				if g == value {
+					return name
+				}
+				continue
+			}
+			stored, ok, err := v.Get(secret.Static(name))
+			if err != nil || !ok || stored == value {
+				given[name] = value
+				return name
+			}
+		}
+	}
+}
+
+// storeSecrets stores the credentials a plan names before its file is
+// written (nothing of them is printed).
+func storeSecrets(v *secret.Vault, list []adopt.Secret) error {
+	for _, sc := range list {
+		if err := v.Set(secret.Static(sc.Name), sc.Value); err != nil {
+			return fmt.Errorf("storing %s: %w", sc.Name, err)
+		}
+	}
+	return nil
 }
 
 // adoptUnsupported says why adopt must not move entries on goos, or "":

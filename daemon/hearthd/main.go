@@ -12,8 +12,12 @@
 //	hearthd doctor [--json] exercise each mechanism of this system hearth relies on
 //	hearthd memory import FILE.jsonl | export
 //	                        the official memory server's file into and out of the memory graph
-//	hearthd adopt [--write | --undo] [--only NAME,...] [--except NAME,...] [--share MODE] [--project DIR]
-//	                        move the stdio MCP servers of the user's clients behind hearth
+//	hearthd login|logout NAME
+//	                        sign in to (or out of) a remote server; the daemon holds its tokens
+//	hearthd secret set|list|rm NAME
+//	                        the stored secrets ${secret:NAME} names (set reads stdin)
+//	hearthd adopt [--write | --undo] [--secrets] [--only NAME,...] [--except NAME,...] [--share MODE] [--project DIR]
+//	                        move the MCP servers of the user's clients behind hearth
 //	hearthd install-service write and enable the systemd user units
 //	hearthd version         print the version
 //
@@ -102,7 +106,16 @@ commands:
             client's environment, file replacement, the service entry, the data
             directory's lock, file ownership) and say what works; exit 1 when
             something fails: send --json's output with your report
-  adopt [--write | --undo] [--only NAME[,NAME]] [--except NAME[,NAME]]
+  login NAME [--print]
+            sign in to the remote server NAME (hearth run --url, or a [servers.NAME]
+            with a url): the daemon holds its tokens; the sign-in page opens with
+            the open_url setting's command (--print prints its link instead)
+  logout NAME
+            forget the remote server's tokens: its next call needs a sign-in
+  secret set NAME | secret list | secret rm NAME
+            the stored secrets that env and headers values name as ${secret:NAME};
+            set reads the value from stdin, never from an argument
+  adopt [--write | --undo] [--secrets] [--only NAME[,NAME]] [--except NAME[,NAME]]
         [--share MODE | --share NAME=MODE[,...]] [--project DIR]... [--command PATH]
             move the stdio MCP servers of your clients' configs (Claude Code,
             Claude Desktop, Cursor, VS Code) behind hearth: without --write, show
@@ -183,6 +196,10 @@ func run(args []string) int {
 		return stopCmd(args[1:], os.Stdout, os.Stderr, os.Getenv)
 	case "restart":
 		return restartCmd(args[1:], os.Stdout, os.Stderr, os.Getenv)
+	case "login", "logout":
+		return loginCmd(cmd, args[1:], os.Stdout, os.Stderr, os.Getenv)
+	case "secret":
+		return secretCmd(args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv)
 	case "adopt":
 		return adoptCmd(args[1:], os.Stdout, os.Stderr, os.Getenv, time.Now)
 	case "install-service":

@@ -231,6 +231,18 @@ func instanceWords(h hosted.Status) string {
 	if len(h.EnvNames) > 0 {
 		parts = append(parts, "variables "+strings.Join(h.EnvNames, ","))
 	}
+	if len(h.HeaderNames) > 0 {
+		parts = append(parts, "headers "+strings.Join(h.HeaderNames, ","))
+	}
+	if a, ok := h.Auth.(map[string]any); ok {
+		// Where its sign-in stands (a remote server): never a token.
+		if st, _ := a["state"].(string); st != "" && st != "none" {
+			if iss, _ := a["issuer"].(string); iss != "" && st == "signed-in" {
+				st += " at " + iss
+			}
+			parts = append(parts, st)
+		}
+	}
 	if h.Shape != "" {
 		parts = append(parts, "for "+h.Shape)
 	}

@@ -391,6 +391,8 @@ func printHosted(out io.Writer, list []hosted.Status) {
 			pid = fmt.Sprint(h.Pid)
 			rss = fmt.Sprintf("%.1f MB", float64(h.RSSBytes)/1e6)
 			up = (time.Duration(h.UptimeSeconds) * time.Second).String()
+		} else if h.UptimeSeconds > 0 {
+			up = (time.Duration(h.UptimeSeconds) * time.Second).String() // a remote server: no process
 		}
 		fmt.Fprintf(w, "  %s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%d\n", h.Name, h.Key, h.Sharing, h.State, pid, dash(h.Era), h.Clients, rss, up, h.Restarts)
 	}

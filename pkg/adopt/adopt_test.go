@@ -95,7 +95,7 @@ func TestVSCodePlanKeepsCommentsAndInputs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]Action{"memory": Move, "remote": KeepRemote, "shell": Move}
+	want := map[string]Action{"memory": Move, "remote": Move, "shell": Move}
 	if got := decisions(p); !mapsEqual(got, want) {
 		t.Fatalf("decisions %v, want %v", got, want)
 	}
@@ -113,6 +113,7 @@ func TestVSCodePlanKeepsCommentsAndInputs(t *testing.T) {
 				"npx",
 				"-y",`,
 		`"shell": {"command": "${env:HOME}/bin/tool"}`, `"shell": {"command": "hearth", "args": ["run", "--name", "shell", "--env=", "--", "${env:HOME}/bin/tool"]}`,
+		`"remote": {"type": "http", "url": "https://example.com/mcp"}`, `"remote": {"type": "stdio", "command": "hearth", "args": ["run", "--name=remote", "--url", "https://example.com/mcp"]}`,
 	).Replace(vscodeUser)
 	if string(p.New) != wantText {
 		t.Fatalf("new text:\n%s\nwant:\n%s", p.New, wantText)
@@ -123,7 +124,7 @@ func TestVSCodePlanKeepsCommentsAndInputs(t *testing.T) {
 		if s.Name == "memory" && !slices.Equal(s.Args, []string{"run", "--name", "memory", "--env", "MEMORY_FILE_PATH,TOKEN", "--", "npx", "-y", "@modelcontextprotocol/server-memory"}) {
 			t.Fatalf("memory args %q", s.Args)
 		}
-		if s.Name != "remote" && s.Kind != Hosted {
+		if s.Kind != Hosted {
 			t.Fatalf("%s is %v after the rewrite", s.Name, s.Kind)
 		}
 	}
@@ -155,7 +156,7 @@ func TestClaudeCodeUserAndProjects(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]Action{"fs": Move, "hearth": KeepHearth, "ctx": KeepRemote, "db": Move, "odd": KeepUnknown}
+	want := map[string]Action{"fs": Move, "hearth": KeepHearth, "ctx": Move, "db": Move, "odd": KeepUnknown}
 	if got := decisions(p); !mapsEqual(got, want) {
 		t.Fatalf("decisions %v, want %v", got, want)
 	}
@@ -169,6 +170,7 @@ func TestClaudeCodeUserAndProjects(t *testing.T) {
       "args": ["run", "--name", "fs", "--env=", "--", "npx", "-y", "@modelcontextprotocol/server-filesystem", "/tmp"],`,
 		`"db": {"command": "hearth", "args": ["run", "--share", "client", "--name", "db", "--env", "DB", "--", "uvx"], "cwd": "/home/u/app", "env": {"DB": "x"}}`,
 		`"numStartups": 12,`,
+		`"ctx": {"type": "stdio", "command": "hearth", "args": ["run", "--name=ctx", "--url", "http://localhost:9000/sse"]}`,
 	} {
 		if !strings.Contains(string(p.New), s) {
 			t.Fatalf("new text lacks %s:\n%s", s, p.New)

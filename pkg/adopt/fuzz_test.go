@@ -52,6 +52,12 @@ func FuzzPlan(f *testing.F) {
 			for i, d := range p.Decisions {
 				a := after.Servers[i]
 				want := d.Server
+				if d.Action == Move && want.Kind == Remote {
+					if u, _, why := remoteOf(want); a.Kind != Hosted || a.Command != "hearth" || why != "" || !slices.Contains(a.Args, "--url") || !slices.Contains(a.Args, u) {
+						t.Fatalf("moved %s reads as %+v\n%s", d.Name, a, p.New)
+					}
+					continue
+				}
 				if d.Action == Move {
 					if a.Kind != Hosted || a.Command != "hearth" || !slices.Equal(a.Args, append(RunArgs("", want.Name, envArgs(want.entry)), append([]string{want.Command}, want.Args...)...)) {
 						t.Fatalf("moved %s reads as %+v\n%s", d.Name, a, p.New)

@@ -26,6 +26,21 @@ type Options struct {
 	// Share gives a server's sharing mode by its name; the "" key gives
 	// the mode of every server not named. No mode leaves hearth's default.
 	Share map[string]string
+	// Secrets moves the literal credentials of entries' headers and env
+	// into the store (remote.go): the plan lists them (Plan.Secrets), for
+	// the caller to store before it writes the file.
+	Secrets bool
+	// SecretName picks the store name of a credential from the name adopt
+	// proposes and the value (one the store holds with another value
+	// needs another name); nil keeps the proposal.
+	SecretName func(proposed, value string) string
+}
+
+func (o Options) secretName(proposed, value string) string {
+	if o.SecretName == nil {
+		return proposed
+	}
+	return o.SecretName(proposed, value)
 }
 
 func (o Options) shim() string {
@@ -72,6 +87,9 @@ type Decision struct {
 func (d Decision) Describe() string {
 	switch d.Action {
 	case Move:
+		if d.Kind == Remote {
+			return "moves behind hearth run --url"
+		}
 		if d.Share != "" {
 			return "moves behind hearth (sharing: " + d.Share + ")"
 		}
@@ -84,6 +102,9 @@ func (d Decision) Describe() string {
 	case KeepHearth:
 		return "hearth's own server"
 	case KeepRemote:
+		if d.Why != "" {
+			return "left alone: " + d.Transport + " server; " + d.Why
+		}
 		return "left alone: " + d.Transport + " server"
 	case KeepUnknown:
 		return "left alone: " + d.Why
@@ -120,6 +141,9 @@ type Plan struct {
 	Decisions []Decision
 	Edits     []textedit.Edit
 	New       []byte // the file's new content; equal to File.Src when nothing changes
+	// Secrets are the credentials the new content names in the store
+	// (Options.Secrets): stored before the file is written.
+	Secrets []Secret
 }
 
 // Changed reports whether writing the plan would change the file.
@@ -151,18 +175,22 @@ func (f *File) Plan(opt Options) (*Plan, error) {
 			d.Action = KeepHosted
 		case s.Kind == Hearth:
 			d.Action = KeepHearth
-		case s.Kind == Remote:
-			d.Action = KeepRemote
 		case s.Kind == Unusable:
 			d.Action = KeepUnknown
 		case !opt.selected(s.Name):
 			d.Action = NotSelected
+		case s.Kind == Remote:
+			d = f.planRemote(s, opt, p)
+			if d.Action == Move && d.Share != "" && !slices.Contains(Modes, d.Share) {
+				return nil, fmt.Errorf("sharing mode %q of %s: want one of %s", d.Share, s.Name, strings.Join(Modes, ", "))
+			}
 		default:
 			d.Action, d.Share = Move, opt.share(s.Name)
 			if d.Share != "" && !slices.Contains(Modes, d.Share) {
 				return nil, fmt.Errorf("sharing mode %q of %s: want one of %s", d.Share, s.Name, strings.Join(Modes, ", "))
 			}
 			p.Edits = append(p.Edits, f.moveEdits(s, opt.shim(), d.Share)...)
+			f.envSecrets(s, opt, p)
 		}
 		p.Decisions = append(p.Decisions, d)
 	}

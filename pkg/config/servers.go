@@ -1,7 +1,10 @@
 package config
 
 import (
+	"errors"
 	"fmt"
+	"net"
+	"net/url"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -15,10 +18,18 @@ import (
 type Server struct {
 	Name    string
 	Command string
-	Args    []string
-	Env     map[string]string
-	Cwd     string
-	Sharing string // "" (directory), "global", "directory", "client" or "exclusive"
+	// URL is a remote server's MCP endpoint (instead of a command);
+	// Headers are sent with its every request. Values of env and
+	// headers may name stored secrets: ${secret:NAME}.
+	URL     string
+	Headers map[string]string
+	// ClientID, ClientSecret (a stored secret's name) and ClientIssuer are
+	// the remote server's pre-registered OAuth client.
+	ClientID, ClientSecret, ClientIssuer string
+	Args                                 []string
+	Env                                  map[string]string
+	Cwd                                  string
+	Sharing                              string // "" (directory), "global", "directory", "client" or "exclusive"
 	// Queue bounds the clients waiting for an exclusive server, or for a
 	// capped one's instance (-1: unset, the default; 0: refuse at once).
 	Queue int
@@ -46,6 +57,29 @@ func (s *Settings) Servers() map[string]Server {
 		out[k] = v
 	}
 	return out
+}
+
+var (
+	headerName = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+	secretName = regexp.MustCompile(`^[A-Za-z0-9._-]{1,128}$`)
+)
+
+// CheckRemoteURL refuses what cannot be a remote server's URL: https, or http to a loopback address; a host; no
+// fragment. The error shows no part of the URL (its query may be a key).
+func CheckRemoteURL(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
+		return errors.New("want an absolute https:// URL (http:// only to a loopback address)")
+	}
+	if h := u.Hostname(); u.Scheme == "http" && h != "localhost" {
+		if ip := net.ParseIP(h); ip == nil || !ip.IsLoopback() {
+			return errors.New("http:// only to a loopback address (127.0.0.1, ::1, localhost); use https://")
+		}
+	}
+	if u.Fragment != "" {
+		return errors.New("a URL with a #fragment is not a server's endpoint")
+	}
+	return nil
 }
 
 var serverName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
@@ -154,6 +188,45 @@ func parseServer(name string, t map[string]any, getenv func(string) string) (Ser
 				}
 				sv.Env[n] = s
 			}
+		case "url":
+			sv.URL, _ = str(k)
+			if err := CheckRemoteURL(sv.URL); err != nil {
+				problems = append(problems, "url: "+err.Error())
+			}
+		case "headers":
+			m, ok := t[k].(map[string]any)
+			if !ok {
+				problems = append(problems, "headers: want a table of strings, got "+tomlType(t[k]))
+				continue
+			}
+			sv.Headers = map[string]string{}
+			for n, v := range m {
+				s, ok := v.(string)
+				if !ok {
+					problems = append(problems, fmt.Sprintf("headers.%s: want a string, got %s", n, tomlType(v)))
+					continue
+				}
+				if !headerName.MatchString(n) {
+					problems = append(problems, fmt.Sprintf("headers.%s: not a header name", n))
+					continue
+				}
+				if strings.ContainsAny(s, "\r\n\x00") {
+					problems = append(problems, fmt.Sprintf("headers.%s: its value holds a control character", n))
+					continue
+				}
+				sv.Headers[n] = s
+			}
+		case "client_id":
+			sv.ClientID, _ = str(k)
+		case "client_secret":
+			s, _ := str(k)
+			if !secretName.MatchString(s) {
+				problems = append(problems, "client_secret: want the name of a stored secret (hearthd secret set NAME), not the secret itself")
+				continue
+			}
+			sv.ClientSecret = s
+		case "client_issuer":
+			sv.ClientIssuer, _ = str(k)
 		case "cwd":
 			s, _ := str(k)
 			if strings.HasPrefix(s, "~/") {
@@ -215,11 +288,23 @@ func parseServer(name string, t map[string]any, getenv func(string) string) (Ser
 				sv.NoCatalog = !b
 			}
 		default:
-			problems = append(problems, fmt.Sprintf("%s: unknown key (a server takes command, args, env, cwd, sharing, queue, max_instances, idle_timeout, init_timeout, answer_timeout, restart, prestart, catalog)", k))
+			problems = append(problems, fmt.Sprintf("%s: unknown key (a server takes command or url, args, env, headers, client_id, client_secret, client_issuer, cwd, sharing, queue, max_instances, idle_timeout, init_timeout, answer_timeout, restart, prestart, catalog)", k))
 		}
 	}
-	if _, ok := t["command"]; !ok {
-		problems = append(problems, "command: missing (the program to run)")
+	_, hasCommand := t["command"]
+	_, hasURL := t["url"]
+	switch {
+	case hasCommand && hasURL:
+		problems = append(problems, "url: a server has a command or a url, not both")
+	case !hasCommand && !hasURL:
+		problems = append(problems, "command: missing (the program to run, or url for a remote server)")
+	case hasURL && (len(sv.Args) > 0 || len(sv.Env) > 0 || sv.Cwd != ""):
+		problems = append(problems, "url: a remote server takes no args, env or cwd (headers are what it is sent)")
+	case !hasURL && (len(sv.Headers) > 0 || sv.ClientID != "" || sv.ClientSecret != "" || sv.ClientIssuer != ""):
+		problems = append(problems, "headers: headers and client_* are a remote server's (url)")
+	}
+	if sv.ClientSecret != "" && sv.ClientID == "" {
+		problems = append(problems, "client_secret: only with client_id")
 	}
 	return sv, problems
 }

@@ -19,6 +19,11 @@ restart = "never"
 [servers.fs]
 command = "/usr/bin/mcp-fs"
 cwd = "/srv"
+[servers.tracker]
+url = "https://mcp.example.com/mcp"
+headers = { X-Api-Key = "${secret:tracker}" }
+client_id = "hearth-1"
+client_secret = "tracker-client"
 `)
 	s, err := Load(envOf(env))
 	if err != nil {
@@ -30,10 +35,13 @@ cwd = "/srv"
 		e.Sharing != "global" || e.IdleTimeout != 2*time.Minute || e.Restart != "never" {
 		t.Fatalf("everything: %+v", e)
 	}
+	if r := sv["tracker"]; r.URL != "https://mcp.example.com/mcp" || r.Headers["X-Api-Key"] != "${secret:tracker}" || r.ClientID != "hearth-1" || r.ClientSecret != "tracker-client" || r.Command != "" {
+		t.Fatalf("tracker: %+v", r)
+	}
 	if f := sv["fs"]; f.Command != "/usr/bin/mcp-fs" || f.Cwd != "/srv" || f.Sharing != "" {
 		t.Fatalf("fs: %+v", f)
 	}
-	if s.Getenv("HEARTH_LOG_LEVEL") == "" && len(sv) != 2 {
+	if s.Getenv("HEARTH_LOG_LEVEL") == "" && len(sv) != 3 {
 		t.Fatal("the other settings were lost")
 	}
 }
@@ -55,6 +63,15 @@ func TestBadServersTables(t *testing.T) {
 		{"relative cwd", "[servers.x]\ncommand = \"a\"\ncwd = \"src\"", `servers.x.cwd: want an absolute path`},
 		{"unknown key", "[servers.x]\ncommand = \"a\"\ncommnd = \"b\"", `servers.x.commnd: unknown key`},
 		{"bad name", "[servers.\"a b\"]\ncommand = \"a\"", `servers.a b: a server's name is`},
+		{"command and url", "[servers.x]\ncommand = \"a\"\nurl = \"https://h/mcp\"", `servers.x.url: a server has a command or a url, not both`},
+		{"url not https", "[servers.x]\nurl = \"http://example.com/mcp\"", `servers.x.url: http:// only to a loopback address`},
+		{"url relative", "[servers.x]\nurl = \"/mcp\"", `servers.x.url: want an absolute https:// URL`},
+		{"url with args", "[servers.x]\nurl = \"https://h/mcp\"\nargs = [\"a\"]", `servers.x.url: a remote server takes no args`},
+		{"headers not strings", "[servers.x]\nurl = \"https://h/mcp\"\nheaders = { Authorization = 12345 }", `servers.x.headers.Authorization: want a string`},
+		{"bad header name", "[servers.x]\nurl = \"https://h/mcp\"\nheaders = { \"a b\" = \"v\" }", `servers.x.headers.a b: not a header name`},
+		{"headers of a command", "[servers.x]\ncommand = \"a\"\nheaders = { X = \"v\" }", `servers.x.headers: headers and client_* are a remote server's`},
+		{"client secret literal", "[servers.x]\nurl = \"https://h/mcp\"\nclient_id = \"c\"\nclient_secret = \"s3cr3t value!\"", `servers.x.client_secret: want the name of a stored secret`},
+		{"client secret alone", "[servers.x]\nurl = \"https://h/mcp\"\nclient_secret = \"s\"", `servers.x.client_secret: only with client_id`},
 	} {
 		_, env := withFile(t, tc.content)
 		_, err := Load(envOf(env))

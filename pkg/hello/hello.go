@@ -34,6 +34,12 @@ type Run struct {
 	Command string            `json:"command,omitempty"`
 	Args    []string          `json:"args,omitempty"`
 	Env     map[string]string `json:"env,omitempty"`
+	// URL is a remote server's MCP endpoint (hearth run --url): then
+	// there is no Command. Headers ("Name: value", hearth run --header)
+	// are sent with its every request; a value may name a stored secret
+	// (${secret:NAME}).
+	URL     string   `json:"url,omitempty"`
+	Headers []string `json:"headers,omitempty"`
 	// Sharing, when set (--share), overrides the sharing mode: global,
 	// directory, client or exclusive.
 	Sharing string `json:"sharing,omitempty"`

@@ -33,7 +33,7 @@ func (in *Instance) fromCatalog() {
 			in.t.log.Warn("hosted server's catalog entry is not answered from; the server starts for its clients", zap.String("server", in.spec.Label()), zap.String("key", in.key), zap.Error(why))
 		}
 		if e != nil {
-			now := catalog.Identify(in.spec.Command, in.spec.Args, in.workDir())
+			now := in.identify()
 			switch {
 			case !e.Identity.Same(now):
 				in.t.log.Info("hosted server's catalog entry is stale: its code changed", zap.String("server", in.spec.Label()), zap.String("key", in.key))

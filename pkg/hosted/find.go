@@ -134,7 +134,7 @@ func (t *Table) listLocked() []*Instance {
 // label.
 func (in *Instance) answersTo(q string) bool {
 	s := in.spec
-	return q == s.Name || q == s.Label() || q == RunName(s.Command, s.Args) || slices.Contains(in.Entries(), q)
+	return q == s.Name || q == s.Label() || q == s.ServerName() || (!s.IsRemote() && q == RunName(s.Command, s.Args)) || slices.Contains(in.Entries(), q)
 }
 
 func matches(list []*Instance) []Match {

@@ -67,12 +67,18 @@ func (in *Instance) handOver() (Handed, error) {
 	}
 	in.t.mu.Lock()
 	in.mu.Lock()
-	p := in.proc
-	if p == nil || !in.ready || in.gone || in.stopping || in.killReason != nil {
+	c, isChild := in.proc.(child)
+	if in.proc == nil || !in.ready || in.gone || in.stopping || in.killReason != nil {
 		in.mu.Unlock()
 		in.t.mu.Unlock()
 		return Handed{}, errors.New("its upstream is not running and ready")
 	}
+	if !isChild {
+		in.mu.Unlock()
+		in.t.mu.Unlock()
+		return Handed{}, errors.New("a remote server's connection is not handed over; the new daemon connects again")
+	}
+	p := c.p
 	files, err := p.Release()
 	if err != nil {
 		in.mu.Unlock()
@@ -124,7 +130,7 @@ func (t *Table) Adopt(list []Handed) {
 		t.ensureLogDir()
 		in.slog = openStderrLog(in.logPath, t.logCap)
 		in.slog.mark(fmt.Sprintf("%s adopted %s from the previous daemon (keeper pid %d)", time.Now().UTC().Format(time.RFC3339), r.Spec.Label(), r.KeeperPid))
-		p := t.sup.Adopt(h.Files, in.slog, r.Spec.Grace)
+		p := child{t.sup.Adopt(h.Files, in.slog, r.Spec.Grace)}
 		in.mu.Lock()
 		in.proc, in.ready, in.everRan, in.startedAt, in.restarts, in.identity = p, true, true, r.Started, r.Restarts, r.Identity
 		in.idle = time.AfterFunc(in.spec.IdleTimeout, in.idleStop) // until a client attaches
@@ -133,7 +139,7 @@ func (t *Table) Adopt(list []Handed) {
 		in.mu.Lock()
 		in.out = out
 		in.mu.Unlock()
-		in.r.Adopt(newStdinPeer(p.Stdin), r.Router)
+		in.r.Adopt(p.peer(), r.Router)
 		if r.Router.Discover != nil {
 			in.mu.Lock()
 			in.modern = true
@@ -142,6 +148,6 @@ func (t *Table) Adopt(list []Handed) {
 		}
 		go in.read(out)
 		go in.watch(p, out)
-		t.log.Info("hosted server adopted from the previous daemon", zap.String("server", r.Spec.Label()), zap.String("key", r.Key), zap.Int("pid", p.Pid))
+		t.log.Info("hosted server adopted from the previous daemon", zap.String("server", r.Spec.Label()), zap.String("key", r.Key), zap.Int("pid", p.pid()))
 	}
 }

@@ -1,6 +1,7 @@
 package hosted
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -37,8 +38,8 @@ type upstreamOut struct {
 	told     chan struct{} // closed once the router has been told the upstream is down
 }
 
-func newUpstreamOut(p *supervisor.Process) *upstreamOut {
-	return &upstreamOut{r: upstreamStdout(p.Stdout), finished: make(chan struct{}), told: make(chan struct{})}
+func newUpstreamOut(u upstream) *upstreamOut {
+	return &upstreamOut{r: u.stdout(), finished: make(chan struct{}), told: make(chan struct{})}
 }
 
 // deliver hands a frame to the router unless the upstream is dead.
@@ -91,7 +92,7 @@ type Instance struct {
 
 	mu         sync.Mutex
 	clients    int
-	proc       *supervisor.Process
+	proc       upstream
 	out        *upstreamOut // the running upstream's stdout
 	starting   bool
 	ready      bool
@@ -188,12 +189,9 @@ func (in *Instance) start() {
 	}
 	in.mu.Unlock()
 	in.slog.forget()
-	identity := catalog.Identify(in.spec.Command, in.spec.Args, in.workDir())
+	identity := in.identify()
 	in.slog.mark(fmt.Sprintf("%s starting %s (sharing %s, key %s)", time.Now().UTC().Format(time.RFC3339), in.spec.Label(), in.spec.Sharing, in.key))
-	p, err := in.t.sup.Start(supervisor.ProcessSpec{
-		Path: in.spec.Command, Args: in.spec.Args, Dir: in.workDir(), Env: in.env(),
-		Stderr: in.slog, Grace: in.spec.Grace, Keeper: true,
-	})
+	p, err := in.launch()
 	advice := ""
 	if err != nil {
 		advice = in.t.restartAdvice(in)
@@ -203,7 +201,7 @@ func (in *Instance) start() {
 	if in.gone {
 		in.mu.Unlock()
 		if p != nil {
-			p.Stop()
+			p.stop()
 		}
 		return
 	}
@@ -225,14 +223,63 @@ func (in *Instance) start() {
 		in.kill(fmt.Errorf("%s never answered %s within %s", in.spec.Label(), in.r.Awaiting(), in.spec.InitTimeout))
 	})
 	in.mu.Unlock()
-	in.t.log.Info("hosted server started", zap.String("server", in.spec.Label()), zap.String("key", in.key), zap.Int("pid", p.Pid))
+	in.t.log.Info("hosted server started", zap.String("server", in.spec.Label()), zap.String("key", in.key), zap.Int("pid", p.pid()))
 	out := newUpstreamOut(p)
 	in.mu.Lock()
 	in.out = out
 	in.mu.Unlock()
-	in.r.Up(newStdinPeer(p.Stdin))
+	in.r.Up(p.peer())
 	go in.read(out)
 	go in.watch(p, out)
+}
+
+// launch starts the upstream: the child process, or the connection to
+// the remote server.
+func (in *Instance) launch() (upstream, error) {
+	if in.spec.IsRemote() {
+		if in.t.remote == nil {
+			return nil, errNoRemote
+		}
+		c, err := in.t.remote(in.spec, in.takesURLElicitation())
+		if err != nil {
+			return nil, err
+		}
+		return remoteUp{c}, nil
+	}
+	env := in.env()
+	if in.t.expandEnv != nil {
+		var err error
+		if env, err = in.t.expandEnv(env); err != nil {
+			return nil, err
+		}
+	}
+	p, err := in.t.sup.Start(supervisor.ProcessSpec{
+		Path: in.spec.Command, Args: in.spec.Args, Dir: in.workDir(), Env: env,
+		Stderr: in.slog, Grace: in.spec.Grace, Keeper: true,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return child{p}, nil
+}
+
+// takesURLElicitation: the instance's clients declare URL-mode
+// elicitation (their shape's capabilities.elicitation.url).
+func (in *Instance) takesURLElicitation() bool {
+	var p struct {
+		Capabilities struct {
+			Elicitation map[string]json.RawMessage `json:"elicitation"`
+		} `json:"capabilities"`
+	}
+	_ = json.Unmarshal([]byte(in.shape), &p)
+	_, ok := p.Capabilities.Elicitation["url"]
+	return ok
+}
+
+// identify is what the upstream's code is now, for the catalog: the
+// files of the command, or the remote server's address.
+func (in *Instance) identify() catalog.Identity {
+	return catalog.Identify(in.spec.program(), in.spec.Args, in.workDir())
 }
 
 // read hands the upstream's stdout to the router, line by line. Output that
@@ -287,17 +334,16 @@ func (in *Instance) read(out *upstreamOut) {
 // upstream counts as exited) is the rest of it read first, while the
 // router still serves this upstream: those replies were written before it
 // died, and nothing can follow them.
-func (in *Instance) watch(p *supervisor.Process, out *upstreamOut) {
-	<-p.Exited()
-	if writersGone(p.Stdout) {
+func (in *Instance) watch(p upstream, out *upstreamOut) {
+	<-p.exited()
+	if p.drainable() {
 		select {
 		case <-out.finished:
 		case <-time.After(drainDead):
 		}
 	}
 	out.close()
-	p.Stdin.Close()
-	<-p.Done()
+	p.finish()
 	advice := in.t.restartAdvice(in) // the command that finds this instance, for the error
 	in.mu.Lock()
 	if in.proc == p {
@@ -323,7 +369,7 @@ func (in *Instance) watch(p *supervisor.Process, out *upstreamOut) {
 		in.fails++
 		cause := in.killReason
 		if cause == nil {
-			cause = fmt.Errorf("%s exited (%s)", in.spec.Label(), p.ExitString())
+			cause = fmt.Errorf("%s exited (%s)", in.spec.Label(), p.exitString())
 		}
 		msg := cause.Error()
 		if tail := in.slog.tail(); len(tail) > 0 {
@@ -354,12 +400,12 @@ func (in *Instance) watch(p *supervisor.Process, out *upstreamOut) {
 		in.idle = time.AfterFunc(in.spec.IdleTimeout, in.idleStop)
 	}
 	in.mu.Unlock()
-	in.slog.mark(fmt.Sprintf("%s exited (%s)", time.Now().UTC().Format(time.RFC3339), p.ExitString()))
+	in.slog.mark(fmt.Sprintf("%s exited (%s)", time.Now().UTC().Format(time.RFC3339), p.exitString()))
 	if in.catalogued() {
 		in.t.cat.Touch(in.key, time.Now().UTC()) // when it last ran, for status
 	}
 	if !intended && !gone {
-		in.t.log.Warn("hosted server exited", zap.String("server", in.spec.Label()), zap.String("key", in.key), zap.String("exit", p.ExitString()))
+		in.t.log.Warn("hosted server exited", zap.String("server", in.spec.Label()), zap.String("key", in.key), zap.String("exit", p.exitString()))
 	}
 	in.r.Down(why, failed)
 	close(out.told)
@@ -423,7 +469,7 @@ func (in *Instance) kill(why error) {
 	in.killReason = why
 	in.mu.Unlock()
 	in.slog.mark(why.Error())
-	p.Stop()
+	p.stop()
 }
 
 func (in *Instance) attached() {
@@ -496,7 +542,7 @@ func (in *Instance) stopForGood(why error) {
 	in.t.mu.Unlock()
 	in.t.forgetModern(in)
 	if p != nil {
-		p.Stop() // watch tells the router
+		p.stop() // watch tells the router
 	} else {
 		in.r.Down(why, true)
 	}
@@ -517,7 +563,7 @@ func (in *Instance) restart() {
 	in.mu.Unlock()
 	in.r.ClearFailure()
 	if p != nil {
-		p.Stop()
+		p.stop()
 		// Returned once the router knows: a request sent after the
 		// restart then starts the new upstream instead of reaching the
 		// old one as it dies.

@@ -1,6 +1,9 @@
 package hosted
 
-import "strings"
+import (
+	"net/url"
+	"strings"
+)
 
 // ServerName is what people call the server (status, `hearthd servers`,
 // log file names, the advice in errors): its config name, else the name
@@ -14,6 +17,12 @@ func (s Spec) ServerName() string {
 	}
 	if s.Entry != "" {
 		return s.Entry
+	}
+	if s.IsRemote() {
+		if u, err := url.Parse(s.URL); err == nil && u.Hostname() != "" {
+			return u.Hostname()
+		}
+		return "remote"
 	}
 	return RunName(s.Command, s.Args)
 }

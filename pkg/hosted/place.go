@@ -29,7 +29,7 @@ func (s Spec) WorkDir(clientDir string) string {
 // would mean something else there than in the client's directory. The
 // error says why and what to do; the client gets it as the -32010 refusal.
 func (s Spec) CheckPlace(clientDir string) error {
-	if !s.perUser() || s.Dir != "" {
+	if !s.perUser() || s.Dir != "" || s.IsRemote() {
 		return nil
 	}
 	where := s.WorkDir(clientDir)

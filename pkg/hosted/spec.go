@@ -82,8 +82,17 @@ type Spec struct {
 	// entries of one command under two names share an instance, known by
 	// both.
 	Entry   string
-	Command string   // the program, resolved to an absolute path when found on PATH
-	Args    []string //
+	Command string // the program, resolved to an absolute path when found on PATH
+	// URL is a remote server's MCP endpoint (pkg/remote): then there is no
+	// Command, and Options.Remote connects to it.
+	URL string
+	// Headers are sent with every request to a remote server, "Name:
+	// value" (static keys): secrets as far as hearth knows, as Env is.
+	Headers []string
+	// Client is the pre-registered OAuth client of a remote server's entry
+	// (its secret a stored secret's name, never the value).
+	Client RemoteClient
+	Args   []string //
 	// Env is what the client's entry (or the config) sets, NAME=VALUE; the
 	// upstream gets a fixed base with these over it (UpstreamEnv). Values are
 	// secrets as far as hearth knows: they go into the key's hash, never into
@@ -128,11 +137,23 @@ func (s Spec) queue() int {
 	return s.Queue
 }
 
+// RemoteClient is a pre-registered OAuth client: its id, its secret's
+// name in the vault ("" for a public client) and, optionally, the issuer
+// it is registered with.
+type RemoteClient struct {
+	ID     string `json:"id,omitempty"`
+	Secret string `json:"secret,omitempty"`
+	Issuer string `json:"issuer,omitempty"`
+}
+
 // Label names the server for people: its config name, else its command and
 // arguments, those that may be secrets redacted (RedactArgs).
 func (s Spec) Label() string {
 	if s.Name != "" {
 		return s.Name
+	}
+	if s.IsRemote() {
+		return RemoteLabel(s.URL)
 	}
 	parts := append([]string{baseName(s.Command)}, RedactArgs(s.Args)...)
 	return elide(strings.Join(parts, " "), 80)
@@ -202,6 +223,18 @@ func (s Spec) Key(scope, shape string) string {
 	field(fmt.Sprint(len(env)))
 	for _, kv := range env {
 		field(kv)
+	}
+	if s.IsRemote() {
+		// Only a remote spec's: the keys of commands stay what they were.
+		field("url " + s.URL)
+		headers := slices.Clone(s.Headers)
+		slices.Sort(headers)
+		field(fmt.Sprint(len(headers)))
+		for _, h := range headers {
+			field(h)
+		}
+		field(s.Client.ID)
+		field(s.Client.Secret)
 	}
 	field(s.Dir)
 	field(string(s.Sharing))

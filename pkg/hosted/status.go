@@ -1,6 +1,8 @@
 package hosted
 
 import (
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/hearth-mcp/hearth/pkg/hosted/catalog"
@@ -10,9 +12,15 @@ import (
 // Status describes one instance for hearthd status and daemon_status. It
 // holds no environment value: only the names of the variables set.
 type Status struct {
-	Server        string   `json:"server"` // the config name, else the command and arguments (redacted)
-	Name          string   `json:"name"`   // Spec.ServerName: the config name, else what the command runs
-	Command       string   `json:"command"`
+	Server  string `json:"server"` // the config name, else the command and arguments (redacted)
+	Name    string `json:"name"`   // Spec.ServerName: the config name, else what the command runs
+	Command string `json:"command"`
+	// URL is a remote server's address, without user information, query
+	// or fragment (RemoteLabel); HeaderNames the headers its entry sends
+	// (no values); Auth where its sign-in stands (no secret).
+	URL           string   `json:"url,omitempty"`
+	HeaderNames   []string `json:"headerNames,omitempty"`
+	Auth          any      `json:"auth,omitempty"`
 	Sharing       string   `json:"sharing"`
 	Scope         string   `json:"scope,omitempty"` // the directory, or the connection, it is for
 	Key           string   `json:"key"`
@@ -71,16 +79,22 @@ func catalogStatus(e *catalog.Entry, current bool) *CatalogStatus {
 func (in *Instance) status() Status {
 	in.mu.Lock()
 	st := Status{
-		Server: in.spec.Label(), Name: in.spec.ServerName(), Command: in.spec.Command, Sharing: string(in.spec.Sharing),
+		Server: in.spec.Label(), Name: in.spec.ServerName(), Command: in.spec.Command, URL: urlOf(in.spec), Sharing: string(in.spec.Sharing),
 		Scope: in.scope, Key: in.key, Clients: in.clients, Restarts: in.restarts, LastError: in.lastErr,
 		Log: in.logPath, EnvNames: in.spec.EnvNames(), Entries: append([]string(nil), in.entries...),
 	}
 	st.State = in.stateLocked()
 	if in.proc != nil {
-		st.Pid = in.proc.Pid
+		st.Pid = in.proc.pid()
 		st.UptimeSeconds = time.Since(in.startedAt).Round(time.Second).Seconds()
 	}
 	in.mu.Unlock()
+	if in.spec.IsRemote() {
+		st.HeaderNames = in.spec.HeaderNames()
+		if in.t.authStatus != nil {
+			st.Auth = in.t.authStatus(in.spec)
+		}
+	}
 	st.Shape = in.describedShape()
 	st.Era = in.r.ProtocolVersion()
 	if st.Pid > 0 {
@@ -89,7 +103,7 @@ func (in *Instance) status() Status {
 	st.Gate = in.t.gateStatus(in.spec)
 	if in.catalogued() {
 		if e, ok := in.t.cat.Load(in.key); ok {
-			st.Catalog = catalogStatus(e, e.Identity.Same(catalog.Identify(in.spec.Command, in.spec.Args, in.workDir())))
+			st.Catalog = catalogStatus(e, e.Identity.Same(in.identify()))
 		}
 	}
 	return st
@@ -125,4 +139,23 @@ func treeRSS(pid int) int64 {
 		total += p.RSS
 	}
 	return total
+}
+
+func urlOf(s Spec) string {
+	if !s.IsRemote() {
+		return ""
+	}
+	return RemoteLabel(s.URL)
+}
+
+// HeaderNames are the names of the headers a remote spec sends (no
+// values).
+func (s Spec) HeaderNames() []string {
+	var names []string
+	for _, h := range s.Headers {
+		name, _, _ := strings.Cut(h, ":")
+		names = append(names, strings.TrimSpace(name))
+	}
+	slices.Sort(names)
+	return names
 }

@@ -26,6 +26,10 @@ type Table struct {
 	logCap    int64
 	cat       *catalog.Store // nil: no catalog
 	drainWait time.Duration
+	remote    func(Spec, bool) (Remote, error)
+	// authStatus says where a remote spec's sign-in stands (Status.Auth).
+	authStatus func(Spec) any
+	expandEnv  func([]string) ([]string, error)
 
 	mu     sync.Mutex
 	inst   map[string]*Instance
@@ -59,6 +63,16 @@ type Options struct {
 	// to a client's requests in flight (the daemon's drain_timeout; 0:
 	// not at all).
 	DrainWait time.Duration
+	// Remote connects to a remote server's spec (nil: remote servers
+	// are refused); urlElicitation: the instance's clients declare
+	// URL-mode elicitation, so a sign-in may be offered to them as one.
+	Remote func(spec Spec, urlElicitation bool) (Remote, error)
+	// AuthStatus says where a remote server's sign-in stands, without a
+	// secret (nil: not shown).
+	AuthStatus func(Spec) any
+	// ExpandEnv replaces the stored-secret references of an upstream's
+	// environment as it starts (nil: the values as written).
+	ExpandEnv func([]string) ([]string, error)
 }
 
 // NewTable returns an empty table.
@@ -69,7 +83,7 @@ func NewTable(o Options) *Table {
 	if o.LogCap <= 0 {
 		o.LogCap = DefaultLogCap
 	}
-	t := &Table{sup: o.Supervisor, logDir: o.LogDir, log: o.Logger, logCap: o.LogCap, inst: map[string]*Instance{}, drainWait: o.DrainWait,
+	t := &Table{sup: o.Supervisor, logDir: o.LogDir, log: o.Logger, logCap: o.LogCap, inst: map[string]*Instance{}, drainWait: o.DrainWait, remote: o.Remote, authStatus: o.AuthStatus, expandEnv: o.ExpandEnv,
 		modern: map[string]*Instance{}}
 	if o.CatalogDir != "" {
 		t.cat = catalog.Open(o.CatalogDir, checkEntry)

@@ -127,6 +127,21 @@ type Manager struct {
 	pending *Pending // the sign-in Begin started
 }
 
+type noAutoKey struct{}
+
+// WithoutAutoSignIn marks the calls of ctx as ones that get *SignInNeeded
+// instead of waiting for a sign-in the Manager opens itself (AutoSignIn):
+// their caller offers the sign-in its own way (Begin's URL, as a URL-mode
+// elicitation).
+func WithoutAutoSignIn(ctx context.Context) context.Context {
+	return context.WithValue(ctx, noAutoKey{}, true)
+}
+
+// auto: a sign-in needed by a call of ctx is opened and waited for.
+func (m *Manager) auto(ctx context.Context) bool {
+	return m.cfg.AutoSignIn && ctx.Value(noAutoKey{}) == nil
+}
+
 // op is a serialized renewal: its callers wait for done.
 type op struct {
 	done chan struct{}
@@ -239,7 +254,7 @@ func (m *Manager) Token(ctx context.Context) (Token, error) {
 	if m.need != nil && m.op == nil {
 		m.loadStored() // a sign-in by another process (hearthd login)
 	}
-	if m.need != nil && !m.cfg.AutoSignIn {
+	if m.need != nil && !m.auto(ctx) {
 		err := m.need
 		m.mu.Unlock()
 		return Token{}, err
@@ -308,7 +323,7 @@ func (m *Manager) renew(ctx context.Context, gen uint64, ch *Challenge, stepUp b
 			m.mu.Unlock()
 			continue
 		}
-		if m.need != nil && !m.cfg.AutoSignIn {
+		if m.need != nil && !m.auto(ctx) {
 			// One state for everyone until a sign-in ends it.
 			err := m.need
 			m.mu.Unlock()
@@ -442,7 +457,7 @@ func (m *Manager) doRenew(ctx context.Context, ch *Challenge, stepUp bool) error
 
 // needSignIn signs in (AutoSignIn) or enters the sign-in-needed state.
 func (m *Manager) needSignIn(ctx context.Context, d *discovery, ch *Challenge, why string, scopes []string) error {
-	if m.cfg.AutoSignIn {
+	if m.auto(ctx) {
 		return m.signIn(ctx, d, ch, scopes)
 	}
 	m.mu.Lock()

@@ -491,8 +491,18 @@ func drain(res *http.Response) {
 	res.Body.Close()
 }
 
+type methodKey struct{}
+
+// Method is the JSON-RPC method of the request an Authorizer is asked to
+// authorize for ("" for the GET stream, a legacy stream, a notification).
+func Method(ctx context.Context) string {
+	m, _ := ctx.Value(methodKey{}).(string)
+	return m
+}
+
 // request sends one request and delivers its answer.
 func (c *Conn) request(ctx context.Context, cl *call, frame []byte) {
+	ctx = context.WithValue(ctx, methodKey{}, cl.method)
 	c.mu.Lock()
 	m, endpoint := c.mode, c.endpoint
 	c.mu.Unlock()
@@ -515,7 +525,7 @@ func (c *Conn) request(ctx context.Context, cl *call, frame []byte) {
 	})
 	if err != nil {
 		if ctx.Err() == nil {
-			c.answerError(cl, c.failure(err))
+			c.answerFailure(cl, err)
 		}
 		if m == undecided {
 			c.decide(streamable)
@@ -600,6 +610,18 @@ func (c *Conn) failure(err error) string {
 		return need.Error()
 	}
 	return fmt.Sprintf("%s could not be reached: %v", c.o.Name, err)
+}
+
+// answerFailure answers a request that could not be sent: with the
+// JSON-RPC error the Authorizer gave (a URL-mode elicitation of a
+// sign-in), else with CodeUnreachable and why.
+func (c *Conn) answerFailure(cl *call, err error) {
+	var rpc *jsonrpc.Error
+	if errors.As(err, &rpc) {
+		c.answerWith(cl, jsonrpc.ErrorFrame(jsonrpc.RawID(cl.id), rpc))
+		return
+	}
+	c.answerError(cl, c.failure(err))
 }
 
 // isRPCError: the body is a JSON-RPC error response.

@@ -112,7 +112,7 @@ func (c *Conn) postLegacy(ctx context.Context, endpoint string, frame []byte, cl
 	})
 	if err != nil {
 		if ctx.Err() == nil {
-			c.answerError(cl, c.failure(err))
+			c.answerFailure(cl, err)
 		}
 		return
 	}

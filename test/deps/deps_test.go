@@ -188,8 +188,8 @@ shim, pkg/portable < shim/hearth;
 
 # The daemon wires everything together; hearthd adds the subcommands.
 pkg/command, pkg/mcp, pkg/mcphttp, pkg/mcplocal, pkg/sessionkeep, net/http, pkg/schemas, pkg/memory, pkg/clarify, pkg/workspace, pkg/config,
-pkg/hello, pkg/localsock, pkg/supervisor, pkg/hosted, pkg/statuspage, pkg/version, github.com/coreos/go-systemd, go.uber.org/zap, golang.org/x/sys < daemon;
-daemon, shim, pkg/keeper, pkg/portable, pkg/localsock, pkg/guard, pkg/owner, pkg/adopt, pkg/sweep, pkg/opener, pkg/upgrade, pkg/memory/jsonl, deploy/systemd, deploy/launchd, go.uber.org/zap, os/exec < daemon/hearthd;
+pkg/hello, pkg/localsock, pkg/supervisor, pkg/hosted, pkg/statuspage, pkg/remote, pkg/oauth, pkg/secret, pkg/opener, pkg/version, github.com/coreos/go-systemd, go.uber.org/zap, golang.org/x/sys < daemon;
+daemon, shim, pkg/keeper, pkg/portable, pkg/localsock, pkg/guard, pkg/owner, pkg/adopt, pkg/sweep, pkg/opener, pkg/secret, pkg/upgrade, pkg/memory/jsonl, deploy/systemd, deploy/launchd, go.uber.org/zap, os/exec < daemon/hearthd;
 
 # The release builder: it runs go build and git.
 pkg/version, os/exec < tools/release;
@@ -202,7 +202,7 @@ github.com/modelcontextprotocol/go-sdk, os/exec < test/internal/hostedserver;
 github.com/modelcontextprotocol/go-sdk, os/exec < test/internal/leaver;
 os/exec < test/bench/internal/benchtable;
 # The conformance suite's client: hearth's remote packages, as hearth run --url will use them.
-pkg/remote, pkg/oauth, pkg/oauth/oauthtest, pkg/opener, pkg/secret < test/internal/remoteclient;
+pkg/remote, pkg/oauth, pkg/oauth/oauthtest, pkg/opener, pkg/secret, os/exec < test/internal/remoteclient;
 os/exec < test/bench/internal/linerelay;
 github.com/modelcontextprotocol/go-sdk, github.com/wI2L/jsondiff < test/bench/internal/sdkserver;
 `

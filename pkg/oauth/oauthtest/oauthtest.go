@@ -51,6 +51,8 @@ type Options struct {
 	// "omit", "slash" (the issuer with a trailing slash, equal only once
 	// normalized), or a value to send instead.
 	ISS string
+	// Header, when set, sees the headers of every MCP request.
+	Header func(map[string][]string)
 }
 
 // Server is the authorization server and the MCP server.
@@ -146,6 +148,21 @@ func (s *Server) Counts() Counts {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.counts
+}
+
+// Tokens are every access and refresh token issued so far (for tests
+// that check none of them is shown anywhere).
+func (s *Server) Tokens() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for t := range s.access {
+		out = append(out, t)
+	}
+	for t := range s.refresh {
+		out = append(out, t)
+	}
+	return out
 }
 
 // LastAuthorization is the query of the last authorization request.
@@ -380,6 +397,9 @@ func (s *Server) mcp(w http.ResponseWriter, r *http.Request) {
 		Method string          `json:"method"`
 	}
 	json.NewDecoder(io.LimitReader(r.Body, 1<<20)).Decode(&m)
+	if s.o.Header != nil {
+		s.o.Header(r.Header.Clone())
+	}
 	s.mu.Lock()
 	s.counts.MCPRequests++
 	bearer, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")

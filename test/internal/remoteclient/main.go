@@ -36,6 +36,7 @@ import (
 func main() {
 	browse := flag.Bool("browse", false, "follow the redirects of the URL given, as a browser would")
 	cimd := flag.String("client-metadata-url", "", "the URL of hearth's client ID metadata document")
+	via := flag.String("hearth", "", "the directory of hearth and hearthd: be a stdio client of `hearth run --url SERVER_URL` (hearth is then the server's client)")
 	flag.Parse()
 	if flag.NArg() != 1 {
 		fmt.Fprintln(os.Stderr, "usage: remoteclient [-client-metadata-url URL] SERVER_URL | remoteclient -browse URL")
@@ -46,6 +47,13 @@ func main() {
 		defer cancel()
 		if err := oauthtest.Browser(ctx, flag.Arg(0)); err != nil {
 			fmt.Fprintln(os.Stderr, "browse:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if *via != "" {
+		if err := viaHearth(*via, flag.Arg(0), *cimd); err != nil {
+			fmt.Fprintln(os.Stderr, "remoteclient:", err)
 			os.Exit(1)
 		}
 		return
@@ -96,14 +104,15 @@ func run(server, cimd string) error {
 		return err
 	}
 	defer conn.Close()
-	s := &session{conn: conn, out: bufio.NewScanner(conn.Stdout())}
+	s := &session{write: func(b []byte) error { return conn.Write(b, "") }, out: bufio.NewScanner(conn.Stdout()), probe: true}
 	s.out.Buffer(make([]byte, 1<<20), 64<<20)
 	return s.converse(ctx)
 }
 
 type session struct {
-	conn   *remote.Conn
+	write  func([]byte) error
 	out    *bufio.Scanner
+	probe  bool // a 2026-07-28 server is probed for (not through hearth, which does it)
 	nextID int
 	meta   map[string]any // 2026-07-28's per-request _meta, once the server is modern
 }
@@ -124,7 +133,7 @@ func (s *session) ask(method string, params map[string]any) (answer, error) {
 		params["_meta"] = s.meta
 	}
 	frame, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": s.nextID, "method": method, "params": params})
-	if err := s.conn.Write(frame, ""); err != nil {
+	if err := s.write(frame); err != nil {
 		return answer{}, err
 	}
 	for s.out.Scan() {
@@ -148,12 +157,15 @@ func (s *session) converse(ctx context.Context) error {
 	}
 	client := map[string]any{"name": "hearth-remoteclient", "version": "1"}
 	legacy := version
-	if legacy == "2026-07-28" {
+	if legacy == "2026-07-28" || !s.probe {
 		legacy = "2025-11-25"
 	}
 	a, err := s.ask("initialize", map[string]any{"protocolVersion": legacy, "capabilities": map[string]any{}, "clientInfo": client})
 	if err != nil {
 		return err
+	}
+	if a.Error != nil && !s.probe {
+		return fmt.Errorf("initialize: %s", a.Error.Message)
 	}
 	if a.Error != nil {
 		// Refused: a 2026-07-28 server, as the router probes one
@@ -167,7 +179,7 @@ func (s *session) converse(ctx context.Context) error {
 			return fmt.Errorf("initialize and server/discover refused: %s", a.Error.Message)
 		}
 	} else {
-		s.conn.Write([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`), "")
+		s.write([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`))
 	}
 	a, err = s.ask("tools/list", map[string]any{})
 	if err != nil {
