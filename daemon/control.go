@@ -5,7 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"sync"
 	"time"
+
+	"go.uber.org/zap"
 
 	"github.com/hearth-mcp/hearth/pkg/hosted"
 	"github.com/hearth-mcp/hearth/pkg/jsonrpc"
@@ -44,9 +48,67 @@ type hostedControlResult struct {
 // line), which daemon_status lists until a later reload succeeds.
 const ReloadMethod = "$/hearth/reload"
 
+// StopMethod is the control request of `hearthd stop`: params {}; result
+// {"pid"}, this daemon's pid. Once the answer is written the daemon stops
+// as on SIGTERM: it stops accepting, answers or drains what is in flight,
+// removes its socket and readiness file, and exits. A request on the
+// connection the command has already checked (localsock.Dial reads the
+// server's user), not a signal to a pid, so it works where there are no
+// signals (Windows: docs/decisions/0064-windows-named-pipe.md) and stops
+// only the daemon that answered.
+const StopMethod = "$/hearth/stop"
+
+// errStopAsked is the cause of Run's context when $/hearth/stop ended it.
+var errStopAsked = errors.New("hearthd stop")
+
+// stopState is the stop request's hold on Run's context.
+type stopState struct {
+	mu     sync.Mutex
+	cancel context.CancelCauseFunc
+}
+
+// arm gives Run the context a stop request ends, as a signal ends ctx.
+func (s *stopState) arm(ctx context.Context) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	s.mu.Lock()
+	s.cancel = cancel
+	s.mu.Unlock()
+	return ctx, func() { cancel(nil) }
+}
+
+// stop ends the armed context (nothing before Run).
+func (s *stopState) stop() {
+	s.mu.Lock()
+	cancel := s.cancel
+	s.mu.Unlock()
+	if cancel != nil {
+		cancel(errStopAsked)
+	}
+}
+
+// stopReason names what ended Run's context: a stop request or a signal.
+func stopReason(ctx context.Context) string {
+	if errors.Is(context.Cause(ctx), errStopAsked) {
+		return "hearthd stop"
+	}
+	return "signal"
+}
+
+// stopControl answers $/hearth/stop.
+func (d *Daemon) stopControl(_ context.Context, params json.RawMessage) (any, error) {
+	var a struct{}
+	if len(params) > 0 && string(params) != "null" && json.Unmarshal(params, &a) != nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: StopMethod + " takes {}"}
+	}
+	d.log.Info("asked to stop", zap.String("by", StopMethod))
+	// Stopping once the answer is out: stopping first could close this
+	// connection before `hearthd stop` reads which pid to wait for.
+	return mcp.ThenReply{Result: map[string]int{"pid": os.Getpid()}, After: d.stopper.stop}, nil
+}
+
 // controls are the daemon's control methods (mcp.Options.Control).
 func (d *Daemon) controls() map[string]mcp.ControlFunc {
-	return map[string]mcp.ControlFunc{ServersMethod: d.serversControl, HandOverMethod: d.handOverControl, ReloadMethod: d.reloadControl, UIMethod: d.uiControl, LoginMethod: d.loginControl}
+	return map[string]mcp.ControlFunc{ServersMethod: d.serversControl, HandOverMethod: d.handOverControl, ReloadMethod: d.reloadControl, UIMethod: d.uiControl, LoginMethod: d.loginControl, StopMethod: d.stopControl}
 }
 
 // reloadControl answers $/hearth/reload.

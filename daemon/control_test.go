@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
 	"strings"
 	"testing"
 
 	"go.uber.org/zap"
 
 	"github.com/hearth-mcp/hearth/pkg/jsonrpc"
+	"github.com/hearth-mcp/hearth/pkg/mcp"
 	"github.com/hearth-mcp/hearth/pkg/tool"
 )
 
@@ -51,5 +53,55 @@ func TestHostedControlIsTheUsers(t *testing.T) {
 			}
 		}
 		d.hosted.Close()
+	}
+}
+
+// $/hearth/stop answers this daemon's pid and ends Run's context only once
+// its answer is out (ThenReply's After), with its own reason; a signal's
+// end keeps "signal"; params that are not an object are refused.
+func TestStopControl(t *testing.T) {
+	home := t.TempDir()
+	env := tool.Env{Home: home, Getenv: func(k string) string {
+		if k == "HEARTH_HOME" {
+			return home
+		}
+		return ""
+	}, Log: zap.NewNop(), Version: "test"}
+	d, err := New(Options{Config: Config{Mode: ModeStdio}, Log: zap.NewNop(), Env: env})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.hosted.Close()
+	fn := d.controls()[StopMethod]
+	if fn == nil {
+		t.Fatalf("no %s", StopMethod)
+	}
+	for _, bad := range []string{`[]`, `nope`, `"x"`, `1`} {
+		var je *jsonrpc.Error
+		if _, err := fn(context.Background(), json.RawMessage(bad)); !errors.As(err, &je) || je.Code != jsonrpc.CodeInvalidParams || !strings.Contains(je.Message, "takes {}") {
+			t.Errorf("%s: %v", bad, err)
+		}
+	}
+	ctx, disarm := d.stopper.arm(context.Background())
+	defer disarm()
+	res, err := fn(context.Background(), json.RawMessage(`{}`))
+	tr, ok := res.(mcp.ThenReply)
+	if err != nil || !ok || tr.After == nil {
+		t.Fatalf("stop: %#v %v, want a reply then the stop", res, err)
+	}
+	if got, _ := tr.Result.(map[string]int); got["pid"] != os.Getpid() {
+		t.Fatalf("stop answered %#v, want pid %d", tr.Result, os.Getpid())
+	}
+	if ctx.Err() != nil {
+		t.Fatal("stopped before the answer was written")
+	}
+	tr.After()
+	if ctx.Err() == nil || stopReason(ctx) != "hearthd stop" {
+		t.Fatalf("after the answer: %v, reason %q", ctx.Err(), stopReason(ctx))
+	}
+	signalled, cancel := d.stopper.arm(context.Background())
+	cancel()
+	if stopReason(signalled) != "signal" {
+		t.Fatalf("a signal's end reads %q", stopReason(signalled))
 	}
 }

@@ -80,6 +80,8 @@ type Daemon struct {
 	// remote holds the vault and the remote servers' authorizations
 	// (remote.go).
 	remote remoteState
+	// stopper is what $/hearth/stop ends (control.go).
+	stopper stopState
 }
 
 // New builds the daemon in named steps: its own tools, the families opened
@@ -264,6 +266,9 @@ func (d *Daemon) Run(ctx context.Context) error {
 		return ErrRunning
 	}
 	defer d.running.Store(false)
+	// A stop request ends ctx as a signal does (control.go).
+	ctx, disarm := d.stopper.arm(ctx)
+	defer disarm()
 	defer d.closeFamilies()
 	defer d.stopChildren()
 	defer d.closeHosted() // before the supervisor's sweep: each upstream is handed over or stopped politely first
@@ -351,7 +356,7 @@ func (d *Daemon) runStdio(ctx context.Context) error {
 	case errors.Is(err, mcp.ErrWriteFailed):
 		reason, err = "stdout closed", nil // the client went away: a clean exit
 	case ctx.Err() != nil:
-		reason = "signal"
+		reason = stopReason(ctx)
 	}
 	d.logShutdown("stdio", reason)
 	return err
@@ -412,6 +417,7 @@ func (d *Daemon) runSocket(ctx context.Context) error {
 	reason := "signal"
 	select {
 	case <-ctx.Done():
+		reason = stopReason(ctx)
 	case <-d.handingOver():
 		reason = "hand-over to a new daemon"
 	case <-idle.expired():

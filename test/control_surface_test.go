@@ -15,8 +15,8 @@ import (
 // (HEARTH_SHIM_RELAY, the only mode on macOS and Windows) or handed over,
 // that sends hearth's own hello itself (as a shim's, with no version) and
 // then the control methods gets them refused: $/hearth/handover starts no
-// program it names, $/hearth/servers forgets nothing, and the daemon
-// serves on, the same process. What a connection may do is decided once,
+// program it names, $/hearth/servers forgets nothing, $/hearth/stop stops
+// nothing, and the daemon serves on, the same process. What a connection may do is decided once,
 // by how it arrived and its first frame, the shim's hello
 // (docs/threat-model.md).
 func TestShimClientReachesNoControlMethod(t *testing.T) {
@@ -39,7 +39,8 @@ func TestShimClientReachesNoControlMethod(t *testing.T) {
 			p.send(`{"jsonrpc":"2.0","method":"$/hearth/hello","params":{}}`)
 			p.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":"h","method":"$/hearth/handover","params":{"exe":%q}}`, evil))
 			p.send(`{"jsonrpc":"2.0","id":"s","method":"$/hearth/servers","params":{"action":"forget","name":"abcd"}}`)
-			for _, id := range []string{"h", "s"} {
+			p.send(`{"jsonrpc":"2.0","id":"x","method":"$/hearth/stop","params":{}}`)
+			for _, id := range []string{"h", "s", "x"} {
 				m := p.recvID(id)
 				e, _ := m["error"].(map[string]any)
 				if e == nil || e["code"] != float64(-32601) {

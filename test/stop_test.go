@@ -12,8 +12,9 @@ import (
 
 // TestStopCommand: `hearthd stop` stops the daemon serving the data
 // directory as SIGTERM does (a clean exit, its socket and readiness file
-// removed) and waits for it; with none serving it says there is nothing to
-// stop and succeeds.
+// removed) and waits for it; it asks with the control request
+// $/hearth/stop, which the daemon logs as its reason, not with a signal;
+// with none serving it says there is nothing to stop and succeeds.
 func TestStopCommand(t *testing.T) {
 	d := startDaemon(t)
 	stop := func() (string, int) {
@@ -42,6 +43,9 @@ func TestStopCommand(t *testing.T) {
 	}
 	if !strings.Contains(d.stderr.String(), "mcp:shutdown mode=socket") {
 		t.Fatalf("no clean shutdown:\n%s", d.stderr.String())
+	}
+	if log := d.stderr.String(); !strings.Contains(log, `"by":"$/hearth/stop"`) || !strings.Contains(log, `"reason":"hearthd stop"`) {
+		t.Fatalf("the daemon was not stopped by $/hearth/stop:\n%s", log)
 	}
 	if out, code := stop(); code != 0 || !strings.Contains(out, "nothing to stop") {
 		t.Fatalf("hearthd stop with none serving: %d %s", code, out)

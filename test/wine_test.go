@@ -28,7 +28,8 @@ import (
 // stdio server built for Windows whose whole tree (a child included) its Job
 // Object ends when the daemon is killed, the next call answered once by an
 // autostarted daemon, and adopt's --write and --undo of Claude Desktop's
-// config at its Windows place, and hearthd doctor. Wine is not Windows: a pass here is a pass on
+// config at its Windows place, hearthd doctor, and hearthd stop (by a
+// request on the pipe) and restart (refused). Wine is not Windows: a pass here is a pass on
 // Wine's Win32 (one user, no stored access lists).
 
 // wine is a prepared Wine prefix and the windows/amd64 binaries.
@@ -91,8 +92,7 @@ func setupWine(t *testing.T) *wine {
 		"MCP_READY_FILE=", "HEARTH_NO_AUTOSTART=", "HEARTH_DAEMON=", "HEARTH_IDLE_TIMEOUT=", "XDG_RUNTIME_DIR=")
 	t.Cleanup(func() {
 		// Every Wine process run from this test's directory: the daemon
-		// a shim started among them (`hearthd stop` signals SIGTERM,
-		// which Windows lacks; decision 0064).
+		// a shim started among them, and whatever a failed test left.
 		dirs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
 		for _, f := range dirs {
 			if b, _ := os.ReadFile(f); bytes.Contains(b, []byte(winPath(w.dir))) || bytes.Contains(b, []byte(w.dir+"/")) {
@@ -257,6 +257,66 @@ func TestWineServingPath(t *testing.T) {
 	res, err := sessions[0].CallTool(ctx, &mcp.CallToolParams{Name: "daemon_status", Arguments: map[string]any{}})
 	if err != nil || res.IsError {
 		t.Fatalf("a relaying shim after the daemon's death: %v %+v", err, res)
+	}
+}
+
+// TestWineStop: `hearthd.exe stop` stops the daemon on its pipe by asking
+// it ($/hearth/stop, Windows having no SIGTERM): a clean exit, its pipe
+// file removed, the stop request logged as the reason, and then nothing
+// to stop. `hearthd.exe restart` before it is refused with what to do
+// instead (a hand-over is Unix only) and leaves the same daemon serving.
+func TestWineStop(t *testing.T) {
+	w := setupWine(t)
+	var log bytes.Buffer
+	daemon := w.command("hearthd.exe", "serve")
+	daemon.Stderr = &log
+	if err := daemon.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer daemon.Process.Kill()
+	exited := make(chan error, 1)
+	go func() { exited <- daemon.Wait() }()
+	waitFor(t, "hearthd.exe status answering over the pipe", func() bool { return w.command("hearthd.exe", "status").Run() == nil })
+	pidOf := func() string {
+		out, err := w.command("hearthd.exe", "status", "--json").Output()
+		var st struct{ PID int }
+		if err != nil || json.Unmarshal(out, &st) != nil || st.PID == 0 {
+			t.Fatalf("hearthd.exe status --json: %v %s", err, out)
+		}
+		return strconv.Itoa(st.PID)
+	}
+	pid := pidOf()
+
+	out, err := w.command("hearthd.exe", "restart").CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "hearthd stop") {
+		t.Fatalf("hearthd.exe restart: %v %s, want a refusal naming hearthd stop", err, out)
+	}
+	t.Logf("hearthd.exe restart: %s", out)
+	if now := pidOf(); now != pid {
+		t.Fatalf("after the refused restart pid %s serves, was %s", now, pid)
+	}
+
+	out, err = w.command("hearthd.exe", "stop").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "stopped hearthd socket (pid "+pid+")") {
+		t.Fatalf("hearthd.exe stop: %v %s", err, out)
+	}
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Fatalf("the daemon exited with %v\n%s", err, log.String())
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("hearthd.exe stop returned but the daemon runs on")
+	}
+	if !strings.Contains(log.String(), `"reason":"hearthd stop"`) {
+		t.Fatalf("the daemon's log names no stop request:\n%s", log.String())
+	}
+	sock := strings.TrimPrefix(strings.ReplaceAll(envValue(w.env, "MCP_SOCKET_PATH"), `\`, "/"), "Z:")
+	if _, err := os.Lstat(sock); err == nil {
+		t.Fatalf("%s (the file naming the pipe) left behind", sock)
+	}
+	if out, err := w.command("hearthd.exe", "stop").CombinedOutput(); err != nil || !strings.Contains(string(out), "nothing to stop") {
+		t.Fatalf("hearthd.exe stop with none serving: %v %s", err, out)
 	}
 }
 

@@ -77,6 +77,7 @@ func daemonRequest(socket, client, method string, params any, timeout time.Durat
 			ID     json.RawMessage `json:"id"`
 			Result json.RawMessage `json:"result"`
 			Error  *struct {
+				Code    int    `json:"code"`
 				Message string `json:"message"`
 			} `json:"error"`
 		}
@@ -85,7 +86,7 @@ func daemonRequest(socket, client, method string, params any, timeout time.Durat
 		}
 		switch {
 		case msg.Error != nil:
-			return nil, &replyError{msg.Error.Message}
+			return nil, &replyError{code: msg.Error.Code, message: msg.Error.Message}
 		case len(msg.Result) == 0 || string(msg.Result) == "null":
 			return nil, errors.New("the daemon's reply has no result")
 		}
@@ -95,6 +96,11 @@ func daemonRequest(socket, client, method string, params any, timeout time.Durat
 
 // replyError is the daemon's error reply: it read the request and refused
 // it (any other error of daemonRequest may have come before it read it).
-type replyError struct{ message string }
+// code is its JSON-RPC code (method not found: a daemon older than the
+// request).
+type replyError struct {
+	code    int
+	message string
+}
 
 func (e *replyError) Error() string { return e.message }

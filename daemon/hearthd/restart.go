@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"strconv"
 	"time"
 
@@ -21,7 +22,7 @@ import (
 // successor_unix.go sets it in its init. Elsewhere (Windows) it refuses: a
 // hand-over passes descriptors over a Unix socket pair.
 var startSuccessor = func(exe string) (*os.File, int, error) {
-	return nil, 0, errors.New("hearthd restart hands upstreams over only on Unix")
+	return nil, 0, errors.New("a daemon hands its hosted servers to a successor only on Unix (over a Unix socket pair): stop it with hearthd stop, and the next client's shim starts hearthd again")
 }
 
 // closeOnExec keeps an inherited descriptor from the daemon's children
@@ -60,6 +61,12 @@ func restartCmd(args []string, stdout, stderr io.Writer, getenv func(string) str
 	st, ok := statusPID(raw)
 	if !ok {
 		fmt.Fprintln(stderr, "hearthd restart: the daemon's status names no pid")
+		return 1
+	}
+	if runtime.GOOS == "windows" {
+		// Said here rather than as the daemon's "could not start" of its
+		// successor (startSuccessor's default), which reads as a broken install.
+		fmt.Fprintf(stderr, "hearthd restart: on Windows a daemon cannot hand its hosted servers to a new one (they pass over a Unix socket pair); stop it with hearthd stop (pid %d), and the next client's shim starts hearthd again\n", st.PID)
 		return 1
 	}
 	exe, err := os.Executable()

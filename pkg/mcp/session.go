@@ -27,7 +27,7 @@ import (
 //     may still be written (outbox.go);
 //   - life: drain and hang-up, and the context every call derives from
 //     (hangup.go);
-//   - peer: who the client is, for tools and for status (peer.go);
+//   - peer (identity): who the client is, for tools and for status (identity.go);
 //   - the dispatcher, which decides what each frame means (dispatcher.go):
 //     the registry of hearth's own tools (registry.go), or a hosted server
 //     (Options.Host), chosen once, at the start (Conn.Run) or by the shim's
@@ -41,7 +41,7 @@ type session struct {
 
 	out  outbox
 	life lifecycle
-	peer peer
+	peer identity
 
 	// reg is the registry dispatcher, nil when the transport chose a
 	// hosted server (Conn.Run). The session starts with it unless then.
@@ -70,7 +70,7 @@ func newSession(s *Server, c Conn, seq uint64) *session {
 		log:   s.log,
 		seq:   seq,
 		since: time.Now().UTC(),
-		peer:  peer{client: c.Client},
+		peer:  identity{client: c.Client},
 	}
 	sess.out.init(c, sess.failWrite)
 	sess.life.init()

@@ -186,10 +186,11 @@ golang.org/x/sys, testing < pkg/safefile/safefiletest;
 pkg/command, pkg/handoff, pkg/hello, pkg/owner, pkg/config/keys, pkg/portable, pkg/localsock, pkg/safefile, pkg/version, golang.org/x/sys, os/exec < shim;
 shim, pkg/portable < shim/hearth;
 
-# The daemon wires everything together; hearthd adds the subcommands.
+# The daemon wires everything together; hearthd adds the subcommands (x/sys:
+# on Windows, hearthd stop waits on the daemon's process handle).
 pkg/command, pkg/mcp, pkg/mcphttp, pkg/mcplocal, pkg/sessionkeep, net/http, pkg/schemas, pkg/memory, pkg/clarify, pkg/workspace, pkg/config,
 pkg/hello, pkg/localsock, pkg/supervisor, pkg/hosted, pkg/statuspage, pkg/remote, pkg/oauth, pkg/secret, pkg/opener, pkg/version, github.com/coreos/go-systemd, go.uber.org/zap, golang.org/x/sys < daemon;
-daemon, shim, pkg/keeper, pkg/portable, pkg/localsock, pkg/guard, pkg/owner, pkg/adopt, pkg/sweep, pkg/opener, pkg/secret, pkg/upgrade, pkg/memory/jsonl, deploy/systemd, deploy/launchd, go.uber.org/zap, os/exec < daemon/hearthd;
+daemon, shim, pkg/keeper, pkg/portable, pkg/localsock, pkg/guard, pkg/owner, pkg/adopt, pkg/sweep, pkg/opener, pkg/secret, pkg/upgrade, pkg/memory/jsonl, deploy/systemd, deploy/launchd, go.uber.org/zap, golang.org/x/sys, os/exec < daemon/hearthd;
 
 # The release builder: it runs go build and git.
 pkg/version, os/exec < tools/release;

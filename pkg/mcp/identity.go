@@ -15,11 +15,11 @@ import (
 	"github.com/hearth-mcp/hearth/pkg/tool"
 )
 
-// peer is the session's part that knows who the client is: what the
+// identity is the session's part that knows who the client is: what the
 // transport said (pid), the shim's hello (directory, version, data
 // directory), and the identity initialize or the latest modern request
 // gave. Tools read it through clientInfo; status through ClientInfo.
-type peer struct {
+type identity struct {
 	mu              sync.Mutex
 	client          tool.Client
 	protocolVersion string
@@ -33,12 +33,12 @@ type peer struct {
 }
 
 // refusal is the wrong-home error to answer requests with (nil: none).
-func (p *peer) refusal() *string { return p.homeRefusal.Load() }
+func (p *identity) refusal() *string { return p.homeRefusal.Load() }
 
 // identify records the client's name and version and the protocol version.
 // keepName: an empty name leaves the one known (a modern request that said
 // none).
-func (p *peer) identify(name, version, protocolVersion string, keepName bool) {
+func (p *identity) identify(name, version, protocolVersion string, keepName bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.protocolVersion = protocolVersion
@@ -48,7 +48,7 @@ func (p *peer) identify(name, version, protocolVersion string, keepName bool) {
 }
 
 // setRoots records the client's roots (file paths).
-func (p *peer) setRoots(roots []string) {
+func (p *identity) setRoots(roots []string) {
 	p.mu.Lock()
 	p.client.Roots = roots
 	p.mu.Unlock()
@@ -56,14 +56,14 @@ func (p *peer) setRoots(roots []string) {
 
 // whereabouts is what the transport and the hello say of the client,
 // nothing from a request: its directory and pid.
-func (p *peer) whereabouts() tool.Client {
+func (p *identity) whereabouts() tool.Client {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return tool.Client{Cwd: p.client.Cwd, PID: p.client.PID}
 }
 
 // clientInfo is a copy of everything known of the client.
-func (p *peer) clientInfo() tool.Client {
+func (p *identity) clientInfo() tool.Client {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	c := p.client
