@@ -4,6 +4,7 @@ package test
 
 import (
 	"bufio"
+	"go/build/constraint"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,11 +13,65 @@ import (
 	"testing"
 )
 
-// maxComplementFiles bounds the `_other` files: each is a system left out
-// of a mechanism, and a default in the common file is the better place
-// for one where it removes the file (docs/development.md, "Platform
-// files").
-const maxComplementFiles = 25
+// maxComplementFiles bounds the `_other` files, `_other_test.go` ones and
+// the mains' two guards included: each other one is a system left out of
+// a mechanism, and a default in the common file is the better place for
+// one where it removes the file (docs/development.md, "Platform files").
+const maxComplementFiles = 11
+
+// supported are the systems hearth builds for (decision 0069); a main
+// package's guard, platformGuard, stops a build for any other.
+var supported = []string{"linux", "darwin", "windows"}
+
+// guardLine and guardPackage are a main package's platform_other.go: its
+// line the complement of supported, its package clause different from
+// the directory's so that the go command stops at loading with one error
+// that names the reason.
+const (
+	guardLine    = "!linux && !darwin && !windows"
+	guardPackage = "hearth_builds_only_for_linux_darwin_and_windows"
+)
+
+// guarded are the main packages hearth ships, each with its guard.
+var guarded = []string{"daemon/hearthd", "shim/hearth"}
+
+// builtFor reports whether a build line (possibly "") selects goos,
+// with every tag that is not a system (race, a feature tag) set or with
+// none set.
+func builtFor(t *testing.T, line, goos string) bool {
+	if line == "" {
+		return true
+	}
+	expr, err := constraint.Parse("//go:build " + line)
+	if err != nil {
+		t.Fatalf("build line %q: %v", line, err)
+	}
+	for _, others := range []bool{false, true} {
+		if expr.Eval(func(tag string) bool {
+			if tag == "unix" || slices.Contains(systems, tag) {
+				return tag == goos || tag == "unix" && unixSystem(goos)
+			}
+			return others
+		}) {
+			return true
+		}
+	}
+	return false
+}
+
+// packageClause is a Go file's package name.
+func packageClause(t *testing.T, path string) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if name, ok := strings.CutPrefix(line, "package "); ok {
+			return strings.TrimSpace(name)
+		}
+	}
+	return ""
+}
 
 // systems are Go's GOOS file suffixes hearth names files with, and unix,
 // the build tag Go has no suffix for.
@@ -131,9 +186,28 @@ func TestPlatformFilesByName(t *testing.T) {
 				served[stem] = append(served[stem], sys)
 			}
 		}
+		guard := slices.Contains(guarded, filepath.ToSlash(rel))
+		if guard && (lines["platform_other.go"] != guardLine || packageClause(t, filepath.Join(dir, "platform_other.go")) != guardPackage) {
+			t.Errorf("%s: a main package hearth ships has platform_other.go, //go:build %s, package %s: building it for a system hearth does not support fails with that one error", rel, guardLine, guardPackage)
+		}
+		for _, n := range names {
+			if strings.HasSuffix(n, "_other_test.go") {
+				complements++
+				listed = append(listed, filepath.Join(rel, n))
+			}
+		}
 		for _, n := range sources {
 			path, line := filepath.Join(rel, n), lines[n]
 			stem, sys := splitName(n)
+			if guard && n == "platform_other.go" {
+				complements++
+				listed = append(listed, path)
+				continue
+			}
+			if line != "ignore" && !slices.ContainsFunc(supported, func(goos string) bool { return builtFor(t, line, goos) }) {
+				t.Errorf("%s: built for %q, none of the systems hearth builds for (Linux, macOS, Windows; decision 0069): delete it; a main package's platform_other.go stops a build elsewhere", path, line)
+				continue
+			}
 			switch {
 			case sys == "other":
 				complements++
@@ -157,10 +231,9 @@ func TestPlatformFilesByName(t *testing.T) {
 					break
 				}
 				if len(want) == 0 {
-					// No sibling: the complement of every system hearth
-					// serves, or of the one a common file leaves out.
-					if line != "!unix && !windows" && line != "!unix" && line != "!windows" {
-						t.Errorf("%s: an _other file without a sibling serves the systems hearth does not (!unix && !windows), or those its common file leaves out; its line is %q", path, line)
+					// No sibling: what its common file leaves out.
+					if line != "!unix" && line != "!windows" {
+						t.Errorf("%s: an _other file without a sibling serves what its common file leaves out (!unix, !windows); its line is %q", path, line)
 					}
 				} else if !slices.Equal(terms(line), want) {
 					t.Errorf("%s: an _other file serves every system its stem's other files do not: //go:build %s, not %q", path, strings.Join(want, " && "), line)

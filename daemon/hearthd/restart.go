@@ -17,6 +17,19 @@ import (
 	"github.com/hearth-mcp/hearth/pkg/hosted"
 )
 
+// startSuccessor starts exe as the daemon a hand-over goes to, and returns
+// this daemon's end of their socket and the successor's pid;
+// successor_unix.go sets it in its init. Elsewhere (Windows) it refuses: a
+// hand-over passes descriptors over a Unix socket pair.
+var startSuccessor = func(exe string) (*os.File, int, error) {
+	return nil, 0, errors.New("a daemon hands its hosted servers to a successor only on Unix (over a Unix socket pair): stop it with hearthd stop, and the next client's shim starts hearthd again")
+}
+
+// closeOnExec keeps an inherited descriptor from the daemon's children
+// (successor_unix.go sets it); elsewhere descriptors are not inherited
+// this way.
+var closeOnExec = func(int) {}
+
 // handOverEnv names the descriptor of a successor's end of the hand-over
 // socket (docs/decisions/0046-upstream-handover.md).
 const handOverEnv = "HEARTH_HANDOVER_FD"
@@ -52,7 +65,7 @@ func restartCmd(args []string, stdout, stderr io.Writer, getenv func(string) str
 	}
 	if runtime.GOOS == "windows" {
 		// Said here rather than as the daemon's "could not start" of its
-		// successor (successor_other.go), which reads as a broken install.
+		// successor (startSuccessor's default), which reads as a broken install.
 		fmt.Fprintf(stderr, "hearthd restart: on Windows a daemon cannot hand its hosted servers to a new one (they pass over a Unix socket pair); stop it with hearthd stop (pid %d), and the next client's shim starts hearthd again\n", st.PID)
 		return 1
 	}

@@ -10,10 +10,12 @@ import (
 	"github.com/hearth-mcp/hearth/pkg/upgrade"
 )
 
-// startSuccessor starts exe as the daemon a hand-over goes to, in a session
+func init() { startSuccessor, closeOnExec = startUnixSuccessor, syscall.CloseOnExec }
+
+// startUnixSuccessor starts exe as the daemon a hand-over goes to, in a session
 // of its own, with its end of a private socket pair as descriptor 3 and
 // this daemon's stderr (its log).
-func startSuccessor(exe string) (*os.File, int, error) {
+func startUnixSuccessor(exe string) (*os.File, int, error) {
 	// The daemon's own executable, judged as an upgrade's file is: a file
 	// another user may have put there, or may still change, is not run.
 	if err := upgrade.Runnable(exe); err != nil {
@@ -43,6 +45,3 @@ func startSuccessor(exe string) (*os.File, int, error) {
 	go cmd.Wait() // reaped should it end before this daemon
 	return ours, cmd.Process.Pid, nil
 }
-
-// closeOnExec keeps an inherited descriptor from the daemon's children.
-func closeOnExec(fd int) { syscall.CloseOnExec(fd) }

@@ -10,7 +10,29 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 )
+
+// renameOver renames old over new: rename(2) replaces it in one step.
+// rename_windows.go sets its own in its init.
+var renameOver = os.Rename
+
+// SyncDir makes the entries of dir durable: a file created, renamed or
+// linked in dir before SyncDir returns nil survives a crash under that name.
+// (Syncing a file makes its content durable, not its name.) On Windows it
+// does nothing: a directory cannot be opened for FlushFileBuffers, and NTFS
+// journals the rename itself (renameOver writes it through there).
+func SyncDir(dir string) error {
+	if runtime.GOOS == "windows" {
+		return nil
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
 
 // Write writes data to a temporary file beside path (so the rename stays
 // on one file system), syncs it, gives it perm, renames it over path, and

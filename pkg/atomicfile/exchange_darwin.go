@@ -7,9 +7,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// exchangeNames swaps a and b with renamex_np(RENAME_SWAP). A file system
+func init() { exchangeNames = swapNames }
+
+// swapNames swaps a and b with renamex_np(RENAME_SWAP). A file system
 // that cannot (ENOTSUP, EINVAL) makes it errNoExchange.
-func exchangeNames(a, b string) error {
+func swapNames(a, b string) error {
 	err := unix.RenamexNp(a, b, unix.RENAME_SWAP)
 	if errors.Is(err, unix.ENOTSUP) || errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOSYS) {
 		return errNoExchange
@@ -19,7 +21,3 @@ func exchangeNames(a, b string) error {
 	}
 	return nil
 }
-
-// exchangeNever: the exchange is tried, and a file system without it falls
-// back (see neverExchange).
-const exchangeNever = false

@@ -7,10 +7,12 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// exchangeNames swaps a and b with renameat2(RENAME_EXCHANGE). A file
+func init() { exchangeNames = swapNames }
+
+// swapNames swaps a and b with renameat2(RENAME_EXCHANGE). A file
 // system that cannot (EINVAL) or a kernel before 3.15 (ENOSYS) makes it
 // errNoExchange.
-func exchangeNames(a, b string) error {
+func swapNames(a, b string) error {
 	err := unix.Renameat2(unix.AT_FDCWD, a, unix.AT_FDCWD, b, unix.RENAME_EXCHANGE)
 	if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EOPNOTSUPP) {
 		return errNoExchange
@@ -20,7 +22,3 @@ func exchangeNames(a, b string) error {
 	}
 	return nil
 }
-
-// exchangeNever: the exchange is tried, and a file system without it falls
-// back (see neverExchange).
-const exchangeNever = false

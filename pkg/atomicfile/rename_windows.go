@@ -10,11 +10,13 @@ import (
 	"golang.org/x/sys/windows"
 )
 
-// renameRetry bounds how long renameOver retries a rename another process
-// blocks for a moment (see renameOver).
+// renameRetry bounds how long moveOver retries a rename another process
+// blocks for a moment (see moveOver).
 const renameRetry = 2 * time.Second
 
-// renameOver renames old over new with MoveFileEx, replacing new
+func init() { renameOver = moveOver }
+
+// moveOver renames old over new with MoveFileEx, replacing new
 // (MOVEFILE_REPLACE_EXISTING) and returning only once the move is on the
 // disk (MOVEFILE_WRITE_THROUGH): Windows syncs no directory (SyncDir does
 // nothing there), so this is what makes the rename survive a crash.
@@ -23,7 +25,7 @@ const renameRetry = 2 * time.Second
 // reading it: a shim reading the owner record, a client reading its
 // config) makes the rename fail until it closes it; such reads are short,
 // so the rename is retried for a while, as Go's own tools do on Windows.
-func renameOver(old, new string) error {
+func moveOver(old, new string) error {
 	from, err := windows.UTF16PtrFromString(old)
 	if err != nil {
 		return err

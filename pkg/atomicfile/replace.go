@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 )
 
 // ErrChanged is returned by ReplaceIfUnchanged when the file did not hold
@@ -19,10 +20,21 @@ var ErrChanged = errors.New("the file changed")
 // names atomically; ReplaceIfUnchanged then falls back to compare-then-rename.
 var errNoExchange = errors.New("atomic exchange of two files is not supported here")
 
-// exchange swaps the names a and b, both existing files in one directory, in
-// one step (exchange_linux.go, exchange_darwin.go); it is a variable so that
-// a test can take the fallback.
-var exchange = exchangeNames
+// exchangeNames swaps the names a and b, both existing files in one
+// directory, in one step where the system has a call for it:
+// exchange_linux.go and exchange_darwin.go set it in their init. Windows
+// has none, so ReplaceIfUnchanged compares again right before an ordinary
+// rename.
+var exchangeNames = func(a, b string) error { return errNoExchange }
+
+// exchangeNever: the system has no exchange at all (Windows), so it is
+// never tried; on Linux and macOS it is, and a file system without it
+// falls back (see neverExchange).
+const exchangeNever = runtime.GOOS != "linux" && runtime.GOOS != "darwin"
+
+// exchange is exchangeNames, a variable of its own so that a test can take
+// the fallback.
+var exchange = func(a, b string) error { return exchangeNames(a, b) }
 
 // beforeSwap is called after the new content is written and synced, just
 // before it takes the file's place: a test rewrites the file there, as a
@@ -201,8 +213,8 @@ func sameFile(a, b *os.File) (bool, error) {
 	return os.SameFile(ai, bi), nil
 }
 
-// neverExchange says the system has no atomic exchange at all (Windows,
-// the BSDs), known without trying: see replaceWithoutExchange.
+// neverExchange says the system has no atomic exchange at all (Windows),
+// known without trying: see replaceWithoutExchange.
 var neverExchange = exchangeNever
 
 // replaceWithoutExchange writes the new file and renames it over path as
@@ -305,6 +317,12 @@ func writeExclusive(name string, data []byte, info fs.FileInfo) error {
 	}
 	return nil
 }
+
+// sameOwner gives a new file the owner of the one it replaces where the
+// system has owners to give (owner_unix.go sets it in its init); on
+// Windows it does nothing: a new file takes its directory's inherited ACL,
+// as the file it replaces did.
+var sameOwner = func(*os.File, fs.FileInfo) {}
 
 // fill writes data to f, gives it info's permissions and owner, syncs and
 // closes it.

@@ -1,11 +1,20 @@
 package supervisor
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"os/exec"
 	"strings"
 	"unicode"
 )
+
+// command is the Cmd that runs name with args: exec resolves name through
+// PATH, and a failure to find it is Start's error. launch_windows.go sets
+// Windows's in its init.
+var command = func(ctx context.Context, name string, args []string, dir string) (*exec.Cmd, error) {
+	return exec.CommandContext(ctx, name, args...), nil
+}
 
 // How a command is started on Windows (docs/decisions/0048-windows-processes.md).
 // These functions are pure and portable, so that they are tested on every

@@ -7,8 +7,10 @@ import (
 	"time"
 )
 
-// cpuTime is the CPU time (user and system) the process has used so far.
-func cpuTime() time.Duration {
+func init() { cpuTime = rusageTime }
+
+// rusageTime is the CPU time (user and system) the process has used so far.
+func rusageTime() time.Duration {
 	var ru syscall.Rusage
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
 		return -1

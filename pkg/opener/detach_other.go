@@ -1,7 +1,0 @@
-//go:build !unix && !windows
-
-package opener
-
-import "os/exec"
-
-func detach(*exec.Cmd) {}
