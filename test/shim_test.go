@@ -35,6 +35,19 @@ func daemonsWithEnv(kv string) []int { return daemonsOf(bin.hearthd, kv) }
 // kernel names a running image "exe (deleted)").
 func daemonsOf(hearthd, kv string) []int {
 	var pids []int
+	for _, pid := range imageProcessesWithEnv(hearthd, kv) {
+		environ, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "environ"))
+		if !forkNotYetExeced(pid, environ) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// imageProcessesWithEnv lists the processes of the image whose environment
+// holds kv, keepers aside, forks not yet exec'd included.
+func imageProcessesWithEnv(image, kv string) []int {
+	var pids []int
 	entries, _ := os.ReadDir("/proc")
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
@@ -42,7 +55,7 @@ func daemonsOf(hearthd, kv string) []int {
 			continue
 		}
 		exe, err := os.Readlink(filepath.Join("/proc", e.Name(), "exe"))
-		if err != nil || exe != hearthd && exe != hearthd+" (deleted)" {
+		if err != nil || exe != image && exe != image+" (deleted)" {
 			continue
 		}
 		environ, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
@@ -52,6 +65,32 @@ func daemonsOf(hearthd, kv string) []int {
 		}
 	}
 	return pids
+}
+
+// forkNotYetExeced tells whether pid is a child a hearthd has forked and
+// not yet replaced by the program it runs (an upstream, a keeper, the
+// successor of a restart): until its exec the kernel shows the parent's
+// executable and environment, so it reads as one more daemon. A real
+// daemon's environment differs from its parent's (a successor carries the
+// hand-over's descriptor) or its parent is no hearthd at all.
+func forkNotYetExeced(pid int, environ []byte) bool {
+	stat, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return false
+	}
+	// "pid (comm) state ppid …": comm may hold spaces and parentheses.
+	fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+	if len(fields) < 2 {
+		return false
+	}
+	ppid := fields[1]
+	parentExe, _ := os.Readlink(filepath.Join("/proc", ppid, "exe"))
+	childExe, _ := os.Readlink(filepath.Join("/proc", strconv.Itoa(pid), "exe"))
+	if parentExe == "" || parentExe != childExe {
+		return false
+	}
+	parentEnv, err := os.ReadFile(filepath.Join("/proc", ppid, "environ"))
+	return err == nil && bytes.Equal(parentEnv, environ)
 }
 
 func killDaemonsIn(runtime string) {
