@@ -118,7 +118,7 @@ func (d *Daemon) hostedSpec(rr hello.Run) (hosted.Spec, error) {
 		}
 		return hosted.Spec{Name: rr.Name, Entry: rr.Entry, Command: command.Resolve(sv.Command), Args: sv.Args, Env: envList(merged), Dir: sv.Cwd,
 			Sharing: sharing, IdleTimeout: sv.IdleTimeout, InitTimeout: sv.InitTimeout, AnswerTimeout: sv.AnswerTimeout, Restart: sv.Restart,
-			Prestart: sv.Prestart, NoCatalog: sv.NoCatalog}, nil
+			Prestart: sv.Prestart, NoCatalog: sv.NoCatalog, Queue: specQueue(sv.Queue), MaxInstances: sv.MaxInstances}, nil
 	}
 	if rr.URL != "" {
 		if err := config.CheckRemoteURL(rr.URL); err != nil {
@@ -156,4 +156,16 @@ func envList(m map[string]string) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// specQueue is a config's queue as a Spec takes it: unset (-1) is the
+// default (0), and 0, no queue, is negative.
+func specQueue(q int) int {
+	switch {
+	case q < 0:
+		return 0
+	case q == 0:
+		return -1
+	}
+	return q
 }

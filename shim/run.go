@@ -48,7 +48,7 @@ func ParseRun(args, environ, parent []string, parentKnown bool) (*hello.Run, err
 			case flag == "--env" && len(args) >= 2:
 				// --env then an option or --: no names
 			case flag == "--share":
-				return nil, errors.New("hearth run --share: want global, directory or client")
+				return nil, errors.New("hearth run --share: want global, directory, client or exclusive")
 			case flag == "--name":
 				return nil, errors.New("hearth run --name: want the name the client's entry gives the server")
 			default:
@@ -59,10 +59,10 @@ func ParseRun(args, environ, parent []string, parentKnown bool) (*hello.Run, err
 		switch flag {
 		case "--share":
 			switch value {
-			case "global", "directory", "client":
+			case "global", "directory", "client", "exclusive":
 				r.Sharing = value
 			default:
-				return nil, errors.New("hearth run --share " + value + ": want global, directory or client")
+				return nil, errors.New("hearth run --share " + value + ": want global, directory, client or exclusive")
 			}
 		case "--env":
 			explicit = true

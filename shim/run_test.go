@@ -180,7 +180,7 @@ func TestParseRun(t *testing.T) {
 		{[]string{"-x"}, "error then NAME"},
 		{[]string{"--share", "client", "--", "/opt/srv"}, opt},
 		{[]string{"--share=global", "everything"}, "name everything or everything"},
-		{[]string{"--share", "everyone", "--", "x"}, "error want global, directory or client"},
+		{[]string{"--share", "everyone", "--", "x"}, "error want global, directory, client or exclusive"},
 		{[]string{"--share"}, "error want global"},
 		{[]string{"--env", "A", "--share", "client", "--", "/opt/srv"}, opt},
 	} {

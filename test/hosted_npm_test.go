@@ -82,7 +82,8 @@ func TestHostedServerEverythingThreeTypeScriptClients(t *testing.T) {
 	}
 }
 
-// The Go SDK client that probes with server/discover falls back and is
+// The Go SDK client that probes with server/discover (2026-07-28 through
+// the era bridge, decision 0072) is
 // served by the instance a 2025-11-25 client opened; the Inspector CLI
 // (its own instance: it gives the shim another environment) lists
 // server-everything's tools.

@@ -119,7 +119,8 @@ func callText(t *testing.T, cs *mcp.ClientSession, tool string, args map[string]
 
 // Three clients of one inline entry and one shape share one upstream: each
 // gets its own answers under the same ids (every go-sdk client numbers from
-// 1); a client that probes with server/discover and a 2025-11-25 client are
+// 1); a client that probes with server/discover (and speaks 2026-07-28
+// through the era bridge) and a 2025-11-25 client are
 // served by the same instance; sampling during the only client's call
 // reaches it, and with another client's call in flight it is refused and
 // nobody sees it. A client that declares no sampling has an upstream of its
@@ -134,7 +135,7 @@ func TestHostedGoSDKClientsShareOneUpstream(t *testing.T) {
 			return &mcp.CreateMessageResult{Model: "m", Role: "assistant", Content: &mcp.TextContent{Text: "from " + name}}, nil
 		}}
 	}
-	a := hostedClient(t, env, sampler("a"), "")           // probes with server/discover, falls back
+	a := hostedClient(t, env, sampler("a"), "")           // probes with server/discover: 2026-07-28 through the bridge
 	b := hostedClient(t, env, sampler("b"), "2025-11-25") // initialize at once
 	c := hostedClient(t, env, sampler("c"), "2025-11-25")
 	pids := map[string]bool{}

@@ -80,33 +80,75 @@ func TestHTTPHostedConformanceMatchesDirect(t *testing.T) {
 
 	// Scenarios whose checks do not all name the reference server's own
 	// tools, and those of the request-bound frames hearth routes
-	// (progress, sampling, logging, subscriptions).
-	scenarios := []string{"server-initialize", "server-session-lifecycle", "logging-set-level", "ping",
-		"tools-list", "server-sse-polling", "server-sse-multiple-streams", "resources-list", "prompts-list",
-		"resources-subscribe", "tools-call-with-logging", "tools-call-sampling", "tools-call-with-progress"}
-	passedDirect := 0
-	for _, sc := range scenarios {
-		// The two runs share nothing (two servers, two suite processes):
-		// they run at once, which halves the test's time.
-		var want map[string]string
-		directDone := make(chan struct{})
-		go func() {
-			defer close(directDone)
-			want, _ = conformanceChecks(t, node, suite, directURL, sc, "2025-11-25")
-		}()
-		got, text := conformanceChecks(t, node, suite, hostedURL, sc, "2025-11-25")
-		<-directDone
-		for id, status := range want {
-			if status != "SUCCESS" {
-				continue
+	// (progress, sampling, logging, subscriptions); at 2026-07-28, those of
+	// the era bridge (decision 0072: discovery, input_required results,
+	// caching hints) too.
+	scenarios := map[string][]string{
+		"2025-11-25": {"server-initialize", "server-session-lifecycle", "logging-set-level", "ping",
+			"tools-list", "server-sse-polling", "server-sse-multiple-streams", "resources-list", "prompts-list",
+			"resources-subscribe", "tools-call-with-logging", "tools-call-sampling", "tools-call-with-progress"},
+		"2026-07-28": {"server-stateless", "tools-list", "tools-call-simple-text", "tools-call-with-progress",
+			"server-sse-multiple-streams", "resources-list", "resources-read-text", "prompts-list", "prompts-get-simple",
+			"caching", "input-required-result-basic-elicitation", "input-required-result-basic-sampling",
+			"input-required-result-basic-list-roots", "input-required-result-request-state",
+			"input-required-result-multiple-input-requests", "input-required-result-multi-round",
+			"input-required-result-missing-input-response", "input-required-result-non-tool-request",
+			"input-required-result-result-type", "input-required-result-unsupported-methods",
+			"input-required-result-tampered-state", "input-required-result-capability-check",
+			"input-required-result-ignore-extra-params", "input-required-result-validate-input"},
+	}
+	bridged := map[string][]string{"2026-07-28": {
+		"sep-2549-tools-list-caching-hints", "sep-2549-prompts-list-caching-hints", "sep-2549-resources-list-caching-hints",
+		"sep-2549-resources-templates-list-caching-hints", "sep-2549-resources-read-caching-hints", "sep-2549-ttl-non-negative",
+		"sep-2549-cache-scope-valid", "sep-2575-http-server-method-not-found-404-ping",
+		"sep-2575-http-server-method-not-found-404-logging-setlevel", "sep-2575-http-server-method-not-found-404-resources-subscribe",
+		"sep-2575-http-server-method-not-found-404-resources-unsubscribe"}}
+	for _, version := range []string{"2025-11-25", "2026-07-28"} {
+		passedDirect, passedHosted, total := 0, 0, 0
+		hostedStatus := map[string]string{}
+		for _, sc := range scenarios[version] {
+			// The two runs share nothing (two servers, two suite
+			// processes): they run at once, which halves the test's time.
+			var want map[string]string
+			directDone := make(chan struct{})
+			go func() {
+				defer close(directDone)
+				want, _ = conformanceChecks(t, node, suite, directURL, sc, version)
+			}()
+			got, text := conformanceChecks(t, node, suite, hostedURL, sc, version)
+			<-directDone
+			for id, status := range got {
+				if prev := hostedStatus[id]; prev == "" || prev == "SUCCESS" {
+					hostedStatus[id] = status
+				}
+				total++
+				if status == "SUCCESS" {
+					passedHosted++
+				} else if os.Getenv("HEARTH_CONFORMANCE_VERBOSE") != "" {
+					t.Logf("%s %s: %s check %s %s through hearth, %q directly", version, sc, id, id, status, want[id])
+				}
 			}
-			passedDirect++
-			if got[id] != "SUCCESS" {
-				t.Errorf("%s: check %s passes directly, %q through hearth\n%s", sc, id, got[id], text)
+			for id, status := range want {
+				if status != "SUCCESS" {
+					continue
+				}
+				passedDirect++
+				if got[id] != "SUCCESS" {
+					t.Errorf("%s %s: check %s passes directly, %q through hearth\n%s", version, sc, id, got[id], text)
+				}
 			}
 		}
-	}
-	if passedDirect == 0 {
-		t.Fatal("no check passed directly: the suite's output was not read")
+		t.Logf("%s: %d checks pass directly, %d of %d through hearth", version, passedDirect, passedHosted, total)
+		// What the era bridge and the caching hints give a 2026-07-28
+		// client of this 2025 server (decisions 0072, 0073), which the
+		// server's own endpoint does not.
+		for _, id := range bridged[version] {
+			if got := hostedStatus[id]; got != "SUCCESS" {
+				t.Errorf("%s: check %s is %q through hearth, want SUCCESS (the era bridge)", version, id, got)
+			}
+		}
+		if passedDirect == 0 && passedHosted == 0 {
+			t.Fatalf("%s: no check passed either way: the suite's output was not read", version)
+		}
 	}
 }

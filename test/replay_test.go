@@ -63,7 +63,7 @@ func mustMarshal(v any) json.RawMessage {
 }
 
 // startReplay starts argv in dir with env and makes the recorded
-// handshake: the probe (its refusal is read and dropped), initialize, and
+// handshake: the probe (its answer is read and dropped), initialize, and
 // notifications/initialized. The process is killed at the test's end.
 func startReplay(t *testing.T, env []string, dir string, argv []string, probe, init, roots json.RawMessage) *replayClient {
 	t.Helper()
@@ -84,8 +84,13 @@ func startReplay(t *testing.T, env []string, dir string, argv []string, probe, i
 	c := &replayClient{t: t, cmd: cmd, in: in, roots: roots, waiting: map[string]chan json.RawMessage{}, asked: make(chan struct{})}
 	go c.read(out)
 	if probe != nil {
-		if m := c.request("server/discover", probe); m["error"] == nil {
-			t.Fatalf("%v: a 2025 server answered server/discover: %s", argv, m["_text"])
+		// A 2025 server spawned directly refuses it; hearth answers it
+		// from the server's initialize (docs/decisions/0072-era-bridge.md).
+		// The recorded client went on with initialize either way, which
+		// binds it to the same instance.
+		m := c.request("server/discover", probe)
+		if m["error"] == nil && !strings.Contains(m["_text"].(string), `"supportedVersions":["2026-07-28"]`) {
+			t.Fatalf("%v: server/discover of a 2025 server: %s", argv, m["_text"])
 		}
 	}
 	m := c.request("initialize", init)

@@ -202,6 +202,9 @@ func serversList(stdout, stderr io.Writer, getenv func(string) string, asJSON bo
 				fmt.Fprintf(stdout, ", pid %d", h.Pid)
 			}
 			fmt.Fprintf(stdout, ": %s\n", instanceWords(h))
+			if h.Gate != nil {
+				fmt.Fprintf(stdout, "  %s  %s\n", h.Key, gateWords(h.Sharing, h.Gate))
+			}
 		}
 		for _, h := range g.Stopped {
 			fmt.Fprintf(stdout, "  %s  stopped, catalogued: %s\n", h.Key, dash(h.Shape))

@@ -406,6 +406,9 @@ func printHosted(out io.Writer, list []hosted.Status) {
 		if h.LastError != "" {
 			fmt.Fprintf(out, "  %s: last error: %s\n", h.Key, h.LastError)
 		}
+		if g := h.Gate; g != nil {
+			fmt.Fprintf(out, "  %s: %s\n", h.Key, gateWords(h.Sharing, g))
+		}
 		if c := h.Catalog; c != nil {
 			answers := "answered from it while stopped"
 			if !c.Answers {
@@ -445,4 +448,18 @@ func (st *statusView) printHTTPClients(out io.Writer) {
 	fmt.Fprintf(out, "  claude mcp add -s user --transport http hearth-http %s --header %q\n", st.HTTP.URL, header)
 	fmt.Fprintf(out, "  Cursor (mcpServers) / VS Code (servers): \"hearth-http\": {\"type\": \"http\", \"url\": %q, \"headers\": {\"Authorization\": %q}}\n",
 		st.HTTP.URL, strings.TrimPrefix(header, "Authorization: "))
+}
+
+// gateWords says who holds an exclusive or capped server and how many
+// wait (docs/decisions/0074-exclusive-and-capped-servers.md).
+func gateWords(sharing string, g *hosted.GateStatus) string {
+	what := "exclusive, one client at a time"
+	if sharing != string(hosted.Exclusive) {
+		what = fmt.Sprintf("capped at %d instances", g.Limit)
+	}
+	held := "nobody"
+	if len(g.Holders) > 0 {
+		held = strings.Join(g.Holders, ", ")
+	}
+	return fmt.Sprintf("%s: held by %s; %d waiting (queue %d)", what, held, g.Waiting, g.Queue)
 }

@@ -29,9 +29,15 @@ type Server struct {
 	Args                                 []string
 	Env                                  map[string]string
 	Cwd                                  string
-	Sharing                              string        // "" (directory), "global", "directory" or "client"
-	IdleTimeout                          time.Duration // 0: the default
-	InitTimeout                          time.Duration // 0: the default
+	Sharing                              string // "" (directory), "global", "directory", "client" or "exclusive"
+	// Queue bounds the clients waiting for an exclusive server, or for a
+	// capped one's instance (-1: unset, the default; 0: refuse at once).
+	Queue int
+	// MaxInstances caps the instances of the server running at once (0:
+	// no cap).
+	MaxInstances int
+	IdleTimeout  time.Duration // 0: the default
+	InitTimeout  time.Duration // 0: the default
 	// AnswerTimeout bounds the wait for a client's answer to the server's
 	// sampling, elicitation or roots request (0: the default).
 	AnswerTimeout time.Duration
@@ -114,7 +120,7 @@ func parseServers(v any, getenv func(string) string) (map[string]Server, []strin
 }
 
 func parseServer(name string, t map[string]any, getenv func(string) string) (Server, []string) {
-	sv := Server{Name: name}
+	sv := Server{Name: name, Queue: -1}
 	var problems []string
 	str := func(k string) (string, bool) {
 		v, ok := t[k]
@@ -236,10 +242,25 @@ func parseServer(name string, t map[string]any, getenv func(string) string) (Ser
 		case "sharing":
 			s, _ := str(k)
 			switch s {
-			case "global", "directory", "client":
+			case "global", "directory", "client", "exclusive":
 				sv.Sharing = s
 			default:
-				problems = append(problems, fmt.Sprintf("sharing: want global, directory or client, got %q", s))
+				problems = append(problems, fmt.Sprintf("sharing: want global, directory, client or exclusive, got %q", s))
+			}
+		case "queue", "max_instances":
+			n, ok := t[k].(int64)
+			if !ok || n < 0 || n > 1000 || k == "max_instances" && n == 0 {
+				want := "an integer from 0 to 1000"
+				if k == "max_instances" {
+					want = "an integer from 1 to 1000"
+				}
+				problems = append(problems, fmt.Sprintf("%s: want %s, got %s", k, want, tomlValueOf(t[k])))
+				continue
+			}
+			if k == "queue" {
+				sv.Queue = int(n)
+			} else {
+				sv.MaxInstances = int(n)
 			}
 		case "idle_timeout":
 			sv.IdleTimeout = dur(k)
@@ -267,7 +288,7 @@ func parseServer(name string, t map[string]any, getenv func(string) string) (Ser
 				sv.NoCatalog = !b
 			}
 		default:
-			problems = append(problems, fmt.Sprintf("%s: unknown key (a server takes command or url, args, env, headers, client_id, client_secret, client_issuer, cwd, sharing, idle_timeout, init_timeout, answer_timeout, restart, prestart, catalog)", k))
+			problems = append(problems, fmt.Sprintf("%s: unknown key (a server takes command or url, args, env, headers, client_id, client_secret, client_issuer, cwd, sharing, queue, max_instances, idle_timeout, init_timeout, answer_timeout, restart, prestart, catalog)", k))
 		}
 	}
 	_, hasCommand := t["command"]
@@ -286,4 +307,13 @@ func parseServer(name string, t map[string]any, getenv func(string) string) (Ser
 		problems = append(problems, "client_secret: only with client_id")
 	}
 	return sv, problems
+}
+
+// tomlValueOf words a value for an error: an integer as it is, anything
+// else by its type.
+func tomlValueOf(v any) string {
+	if n, ok := v.(int64); ok {
+		return fmt.Sprint(n)
+	}
+	return tomlType(v)
 }

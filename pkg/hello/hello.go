@@ -41,7 +41,7 @@ type Run struct {
 	URL     string   `json:"url,omitempty"`
 	Headers []string `json:"headers,omitempty"`
 	// Sharing, when set (--share), overrides the sharing mode: global,
-	// directory or client.
+	// directory, client or exclusive.
 	Sharing string `json:"sharing,omitempty"`
 	// Entry is the name the client's own entry gives the server (--name,
 	// which hearthd adopt writes): what status shows and what hearthd

@@ -489,7 +489,10 @@ func (in *Instance) detached() {
 	in.mu.Lock()
 	in.clients--
 	last := in.clients == 0
-	now := last && in.spec.Sharing == PerClient
+	// A capped server's instance stops with its last client, so that
+	// the instance a waiting client gets is within the cap
+	// (docs/decisions/0074-exclusive-and-capped-servers.md).
+	now := last && (in.spec.Sharing == PerClient || in.spec.MaxInstances > 0)
 	if last && !now {
 		in.idle = time.AfterFunc(in.spec.IdleTimeout, in.idleStop)
 	}

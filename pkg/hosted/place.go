@@ -15,7 +15,7 @@ func (s Spec) WorkDir(clientDir string) string {
 	if s.Dir != "" {
 		return s.Dir
 	}
-	if s.Sharing != Global && clientDir != "" {
+	if !s.perUser() && clientDir != "" {
 		return filepath.Clean(clientDir)
 	}
 	home, _ := os.UserHomeDir()
@@ -29,7 +29,7 @@ func (s Spec) WorkDir(clientDir string) string {
 // would mean something else there than in the client's directory. The
 // error says why and what to do; the client gets it as the -32010 refusal.
 func (s Spec) CheckPlace(clientDir string) error {
-	if s.Sharing != Global || s.Dir != "" || s.IsRemote() {
+	if !s.perUser() || s.Dir != "" || s.IsRemote() {
 		return nil
 	}
 	where := s.WorkDir(clientDir)
@@ -74,3 +74,7 @@ func RelativeArg(arg, clientDir string) bool {
 	_, err := os.Lstat(filepath.Join(clientDir, v))
 	return err == nil
 }
+
+// perUser: one instance serves the user wherever its clients are (global
+// and exclusive sharing), run in the home directory unless a cwd is set.
+func (s Spec) perUser() bool { return s.Sharing == Global || s.Sharing == Exclusive }

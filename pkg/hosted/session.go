@@ -1,6 +1,7 @@
 package hosted
 
 import (
+	"encoding/json"
 	"errors"
 	"io"
 	"strconv"
@@ -41,6 +42,9 @@ type Session struct {
 	c     *route.Client
 	shape string
 	ended bool
+	// gate is the gate the session passed (gate.go; nil: none), set by
+	// its reader before it binds, let go of by Detach.
+	gate *gate
 
 	draining atomic.Bool
 	done     chan struct{}
@@ -80,6 +84,12 @@ func (s *Session) Handle(msg *jsonrpc.Message, perr *jsonrpc.ParseError) {
 	// other frames of a bound session go on at once.
 	if perr == nil && msg.Kind == jsonrpc.Request && (c == nil || msg.Method == "initialize") {
 		if shape, ok := route.ShapeOf(msg); ok {
+			if c == nil && !s.passed() {
+				if err := s.pass(msg); err != nil {
+					_ = s.w.Write(jsonrpc.ResponseFrame(msg.ID, nil, (&jsonrpc.Error{Code: route.CodeUpstream, Message: err.Error()}).JSON()), msg.ID.Key())
+					return
+				}
+			}
 			if err := s.bind(shape, msg.Method == "initialize"); err != nil {
 				_ = s.w.Write(jsonrpc.ResponseFrame(msg.ID, nil, (&jsonrpc.Error{Code: route.CodeUpstream, Message: err.Error()}).JSON()), msg.ID.Key())
 				return
@@ -229,6 +239,8 @@ func (s *Session) Detach() {
 		return
 	}
 	s.ended = true
+	s.finish() // a client waiting at a gate waits no more
+	defer s.t.leave(s)
 	if s.c == nil {
 		return
 	}
@@ -238,6 +250,62 @@ func (s *Session) Detach() {
 		s.c.Detach()
 	}
 	s.inst.detached()
+}
+
+// passed: the session passed its gate, or has none to pass.
+func (s *Session) passed() bool {
+	if !s.spec.gated() {
+		return true
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.gate != nil
+}
+
+// pass waits at the server's gate (gate.go) until the session's turn; the
+// session's lock is not held meanwhile, so status and Detach go on.
+func (s *Session) pass(msg *jsonrpc.Message) error {
+	g, err := s.t.admit(s, s.who(msg))
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	ended := s.ended
+	if !ended {
+		s.gate = g
+	}
+	s.mu.Unlock()
+	if ended {
+		s.t.gates.mu.Lock()
+		g.release(s.gateUnit())
+		s.t.gates.mu.Unlock()
+		return errors.New("the client left")
+	}
+	return nil
+}
+
+// who words the client for a gate's holder: the name its first request
+// gives (its initialize's clientInfo, a 2026-07-28 request's _meta) and
+// its shim's pid.
+func (s *Session) who(msg *jsonrpc.Message) string {
+	var p struct {
+		ClientInfo struct{ Name string } `json:"clientInfo"`
+		Meta       struct {
+			ClientInfo struct{ Name string } `json:"io.modelcontextprotocol/clientInfo"`
+		} `json:"_meta"`
+	}
+	_ = json.Unmarshal(msg.Params, &p)
+	name := p.ClientInfo.Name
+	if name == "" {
+		name = p.Meta.ClientInfo.Name
+	}
+	if name == "" {
+		name = "a client"
+	}
+	if pid, ok := strings.CutPrefix(s.tag, "shim:"); ok {
+		return name + " (shim pid " + pid + ")"
+	}
+	return name
 }
 
 // Instance is the key of the instance the session is bound to ("": none

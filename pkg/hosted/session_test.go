@@ -73,8 +73,8 @@ func TestSessionIsBoundAgainByAnotherInitialize(t *testing.T) {
 	spec := testSpec("normal", Global)
 	a := open(t, tb, spec, "/p")
 	a.s.Handle(jsonrpc.Parse([]byte(`{"jsonrpc":"2.0","id":"d","method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"roots":{}},"io.modelcontextprotocol/clientInfo":{"name":"m","version":"1"}}}}`)))
-	if m := a.reply(15 * time.Second); m["error"] == nil {
-		t.Fatalf("the probe of a 2025 server: %s", m["_text"])
+	if m := a.reply(15 * time.Second); m["result"] == nil || !strings.Contains(m["_text"].(string), `"supportedVersions":["2026-07-28"]`) {
+		t.Fatalf("the probe of a 2025 server, answered from its initialize: %s", m["_text"])
 	}
 	probed := a.s.Instance()
 	a.call(0, "initialize", initParams(`{"roots":{}}`, "m"))

@@ -32,17 +32,25 @@ const (
 	// PerClient: one instance per client connection, nothing shared, every
 	// request passed through; for stateful servers such as browsers.
 	PerClient Sharing = "client"
+	// Exclusive: one instance per user, serving one client at a time; the
+	// others wait their turn in a bounded queue (gate.go,
+	// docs/decisions/0074-exclusive-and-capped-servers.md).
+	Exclusive Sharing = "exclusive"
 )
+
+// DefaultQueue is how many clients may wait for an exclusive server, or
+// for an instance of a capped one, when the config does not say.
+const DefaultQueue = 8
 
 // ParseSharing reads a sharing mode ("" is the default, directory).
 func ParseSharing(s string) (Sharing, error) {
 	switch Sharing(s) {
 	case "":
 		return Directory, nil
-	case Global, Directory, PerClient:
+	case Global, Directory, PerClient, Exclusive:
 		return Sharing(s), nil
 	}
-	return "", fmt.Errorf("sharing %q: want global, directory or client", s)
+	return "", fmt.Errorf("sharing %q: want global, directory, client or exclusive", s)
 }
 
 // Restart policies.
@@ -111,6 +119,22 @@ type Spec struct {
 	// catalog answers its clients; NoCatalog: never answer from the
 	// catalog (docs/decisions/0045-hosted-catalog.md).
 	Prestart, NoCatalog bool
+	// Queue bounds the clients waiting for an exclusive server or a
+	// capped one's instance (0: DefaultQueue; negative: none wait, they
+	// are refused at once); MaxInstances caps the instances running at
+	// once (0: none).
+	Queue, MaxInstances int
+}
+
+// queue is the bound of the clients waiting at the spec's gate.
+func (s Spec) queue() int {
+	switch {
+	case s.Queue == 0:
+		return DefaultQueue
+	case s.Queue < 0:
+		return 0
+	}
+	return s.Queue
 }
 
 // RemoteClient is a pre-registered OAuth client: its id, its secret's
@@ -166,7 +190,7 @@ func (s Spec) EnvNames() []string {
 // connection of a client one.
 func (s Spec) Scope(clientDir string, conn uint64) string {
 	switch s.Sharing {
-	case Global:
+	case Global, Exclusive:
 		return ""
 	case PerClient:
 		return fmt.Sprintf("connection %d", conn)

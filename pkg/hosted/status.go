@@ -47,6 +47,9 @@ type Status struct {
 	// (docs/decisions/0045-hosted-catalog.md); a catalogued server with no
 	// instance is listed with state "stopped".
 	Catalog *CatalogStatus `json:"catalog,omitempty"`
+	// Gate says who holds an exclusive or capped server and how many
+	// wait (gate.go).
+	Gate *GateStatus `json:"gate,omitempty"`
 }
 
 // CatalogStatus describes a catalog entry.
@@ -97,6 +100,7 @@ func (in *Instance) status() Status {
 	if st.Pid > 0 {
 		st.RSSBytes = treeRSS(st.Pid)
 	}
+	st.Gate = in.t.gateStatus(in.spec)
 	if in.catalogued() {
 		if e, ok := in.t.cat.Load(in.key); ok {
 			st.Catalog = catalogStatus(e, e.Identity.Same(in.identify()))

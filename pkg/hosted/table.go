@@ -43,6 +43,10 @@ type Table struct {
 	// own capabilities, so every client of the base shares it, whatever
 	// its shape (docs/decisions/0056-client-shape.md).
 	modern map[string]*Instance
+
+	// gates hold exclusive and capped servers' clients to their limits
+	// (gate.go).
+	gates gates
 }
 
 // Options configure a Table.

@@ -14,7 +14,7 @@ import (
 )
 
 const usage = `usage: hearth
-       hearth run [--share global|directory|client] [--env A,B] COMMAND [ARGS...]
+       hearth run [--share global|directory|client|exclusive] [--env A,B] COMMAND [ARGS...]
        hearth run [--share MODE] [--env A,B] -- COMMAND [ARGS...]
        hearth run [--share MODE] [--env A,B] NAME
 

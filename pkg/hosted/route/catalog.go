@@ -148,12 +148,12 @@ func (c *Client) fromPages(q *request) bool {
 	}
 	cursor := q.str("cursor")
 	if cursor == "" {
-		c.answer(q.msg.ID, pages[0])
+		c.answer(q.msg.ID, answerFor(c, c.r, q.msg.Method, pages[0], nil))
 		return true
 	}
 	for i, page := range pages[:len(pages)-1] {
 		if nextCursor(page) == cursor {
-			c.answer(q.msg.ID, pages[i+1])
+			c.answer(q.msg.ID, answerFor(c, c.r, q.msg.Method, pages[i+1], nil))
 			return true
 		}
 	}
@@ -213,6 +213,9 @@ func (r *Router) fetchPage(f *catalogFetch, method, cursor string) {
 		if errObj != nil || result == nil || checkPage(method, result) != nil {
 			f.failed[method] = true // not catalogued: its clients ask the upstream
 		} else {
+			if method == "tools/list" {
+				result = sortedTools(result) // the order every client gets (order.go)
+			}
 			f.pages[method] = append(f.pages[method], result)
 			if next := nextCursor(result); next != "" && next != cursor && len(f.pages[method]) < maxCatalogPages {
 				r.fetchPage(f, method, next)

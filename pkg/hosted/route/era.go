@@ -192,6 +192,7 @@ func (r *Router) becomeReady() {
 		for uri := range r.subs.byURI {
 			r.internalRequest("resources/subscribe", mustJSON(map[string]string{"uri": uri}))
 		}
+		r.syncBridgeSubs()
 		if lvl := r.minLevel(); lvl >= 0 {
 			r.link.level = lvl
 			r.internalRequest("logging/setLevel", mustJSON(map[string]string{"level": levelNames[lvl]}))

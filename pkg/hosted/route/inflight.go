@@ -40,6 +40,8 @@ type pend struct {
 	}
 	uri   string    // a resources/subscribe's URI (shared instances)
 	input inputPart // a legacy client's request to a modern upstream (mrtr.go)
+	// bridge: a modern client's call to a legacy upstream (bridge.go).
+	bridge *bridgeCall
 }
 
 func newInflight() inflight {

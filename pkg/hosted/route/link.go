@@ -171,12 +171,13 @@ func (r *Router) Down(why error, failed bool) {
 	}
 	r.link.queued = nil
 	for _, p := range r.flight.byKey {
-		if p.c != nil && !p.c.gone {
+		if p.c != nil && !p.c.gone && !p.isParked() {
 			p.c.push(jsonrpc.ResponseFrame(jsonrpc.RawID(p.id), nil, msg))
 			delete(p.c.inflight, p.clientK)
 		}
 	}
 	r.flight.clear()
+	r.clearBridge()
 	// Requests the old upstream made of clients: their answers have nowhere
 	// to go.
 	r.s2c.clear()

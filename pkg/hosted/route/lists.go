@@ -90,7 +90,7 @@ func (r *Router) cacheable(l *listMethod) bool {
 // entry, methods.go); r.mu is held.
 func (c *Client) listFromCache(q *request) bool {
 	if res, ok := c.r.lists.get(c.cacheKey(q)); ok && c.r.link.state == ready {
-		c.answer(q.msg.ID, res)
+		c.answer(q.msg.ID, answerFor(c, c.r, q.msg.Method, res, nil))
 		return true
 	}
 	return false

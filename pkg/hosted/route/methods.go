@@ -48,11 +48,11 @@ var methods = func() map[string]*method {
 	m := map[string]*method{
 		"ping":       {local: (*Client).ping},
 		"initialize": {local: (*Client).initialize},
-		// A legacy upstream's clients are told to fall back to initialize;
-		// a modern catalog answers the probe while fresh.
-		"server/discover": {legacy: (*Client).refuseDiscover, catalog: (*Client).discoverFromCatalog},
+		// A legacy upstream's is answered from its initialize result
+		// (bridge.go); a modern catalog answers the probe while fresh.
+		"server/discover": {legacy: (*Client).discoverFromLegacy, catalog: (*Client).discoverFromCatalog},
 		// A modern client's listens are fed from hearth's own.
-		"subscriptions/listen": {fromModern: (*Client).listen, catalog: (*Client).listenFromCatalog},
+		"subscriptions/listen": {legacy: (*Client).listenOnLegacy, fromModern: (*Client).listen, catalog: (*Client).listenFromCatalog},
 		"logging/setLevel": {shared: (*Client).setLevel, catalog: (*Client).levelFromCatalog,
 			onModern: (*Client).levelOnModern},
 		"resources/subscribe": {shared: (*Client).subscription, onModern: (*Client).subscriptionOnModern,
@@ -61,7 +61,7 @@ var methods = func() map[string]*method {
 	}
 	// The requests a modern upstream may answer with an InputRequiredResult
 	// (basic/patterns/mrtr, "Supported Requests"; mrtr.go).
-	for _, name := range []string{"tools/call", "prompts/get", "resources/read"} {
+	for _, name := range inputMethods {
 		m[name] = &method{forwarded: (*Client).mayAskForInput}
 	}
 	for i := range listMethods {
@@ -130,13 +130,6 @@ func (c *Client) initialize(q *request) {
 	r.needUpstream()
 }
 
-// refuseDiscover answers the probe of a client of a legacy upstream: an
-// error that is not a modern one, so it falls back to initialize
-// (basic/transports/stdio, "Backward Compatibility").
-func (c *Client) refuseDiscover(q *request) {
-	c.fail(q.msg.ID, jsonrpc.CodeMethodNotFound, "Method not found: server/discover ("+c.r.opts.Name+" speaks the 2025 protocol; use initialize)")
-}
-
 // setLevel records the level a client asked of a shared router and
 // rewrites the request to set the upstream to the most verbose level any
 // client asked for; the request goes on.
@@ -170,9 +163,12 @@ func (c *Client) willCache(l *listMethod, p *pend, q *request) {
 
 // mayAskForInput notes what a translated request sent, for the retry an
 // InputRequiredResult asks for (mrtr.go).
-func (c *Client) mayAskForInput(p *pend, _ *request, params json.RawMessage) {
+func (c *Client) mayAskForInput(p *pend, q *request, params json.RawMessage) {
 	if p.input.translated {
 		p.input.sent = params
+	}
+	if q.modern && c.r.era.kind == eraLegacy {
+		p.bridge = &bridgeCall{digest: requestDigest(p.method, q.msg.Params)} // what a requestState binds to (bridge.go)
 	}
 }
 
@@ -187,10 +183,9 @@ func (c *Client) fromCatalog(q *request, m *method) bool {
 	if m.catalog == nil || !r.cat.answers || r.link.state == ready || r.link.failure != nil || r.opts.Mode != Shared {
 		return false
 	}
+	// A 2025 catalog answers a 2026-07-28 client too: its lists are the
+	// upstream's whoever asks (bridge.go).
 	modern := r.cat.seeded || r.era.kind == eraModern && r.era.discover != nil
-	if !modern && q.modern {
-		return false
-	}
 	return m.catalog(c, q, modern)
 }
 

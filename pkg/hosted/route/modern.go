@@ -169,6 +169,10 @@ func (r *Router) openListens() {
 // subscription per connection, so a second listen for lists would displace
 // the first; r.mu is held.
 func (r *Router) syncURIListens() {
+	if r.era.kind == eraLegacy {
+		r.syncBridgeSubs()
+		return
+	}
 	if r.era.kind != eraModern || r.link.state != ready || r.link.out == nil {
 		return
 	}
@@ -261,10 +265,18 @@ func (r *Router) resourceUpdated(msg *jsonrpc.Message) {
 	for c := range r.subs.byURI[uri] {
 		c.push(jsonrpc.RawNotificationFrame(msg.Method, params))
 	}
+	r.resourceUpdatedOnListens(params)
+}
+
+// resourceUpdatedOnListens delivers a resource update to the modern
+// clients' listens that name its URI; r.mu is held.
+func (r *Router) resourceUpdatedOnListens(params json.RawMessage) {
+	p, _ := decodeObject(params)
+	uri := p.str("uri")
 	for c := range r.clients.set {
 		for _, l := range c.subs.listens {
 			if l.uris[uri] {
-				c.pushFor(jsonrpc.RawNotificationFrame(msg.Method, withMeta(params, object{metaSubscription: l.id})), envelope.Key(l.id))
+				c.pushFor(jsonrpc.RawNotificationFrame("notifications/resources/updated", withMeta(params, object{metaSubscription: l.id})), envelope.Key(l.id))
 			}
 		}
 	}

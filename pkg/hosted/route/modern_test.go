@@ -301,12 +301,13 @@ func TestModernClientResourceListen(t *testing.T) {
 
 // A probing client that comes first to a legacy upstream starts it (the
 // upstream is initialized with the capabilities and clientInfo of the
-// probe's _meta), gets -32601 once the era is known, and falls back.
+// probe's _meta) and is served in 2026-07-28 terms once the era is known
+// (bridge.go).
 func TestProbeFirstOnLegacyUpstream(t *testing.T) {
 	ts := newTestServer()
 	h := newHarness(t, ts.srv, Options{})
 	cs, _ := h.sdkClient(&mcp.ClientOptions{}, nil)
-	if v := cs.InitializeResult().ProtocolVersion; v != "2025-11-25" {
+	if v := cs.InitializeResult().ProtocolVersion; v != "2026-07-28" {
 		t.Fatalf("negotiated %q", v)
 	}
 	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "x"}})

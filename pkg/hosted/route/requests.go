@@ -55,6 +55,10 @@ func (c *Client) request(q *request) {
 		c.fail(msg.ID, jsonrpc.CodeDuplicateID, "Invalid Request: id "+string(msg.ID.Raw())+" is that of a request still in flight")
 		return
 	}
+	if q.modern && r.era.kind != eraModern && removedMethods[msg.Method] {
+		c.fail(msg.ID, jsonrpc.CodeMethodNotFound, "Method not found: "+msg.Method+" is not in 2026-07-28 (see its changelog)")
+		return
+	}
 	m := methodOf(msg.Method)
 	if m.local != nil {
 		m.local(c, q)
@@ -62,6 +66,9 @@ func (c *Client) request(q *request) {
 	}
 	if q.modern && c.declareModern(q) {
 		defer c.releaseHeld()
+	}
+	if q.modern && r.era.kind != eraModern {
+		c.modernLevel(q)
 	}
 	if m.legacy != nil && r.era.kind == eraLegacy {
 		m.legacy(c, q)
@@ -118,6 +125,10 @@ func (r *Router) forward(c *Client, q *request, m *method) {
 	case eraLegacy:
 		if m.legacy != nil {
 			m.legacy(c, q) // it waited for the era to be known
+			return
+		}
+		if q.modern && isInputMethod(q.msg.Method) && (q.param("requestState") != nil || q.param("inputResponses") != nil) {
+			r.resume(c, q) // the retry of a parked call (bridge.go)
 			return
 		}
 	case eraModern:

@@ -112,6 +112,7 @@ type Router struct {
 	parked  parking       // what clients a drain detached held (resume.go)
 	lists   listCache     // the running upstream's list answers (lists.go)
 	cat     catalogState  // the catalog answered from while no upstream is ready (catalog.go)
+	bridge  bridgeState   // a 2026-07-28 client of a 2025 upstream: its parked calls, its requestStates' key (bridge.go)
 }
 
 // New returns a router with no upstream and no client.
@@ -140,7 +141,7 @@ func New(opts Options) *Router {
 	return &Router{
 		opts: opts, link: newLink(), era: newEraState(), flight: newInflight(), s2c: newS2CTable(),
 		clients: newClientSet(), subs: newSubscriptions(), parked: parking{clients: map[string]parkedClient{}},
-		lists: newListCache(),
+		lists: newListCache(), bridge: newBridgeState(),
 	}
 }
 

@@ -45,6 +45,11 @@ type s2cReq struct {
 	// (releaseHeld); seq orders such frames.
 	held []byte
 	seq  int64
+	// call is set for a 2025 upstream's request of a 2026-07-28 client:
+	// the call it waits in, parked for the client's input (bridge.go),
+	// with its params and its input key.
+	call   *pend
+	params json.RawMessage
 }
 
 func newS2CTable() s2cTable {
@@ -137,6 +142,9 @@ func (r *Router) upstreamRequest(msg *jsonrpc.Message) {
 		r.sendUp(jsonrpc.ResponseFrame(jsonrpc.RawID(id), json.RawMessage(`{}`), nil))
 		return
 	}
+	if r.askParked(msg) {
+		return // a parked call's: asked in its next round (bridge.go)
+	}
 	var target *Client
 	var why string
 	if msg.Method == "roots/list" {
@@ -151,6 +159,10 @@ func (r *Router) upstreamRequest(msg *jsonrpc.Message) {
 	if missing := target.session.lacks(msg.Method); missing != "" {
 		r.sendUp(jsonrpc.ResponseFrame(jsonrpc.RawID(id), nil, rpcError(jsonrpc.CodeMethodNotFound,
 			"the client this "+msg.Method+" is for did not declare the "+missing+" capability")))
+		return
+	}
+	if r.bridged(target) {
+		r.bridgeAsk(target, msg) // asked in an InputRequiredResult (bridge.go)
 		return
 	}
 	s := &s2cReq{c: target, upID: append(json.RawMessage(nil), id...), re: target.aRequest(), method: msg.Method}
@@ -169,9 +181,14 @@ func (r *Router) upstreamRequest(msg *jsonrpc.Message) {
 }
 
 // releaseHeld sends the client the requests the upstream made of it before
-// it was initialized (upstreamRequest), in the order they came; r.mu is
+// it was initialized (upstreamRequest), in the order they came (to a
+// 2026-07-28 client of a 2025 upstream, none: refused, bridge.go); r.mu is
 // held.
 func (c *Client) releaseHeld() {
+	if c.r.bridged(c) {
+		c.r.refuseHeld(c)
+		return
+	}
 	for _, s := range c.r.s2c.heldFor(c) {
 		f := s.held
 		s.held = nil
@@ -215,6 +232,9 @@ func (r *Router) upstreamCancelled(msg *jsonrpc.Message) {
 		return
 	}
 	s := r.s2c.take(k)
+	if s.call != nil {
+		return // asked in an InputRequiredResult: an answer to it is ignored (bridge.go)
+	}
 	params := writeObject(doc, doc.Root(), []member{{"requestId", json.RawMessage(k)}}, nil)
 	s.c.pushFor(jsonrpc.RawNotificationFrame(msg.Method, params), s.re)
 }
@@ -224,8 +244,8 @@ func (r *Router) upstreamCancelled(msg *jsonrpc.Message) {
 func (c *Client) response(msg *jsonrpc.Message) {
 	r := c.r
 	k := envelope.Key(msg.ID.Raw())
-	if s := r.s2c.get(k); s == nil || s.c != c {
-		return // not a request hearth sent it (or its upstream is gone)
+	if s := r.s2c.get(k); s == nil || s.c != c || s.call != nil {
+		return // not a request hearth sent it (or its upstream is gone); a parked call's is answered in its retry
 	}
 	s := r.s2c.take(k)
 	if s.round != nil {
@@ -243,6 +263,9 @@ func (c *Client) response(msg *jsonrpc.Message) {
 // it is cancelled with it); r.mu is held.
 func (r *Router) givenUp(c *Client) {
 	for _, k := range r.s2c.of(c) {
+		if s := r.s2c.get(k); s.call != nil {
+			continue // a parked call's: its retry may come from another connection (bridge.go)
+		}
 		s := r.s2c.take(k)
 		if s.round != nil {
 			continue

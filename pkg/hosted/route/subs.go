@@ -136,7 +136,7 @@ func (r *Router) subscribeRefused(c *Client, uri string) { r.subs.remove(c, uri)
 // unsubscribe releases a client's subscription as it goes; the upstream is
 // unsubscribed when nobody else holds it; r.mu is held.
 func (r *Router) unsubscribe(c *Client, uri string) {
-	if !r.subs.remove(c, uri) || r.subs.isHeld(uri) {
+	if !r.subs.remove(c, uri) || r.subs.isHeld(uri) || r.bridge.subs[uri] {
 		return // another client's, or a client detached by a drain holds it still
 	}
 	if r.era.kind == eraModern {

@@ -175,6 +175,9 @@ func (r *Router) settle(k string, result, errObj json.RawMessage) {
 		r.askForInput(k, p, result) // the request stays the client's
 		return
 	}
+	if r.parkedAnswer(k, p, result, errObj) {
+		return // its client's retry gets it (bridge.go)
+	}
 	r.flight.remove(k)
 	if p.internal != nil {
 		p.internal(result, errObj)
@@ -184,13 +187,16 @@ func (r *Router) settle(k string, result, errObj json.RawMessage) {
 		return
 	}
 	delete(p.c.inflight, p.clientK)
+	if p.method == "tools/list" && errObj == nil {
+		result = sortedTools(result) // one order for every client (order.go)
+	}
 	if p.list.key != "" && errObj == nil {
 		r.lists.put(p.list.key, p.list.gen, result)
 	}
 	if p.uri != "" && errObj != nil {
 		r.subscribeRefused(p.c, p.uri)
 	}
-	p.c.push(jsonrpc.ResponseFrame(jsonrpc.RawID(p.id), result, errObj))
+	p.c.push(jsonrpc.ResponseFrame(jsonrpc.RawID(p.id), answerFor(p.c, r, p.method, result, errObj), errObj))
 }
 
 // answerInvalid answers the request in flight under upstream id key k with
@@ -238,7 +244,7 @@ func (r *Router) progressNote(msg *jsonrpc.Message) {
 		return
 	}
 	p := r.flight.byTok(doc.Str(tok))
-	if p == nil || p.c == nil {
+	if p == nil || p.c == nil || p.isParked() {
 		return // a token hearth never gave, or of a request already answered
 	}
 	params := writeObject(doc, doc.Root(), []member{{"progressToken", p.progress.client}}, nil)
@@ -254,24 +260,24 @@ func (r *Router) resourceUpdatedNote(msg *jsonrpc.Message) {
 		return
 	}
 	if r.opts.Mode == Single {
-		r.broadcast(msg)
+		// The upstream's one client: as it is to a 2025 one, on the
+		// listens that name the URI to a 2026-07-28 one.
+		for c := range r.clients.set {
+			if !c.session.modern {
+				c.push(jsonrpc.RawNotificationFrame(msg.Method, msg.Params))
+			}
+		}
+		r.resourceUpdatedOnListens(msg.Params)
 		return
 	}
-	p, _ := decodeObject(msg.Params)
-	for c := range r.subs.byURI[p.str("uri")] {
-		c.push(jsonrpc.RawNotificationFrame(msg.Method, msg.Params))
-	}
+	r.resourceUpdated(msg)
 }
 
 // listChangedNote: a list changed; its cached answers go, and its clients
 // are told; r.mu is held.
 func (r *Router) listChangedNote(msg *jsonrpc.Message) {
 	r.lists.changed()
-	if r.era.kind == eraModern {
-		r.listChanged(msg)
-		return
-	}
-	r.broadcast(msg)
+	r.listChanged(msg) // to 2025 clients as it is, to 2026-07-28 ones on their listens
 }
 
 func (r *Router) broadcast(msg *jsonrpc.Message) {
@@ -292,6 +298,9 @@ func (r *Router) logMessage(msg *jsonrpc.Message) {
 		level := c.session.level
 		if r.era.kind == eraModern && !c.session.modern && level < 0 {
 			return // it asked for no log: a modern upstream logs only for requests that set a level
+		}
+		if c.session.modern && r.era.kind == eraLegacy && level < 0 {
+			return // its requests name no log level: 2026-07-28 sends it none (bridge.go)
 		}
 		if level < 0 || lvl < 0 || lvl >= level {
 			c.pushFor(f, re)

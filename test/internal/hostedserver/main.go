@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -114,6 +115,22 @@ func main() {
 	// count counts its calls in memory and says how many initialize
 	// requests the server got: state that a hand-over of the upstream
 	// keeps and a restart of it loses.
+	// -shuffle: every tools/list answer lists the tools out of order, in
+	// an order of its process and call (rotated by 1 + (pid + calls) mod
+	// (n-1), never by none), as servers that keep their tools in a map do.
+	if slices.Contains(os.Args[1:], "-shuffle") {
+		var lists atomic.Int64
+		srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+				res, err := next(ctx, method, req)
+				if lt, ok := res.(*mcp.ListToolsResult); ok && err == nil && len(lt.Tools) > 2 {
+					n := 1 + (os.Getpid()+int(lists.Add(1)))%(len(lt.Tools)-1)
+					lt.Tools = append(lt.Tools[n:], lt.Tools[:n]...)
+				}
+				return res, err
+			}
+		})
+	}
 	var calls, inits atomic.Int64
 	srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
