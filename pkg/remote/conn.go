@@ -234,7 +234,7 @@ func (c *Conn) Write(frame []byte, _ string) error {
 	frame = append([]byte(nil), frame...)
 	switch env.Kind() {
 	case envelope.Request:
-		cl := &call{id: append([]byte(nil), env.ID...), key: envelope.Key(env.ID), method: env.Method, modern: modernMeta(frame) != ""}
+		cl := &call{id: append([]byte(nil), env.ID...), key: envelope.Key(env.ID), method: env.Method, modern: c.modernVersion(frame) != ""}
 		ctx, cancel := context.WithCancel(c.ctx)
 		cl.cancel = cancel
 		c.mu.Lock()
@@ -350,6 +350,22 @@ func modernMeta(frame []byte) string {
 	return v
 }
 
+// modernVersion is the 2026-07-28 revision a request goes in, outside any
+// session: the one its _meta names, unless this connection's initialize
+// negotiated a 2025 version. Then every request goes in that session, as
+// the server expects of the client that initialized it, whatever its
+// _meta says (hearth's bridge serves a 2026-07-28 client of a 2025
+// server with its request's _meta as the client wrote it).
+func (c *Conn) modernVersion(frame []byte) string {
+	c.mu.Lock()
+	negotiated := c.protocol
+	c.mu.Unlock()
+	if negotiated != "" && negotiated < "2026-07-28" {
+		return ""
+	}
+	return modernMeta(frame)
+}
+
 // headers sets what every request carries: the static headers, the
 // protocol headers of the frame's era, the bearer token.
 func (c *Conn) headers(req *http.Request, frame []byte, method string) {
@@ -377,7 +393,7 @@ func (c *Conn) headers(req *http.Request, frame []byte, method string) {
 			req.Header.Set("Mcp-Name", headerValue(name))
 		}
 	}
-	if v := modernMeta(frame); v != "" {
+	if v := c.modernVersion(frame); v != "" {
 		req.Header.Set("MCP-Protocol-Version", v)
 		c.paramHeaders(req, frame, method)
 		return

@@ -190,6 +190,12 @@ func TestStreamable2025(t *testing.T) {
 	if m := r.next(); m["id"] != float64(3) || m["result"].(map[string]any)["resumed"] != true {
 		t.Fatalf("resumed answer: %v", m)
 	}
+	// A request that carries 2026-07-28 _meta (a bridged client's, as
+	// hearth forwards it) still goes in the session initialize opened.
+	write(t, c, `{"jsonrpc":"2.0","id":4,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`)
+	if m := r.next(); m["id"] != float64(4) || m["result"] == nil {
+		t.Fatalf("a request with 2026-07-28 _meta in a 2025 session: %v", m)
+	}
 	s.mu.Lock()
 	for _, h := range s.headers[1:] {
 		if h.Get("MCP-Protocol-Version") != "2025-11-25" {
