@@ -178,7 +178,7 @@ func TestAdoptedEntriesAnswerThroughHearth(t *testing.T) {
 			t.Fatalf("%s %s was not moved: %+v", e.file, e.name, entry)
 		}
 		s, tools := listTools(t, clientEnv, entry)
-		if want := before[e.file]; s != want.server || !slices.Equal(tools, want.tools) {
+		if want := before[e.file]; s != want.server || !slices.Equal(tools, asHearthLists(want.tools)) {
 			t.Errorf("%s %s through hearth: server %q tools %v; directly: %q %v", e.file, e.name, s, tools, want.server, want.tools)
 		}
 	}

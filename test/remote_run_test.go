@@ -68,7 +68,7 @@ func listedTools(t *testing.T, cs *mcp.ClientSession) []string {
 // A remote server behind `hearth run --url`: server-everything over its
 // Streamable HTTP and its 2024-11-05 SSE transport. Two Go SDK clients
 // through hearth list the tools the SDK lists connecting to the server
-// itself, share one hosted instance (one remote session), get their own
+// itself (in order of name), share one hosted instance (one remote session), get their own
 // answers and their own progress, and hearthd status shows the instance
 // with its URL.
 func TestRunURLServerEverything(t *testing.T) {
@@ -85,8 +85,9 @@ func TestRunURLServerEverything(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := listedTools(t, direct)
+			listed := listedTools(t, direct)
 			direct.Close()
+			want := asHearthLists(listed)
 
 			d := startDaemon(t)
 			a := runClientWith(t, d.cmd.Env, nil, "", []string{"--url", url})
@@ -116,7 +117,7 @@ func TestRunURLServerEverything(t *testing.T) {
 			}
 			defer p.Close()
 			params := &mcp.CallToolParams{Name: "trigger-long-running-operation", Arguments: map[string]any{"duration": 1, "steps": 2}}
-			if !slices.Contains(want, params.Name) {
+			if !slices.Contains(listed, params.Name) {
 				params.Name = "longRunningOperation"
 			}
 			params.SetProgressToken("p1")
@@ -155,7 +156,7 @@ func TestRealClientsReachRemoteThroughRunURL(t *testing.T) {
 		if err := json.Unmarshal(raw, &out); err != nil {
 			t.Fatalf("%s: %v", raw, err)
 		}
-		if len(out.Direct) == 0 || !slices.Equal(out.Direct, out.Hearth) {
+		if len(out.Direct) == 0 || !slices.Equal(asHearthLists(out.Direct), out.Hearth) {
 			t.Fatalf("through hearth run --url %v, directly %v", out.Hearth, out.Direct)
 		}
 	})

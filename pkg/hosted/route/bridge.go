@@ -384,7 +384,10 @@ func (r *Router) parkCall(p *pend) {
 		if s == nil {
 			continue
 		}
-		req := object{"method": quote(s.method)}
+		// params always: an upstream's roots/list may have none, which
+		// the schema allows but clients' decoders refuse (the Go SDK's
+		// v1.8.0 unmarshals an absent params and fails the call).
+		req := object{"method": quote(s.method), "params": json.RawMessage(`{}`)}
 		if len(s.params) > 0 && string(s.params) != "null" {
 			req["params"] = s.params
 		}

@@ -99,6 +99,11 @@ func TestModernClientOfLegacyUpstream(t *testing.T) {
 	a.send(modernCall(`5`, "roots", `{}`, ""))
 	reqs, state = readInputRequired(t, a.response())
 	key = onlyKey(t, reqs)
+	// With params, even where the upstream sent none (clients' decoders
+	// fail on an absent one).
+	if req := reqs[key].(map[string]any); req["method"] != "roots/list" || req["params"] == nil {
+		t.Fatalf("roots input request: %v", reqs)
+	}
 	a.send(modernCall(`6`, "roots", `{}`, fmt.Sprintf(`,"inputResponses":{%q:{"roots":[{"uri":"file:///w"}]}},"requestState":%q`, key, state)))
 	if m := a.response(); textOfRaw(t, m) != "file:///w" {
 		t.Fatalf("roots retry: %s", m["_text"])
