@@ -3,11 +3,13 @@
 package test
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"syscall"
 	"testing"
 )
@@ -138,4 +140,68 @@ func TestDoctorNamesABrokenMechanism(t *testing.T) {
 			t.Errorf("exit %d, want 1", code)
 		}
 	})
+	t.Run("a keeper that cannot kill", func(t *testing.T) {
+		// A keeper stopped (SIGSTOP, as a debugger or a system that
+		// suspends processes would leave it) cannot end the tree when the
+		// doctor kills its daemon. The keeper lives from the hosted
+		// server's start to the daemon's kill, a few milliseconds: a run
+		// in which it was not caught in time is run again.
+		for attempt := 1; attempt <= 5; attempt++ {
+			env := doctorEnv(t)
+			tmp := env[len(env)-1] // TMPDIR=..., the doctor's own
+			cmd := exec.Command(doctorBinary(t), "doctor", "--json")
+			cmd.Env = env
+			stopped := make(chan int, 1)
+			done := make(chan struct{})
+			go func() { stopped <- stopKeeperOf(cmd.Path, tmp, done) }()
+			checks, code := runDoctor(t, cmd)
+			close(done)
+			pid := <-stopped
+			if pid != 0 {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+			c := checks["keeper ends tree"]
+			if pid == 0 || c.Status == "ok" {
+				t.Logf("attempt %d: the keeper was not stopped before it acted (pid %d, %s: %s)", attempt, pid, c.Status, c.Detail)
+				continue
+			}
+			if c.Status != "fail" || c.Meaning == "" {
+				t.Errorf("a stopped keeper: %+v, want a failure saying what it means", c)
+			}
+			if code != 1 {
+				t.Errorf("exit %d, want 1", code)
+			}
+			return
+		}
+		t.Fatal("in five runs the keeper was never stopped before the doctor killed its daemon")
+	})
+}
+
+// stopKeeperOf stops (SIGSTOP) the first keeper of the hearthd at exe
+// whose environment holds kv, as soon as it appears, and returns its pid;
+// 0 when done closed first.
+func stopKeeperOf(exe, kv string, done <-chan struct{}) int {
+	for {
+		select {
+		case <-done:
+			return 0
+		default:
+		}
+		entries, _ := os.ReadDir("/proc")
+		for _, e := range entries {
+			pid, err := strconv.Atoi(e.Name())
+			if err != nil {
+				continue
+			}
+			if img, err := os.Readlink(filepath.Join("/proc", e.Name(), "exe")); err != nil || img != exe {
+				continue
+			}
+			environ, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
+			environ = append([]byte{0}, environ...)
+			if bytes.Contains(environ, []byte("\x00"+kv+"\x00")) && bytes.Contains(environ, []byte("\x00HEARTH_KEEPER=")) {
+				syscall.Kill(pid, syscall.SIGSTOP)
+				return pid
+			}
+		}
+	}
 }
