@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"os/user"
@@ -41,6 +42,16 @@ type wine struct {
 // winPath is a Linux path as a Windows program under Wine sees it (drive Z:
 // is /).
 func winPath(p string) string { return `Z:` + strings.ReplaceAll(p, "/", `\`) }
+
+// linuxPath is a path a Windows program under Wine names, as Linux
+// sees it: drive Z: is /, drive C: the prefix's drive_c.
+func (w *wine) linuxPath(p string) string {
+	p = strings.ReplaceAll(p, `\`, "/")
+	if rest, ok := strings.CutPrefix(p, "C:"); ok {
+		return filepath.Join(w.prefix, "drive_c", rest)
+	}
+	return strings.TrimPrefix(p, "Z:")
+}
 
 // setupWine prepares the prefix (tools/wine/setup.sh: one prefix, reused)
 // and builds the binaries; it skips without Wine or mingw-w64, unless in CI.
@@ -260,15 +271,17 @@ func TestWineServingPath(t *testing.T) {
 	}
 }
 
-// TestWineStop: `hearthd.exe stop` stops the daemon on its pipe by asking
+// TestWineStop: a client reaches hearthd.exe over Streamable HTTP too;
+// `hearthd.exe stop` stops the daemon on its pipe by asking
 // it ($/hearth/stop, Windows having no SIGTERM): a clean exit, its pipe
 // file removed, the stop request logged as the reason, and then nothing
 // to stop. `hearthd.exe restart` before it is refused with what to do
 // instead (a hand-over is Unix only) and leaves the same daemon serving.
 func TestWineStop(t *testing.T) {
 	w := setupWine(t)
-	var log bytes.Buffer
+	var log lockedBuffer
 	daemon := w.command("hearthd.exe", "serve")
+	daemon.Env = append(daemon.Env, "HEARTH_HTTP_LISTEN=127.0.0.1:0")
 	daemon.Stderr = &log
 	if err := daemon.Start(); err != nil {
 		t.Fatal(err)
@@ -286,6 +299,35 @@ func TestWineStop(t *testing.T) {
 		return strconv.Itoa(st.PID)
 	}
 	pid := pidOf()
+
+	// Streamable HTTP from the daemon's loopback port, its token file
+	// read as the client's user reads it.
+	waitFor(t, "the daemon's mcp:http line", func() bool { return strings.Contains(log.String(), "mcp:http url=") })
+	var rec struct {
+		URL       string
+		TokenFile string `json:"token_file"`
+	}
+	for _, line := range strings.Split(log.String(), "\n") {
+		if strings.Contains(line, "mcp:http url=") {
+			json.Unmarshal([]byte(line), &rec)
+		}
+	}
+	token, err := os.ReadFile(w.linuxPath(rec.TokenFile))
+	if rec.URL == "" || err != nil {
+		t.Fatalf("the daemon's HTTP endpoint %q, token file %q: %v", rec.URL, rec.TokenFile, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "http-client", Version: "1"}, nil).Connect(ctx,
+		&mcp.StreamableClientTransport{Endpoint: rec.URL, HTTPClient: &http.Client{Transport: bearer{strings.TrimSpace(string(token))}}}, nil)
+	if err != nil {
+		t.Fatalf("a Go SDK client over HTTP to hearthd.exe: %v", err)
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "daemon_status", Arguments: map[string]any{}})
+	if err != nil || res.IsError {
+		t.Fatalf("daemon_status over HTTP: %v %+v", err, res)
+	}
+	cs.Close()
 
 	out, err := w.command("hearthd.exe", "restart").CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "hearthd stop") {
