@@ -130,7 +130,7 @@ func (c *Client) push(frame []byte) { c.pushFor(frame, "") }
 // key re (Peer); r.mu is held.
 func (c *Client) pushFor(frame []byte, re string) {
 	if !c.gone && c.out.push(frame, re) {
-		c.r.claimed = append(c.r.claimed, c.out)
+		c.r.mu.claimed = append(c.r.mu.claimed, c.out)
 	}
 }
 

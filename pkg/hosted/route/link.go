@@ -219,7 +219,7 @@ func (r *Router) queue(q queuedReq) {
 // sendUp sends a frame to the upstream if there is one; r.mu is held.
 func (r *Router) sendUp(frame []byte) {
 	if r.link.out != nil && r.link.out.push(frame, "") {
-		r.claimed = append(r.claimed, r.link.out)
+		r.mu.claimed = append(r.mu.claimed, r.link.out)
 	}
 }
 

@@ -98,10 +98,7 @@ type Options struct {
 // parts").
 type Router struct {
 	opts Options
-	mu   sync.Mutex
-	// claimed are the outboxes the lock's holder queued the first frame
-	// to: it writes them once it has released the lock (unlock).
-	claimed []*outbox
+	mu   routerLock
 
 	link    link          // the upstream: its state, outbox, level, what waits for it (link.go)
 	era     eraState      // what the upstream is: its era, handshake and answer (era.go)
@@ -113,6 +110,14 @@ type Router struct {
 	lists   listCache     // the running upstream's list answers (lists.go)
 	cat     catalogState  // the catalog answered from while no upstream is ready (catalog.go)
 	bridge  bridgeState   // a 2026-07-28 client of a 2025 upstream: its parked calls, its requestStates' key (bridge.go)
+}
+
+// routerLock is the router's one lock, and the outboxes its holder queued
+// a first frame to (claimed): the holder writes them once it has released
+// the lock (unlock).
+type routerLock struct {
+	sync.Mutex
+	claimed []*outbox
 }
 
 // New returns a router with no upstream and no client.
@@ -153,9 +158,9 @@ func (r *Router) unlock() {
 	// Copied out (onto the stack, for the usual one or two) so that the
 	// list's array is reused by the next holder.
 	var buf [4]*outbox
-	claimed := append(buf[:0], r.claimed...)
-	clear(r.claimed)
-	r.claimed = r.claimed[:0]
+	claimed := append(buf[:0], r.mu.claimed...)
+	clear(r.mu.claimed)
+	r.mu.claimed = r.mu.claimed[:0]
 	var settled []func()
 	if r.clients.settling > 0 {
 		settled = r.settledLocked()
