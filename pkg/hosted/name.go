@@ -222,7 +222,33 @@ func script(path string) string {
 	if path == "" {
 		return ""
 	}
+	if pkg := installedPackage(path); pkg != "" {
+		return pkg
+	}
 	return baseName(path)
+}
+
+// installedPackage is the npm package a script installed under
+// node_modules belongs to (…/node_modules/@scope/name/dist/index.js is
+// @scope/name), the name npx would be given for it, where the file's own
+// name (index.js) tells nothing; "" for a script elsewhere or in .bin.
+func installedPackage(path string) string {
+	path = strings.ReplaceAll(path, `\`, "/")
+	i := strings.LastIndex(path, "/node_modules/")
+	if i < 0 {
+		return ""
+	}
+	parts := strings.Split(path[i+len("/node_modules/"):], "/")
+	if len(parts) < 2 || strings.HasPrefix(parts[0], ".") {
+		return ""
+	}
+	if strings.HasPrefix(parts[0], "@") {
+		if len(parts) < 3 || parts[1] == "" {
+			return ""
+		}
+		return parts[0] + "/" + parts[1]
+	}
+	return parts[0]
 }
 
 // baseName is the last element of a path written for any system: a
