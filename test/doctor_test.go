@@ -3,13 +3,11 @@
 package test
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"syscall"
 	"testing"
 )
@@ -148,7 +146,7 @@ func TestDoctorNamesABrokenMechanism(t *testing.T) {
 		// in which it was not caught in time is run again.
 		for attempt := 1; attempt <= 5; attempt++ {
 			env := doctorEnv(t)
-			tmp := env[len(env)-1] // TMPDIR=..., the doctor's own
+			tmp := "TMPDIR=" + envValue(env, "TMPDIR") // the doctor's own, so its keeper's
 			cmd := exec.Command(doctorBinary(t), "doctor", "--json")
 			cmd.Env = env
 			stopped := make(chan int, 1)
@@ -187,20 +185,10 @@ func stopKeeperOf(exe, kv string, done <-chan struct{}) int {
 			return 0
 		default:
 		}
-		entries, _ := os.ReadDir("/proc")
-		for _, e := range entries {
-			pid, err := strconv.Atoi(e.Name())
-			if err != nil {
-				continue
-			}
-			if img, err := os.Readlink(filepath.Join("/proc", e.Name(), "exe")); err != nil || img != exe {
-				continue
-			}
-			environ, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
-			environ = append([]byte{0}, environ...)
-			if bytes.Contains(environ, []byte("\x00"+kv+"\x00")) && bytes.Contains(environ, []byte("\x00HEARTH_KEEPER=")) {
-				syscall.Kill(pid, syscall.SIGSTOP)
-				return pid
+		for _, p := range imageProcesses(exe) {
+			if hasEnv(p.environ, kv) && hasEnvName(p.environ, "HEARTH_KEEPER") {
+				syscall.Kill(p.pid, syscall.SIGSTOP)
+				return p.pid
 			}
 		}
 	}

@@ -35,10 +35,9 @@ func daemonsWithEnv(kv string) []int { return daemonsOf(bin.hearthd, kv) }
 // kernel names a running image "exe (deleted)").
 func daemonsOf(hearthd, kv string) []int {
 	var pids []int
-	for _, pid := range imageProcessesWithEnv(hearthd, kv) {
-		environ, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "environ"))
-		if !forkNotYetExeced(pid, environ) {
-			pids = append(pids, pid)
+	for _, p := range imageProcesses(hearthd) {
+		if hasEnv(p.environ, kv) && !hasEnvName(p.environ, "HEARTH_KEEPER") && !forkNotYetExeced(p) {
+			pids = append(pids, p.pid)
 		}
 	}
 	return pids
@@ -48,49 +47,64 @@ func daemonsOf(hearthd, kv string) []int {
 // holds kv, keepers aside, forks not yet exec'd included.
 func imageProcessesWithEnv(image, kv string) []int {
 	var pids []int
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		exe, err := os.Readlink(filepath.Join("/proc", e.Name(), "exe"))
-		if err != nil || exe != image && exe != image+" (deleted)" {
-			continue
-		}
-		environ, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
-		environ = append([]byte{0}, environ...)
-		if bytes.Contains(environ, []byte("\x00"+kv+"\x00")) && !bytes.Contains(environ, []byte("\x00HEARTH_KEEPER=")) {
-			pids = append(pids, pid)
+	for _, p := range imageProcesses(image) {
+		if hasEnv(p.environ, kv) && !hasEnvName(p.environ, "HEARTH_KEEPER") {
+			pids = append(pids, p.pid)
 		}
 	}
 	return pids
 }
 
-// forkNotYetExeced tells whether pid is a child a hearthd has forked and
+// imageProc is a live process as /proc shows it: its pid, its parent's
+// and its environment (NUL-separated, as the kernel gives it).
+type imageProc struct {
+	pid, ppid int
+	environ   []byte
+}
+
+// imageProcesses lists the live processes running image (or image
+// replaced on disk, "image (deleted)"), each with its environment.
+func imageProcesses(image string) []imageProc {
+	var procs []imageProc
+	liveProcesses(func(dir string, stat []string) bool {
+		exe, err := os.Readlink(filepath.Join(dir, "exe"))
+		if err != nil || exe != image && exe != image+" (deleted)" {
+			return false
+		}
+		pid, _ := strconv.Atoi(filepath.Base(dir))
+		ppid, _ := strconv.Atoi(stat[1])
+		environ, _ := os.ReadFile(filepath.Join(dir, "environ"))
+		procs = append(procs, imageProc{pid, ppid, environ})
+		return false
+	})
+	return procs
+}
+
+// hasEnv tells whether environ holds the entry kv ("NAME=value").
+func hasEnv(environ []byte, kv string) bool {
+	return bytes.Contains(append([]byte{0}, environ...), []byte("\x00"+kv+"\x00"))
+}
+
+// hasEnvName tells whether environ sets the variable name, to any value.
+func hasEnvName(environ []byte, name string) bool {
+	return bytes.Contains(append([]byte{0}, environ...), []byte("\x00"+name+"="))
+}
+
+// forkNotYetExeced tells whether p is a child a hearthd has forked and
 // not yet replaced by the program it runs (an upstream, a keeper, the
 // successor of a restart): until its exec the kernel shows the parent's
 // executable and environment, so it reads as one more daemon. A real
 // daemon's environment differs from its parent's (a successor carries the
 // hand-over's descriptor) or its parent is no hearthd at all.
-func forkNotYetExeced(pid int, environ []byte) bool {
-	stat, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
-	if err != nil {
-		return false
-	}
-	// "pid (comm) state ppid …": comm may hold spaces and parentheses.
-	fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
-	if len(fields) < 2 {
-		return false
-	}
-	ppid := fields[1]
-	parentExe, _ := os.Readlink(filepath.Join("/proc", ppid, "exe"))
-	childExe, _ := os.Readlink(filepath.Join("/proc", strconv.Itoa(pid), "exe"))
+func forkNotYetExeced(p imageProc) bool {
+	parent := filepath.Join("/proc", strconv.Itoa(p.ppid))
+	parentExe, _ := os.Readlink(filepath.Join(parent, "exe"))
+	childExe, _ := os.Readlink(filepath.Join("/proc", strconv.Itoa(p.pid), "exe"))
 	if parentExe == "" || parentExe != childExe {
 		return false
 	}
-	parentEnv, err := os.ReadFile(filepath.Join("/proc", ppid, "environ"))
-	return err == nil && bytes.Equal(parentEnv, environ)
+	parentEnv, err := os.ReadFile(filepath.Join(parent, "environ"))
+	return err == nil && bytes.Equal(parentEnv, p.environ)
 }
 
 func killDaemonsIn(runtime string) {

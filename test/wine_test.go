@@ -353,7 +353,7 @@ func TestWineStop(t *testing.T) {
 	if !strings.Contains(log.String(), `"reason":"hearthd stop"`) {
 		t.Fatalf("the daemon's log names no stop request:\n%s", log.String())
 	}
-	sock := strings.TrimPrefix(strings.ReplaceAll(envValue(w.env, "MCP_SOCKET_PATH"), `\`, "/"), "Z:")
+	sock := w.linuxPath(envValue(w.env, "MCP_SOCKET_PATH"))
 	if _, err := os.Lstat(sock); err == nil {
 		t.Fatalf("%s (the file naming the pipe) left behind", sock)
 	}
